@@ -1,0 +1,134 @@
+/*
+ * mcdc/source.h: the source interface: what mssql-cdc reads from SQL Server CDC.
+ *
+ * One vtable, two implementations: the embedded simulator (sim:PATH) and SQL Server over
+ * ODBC (odbc:CONNECTION-STRING). Everything above this layer is tested on the simulator
+ * and runs unchanged against SQL Server. Design: docs/architecture.md §6.
+ *
+ * Ranges are half-open below and closed above: read_changes(ci, after, upto) returns the
+ * changes with after < __$start_lsn <= upto, ordered by (__$start_lsn, __$command_id,
+ * __$seqval, __$operation). Commit times come back in UTC, converted from the server's
+ * clock and corrected for the fall-back hour by LSN order, so they never go backwards
+ * along LSNs.
+ *
+ * Caveats:
+ * - A source handle is used by one thread at a time.
+ * - Rows are handed to a callback and are valid only during the call: copy what you keep.
+ * - Reads are paged: a cleanup may run between two pages of one read. Check min_lsn again
+ *   after every read (the data-loss guard).
+ */
+#ifndef MCDC_SOURCE_H
+#define MCDC_SOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcdc/error.h"
+#include "mcdc/lsn.h"
+#include "mcdc/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcdc_source mcdc_source;
+
+/** One change row as read from cdc.<ci>_CT, with its commit time. */
+typedef struct mcdc_change {
+    mcdc_lsn       start_lsn;   /* __$start_lsn: the commit LSN of its transaction */
+    mcdc_lsn       seqval;      /* __$seqval: the LSN of its own log record */
+    int            operation;   /* __$operation: 1 delete, 2 insert, 3 before, 4 after */
+    int            command_id;  /* __$command_id: statement number within the transaction */
+    int64_t        commit_ts_us;/* UTC commit time (tran_end_time converted) */
+    const uint8_t *update_mask; /* __$update_mask bytes, borrowed */
+    size_t         update_mask_len;
+    const mcdc_value *values;   /* captured columns, in captured_columns() order; borrowed */
+} mcdc_change;
+
+/** One source row of a snapshot, in captured_columns() order; borrowed. */
+typedef int (*mcdc_change_cb)(const mcdc_change *change, void *payload);
+typedef int (*mcdc_row_cb)(const mcdc_value *values, void *payload);
+
+/** A capture instance of a source table. */
+typedef struct mcdc_capture_instance {
+    char    *name;          /* e.g. "dbo_orders" */
+    char    *source_schema; /* "dbo" */
+    char    *source_table;  /* "orders" */
+    mcdc_lsn start_lsn;     /* min_lsn: 0x00.. until capture processed the enable */
+    int64_t  create_ts_us;  /* when it was enabled, UTC */
+} mcdc_capture_instance;
+
+/** A DDL history entry (cdc.ddl_history). */
+typedef struct mcdc_ddl_entry {
+    mcdc_lsn ddl_lsn;
+    int64_t  ddl_time_us;   /* UTC */
+    char    *ddl_command;   /* the statement text */
+    char    *column_name;   /* the column it changed, or NULL */
+} mcdc_ddl_entry;
+
+/** The operations of a source. Every function returns 0 or a negative mcdc_error_code
+ *  and records the reason (MCDC_ESOURCE for a refusal of the source, MCDC_ENOTFOUND for
+ *  an unknown capture instance). */
+typedef struct mcdc_source_ops {
+    /** sys.fn_cdc_get_max_lsn(): the highest LSN capture has processed (zero when none). */
+    int (*max_lsn)(mcdc_source *src, mcdc_lsn *out);
+    /** sys.fn_cdc_get_min_lsn(ci): the lowest LSN still available for @p ci. */
+    int (*min_lsn)(mcdc_source *src, const char *ci, mcdc_lsn *out);
+    /** UTC commit time of the commit at @p lsn (from cdc.lsn_time_mapping).
+     *  MCDC_ENOTFOUND when no mapping entry has that start_lsn. */
+    int (*lsn_to_commit_ts)(mcdc_source *src, const mcdc_lsn *lsn, int64_t *out_us);
+    /** The n-th commit (mapping entry, idle ones included) after @p after, or the last one
+     *  when fewer exist (*found = number of commits seen, 0 when none). */
+    int (*nth_commit_after)(mcdc_source *src, const mcdc_lsn *after, int64_t n, mcdc_lsn *out,
+                            int64_t *out_commit_ts_us, int64_t *found);
+    /** The source's clock, UTC microseconds (SYSUTCDATETIME(), the simulator's clock). */
+    int (*server_now)(mcdc_source *src, int64_t *out_us);
+    /** Capture instances of a source table ("dbo.orders"), oldest first; caller frees
+     *  with mcdc_capture_instances_free. */
+    int (*capture_instances)(mcdc_source *src, const char *table, mcdc_capture_instance **out,
+                             size_t *n_out);
+    /** The captured columns of @p ci as a schema (types mapped as anchor-features §8);
+     *  caller frees with mcdc_schema_free. */
+    int (*captured_columns)(mcdc_source *src, const char *ci, mcdc_schema **out);
+    /** The key columns of @p ci's unique index, in index order; caller frees each name and
+     *  the array with free(). */
+    int (*key_columns)(mcdc_source *src, const char *ci, char ***out, size_t *n_out);
+    /** DDL history entries of @p ci with after < ddl_lsn <= upto; caller frees with
+     *  mcdc_ddl_entries_free. */
+    int (*ddl_history)(mcdc_source *src, const char *ci, const mcdc_lsn *after, const mcdc_lsn *upto,
+                       mcdc_ddl_entry **out, size_t *n_out);
+    /** Stream the changes of @p ci with after < start_lsn <= upto, in order, to @p cb.
+     *  A non-zero return from cb stops the read and is returned unchanged. */
+    int (*read_changes)(mcdc_source *src, const char *ci, const mcdc_lsn *after, const mcdc_lsn *upto,
+                        mcdc_change_cb cb, void *payload);
+    /** Stream the current rows of @p ci's source table (captured columns), ordered by key.
+     *  @p key_lo / @p key_hi: NULL for the whole table (key ranges are for backfill). */
+    int (*snapshot)(mcdc_source *src, const char *ci, const mcdc_value *key_lo, const mcdc_value *key_hi,
+                    mcdc_row_cb cb, void *payload);
+    /** The server's time zone as an IANA name ("UTC", "America/New_York"). Borrowed. */
+    const char *(*server_time_zone)(mcdc_source *src);
+    /** Release everything. */
+    void (*close)(mcdc_source *src);
+} mcdc_source_ops;
+
+/** The base of every source; implementations embed it first. */
+struct mcdc_source {
+    const mcdc_source_ops *ops;
+    char *description; /* e.g. "sim:/tmp/db.sqlite" or the odbc string with the password masked */
+};
+
+/** Open a source from its text form: "sim:PATH", "odbc:CONNECTION-STRING" or "@FILE" (the
+ *  first line of FILE). @return 0; MCDC_EINVAL for an unknown scheme (the message shows
+ *  the string with its password masked); MCDC_EUNSUPPORTED for odbc: while not built;
+ *  MCDC_ENOTFOUND for a missing simulator database. */
+int mcdc_source_open(mcdc_source **out, const char *spec);
+/** Close a source; accepts NULL. */
+void mcdc_source_close(mcdc_source *src);
+
+void mcdc_capture_instances_free(mcdc_capture_instance *a, size_t n);
+void mcdc_ddl_entries_free(mcdc_ddl_entry *a, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
