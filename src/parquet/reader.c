@@ -211,7 +211,8 @@ static int build(mcdc_parquet_reader *r, size_t *pos, pqr_node *parent, int dept
                                   (!strncmp(rch->name, n->name, nl) && !strcmp(rch->name + nl, "_tuple"));
         } else if (one_repeated && rch->kind != PQR_LEAF && rch->n_children <= 2 &&
                    (lt == MCDC_PQ_LT_MAP || ct == MCDC_PQ_CT_MAP || ct == MCDC_PQ_CT_MAP_KEY_VALUE)) {
-            n->kind = PQR_MAP;
+            /* a map without values reads as the list of its keys (as Arrow does) */
+            n->kind = rch->n_children == 1 ? PQR_LIST : PQR_MAP;
         }
     } else if (!parent) {
         return mcdc_error_set(MCDC_ECORRUPT, "%s: schema: the root has no columns", r->name);
