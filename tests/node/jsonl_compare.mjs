@@ -3,6 +3,8 @@
 // Usage: node jsonl_compare.mjs OURS.jsonl THEIRS.jsonl   (or THEIRS.csv: an _expect.csv
 // of parquet-testing, header row then values; empty field = null)
 // Prints "ok N rows" and exits 0, or the first difference and exits 1.
+// node jsonl_compare.mjs --list FILE: each line "LABEL<TAB>OURS<TAB>THEIRS"; prints
+// "LABEL<TAB>ok N rows" or "LABEL<TAB>difference" per line (node starts slowly).
 //
 // Normalisation: integers (numbers or digit strings) compare as BigInt text; floats within
 // a relative 1e-6 (a FLOAT column printed as a double by one side); decimal strings
@@ -12,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 
 const [oursPath, theirsPath] = process.argv.slice(2);
-if (!oursPath || !theirsPath) {
+if (!oursPath || (!theirsPath && oursPath !== '--list')) {
   console.error('usage: node jsonl_compare.mjs OURS.jsonl THEIRS.jsonl|THEIRS.csv');
   process.exit(2);
 }
@@ -145,26 +147,35 @@ function same(a, b, path) {
   return null;
 }
 
-let ours = lines(oursPath).map((l) => JSON.parse(l));
-const theirs = loadTheirs(theirsPath);
-if (theirsPath.endsWith('.csv') && theirs.length > 0) {
-  // an _expect.csv names columns its own way: match them by position
-  const names = Object.keys(theirs[0]);
-  ours = ours.map((r) => {
-    const o = {};
-    Object.values(r).forEach((v, k) => { o[names[k] ?? `#${k}`] = v; });
-    return o;
-  });
-}
-if (ours.length !== theirs.length) {
-  console.log(`row count differs: ${ours.length} vs ${theirs.length}`);
-  process.exit(1);
-}
-for (let i = 0; i < ours.length; i++) {
-  const d = same(norm(ours[i]), norm(theirs[i]), `row ${i}`);
-  if (d) {
-    console.log(d);
-    process.exit(1);
+function compare(oursPath, theirsPath) {
+  let ours = lines(oursPath).map((l) => JSON.parse(l));
+  const theirs = loadTheirs(theirsPath);
+  if (theirsPath.endsWith('.csv') && theirs.length > 0) {
+    // an _expect.csv names columns its own way: match them by position
+    const names = Object.keys(theirs[0]);
+    ours = ours.map((r) => {
+      const o = {};
+      Object.values(r).forEach((v, k) => { o[names[k] ?? `#${k}`] = v; });
+      return o;
+    });
   }
+  if (ours.length !== theirs.length) return `row count differs: ${ours.length} vs ${theirs.length}`;
+  for (let i = 0; i < ours.length; i++) {
+    const d = same(norm(ours[i]), norm(theirs[i]), `row ${i}`);
+    if (d) return d;
+  }
+  return `ok ${ours.length} rows`;
 }
-console.log(`ok ${ours.length} rows`);
+
+if (oursPath === '--list') {
+  for (const line of lines(theirsPath)) {
+    const [label, a, b] = line.split('\t');
+    let r;
+    try { r = compare(a, b); } catch (e) { r = `error: ${e.message}`; }
+    console.log(`${label}\t${r}`);
+  }
+} else {
+  const r = compare(oursPath, theirsPath);
+  console.log(r);
+  process.exit(r.startsWith('ok') ? 0 : 1);
+}
