@@ -33,7 +33,7 @@ static int64_t T(const char *iso)
 }
 
 /* The LSN the simulator allocates at @p iso with @p slot, as 0x + 20 hex (invariant S2). */
-static const char *L(const char *iso, int slot)
+static __attribute__((unused)) const char *L(const char *iso, int slot)
 {
     static char bufs[32][24];
     static int k;
@@ -69,7 +69,7 @@ static void simt_orders(simt *t, const char *at)
     if (rc) fail_msg("create: %s", mcdc_error_last()->message);
 }
 
-static mcdc_lsn simt_exec(simt *t, const char *begin, const char *at, const char *sql)
+static __attribute__((unused)) mcdc_lsn simt_exec(simt *t, const char *begin, const char *at, const char *sql)
 {
     mcdc_sim_exec_result r;
     int rc = mcdc_sim_exec(t->sim, sql, begin ? T(begin) : MCDC_SIM_NOW, T(at), &r);
@@ -77,7 +77,7 @@ static mcdc_lsn simt_exec(simt *t, const char *begin, const char *at, const char
     return r.commit_lsn;
 }
 
-static void simt_capture(simt *t, const char *at, int max_trans)
+static __attribute__((unused)) void simt_capture(simt *t, const char *at, int max_trans)
 {
     mcdc_sim_capture_options o = MCDC_SIM_CAPTURE_OPTIONS_INIT;
     mcdc_sim_capture_result r;
@@ -116,7 +116,7 @@ static char *Q(simt *t, const char *sql)
     } while (0)
 
 /* Every table and view of the database, for before/after comparisons. */
-static char *dump_all(simt *t)
+static __attribute__((unused)) char *dump_all(simt *t)
 {
     static const char *const qs[] = {
         "SELECT * FROM dbo.orders ORDER BY order_id",
@@ -136,7 +136,7 @@ static char *dump_all(simt *t)
     return mcdc_buf_detach(&b);
 }
 
-static void expect_error(int rc, int code, const char *fragment)
+static __attribute__((unused)) void expect_error(int rc, int code, const char *fragment)
 {
     if (rc != code)
         fail_msg("expected code %d, got %d (%s)", code, rc, mcdc_error_last()->message);
