@@ -14,7 +14,7 @@
  *      next row of the following group is encoded; memory holds at most one row group.
  * (F3) The path shows a file only after the footer is on disk and fsynced; an existing
  *      file at the path is never replaced (link(2) fails with EEXIST).
- * File layout and metadata: format.h; pages: column.c.
+ * File layout and metadata: format.h; pages: colwrite.c.
  */
 #include "parquet/writer.h"
 

@@ -6,7 +6,7 @@
 #define MCDC_PARQUET_WRITER_H
 
 #include "mcdc/parquet.h"
-#include "parquet/column.h"
+#include "parquet/colwrite.h"
 #include "parquet/format.h"
 
 enum { MCDC_PQ_NODE_LEAF = 1, MCDC_PQ_NODE_STRUCT, MCDC_PQ_NODE_LIST, MCDC_PQ_NODE_MAP };

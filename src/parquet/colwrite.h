@@ -1,5 +1,5 @@
 /*
- * parquet/column.h: the writer of one leaf column: levels, values, dictionary, data pages
+ * parquet/colwrite.h: the writer of one leaf column: levels, values, dictionary, data pages
  * and the column chunk of the current row group, with its statistics.
  *
  * Entries arrive one at a time as (repetition level, definition level, value); a value
@@ -9,8 +9,8 @@
  * open page and all later pages of the chunk are PLAIN (earlier pages keep the
  * dictionary, which is written in front of the chunk).
  */
-#ifndef MCDC_PARQUET_COLUMN_H
-#define MCDC_PARQUET_COLUMN_H
+#ifndef MCDC_PARQUET_COLWRITE_H
+#define MCDC_PARQUET_COLWRITE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,134 @@
+/*
+ * delta/dfs.c: the file operations the Delta layer relies on, over core's fs.h.
+ *
+ * Guarantees: a file created by mcdc_delta__create_noreplace is either absent or whole
+ * under its final name (temp file written and fsynced, then link(2), which fails with
+ * EEXIST rather than replace), and its directory is fsynced before success is returned;
+ * mcdc_delta__replace_atomic does the same with rename(2) for files that may be
+ * replaced (_last_checkpoint). Reads are capped. Failpoints: delta.commit.before_link
+ * (temp commit written, not linked), delta.commit.after_link.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "delta/internal.h"
+#include "mcdc/failpoint.h"
+#include "mcdc/fs.h"
+
+char *mcdc_delta__join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, a, la);
+    size_t n = la;
+    if (la && a[la - 1] != '/')
+        s[n++] = '/';
+    memcpy(s + n, b, lb + 1);
+    return s;
+}
+
+int64_t mcdc_delta__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int mcdc_delta__read_file(mcdc_buf *out, const char *path, size_t max)
+{
+    size_t saved = out->max;
+    if (max < out->max)
+        out->max = max;
+    int rc = mcdc_fs_read_all(out, path);
+    out->max = saved;
+    return rc;
+}
+
+int mcdc_delta__mkdirs(const char *dir)
+{
+    return mcdc_fs_mkdirs(dir);
+}
+
+int mcdc_delta__create_noreplace(const char *dir, const char *name, const void *data, size_t len)
+{
+    char tmp[MCDC_PATH_MAX];
+    char *dst = mcdc_delta__join(dir, name);
+    if (!dst)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    int fd = -1;
+    int rc = mcdc_fs_temp_open(&fd, tmp, dst);
+    if (rc < 0) {
+        free(dst);
+        return rc;
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left && rc == 0) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = mcdc_error_set(MCDC_EIO, "%s: write: %s", tmp, strerror(errno));
+        else {
+            p += n;
+            left -= (size_t)n;
+        }
+    }
+    if (rc == 0)
+        rc = mcdc_fs_fsync_fd(fd, tmp);
+    close(fd);
+    if (rc == 0) {
+        mcdc_failpoint("delta.commit.before_link");
+        rc = mcdc_fs_publish_noreplace(tmp, dst);
+        if (rc == 0)
+            mcdc_failpoint("delta.commit.after_link");
+    }
+    if (rc < 0)
+        unlink(tmp);
+    free(dst);
+    return rc;
+}
+
+int mcdc_delta__replace_atomic(const char *dir, const char *name, const void *data, size_t len)
+{
+    char *dst = mcdc_delta__join(dir, name);
+    if (!dst)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    int rc = mcdc_fs_write_atomic(dst, data, len);
+    free(dst);
+    return rc;
+}
+
+char *mcdc_delta_uuid(char out[37])
+{
+    unsigned char r[16];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, r, sizeof r) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)sizeof r) {
+        /* no urandom: mix clock, pid and address bits; still unique per process call */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t a = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid() << 40;
+        static uint64_t counter;
+        uint64_t b = ++counter ^ (uint64_t)(uintptr_t)out;
+        memcpy(r, &a, 8);
+        memcpy(r + 8, &b, 8);
+    }
+    r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+    r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+    snprintf(out, 37,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+             r[13], r[14], r[15]);
+    return out;
+}
