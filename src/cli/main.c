@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mcdc/failpoint.h"
 #include "mcdc/log.h"
 #include "mcdc/time.h"
 
@@ -145,6 +146,8 @@ int main(int argc, char **argv)
         ctx.warehouse = "./lake";
     ctx.log_format = log_format;
     mcdc_log_set_sink(stderr_sink, NULL);
+    if (mcdc_failpoint_init() < 0)
+        return mcdc_cli_fail();
     if (i >= argc) {
         print_main_help(stderr);
         return MCDC_EXIT_USAGE;

@@ -1,0 +1,416 @@
+/*
+ * mcdc/delta.h: Delta Lake tables: log actions, the table schema, snapshots (log replay),
+ * commit history and commits with optimistic concurrency and txn idempotency.
+ *
+ * A table is a directory with a _delta_log/ folder of numbered JSON commits and Parquet
+ * checkpoints (PROTOCOL.md in delta-io/delta; notes in reference/specs.md §1). A snapshot
+ * is the table's state at one version: protocol, metadata, schema, the live data files
+ * with their partition values and stats, the recorded txn version per appId and the
+ * domain metadata. Commits create version N's file without replacing it, so two writers
+ * can never both take a version; the loser reads the winners and either rebases or
+ * retries (architecture §3 invariant 7).
+ *
+ * Caveats:
+ * - A snapshot is immutable and may be read from several threads; nothing else here is
+ *   thread-safe.
+ * - Strings and arrays handed out by a snapshot are borrowed and live until
+ *   mcdc_delta_snapshot_free().
+ * - Local POSIX file systems only: version files rely on link(2) failing with EEXIST.
+ * - The library refuses reader features it does not implement (MCDC_EUNSUPPORTED, naming
+ *   the feature) rather than return wrong rows.
+ */
+#ifndef MCDC_DELTA_H
+#define MCDC_DELTA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcdc/buf.h"
+#include "mcdc/error.h"
+#include "mcdc/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/* Actions                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+/** One entry of a string map (partitionValues, tags, configuration). */
+typedef struct mcdc_delta_kv {
+    char *key;   /* owned, never NULL */
+    char *value; /* owned; NULL for a JSON null */
+} mcdc_delta_kv;
+
+/** A string map in the order it was read or built. */
+typedef struct mcdc_delta_map {
+    mcdc_delta_kv *kv; /* n entries, owned */
+    size_t         n;
+} mcdc_delta_map;
+
+/** A deletion vector descriptor (PROTOCOL "Deletion Vector Descriptor Schema"). */
+typedef struct mcdc_delta_dv {
+    char    storage_type;      /* 'u' (relative, uuid), 'p' (absolute path), 'i' (inline) */
+    char   *path_or_inline_dv; /* owned: Z85 text for 'u' and 'i', a path for 'p' */
+    int32_t offset;            /* byte offset in the DV file; -1 when absent */
+    int32_t size_in_bytes;     /* size of the serialized bitmap */
+    int64_t cardinality;       /* number of deleted rows */
+} mcdc_delta_dv;
+
+/** A file action: add, remove or cdc. Absent numbers are -1. */
+typedef struct mcdc_delta_file {
+    char          *path;              /* owned; as written in the log (URI-encoded) */
+    mcdc_delta_map partition_values;  /* partition column -> value text or NULL */
+    int64_t        size;              /* bytes; -1 when absent (remove without it) */
+    int64_t        modification_time; /* ms since the epoch; add only, else -1 */
+    int64_t        deletion_timestamp; /* ms; remove only, else -1 */
+    bool           data_change;
+    bool           extended_file_metadata; /* remove only */
+    char          *stats;             /* owned JSON text (add.stats), or NULL */
+    mcdc_delta_map tags;
+    bool           has_dv;            /* dv is valid */
+    mcdc_delta_dv  dv;
+    int64_t        base_row_id;       /* -1 when absent */
+    int64_t        default_row_commit_version; /* -1 when absent */
+} mcdc_delta_file;
+
+/** protocol. */
+typedef struct mcdc_delta_protocol {
+    int    min_reader_version;
+    int    min_writer_version;
+    char **reader_features; /* owned; NULL when the field is absent */
+    size_t n_reader_features;
+    bool   has_reader_features;
+    char **writer_features; /* owned; NULL when absent */
+    size_t n_writer_features;
+    bool   has_writer_features;
+} mcdc_delta_protocol;
+
+/** metaData. */
+typedef struct mcdc_delta_metadata {
+    char          *id;            /* owned table id (a UUID) */
+    char          *name;          /* owned or NULL */
+    char          *description;   /* owned or NULL */
+    char          *format_provider; /* owned; "parquet" */
+    char          *schema_string; /* owned JSON text of the schema */
+    char         **partition_columns; /* owned, n_partition_columns entries */
+    size_t         n_partition_columns;
+    mcdc_delta_map configuration;
+    int64_t        created_time;  /* ms; -1 when absent */
+} mcdc_delta_metadata;
+
+/** txn: an application's last committed version. */
+typedef struct mcdc_delta_txn {
+    char   *app_id;       /* owned */
+    int64_t version;
+    int64_t last_updated; /* ms; -1 when absent */
+} mcdc_delta_txn;
+
+/** domainMetadata. */
+typedef struct mcdc_delta_domain {
+    char *domain;        /* owned */
+    char *configuration; /* owned */
+    bool  removed;
+} mcdc_delta_domain;
+
+/** sidecar (V2 checkpoints only). */
+typedef struct mcdc_delta_sidecar {
+    char   *path; /* owned, relative to _delta_log/_sidecars/ or absolute */
+    int64_t size_in_bytes;
+    int64_t modification_time;
+} mcdc_delta_sidecar;
+
+typedef enum {
+    MCDC_DELTA_ACTION_UNKNOWN = 0, /* a name this reader does not know: ignored (PROTOCOL) */
+    MCDC_DELTA_ACTION_ADD,
+    MCDC_DELTA_ACTION_REMOVE,
+    MCDC_DELTA_ACTION_CDC,
+    MCDC_DELTA_ACTION_METADATA,
+    MCDC_DELTA_ACTION_PROTOCOL,
+    MCDC_DELTA_ACTION_TXN,
+    MCDC_DELTA_ACTION_COMMIT_INFO,
+    MCDC_DELTA_ACTION_DOMAIN_METADATA,
+    MCDC_DELTA_ACTION_CHECKPOINT_METADATA,
+    MCDC_DELTA_ACTION_SIDECAR
+} mcdc_delta_action_kind;
+
+/** One action of a commit or checkpoint. Only the member named by kind is valid. */
+typedef struct mcdc_delta_action {
+    mcdc_delta_action_kind kind;
+    union {
+        mcdc_delta_file     file;     /* ADD, REMOVE, CDC */
+        mcdc_delta_metadata metadata;
+        mcdc_delta_protocol protocol;
+        mcdc_delta_txn      txn;
+        mcdc_delta_domain   domain;
+        mcdc_delta_sidecar  sidecar;
+        int64_t             checkpoint_version; /* CHECKPOINT_METADATA */
+        char               *commit_info; /* COMMIT_INFO: owned JSON text of the object */
+    } u;
+} mcdc_delta_action;
+
+/** Parse one action from JSON text (a commit line, or a checkpoint row as JSON where
+ *  absent fields are null and maps may be arrays of {"key","value"}).
+ *  Unknown action names give kind UNKNOWN (readers must ignore them); unknown fields are
+ *  ignored. A row whose action columns are all null also gives UNKNOWN.
+ *  @param[out] out  filled; release with mcdc_delta_action_clear() (also on failure).
+ *  @return 0; MCDC_ECORRUPT (message names the field) for bad JSON or a missing required
+ *          field; MCDC_ENOMEM. */
+int mcdc_delta_action_parse(mcdc_delta_action *out, const char *json, size_t len);
+
+/** Append the JSON text of @p a (one line, no newline) as the protocol writes it.
+ *  @return 0; MCDC_EINVAL for UNKNOWN; MCDC_ENOMEM. */
+int mcdc_delta_action_to_json(mcdc_buf *out, const mcdc_delta_action *a);
+
+/** Free what @p a owns and zero it. Accepts an already cleared action. */
+void mcdc_delta_action_clear(mcdc_delta_action *a);
+
+/** Deep copy of a file action into @p out. @return 0; MCDC_ENOMEM. */
+int mcdc_delta_file_copy(mcdc_delta_file *out, const mcdc_delta_file *in);
+/** Make @p out a remove action for live file @p f (dataChange true,
+ *  deletionTimestamp now, extendedFileMetadata with partition values, size and its DV).
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_delta_remove_of(mcdc_delta_action *out, const mcdc_delta_file *f, int64_t now_ms);
+/** Free what @p f owns. */
+void mcdc_delta_file_clear(mcdc_delta_file *f);
+/** The value of @p key in @p m, or NULL (absent or null; @p found tells which, may be NULL). */
+const char *mcdc_delta_map_get(const mcdc_delta_map *m, const char *key, bool *found);
+/** Set @p key to @p value (copies both; value may be NULL). @return 0; MCDC_ENOMEM. */
+int mcdc_delta_map_set(mcdc_delta_map *m, const char *key, const char *value);
+/** Free a map's entries. */
+void mcdc_delta_map_clear(mcdc_delta_map *m);
+
+/* ------------------------------------------------------------------------------------ */
+/* Schema                                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+typedef enum {
+    MCDC_DELTA_TYPE_PRIMITIVE = 1,
+    MCDC_DELTA_TYPE_STRUCT,
+    MCDC_DELTA_TYPE_ARRAY,
+    MCDC_DELTA_TYPE_MAP
+} mcdc_delta_type_kind;
+
+typedef struct mcdc_delta_field mcdc_delta_field;
+
+/** A Delta data type (a tree). */
+typedef struct mcdc_delta_type {
+    mcdc_delta_type_kind    kind;
+    mcdc_column             prim;   /* PRIMITIVE: type, precision, scale (name unused) */
+    mcdc_delta_field       *fields; /* STRUCT: n_fields entries, owned */
+    size_t                  n_fields;
+    struct mcdc_delta_type *element; /* ARRAY element, MAP value; owned */
+    struct mcdc_delta_type *key;     /* MAP key; owned */
+    bool                    contains_null; /* ARRAY containsNull, MAP valueContainsNull */
+} mcdc_delta_type;
+
+/** A field of a struct (or of the table). */
+struct mcdc_delta_field {
+    char           *name;          /* owned: the logical name */
+    char           *physical_name; /* owned: delta.columnMapping.physicalName, else name */
+    int64_t         field_id;      /* delta.columnMapping.id, or -1 */
+    bool            nullable;
+    char           *metadata;      /* owned JSON text of the metadata object ("{}") */
+    mcdc_delta_type type;
+};
+
+/** A table schema: the top-level struct. */
+typedef struct mcdc_delta_schema {
+    mcdc_delta_field *fields; /* owned */
+    size_t            n_fields;
+} mcdc_delta_schema;
+
+/** Parse a schemaString. @return 0; MCDC_ECORRUPT for malformed JSON or a missing key;
+ *  MCDC_EUNSUPPORTED for a type this build cannot read (the message names it). */
+int mcdc_delta_schema_parse(mcdc_delta_schema **out, const char *json);
+/** Free a schema; accepts NULL. */
+void mcdc_delta_schema_free(mcdc_delta_schema *s);
+/** Index of the top-level field @p name (case-insensitive), or -1. */
+int mcdc_delta_schema_find(const mcdc_delta_schema *s, const char *name);
+/** Append Delta's JSON for @p t (a type string or object). */
+int mcdc_delta_type_to_json(mcdc_buf *out, const mcdc_delta_type *t);
+/** Append the schemaString of a flat schema; every field gets "metadata":{}. */
+int mcdc_delta_schema_json_from_flat(mcdc_buf *out, const mcdc_schema *flat);
+/** A flat schema of the top-level primitive fields (logical names), for tables whose
+ *  columns are all primitive. @return 0; MCDC_EUNSUPPORTED naming a nested column. */
+int mcdc_delta_schema_to_flat(mcdc_schema **out, const mcdc_delta_schema *s);
+
+/* ------------------------------------------------------------------------------------ */
+/* Snapshots                                                                            */
+/* ------------------------------------------------------------------------------------ */
+
+/** Column mapping mode of a table. */
+typedef enum {
+    MCDC_DELTA_CM_NONE = 0,
+    MCDC_DELTA_CM_NAME,
+    MCDC_DELTA_CM_ID
+} mcdc_delta_cm_mode;
+
+/** A table at one version. Read-only; free with mcdc_delta_snapshot_free(). */
+typedef struct mcdc_delta_snapshot {
+    char               *table_path;  /* owned: the table root as given */
+    int64_t             version;     /* the snapshot's version */
+    int64_t             checkpoint_version; /* the checkpoint replay started from, or -1 */
+    mcdc_delta_protocol protocol;
+    mcdc_delta_metadata metadata;
+    mcdc_delta_schema  *schema;      /* parsed metadata.schema_string */
+    mcdc_delta_cm_mode  column_mapping;
+    mcdc_delta_file    *files;       /* live files (add actions), in path order */
+    size_t              n_files;
+    mcdc_delta_file    *tombstones;  /* remove actions still in the log state */
+    size_t              n_tombstones;
+    mcdc_delta_txn     *txns;        /* latest version per appId, in appId order */
+    size_t              n_txns;
+    mcdc_delta_domain  *domains;     /* live (not removed) domains */
+    size_t              n_domains;
+    int64_t             timestamp_ms; /* modification time of the version's commit file, or -1 */
+} mcdc_delta_snapshot;
+
+/** Load the table at @p path at @p version (-1: the latest).
+ *  Reads _last_checkpoint (falls back to listing when missing or corrupt), the newest
+ *  complete checkpoint at or below the version (classic, multi-part or V2 with
+ *  sidecars), then the JSON commits after it, which must be contiguous.
+ *  @param[out] out  the snapshot, NULL on failure.
+ *  @return 0; MCDC_ENOTFOUND when there is no _delta_log or the version does not exist;
+ *          MCDC_ECORRUPT naming the file and line for a malformed log or a gap in the
+ *          versions; MCDC_EUNSUPPORTED naming an unknown reader feature; MCDC_EIO. */
+int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_t version);
+/** Free a snapshot; accepts NULL. */
+void mcdc_delta_snapshot_free(mcdc_delta_snapshot *s);
+/** The latest version of the table, by listing (cheap: no replay).
+ *  @return 0; MCDC_ENOTFOUND; MCDC_EIO. */
+int mcdc_delta_latest_version(int64_t *out, const char *path);
+/** The txn version recorded for @p app_id, or -1 when none. */
+int64_t mcdc_delta_snapshot_txn(const mcdc_delta_snapshot *s, const char *app_id);
+/** A configuration value of the snapshot's metadata, or @p dflt. */
+const char *mcdc_delta_snapshot_config(const mcdc_delta_snapshot *s, const char *key,
+                                       const char *dflt);
+/** The absolute path of a data file of the snapshot (percent-decoded, joined with the
+ *  table root unless absolute). Caller frees with free(). NULL when out of memory. */
+char *mcdc_delta_file_abspath(const mcdc_delta_snapshot *s, const char *log_path);
+
+/** Check that this build can read a table with @p p and configuration @p m.
+ *  @return 0; MCDC_EUNSUPPORTED naming the feature or version. */
+int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_metadata *m);
+
+/* ------------------------------------------------------------------------------------ */
+/* History                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+/** One version's commit information. */
+typedef struct mcdc_delta_history_entry {
+    int64_t version;
+    int64_t timestamp_ms;    /* commitInfo.inCommitTimestamp, else .timestamp, else file mtime */
+    char   *operation;       /* owned or NULL */
+    char   *user_metadata;   /* owned or NULL */
+    char   *commit_info;     /* owned JSON text of the commitInfo object, or NULL */
+    mcdc_delta_txn *txns;    /* txn actions of the commit, owned */
+    size_t  n_txns;
+} mcdc_delta_history_entry;
+
+/** The history of the versions still in the log (oldest first). Versions whose JSON
+ *  commit was cleaned up are not listed.
+ *  @return 0; MCDC_ENOTFOUND; MCDC_ECORRUPT; MCDC_EIO. */
+int mcdc_delta_history(mcdc_delta_history_entry **out, size_t *n_out, const char *path);
+/** Free a history array. */
+void mcdc_delta_history_free(mcdc_delta_history_entry *h, size_t n);
+
+/* ------------------------------------------------------------------------------------ */
+/* Commits                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+/** What a read-modify-write operation read, for conflict detection (invariant 7). */
+typedef enum {
+    MCDC_DELTA_PRED_NONE = 0, /* read nothing (a blind append) */
+    MCDC_DELTA_PRED_ALL,      /* read everything: any added file conflicts */
+    MCDC_DELTA_PRED_EQ,       /* column = value */
+    MCDC_DELTA_PRED_GE,       /* column >= value */
+    MCDC_DELTA_PRED_LE        /* column <= value */
+} mcdc_delta_pred_op;
+
+/** A simple predicate over one column; the value is typed by the table's column. */
+typedef struct mcdc_delta_pred {
+    mcdc_delta_pred_op op;
+    const char        *column; /* logical column name (borrowed) */
+    mcdc_value         value;  /* strings borrowed */
+} mcdc_delta_pred;
+
+/** Options of a commit. Start from MCDC_DELTA_COMMIT_OPTIONS_INIT. */
+typedef struct mcdc_delta_commit_options {
+    int             version;         /* 1 */
+    const char     *operation;       /* commitInfo.operation, e.g. "WRITE" */
+    const char     *operation_parameters; /* JSON object text, or NULL for {} */
+    const char     *user_metadata;   /* commitInfo.userMetadata, or NULL */
+    const char     *app_id;          /* txn appId, or NULL for no txn */
+    int64_t         txn_version;     /* txn version (with app_id) */
+    mcdc_delta_pred read_pred;       /* what the operation read (NONE for blind) */
+    int64_t         retry_budget_ms; /* total time for conflict retries; default 60000 */
+    int64_t         backoff_start_ms; /* first backoff; default 10 */
+    int64_t         backoff_max_ms;  /* backoff cap; default 1000 */
+    bool            no_checkpoint;   /* do not write a checkpoint after this commit */
+} mcdc_delta_commit_options;
+
+#define MCDC_DELTA_COMMIT_OPTIONS_INIT \
+    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false }
+
+/** What a commit did. */
+typedef struct mcdc_delta_commit_result {
+    int64_t version;   /* the version written, or the table version when already committed */
+    int     n_conflicts; /* conflicts that forced a retry from a fresh snapshot */
+    int     n_rebases;   /* lost races resolved by moving to the next version */
+    bool    already_committed; /* the txn was found recorded; nothing was written */
+    bool    checkpointed; /* a checkpoint was written after the commit */
+} mcdc_delta_commit_result;
+
+/** Called to (re)build the actions of an operation from a snapshot, on the first try and
+ *  after each conflict. Append add/remove/metaData/domainMetadata actions to @p actions
+ *  (protocol, txn and commitInfo are added by the writer). Return 0, or a negative code
+ *  that stops the commit and reaches the caller unchanged. */
+typedef int (*mcdc_delta_build_fn)(const mcdc_delta_snapshot *snap, mcdc_delta_action **actions,
+                                   size_t *n_actions, void *payload);
+
+/** Create the table at @p path (version 0) with @p schema partitioned by
+ *  @p partition_columns and @p configuration (mcdc.schema_version is added when absent).
+ *  Protocol (1,2), or (3,7) with timestampNtz when a timestamp_ntz column exists.
+ *  When another writer created the table first, its table is taken if its schema holds
+ *  the same columns and types.
+ *  @param[out] result  may be NULL.
+ *  @return 0; MCDC_EEXISTS when a table with another schema is there; MCDC_EIO. */
+int mcdc_delta_create(const char *path, const mcdc_schema *schema,
+                      const char *const *partition_columns, size_t n_partition_columns,
+                      const mcdc_delta_map *configuration, mcdc_delta_commit_result *result);
+
+/** Commit the actions produced by @p build, with optimistic concurrency: on a lost race the
+ *  winners are read; no conflict rebases at once, a conflict (metadata or protocol change,
+ *  our appId recorded, a file we removed or read removed, an added file that may match
+ *  our read predicate) retries from a fresh snapshot with exponential backoff and jitter.
+ *  With opts->app_id, a txn version at or below the recorded one writes nothing and
+ *  returns MCDC_EALREADY ("already committed"), checked before writing and on conflicts.
+ *  @return 0; MCDC_EALREADY; MCDC_ETIMEOUT when the retry budget ran out (message names
+ *          the conflict); MCDC_ENOTFOUND when there is no table; codes from @p build. */
+int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload,
+                      const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
+
+/** Append the given data files (already written and fsynced) as add actions: a blind
+ *  append unless opts->read_pred says otherwise. */
+int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_files,
+                      const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
+
+/** Add nullable columns to the table's schema by a metaData commit. Columns already
+ *  present with the same type are skipped.
+ *  @return 0; MCDC_ESCHEMA when a column exists with another type or is not nullable. */
+int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
+                           mcdc_delta_commit_result *result);
+
+/** A new random UUID (version 4) in @p out (37 bytes). */
+char *mcdc_delta_uuid(char out[37]);
+
+/** Percent-encode a relative file path for add.path (RFC 3986 unreserved and '/'). */
+int mcdc_delta_path_encode(mcdc_buf *out, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,322 @@
+/*
+ * mcdc/pipeline.h: the stream: micro-batches from a CDC source into a bronze Delta table
+ * and a facts table, exactly once, with a checkpoint directory of its own.
+ *
+ * Overview. A stream reads one capture instance in batches. Batch N covers the changes
+ * with start < __$start_lsn <= end, where end is a commit LSN at or below max_lsn, so every
+ * batch is a prefix of the commit history and ends on a commit boundary. The range is
+ * recorded in <checkpoint>/offsets/N before anything is read, the rows go straight into
+ * one bronze data file as they are read, bronze is committed with Delta txn{app_id, N},
+ * the facts row with txn{app_id#facts, N}, and <checkpoint>/commits/N closes the batch.
+ * A crash anywhere replays exactly the recorded range; Delta's txn makes the replay write
+ * nothing twice. Design: docs/architecture.md §3 (invariants 1, 2, 5, 6, 8) and §5.
+ *
+ * Checkpoint directory (one per stream):
+ *
+ *   <checkpoint>/metadata     {"version":1,"id":UUID,"app_id":..,"capture_instance":..,
+ *                              "target":..,"created_at":"YYYY-MM-DDTHH:MM:SS.mmm"}
+ *   <checkpoint>/offsets/<N>  {"batch_id":N,"start":OFFSET,"end":OFFSET,"planned_at":..}
+ *                             (+ "skipped":{"from":LSN,"to":LSN} when failOnDataLoss=false
+ *                             skipped purged changes in this batch)
+ *   <checkpoint>/commits/<N>  {"batch_id":N,"bronze_version":V|null,
+ *                              "facts_version":V|null,"committed_at":..}
+ *   <checkpoint>/lock         flock held while a stream runs; holds the holder's pid
+ *
+ *   OFFSET = {"lsn":"0x" + 20 uppercase hex,"commit_ts":"YYYY-MM-DDTHH:MM:SS.mmm"} in UTC,
+ *   commit_ts "" when unknown (a start before the first commit the source still maps).
+ *   Every file is written to a temp name, fsynced, linked in without replace and the
+ *   directory fsynced. Formats only ever gain keys; readers ignore keys they do not know.
+ *
+ * Caveats:
+ * - One writer per checkpoint: mcdc_checkpoint_open takes the lock and a second opener
+ *   fails at once with MCDC_ELOCKED ("already locked by pid N"). The lock dies with the
+ *   process that holds it.
+ * - A checkpoint belongs to one app_id, capture instance and target; reusing it with
+ *   another is refused. A new checkpoint needs a new app_id (Delta's txn would otherwise
+ *   skip its batches): the stream refuses to run when bronze already holds batches of
+ *   the app_id that the checkpoint has not recorded.
+ * - Nothing here is thread-safe; a stream runs on one thread (listeners run on it too).
+ */
+#ifndef MCDC_PIPELINE_H
+#define MCDC_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcdc/buf.h"
+#include "mcdc/error.h"
+#include "mcdc/lsn.h"
+#include "mcdc/offset.h"
+#include "mcdc/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/* Offsets                                                                               */
+
+/** Append @p o as {"lsn":"0x…","commit_ts":"…mmm"} (commit_ts "" when unknown) to the
+ *  NUL-terminated text in @p out of @p cap bytes (at least MCDC_OFFSET_JSON_MAX). Returns
+ *  out. (The same text as mcdc_offset_format_json, for callers with their own buffer.) */
+char *mcdc_offset_to_json(char *out, size_t cap, const mcdc_offset *o);
+
+/* ------------------------------------------------------------------------------------ */
+/* Checkpoint directory                                                                  */
+
+typedef struct mcdc_checkpoint mcdc_checkpoint;
+
+/** What <checkpoint>/metadata records. Strings owned by the checkpoint. */
+typedef struct mcdc_checkpoint_meta {
+    const char *id;               /* stream id (UUID), stable across runs */
+    const char *app_id;           /* the Delta txn appId of bronze */
+    const char *capture_instance; /* as given when the checkpoint was created */
+    const char *target;           /* bronze table name or path, as given */
+    int64_t     created_at_us;    /* UTC */
+} mcdc_checkpoint_meta;
+
+/** The recorded range of one batch (offsets/N). */
+typedef struct mcdc_batch_range {
+    int64_t     batch_id;    /* N >= 0 */
+    mcdc_offset start;       /* exclusive: the last offset processed before the batch */
+    mcdc_offset end;         /* inclusive: a commit LSN at or below max_lsn */
+    bool        has_skip;    /* failOnDataLoss=false: purged changes skipped */
+    mcdc_lsn    skip_from;   /* first LSN not read (increment of the previous end) */
+    mcdc_lsn    skip_to;     /* min_lsn the batch resumed at */
+    int64_t     planned_at_us; /* host clock when the range was recorded */
+} mcdc_batch_range;
+
+/** A finished batch (commits/N). */
+typedef struct mcdc_batch_commit {
+    int64_t batch_id;       /* N */
+    int64_t bronze_version; /* bronze's Delta version holding N, -1 when none or unknown */
+    int64_t facts_version;  /* facts' Delta version holding N's row, -1 when none/unknown */
+    int64_t committed_at_us;/* host clock */
+} mcdc_batch_commit;
+
+/** Open (creating when missing) the checkpoint directory @p dir for a stream and lock it.
+ *  A new directory gets its metadata; an existing one must have been created for the
+ *  same @p app_id, @p capture_instance (ignoring case) and @p target.
+ *  The offsets and commits present are checked: (C3) their numbers must be contiguous and
+ *  commits may trail offsets by at most one batch.
+ *  @param[out] out  the checkpoint, NULL on failure; close with mcdc_checkpoint_close().
+ *  @return 0; MCDC_ELOCKED when another process holds it ("already locked by pid N");
+ *          MCDC_EINVAL when the metadata names another app_id, capture instance or
+ *          target; MCDC_ECORRUPT for an unreadable file or a hole in the numbering;
+ *          MCDC_EIO. */
+int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
+                         const char *capture_instance, const char *target);
+
+/** Release the lock and free; accepts NULL. */
+void mcdc_checkpoint_close(mcdc_checkpoint *ck);
+
+/** The metadata; borrowed, lives as long as @p ck. */
+const mcdc_checkpoint_meta *mcdc_checkpoint_meta_get(const mcdc_checkpoint *ck);
+
+/** The newest recorded range (offsets/N with the largest N).
+ *  @return 0; MCDC_ENOTFOUND when no batch was ever planned. */
+int mcdc_checkpoint_last_range(const mcdc_checkpoint *ck, mcdc_batch_range *out);
+
+/** The newest finished batch (commits/N with the largest N).
+ *  @return 0; MCDC_ENOTFOUND when none finished yet. */
+int mcdc_checkpoint_last_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *out);
+
+/** Record batch @p r->batch_id's range durably (C1): it must be the batch after the last
+ *  finished one, with no range recorded for it yet (C3).
+ *  @return 0; MCDC_EINVAL for a batch id out of sequence; MCDC_EEXISTS when offsets/N is
+ *          already there; MCDC_EIO. */
+int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r);
+
+/** Record batch @p c->batch_id as finished (C2): call only after its bronze and facts
+ *  commits. It must be the newest recorded range, not yet finished.
+ *  @return 0; MCDC_EINVAL out of sequence; MCDC_EEXISTS; MCDC_EIO. */
+int mcdc_checkpoint_record_commit(mcdc_checkpoint *ck, const mcdc_batch_commit *c);
+
+/* ------------------------------------------------------------------------------------ */
+/* Facts of a batch, bronze and facts table schemas                                      */
+
+/** Facts of one batch, counted from the rows as they are written (invariant 5), or read
+ *  back from bronze commit N's userMetadata on a replay. */
+typedef struct mcdc_batch_facts {
+    int64_t  rows;             /* change rows written, all operations */
+    int64_t  deletes;          /* operation 1 */
+    int64_t  inserts;          /* operation 2 */
+    int64_t  updates;          /* operation 4 (the after-images; 3 is not counted) */
+    mcdc_lsn min_lsn, max_lsn; /* smallest and largest _start_lsn; valid when rows > 0 */
+    int64_t  min_commit_ts_us; /* UTC; valid when rows > 0 */
+    int64_t  max_commit_ts_us;
+    bool     counts_known;     /* false: read back from a commit that carried no counts */
+} mcdc_batch_facts;
+
+#define MCDC_BATCH_FACTS_INIT { 0, 0, 0, 0, { { 0 } }, { { 0 } }, 0, 0, true }
+
+/** Count one change row. */
+void mcdc_batch_facts_add(mcdc_batch_facts *f, const mcdc_lsn *start_lsn, int operation,
+                          int64_t commit_ts_us);
+
+/** Append the bronze commit userMetadata of a batch: compact JSON with the keys rows,
+ *  min_lsn, max_lsn, min_commit_ts, max_commit_ts, deletes, inserts, updates, batch_id,
+ *  app_id (LSNs and times null when rows = 0; times with milliseconds).
+ *  @return 0; MCDC_ENOMEM past the buffer's cap. */
+int mcdc_batch_facts_to_json(mcdc_buf *out, const mcdc_batch_facts *f, int64_t batch_id,
+                             const char *app_id);
+
+/** Parse such userMetadata. Counts that are null give counts_known = false.
+ *  @param[out] batch_id  the batch_id key (-1 when absent or null).
+ *  @param[out] app_id    when not NULL, a malloc'd copy of the app_id key (NULL if absent).
+ *  @return 0; MCDC_ECORRUPT when it is not such an object. */
+int mcdc_batch_facts_parse_json(mcdc_batch_facts *out, int64_t *batch_id, char **app_id,
+                                const char *json);
+
+/** Columns of the facts table, in table order (anchor-features §2.5). */
+enum {
+    MCDC_FACTS_APP_ID = 0, MCDC_FACTS_BATCH_ID, MCDC_FACTS_ROWS, MCDC_FACTS_MIN_LSN,
+    MCDC_FACTS_MAX_LSN, MCDC_FACTS_MIN_COMMIT_TS, MCDC_FACTS_MAX_COMMIT_TS,
+    MCDC_FACTS_DELETES, MCDC_FACTS_INSERTS, MCDC_FACTS_UPDATES, MCDC_FACTS_STARTED_AT,
+    MCDC_FACTS_DURATION_MS, MCDC_FACTS_SOURCE_RTT_MS, MCDC_FACTS_READ_SECONDS,
+    MCDC_FACTS_READ_MB, MCDC_FACTS_NETWORK_WAIT_MS, MCDC_FACTS_RETENTION_WATERMARK_TS,
+    MCDC_FACTS_RETENTION_HEADROOM_HOURS, MCDC_FACTS_EVENT, MCDC_FACTS_LOST_FROM_TS,
+    MCDC_FACTS_LOST_TO_TS, MCDC_FACTS_SOURCE_MAX_COMMIT_TS, MCDC_FACTS_CAPTURE_LAG_SECONDS,
+    MCDC_FACTS_INGESTION_LAG_SECONDS, MCDC_FACTS_END_LSN, MCDC_FACTS_END_COMMIT_TS,
+    MCDC_FACTS_DETAIL, MCDC_FACTS_TARGET, MCDC_FACTS_WRITTEN_AT,
+    MCDC_FACTS_N_COLUMNS /* 29 */
+};
+
+/** The facts table's schema: the 29 columns of anchor-features §2.5, same names and
+ *  types (times timestamp_ntz in UTC). @param[out] out free with mcdc_schema_free().
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_facts_schema(mcdc_schema **out);
+
+/** Bronze's schema for the captured columns @p captured: _capture_instance, _start_lsn,
+ *  _seqval, _operation, [_command_id,] _commit_ts, the captured columns, _batch_id,
+ *  _snapshot, _chunk (anchor-features §2.3; LSNs as "0x…" strings, _commit_ts
+ *  timestamp_ntz in UTC).
+ *  @return 0; MCDC_EINVAL when a captured column is named like a metadata column;
+ *          MCDC_ENOMEM. */
+int mcdc_bronze_schema(mcdc_schema **out, const mcdc_schema *captured, bool include_command_id);
+
+/* ------------------------------------------------------------------------------------ */
+/* The stream engine                                                                     */
+
+typedef struct mcdc_source mcdc_source;
+
+/** When a stream stops. */
+typedef enum {
+    MCDC_TRIGGER_AVAILABLE_NOW = 1, /* read up to the max_lsn seen at start, in batches */
+    MCDC_TRIGGER_ONCE,              /* one batch (honouring the batch limit), then stop */
+    MCDC_TRIGGER_INTERVAL           /* a batch every interval until stopped */
+} mcdc_trigger;
+
+/** Where a new checkpoint starts (ignored once the checkpoint has offsets). */
+typedef enum {
+    MCDC_START_EARLIEST = 1, /* after = decrement(min_lsn): everything CDC still holds */
+    MCDC_START_LATEST,       /* after = max_lsn at start: only what comes next */
+    MCDC_START_LSN           /* after = the given LSN, taken as already processed */
+} mcdc_start_kind;
+
+/** Parse "available-now", "once" or "interval:DURATION".
+ *  @return 0; MCDC_EINVAL naming the value and the choices. */
+int mcdc_trigger_parse(mcdc_trigger *out, int64_t *interval_us, const char *s);
+/** Parse "earliest", "latest" or an LSN ("0x" optional, up to 20 hex digits).
+ *  @return 0; MCDC_EINVAL. */
+int mcdc_start_parse(mcdc_start_kind *out, mcdc_lsn *lsn, const char *s);
+
+/** What a progress event reports. */
+typedef enum {
+    MCDC_PROGRESS_START = 1,  /* the run holds its checkpoint; nothing read yet */
+    MCDC_PROGRESS_BATCH,      /* batch committed: data, facts and commits/N */
+    MCDC_PROGRESS_IDLE,       /* nothing new (about every idle_event_interval_us) */
+    MCDC_PROGRESS_TERMINATED  /* the run ended (rc tells how) */
+} mcdc_progress_kind;
+
+/** A progress event, modelled on Spark's StreamingQueryProgress. Borrowed: valid during
+ *  the listener call only. */
+typedef struct mcdc_stream_progress {
+    mcdc_progress_kind kind;
+    const char *id;          /* stream id (the checkpoint's), stable across runs */
+    const char *run_id;      /* this run */
+    int64_t     batch_id;    /* the batch (BATCH), the next one (IDLE), -1 otherwise */
+    int64_t     num_input_rows;  /* rows of the batch; 0 for other kinds */
+    bool        replayed;    /* BATCH: a replay of a batch recorded by an earlier run */
+    bool        has_end;     /* start/end are valid: a batch, or (START, IDLE, TERMINATED)
+                                the last committed offset when there is one */
+    mcdc_offset start;       /* exclusive */
+    mcdc_offset end;         /* inclusive: the offset committed */
+    bool        has_latest;
+    mcdc_offset latest;      /* max_lsn seen while planning */
+    int64_t     duration_ms; /* the trigger's duration */
+    int         rc;          /* TERMINATED: the run's result code (0 or negative) */
+    const char *json;        /* BATCH and IDLE: the event as one line of JSON */
+} mcdc_stream_progress;
+
+/** A listener. Runs on the stream's thread: it must not block (hand work to another
+ *  thread) and must not call back into the stream. */
+typedef void (*mcdc_stream_listener_fn)(const mcdc_stream_progress *p, void *payload);
+
+/** Options of a stream. Start from MCDC_STREAM_OPTIONS_INIT. Strings are borrowed and
+ *  must outlive mcdc_stream_run(). */
+typedef struct mcdc_stream_options {
+    int          version;            /* 1 */
+    mcdc_source *source;             /* borrowed, open */
+    const char  *capture_instance;   /* required */
+    const char  *target;             /* bronze name as given (facts' target column) */
+    const char  *target_path;        /* bronze table directory */
+    const char  *facts;              /* facts table name as given, or NULL */
+    const char  *facts_path;         /* its directory, or NULL */
+    const char  *app_id;             /* required: Delta txn appId of bronze */
+    const char  *checkpoint;         /* required: checkpoint directory */
+    const char  *run_id;             /* NULL: a new UUID */
+    mcdc_trigger trigger;            /* default available-now */
+    int64_t      interval_us;        /* MCDC_TRIGGER_INTERVAL: time between batch starts */
+    int64_t      max_commits_per_batch; /* 0: unlimited */
+    mcdc_start_kind starting;        /* default earliest */
+    mcdc_lsn     starting_lsn;       /* MCDC_START_LSN */
+    bool         starting_given;     /* a starting point was given (refused with bootstrap) */
+    bool         bootstrap;          /* snapshot the table first (once per target) */
+    bool         fail_on_data_loss;  /* default true; false needs facts */
+    bool         include_command_id; /* default true */
+    const char  *progress_path;      /* append events as JSON lines, or NULL */
+    int64_t      idle_event_interval_us; /* default 10 s */
+    int64_t      poll_interval_us;   /* sleep granularity while waiting; default 100 ms */
+} mcdc_stream_options;
+
+#define MCDC_STREAM_OPTIONS_INIT                                                            \
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
+      MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000 }
+
+/** What a run did. */
+typedef struct mcdc_stream_result {
+    int64_t     n_batches;   /* batches committed by this run (replays included) */
+    int64_t     n_rows;      /* change rows written by this run */
+    int64_t     n_snapshot_rows; /* rows of a bootstrap snapshot taken by this run */
+    bool        has_end;     /* end is valid */
+    mcdc_offset end;         /* the last committed offset (this run's or an earlier one) */
+    int64_t     last_batch_id; /* -1 when none ever */
+    char        run_id[40];
+    char        id[40];
+} mcdc_stream_result;
+
+typedef struct mcdc_stream mcdc_stream;
+
+/** Prepare a stream (nothing is opened yet). @p opts is copied.
+ *  @return 0; MCDC_EINVAL for missing or contradictory options (bootstrap with a
+ *  starting point, failOnDataLoss=false without facts); MCDC_ENOMEM. */
+int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts);
+/** Add a progress listener (at most 8). Call before mcdc_stream_run. */
+int mcdc_stream_add_listener(mcdc_stream *s, mcdc_stream_listener_fn fn, void *payload);
+/** Run the stream until its trigger says stop, mcdc_stream_stop() is called or an error.
+ *  @return 0; MCDC_ELOCKED (checkpoint in use); MCDC_EINVAL (checkpoint of another
+ *          stream, bronze holding batches the checkpoint does not know); MCDC_EDATALOSS
+ *          (changes purged before they were read; message names the capture instance,
+ *          the lost range and the ways out); MCDC_ESCHEMA; MCDC_ESOURCE; MCDC_EIO;
+ *          MCDC_ECORRUPT. */
+int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result);
+/** Ask the stream to stop after the current batch. Async-signal-safe. */
+void mcdc_stream_stop(mcdc_stream *s);
+/** Free; accepts NULL. */
+void mcdc_stream_free(mcdc_stream *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

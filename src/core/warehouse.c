@@ -1,0 +1,84 @@
+/*
+ * core/warehouse.c: table names to directories (see mcdc/warehouse.h).
+ *
+ * Guarantee: a dotted name always resolves to a directory strictly inside the
+ * warehouse: each part is non-empty, contains no '/' (else it is a path), no '\' and
+ * no control character, so no part can be "..", "." or absolute.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcdc/warehouse.h"
+
+#define HINT "write a table as schema.table (e.g. bronze.orders, stored under the warehouse) or as a path " \
+             "containing '/' (e.g. ./lake/bronze/orders)"
+
+const char *mcdc_warehouse_dir(const char *flag_value)
+{
+    if (flag_value)
+        return flag_value;
+    const char *env = getenv("MSSQL_CDC_WAREHOUSE");
+    return env && *env ? env : "./lake";
+}
+
+bool mcdc_warehouse_is_path(const char *name)
+{
+    return name && strchr(name, '/') != NULL;
+}
+
+static int bad(const char *name, const char *why)
+{
+    mcdc_error_set(MCDC_EINVAL, "bad table name '%s': %s", name, why);
+    return mcdc_error_hint(HINT);
+}
+
+static bool has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return true;
+    return false;
+}
+
+int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const char *name)
+{
+    out[0] = '\0';
+    if (!name || !*name)
+        return bad("", "empty");
+    if (has_control(name)) {
+        mcdc_error_set(MCDC_EINVAL, "bad table name: contains a control character");
+        return mcdc_error_hint(HINT);
+    }
+    if (mcdc_warehouse_is_path(name)) {
+        size_t n = strlen(name);
+        if (n >= MCDC_PATH_MAX)
+            return bad(name, "path too long");
+        memcpy(out, name, n + 1);
+        while (n > 1 && out[n - 1] == '/')
+            out[--n] = '\0';
+        return 0;
+    }
+    if (strchr(name, '\\'))
+        return bad(name, "'\\' is not allowed in a table name");
+    if (name[0] == '.' || name[strlen(name) - 1] == '.' || strstr(name, ".."))
+        return bad(name, "empty part (a leading, trailing or doubled '.'); '..' may not leave the warehouse");
+    if (!warehouse || !*warehouse) {
+        mcdc_error_set(MCDC_EINVAL, "bad warehouse: empty directory");
+        return mcdc_error_hint("give --warehouse DIR or set MSSQL_CDC_WAREHOUSE");
+    }
+    size_t wl = strlen(warehouse);
+    while (wl > 1 && warehouse[wl - 1] == '/')
+        wl--;
+    if (wl == 1 && warehouse[0] == '/')
+        wl = 0; /* the root: "/a/b", not "//a/b" */
+    int n = snprintf(out, MCDC_PATH_MAX, "%.*s/%s", (int)wl, warehouse, name);
+    if (n < 0 || n >= MCDC_PATH_MAX) {
+        out[0] = '\0';
+        return bad(name, "the resolved path is too long");
+    }
+    for (char *p = out + wl + 1; *p; p++)
+        if (*p == '.')
+            *p = '/';
+    return 0;
+}

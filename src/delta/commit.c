@@ -1,0 +1,598 @@
+/*
+ * delta/commit.c: writing versions: create, commit with optimistic concurrency and txn
+ * idempotency, append, schema evolution.
+ *
+ * A commit is built from a snapshot by the caller's build function, serialized with a
+ * commitInfo and the txn, and written as version read+1 without replace
+ * (mcdc_delta__create_noreplace: fsynced temp file, link(2), fsync of _delta_log). When
+ * the version exists, the winning commits are read:
+ *
+ *     build(snapshot v) --> write v+1 --ok--> done (maybe checkpoint)
+ *                             | EEXIST
+ *                             v
+ *                       read winner v+1 --no conflict--> write v+2 ... (rebase, at once)
+ *                             | conflict
+ *                             v
+ *                       backoff with jitter --> fresh snapshot --> build again
+ *
+ * Commit invariants (architecture §3 invariants 1, 6, 7):
+ * (W1) a txn version at or below the recorded one writes nothing (MCDC_EALREADY), checked
+ *      on every fresh snapshot and on every winner that records our appId.
+ * (W2) conflicts: a winner that changed protocol or metaData, recorded our appId, wrote a
+ *      domain we write, removed a file we remove, or added (dataChange) a file whose
+ *      partition values or stats may match our read predicate.
+ * (W3) blind appends (no removes, no predicate) never conflict with adds and removes.
+ * (W4) the retry budget bounds the whole operation (default 60 s); backoff starts at
+ *      ~10 ms, doubles and is capped, each sleep jittered by ±50 %.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "delta/internal.h"
+#include "mcdc/log.h"
+
+#ifndef MCDC_VERSION
+#define MCDC_VERSION "0"
+#endif
+
+/* ---- writer gate -------------------------------------------------------------------- */
+
+static bool has_feature(char **l, size_t n, const char *f)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(l[i], f) == 0)
+            return true;
+    return false;
+}
+
+static bool field_meta_has(const mcdc_delta_schema *s, const char *key)
+{
+    for (size_t i = 0; s && i < s->n_fields; i++)
+        if (s->fields[i].metadata && strstr(s->fields[i].metadata, key))
+            return true;
+    return false;
+}
+
+/* Can this build write @p kind of commit to the table? (reference/specs.md §1.4) */
+static int check_writable(const mcdc_delta_snapshot *s, bool removes)
+{
+    const mcdc_delta_protocol *p = &s->protocol;
+    if (p->min_writer_version > 7)
+        return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: table needs Delta writer version %d; this "
+                              "build writes up to 7", s->table_path, p->min_writer_version);
+    static const char *const ok[] = { "appendOnly", "invariants", "checkConstraints",
+                                      "generatedColumns", "allowColumnDefaults",
+                                      "changeDataFeed", "identityColumns", "deletionVectors",
+                                      "timestampNtz", "domainMetadata", "vacuumProtocolCheck",
+                                      "columnMapping", "v2Checkpoint" };
+    if (p->min_writer_version == 7) {
+        for (size_t i = 0; i < p->n_writer_features; i++) {
+            bool known = false;
+            for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
+                known |= strcmp(p->writer_features[i], ok[k]) == 0;
+            if (!known)
+                return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: table needs the Delta writer "
+                                      "feature '%s', which this build does not implement",
+                                      s->table_path, p->writer_features[i]);
+        }
+    }
+    if (field_meta_has(s->schema, "delta.invariants") ||
+        field_meta_has(s->schema, "delta.generationExpression") ||
+        field_meta_has(s->schema, "delta.identity."))
+        return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: table has column invariants, generated or "
+                              "identity columns, which this build does not enforce", s->table_path);
+    for (size_t i = 0; i < s->metadata.configuration.n; i++)
+        if (strncmp(s->metadata.configuration.kv[i].key, "delta.constraints.", 18) == 0)
+            return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: table has CHECK constraint %s, which "
+                                  "this build does not enforce", s->table_path,
+                                  s->metadata.configuration.kv[i].key + 18);
+    if (removes) {
+        if (strcasecmp(mcdc_delta_snapshot_config(s, "delta.appendOnly", "false"), "true") == 0)
+            return mcdc_error_set(MCDC_EINVAL, "%s: table is append-only (delta.appendOnly)",
+                                  s->table_path);
+        if (strcasecmp(mcdc_delta_snapshot_config(s, "delta.enableChangeDataFeed", "false"),
+                       "true") == 0)
+            return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: rewriting a table with the change data "
+                                  "feed on needs cdc files, which this build does not write",
+                                  s->table_path);
+    }
+    (void)has_feature;
+    return 0;
+}
+
+/* ---- serialization ------------------------------------------------------------------ */
+
+static int put_commit_info(mcdc_buf *b, const mcdc_delta_commit_options *o, int64_t read_version,
+                           bool blind, int64_t now_ms)
+{
+    char uuid[37];
+    int rc = mcdc_buf_printf(b, "{\"commitInfo\":{\"timestamp\":%lld,\"operation\":",
+                             (long long)now_ms);
+    const char *op = o->operation ? o->operation : "WRITE";
+    if (!rc)
+        rc = mcdc_json_quote(b, op, strlen(op));
+    if (!rc) {
+        rc = mcdc_buf_puts(b, ",\"operationParameters\":");
+        if (!rc)
+            rc = mcdc_buf_puts(b, o->operation_parameters ? o->operation_parameters : "{}");
+    }
+    if (!rc && read_version >= 0)
+        rc = mcdc_buf_printf(b, ",\"readVersion\":%lld", (long long)read_version);
+    if (!rc)
+        rc = mcdc_buf_printf(b, ",\"isolationLevel\":\"%s\",\"isBlindAppend\":%s",
+                             blind ? "WriteSerializable" : "Serializable", blind ? "true" : "false");
+    if (!rc)
+        rc = mcdc_buf_puts(b, ",\"engineInfo\":\"mssql-cdc/" MCDC_VERSION "\"");
+    if (!rc)
+        rc = mcdc_buf_printf(b, ",\"txnId\":\"%s\"", mcdc_delta_uuid(uuid));
+    if (!rc && o->user_metadata) {
+        rc = mcdc_buf_puts(b, ",\"userMetadata\":");
+        if (!rc)
+            rc = mcdc_json_quote(b, o->user_metadata, strlen(o->user_metadata));
+    }
+    return rc ? rc : mcdc_buf_puts(b, "}}\n");
+}
+
+static int serialize(mcdc_buf *b, const mcdc_delta_commit_options *o, int64_t read_version,
+                     const mcdc_delta_action *acts, size_t n, bool blind)
+{
+    int64_t now = mcdc_delta__now_ms();
+    mcdc_buf_clear(b);
+    int rc = put_commit_info(b, o, read_version, blind, now);
+    if (!rc && o->app_id) {
+        mcdc_delta_action t = { .kind = MCDC_DELTA_ACTION_TXN };
+        t.u.txn.app_id = (char *)o->app_id;
+        t.u.txn.version = o->txn_version;
+        t.u.txn.last_updated = now;
+        rc = mcdc_delta_action_to_json(b, &t);
+        if (!rc)
+            rc = mcdc_buf_putc(b, '\n');
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (acts[i].kind == MCDC_DELTA_ACTION_COMMIT_INFO || acts[i].kind == MCDC_DELTA_ACTION_TXN)
+            continue;
+        rc = mcdc_delta_action_to_json(b, &acts[i]);
+        if (!rc)
+            rc = mcdc_buf_putc(b, '\n');
+    }
+    return rc;
+}
+
+static void free_actions(mcdc_delta_action *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mcdc_delta_action_clear(&a[i]);
+    free(a);
+}
+
+/* ---- conflict detection ------------------------------------------------------------- */
+
+typedef struct conflict_ctx {
+    const mcdc_delta_snapshot       *snap;    /* what we read */
+    const mcdc_delta_commit_options *opts;
+    const mcdc_delta_action         *ours;
+    size_t                           n_ours;
+    int64_t                          version; /* the winner's version */
+    char                             why[256]; /* "" when no conflict */
+    bool                             already; /* the winner recorded our txn version */
+} conflict_ctx;
+
+static bool we_remove(const conflict_ctx *c, const char *path)
+{
+    for (size_t i = 0; i < c->n_ours; i++)
+        if (c->ours[i].kind == MCDC_DELTA_ACTION_REMOVE && strcmp(c->ours[i].u.file.path, path) == 0)
+            return true;
+    return false;
+}
+
+static bool we_write_domain(const conflict_ctx *c, const char *domain)
+{
+    for (size_t i = 0; i < c->n_ours; i++)
+        if (c->ours[i].kind == MCDC_DELTA_ACTION_DOMAIN_METADATA &&
+            strcmp(c->ours[i].u.domain.domain, domain) == 0)
+            return true;
+    return false;
+}
+
+static int check_winner(mcdc_delta_action *a, void *payload)
+{
+    conflict_ctx *c = payload;
+    if (c->why[0])
+        return 0;
+    switch (a->kind) {
+    case MCDC_DELTA_ACTION_PROTOCOL:
+        snprintf(c->why, sizeof c->why, "version %lld changed the protocol", (long long)c->version);
+        break;
+    case MCDC_DELTA_ACTION_METADATA:
+        snprintf(c->why, sizeof c->why, "version %lld changed the metadata", (long long)c->version);
+        break;
+    case MCDC_DELTA_ACTION_TXN:
+        if (c->opts->app_id && strcmp(a->u.txn.app_id, c->opts->app_id) == 0) {
+            c->already = a->u.txn.version >= c->opts->txn_version;
+            snprintf(c->why, sizeof c->why, "version %lld recorded txn %lld of appId %s",
+                     (long long)c->version, (long long)a->u.txn.version, c->opts->app_id);
+        }
+        break;
+    case MCDC_DELTA_ACTION_DOMAIN_METADATA:
+        if (we_write_domain(c, a->u.domain.domain))
+            snprintf(c->why, sizeof c->why, "version %lld wrote domain %s", (long long)c->version,
+                     a->u.domain.domain);
+        break;
+    case MCDC_DELTA_ACTION_REMOVE:
+        if (we_remove(c, a->u.file.path))
+            snprintf(c->why, sizeof c->why, "version %lld removed %s, which we read",
+                     (long long)c->version, a->u.file.path);
+        break;
+    case MCDC_DELTA_ACTION_ADD:
+        if (a->u.file.data_change && mcdc_delta__may_match(c->snap, &a->u.file, &c->opts->read_pred))
+            snprintf(c->why, sizeof c->why, "version %lld added %s, which may hold rows we read",
+                     (long long)c->version, a->u.file.path);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void backoff_sleep(int64_t ms)
+{
+    unsigned seed = (unsigned)(mcdc_delta__now_ms() ^ (int64_t)getpid() << 8);
+    double f = 0.5 + (double)(rand_r(&seed) % 1000) / 1000.0; /* 0.5 .. 1.5 */
+    int64_t us = (int64_t)((double)ms * 1000.0 * f);
+    struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+    }
+}
+
+/* ---- commit ------------------------------------------------------------------------- */
+
+int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, bool *written);
+
+int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload,
+                      const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result)
+{
+    mcdc_delta_commit_options dflt = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    if (!opts)
+        opts = &dflt;
+    mcdc_delta_commit_result res = { -1, 0, 0, false, false };
+    int64_t budget = opts->retry_budget_ms > 0 ? opts->retry_budget_ms : 60000;
+    int64_t backoff = opts->backoff_start_ms > 0 ? opts->backoff_start_ms : 10;
+    int64_t backoff_max = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : 1000;
+    int64_t deadline = mcdc_delta__now_ms() + budget;
+    char *logdir = mcdc_delta__join(path, "_delta_log");
+    mcdc_buf body = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
+    int rc = logdir ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    char last_conflict[256] = "";
+
+    while (rc == 0) {
+        mcdc_delta_snapshot *snap = NULL;
+        mcdc_delta_action *acts = NULL;
+        size_t n_acts = 0;
+        rc = mcdc_delta_snapshot_open(&snap, path, -1);
+        if (rc < 0)
+            break;
+        res.version = snap->version;
+        if (opts->app_id && mcdc_delta_snapshot_txn(snap, opts->app_id) >= opts->txn_version) {
+            res.already_committed = true;
+            rc = mcdc_error_set(MCDC_EALREADY, "%s: txn %lld of appId %s already committed "
+                                "(recorded: %lld)", path, (long long)opts->txn_version,
+                                opts->app_id, (long long)mcdc_delta_snapshot_txn(snap, opts->app_id));
+            mcdc_delta_snapshot_free(snap);
+            break;
+        }
+        rc = build(snap, &acts, &n_acts, payload);
+        bool removes = false;
+        for (size_t i = 0; rc == 0 && i < n_acts; i++)
+            removes |= acts[i].kind == MCDC_DELTA_ACTION_REMOVE;
+        if (rc == 0)
+            rc = check_writable(snap, removes);
+        if (rc == 0 && n_acts == 0 && !opts->app_id) {
+            /* nothing to write */
+            free_actions(acts, n_acts);
+            mcdc_delta_snapshot_free(snap);
+            break;
+        }
+        bool blind = !removes && opts->read_pred.op == MCDC_DELTA_PRED_NONE;
+        for (size_t i = 0; i < n_acts; i++)
+            blind &= acts[i].kind == MCDC_DELTA_ACTION_ADD;
+        if (rc == 0)
+            rc = serialize(&body, opts, snap->version, acts, n_acts, blind);
+        bool retry = false;
+        int64_t v = snap->version + 1;
+        while (rc == 0) {
+            char name[32];
+            mcdc_delta__commit_name(name, v);
+            rc = mcdc_delta__create_noreplace(logdir, name, body.ptr, body.len);
+            if (rc == 0) {
+                res.version = v;
+                break;
+            }
+            if (rc != MCDC_EEXISTS)
+                break;
+            mcdc_error_clear();
+            rc = 0;
+            conflict_ctx c = { snap, opts, acts, n_acts, v, "", false };
+            char *wp = mcdc_delta__join(logdir, name);
+            if (!wp) {
+                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+                break;
+            }
+            rc = mcdc_delta__read_json_actions(wp, check_winner, &c);
+            free(wp);
+            if (rc < 0)
+                break;
+            if (c.already) {
+                res.already_committed = true;
+                res.version = v;
+                rc = mcdc_error_set(MCDC_EALREADY, "%s: txn %lld of appId %s already committed "
+                                    "(by version %lld)", path, (long long)opts->txn_version,
+                                    opts->app_id, (long long)v);
+                break;
+            }
+            if (c.why[0]) {
+                res.n_conflicts++;
+                snprintf(last_conflict, sizeof last_conflict, "%s", c.why);
+                retry = true;
+                break;
+            }
+            res.n_rebases++;
+            v++;
+        }
+        free_actions(acts, n_acts);
+        mcdc_delta_snapshot_free(snap);
+        if (rc < 0 || !retry)
+            break;
+        if (mcdc_delta__now_ms() + backoff / 2 > deadline) {
+            rc = mcdc_error_set(MCDC_ETIMEOUT, "%s: commit gave up after %d conflicts in %lld ms; "
+                                "last: %s", path, res.n_conflicts, (long long)budget, last_conflict);
+            mcdc_error_hint("another writer keeps changing what this operation read; retry later");
+            break;
+        }
+        backoff_sleep(backoff);
+        backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
+    }
+    if (rc == 0 && res.version >= 0 && !opts->no_checkpoint) {
+        bool written = false;
+        int crc = mcdc_delta__maybe_checkpoint(path, res.version, &written);
+        if (crc < 0) {
+            /* the commit stands; a checkpoint is an optimization */
+            mcdc_log(MCDC_LOG_WARN, "delta", "checkpoint of version %lld not written: %s",
+                     (long long)res.version, mcdc_error_last()->message);
+            mcdc_error_clear();
+        }
+        res.checkpointed = written;
+    }
+    mcdc_buf_dispose(&body);
+    free(logdir);
+    if (result)
+        *result = res;
+    return rc;
+}
+
+/* ---- append ------------------------------------------------------------------------- */
+
+typedef struct append_ctx {
+    const mcdc_delta_file *files;
+    size_t                 n;
+} append_ctx;
+
+static int build_append(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n_out,
+                        void *payload)
+{
+    (void)snap;
+    append_ctx *c = payload;
+    *out = calloc(c->n ? c->n : 1, sizeof **out);
+    *n_out = 0;
+    if (!*out)
+        return mcdc_error_set(MCDC_ENOMEM, "append: out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        int rc = mcdc_delta_file_copy(&(*out)[i].u.file, &c->files[i]);
+        if (rc < 0)
+            return rc;
+        (*out)[i].kind = MCDC_DELTA_ACTION_ADD;
+        (*n_out)++;
+    }
+    return 0;
+}
+
+int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_files,
+                      const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result)
+{
+    append_ctx c = { files, n_files };
+    mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    if (opts)
+        o = *opts;
+    if (!o.operation)
+        o.operation = "WRITE";
+    if (!o.operation_parameters)
+        o.operation_parameters = "{\"mode\":\"Append\"}";
+    return mcdc_delta_commit(path, build_append, &c, &o, result);
+}
+
+/* ---- create ------------------------------------------------------------------------- */
+
+static bool same_columns(const mcdc_delta_schema *s, const mcdc_schema *flat)
+{
+    if (s->n_fields != flat->n_cols)
+        return false;
+    for (size_t i = 0; i < flat->n_cols; i++) {
+        const mcdc_delta_field *f = &s->fields[i];
+        const mcdc_column *c = &flat->cols[i];
+        if (strcasecmp(f->name, c->name) != 0 || f->type.kind != MCDC_DELTA_TYPE_PRIMITIVE ||
+            f->type.prim.type != c->type ||
+            (c->type == MCDC_TYPE_DECIMAL &&
+             (f->type.prim.precision != c->precision || f->type.prim.scale != c->scale)))
+            return false;
+    }
+    return true;
+}
+
+int mcdc_delta_create(const char *path, const mcdc_schema *schema,
+                      const char *const *partition_columns, size_t n_partition_columns,
+                      const mcdc_delta_map *configuration, mcdc_delta_commit_result *result)
+{
+    mcdc_delta_commit_result res = { -1, 0, 0, false, false };
+    bool ntz = false;
+    for (size_t i = 0; i < schema->n_cols; i++)
+        ntz |= schema->cols[i].type == MCDC_TYPE_TIMESTAMP_NTZ;
+    for (size_t i = 0; i < n_partition_columns; i++)
+        if (mcdc_schema_find(schema, partition_columns[i]) < 0)
+            return mcdc_error_set(MCDC_EINVAL, "partition column %s is not in the schema",
+                                  partition_columns[i]);
+    mcdc_buf b = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
+    mcdc_buf sj = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
+    char *logdir = mcdc_delta__join(path, "_delta_log");
+    char uuid[37];
+    mcdc_delta_action md = { .kind = MCDC_DELTA_ACTION_METADATA };
+    int rc = logdir ? mcdc_delta_schema_json_from_flat(&sj, schema)
+                    : mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    if (rc < 0)
+        goto done;
+    md.u.metadata.id = mcdc_delta_uuid(uuid);
+    md.u.metadata.schema_string = sj.ptr;
+    md.u.metadata.partition_columns = (char **)partition_columns;
+    md.u.metadata.n_partition_columns = n_partition_columns;
+    md.u.metadata.created_time = mcdc_delta__now_ms();
+    mcdc_delta_map conf = { 0 };
+    for (size_t i = 0; configuration && rc == 0 && i < configuration->n; i++)
+        rc = mcdc_delta_map_set(&conf, configuration->kv[i].key, configuration->kv[i].value);
+    if (rc == 0 && !mcdc_delta_map_get(&conf, "mcdc.schema_version", NULL))
+        rc = mcdc_delta_map_set(&conf, "mcdc.schema_version", "1");
+    md.u.metadata.configuration = conf;
+    mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    o.operation = "CREATE TABLE";
+    o.operation_parameters = "{}";
+    if (rc == 0)
+        rc = put_commit_info(&b, &o, -1, true, md.u.metadata.created_time);
+    if (rc == 0)
+        rc = mcdc_buf_puts(&b, ntz ? "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
+                                     "\"readerFeatures\":[\"timestampNtz\"],"
+                                     "\"writerFeatures\":[\"timestampNtz\"]}}\n"
+                                   : "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n");
+    if (rc == 0)
+        rc = mcdc_delta_action_to_json(&b, &md);
+    if (rc == 0)
+        rc = mcdc_buf_putc(&b, '\n');
+    mcdc_delta_map_clear(&conf);
+    if (rc == 0)
+        rc = mcdc_delta__mkdirs(logdir);
+    if (rc == 0) {
+        char name[32];
+        mcdc_delta__commit_name(name, 0);
+        rc = mcdc_delta__create_noreplace(logdir, name, b.ptr, b.len);
+        if (rc == 0)
+            res.version = 0;
+    }
+    if (rc == MCDC_EEXISTS) {
+        /* lost the race (or the table exists): take it if it has our columns */
+        mcdc_error_clear();
+        mcdc_delta_snapshot *snap = NULL;
+        rc = mcdc_delta_snapshot_open(&snap, path, -1);
+        if (rc == 0) {
+            res.version = snap->version;
+            res.n_rebases = 1;
+            if (!same_columns(snap->schema, schema)) {
+                rc = mcdc_error_set(MCDC_EEXISTS, "%s: a table with another schema exists",
+                                    path);
+                mcdc_error_hint("drop the table or use a matching schema");
+            }
+        }
+        mcdc_delta_snapshot_free(snap);
+    }
+done:
+    mcdc_buf_dispose(&b);
+    mcdc_buf_dispose(&sj);
+    free(logdir);
+    if (result)
+        *result = res;
+    return rc;
+}
+
+/* ---- schema evolution --------------------------------------------------------------- */
+
+typedef struct addcol_ctx {
+    const mcdc_schema *cols;
+} addcol_ctx;
+
+static int build_add_columns(const mcdc_delta_snapshot *snap, mcdc_delta_action **out,
+                             size_t *n_out, void *payload)
+{
+    addcol_ctx *c = payload;
+    *out = NULL;
+    *n_out = 0;
+    json_t *root = json_loads(snap->metadata.schema_string, 0, NULL);
+    json_t *fields = root ? json_object_get(root, "fields") : NULL;
+    if (!json_is_array(fields)) {
+        json_decref(root);
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: schemaString is malformed", snap->table_path);
+    }
+    size_t added = 0;
+    int rc = 0;
+    char tname[48];
+    for (size_t i = 0; rc == 0 && i < c->cols->n_cols; i++) {
+        const mcdc_column *col = &c->cols->cols[i];
+        int at = mcdc_delta_schema_find(snap->schema, col->name);
+        if (at >= 0) {
+            const mcdc_delta_field *f = &snap->schema->fields[at];
+            if (f->type.kind != MCDC_DELTA_TYPE_PRIMITIVE || f->type.prim.type != col->type ||
+                f->type.prim.scale != col->scale || f->type.prim.precision != col->precision)
+                rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s exists with another type",
+                                    snap->table_path, col->name);
+            continue;
+        }
+        if (!col->nullable) {
+            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: new column %s must be nullable",
+                                snap->table_path, col->name);
+            break;
+        }
+        json_t *f = json_pack("{s:s,s:s,s:b,s:{}}", "name", col->name, "type",
+                              mcdc_type_name(tname, sizeof tname, col), "nullable", 1, "metadata");
+        if (!f || json_array_append_new(fields, f) < 0)
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        added++;
+    }
+    if (rc == 0 && added) {
+        char *js = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        mcdc_delta_action *a = calloc(1, sizeof *a);
+        if (!js || !a) {
+            free(js);
+            free(a);
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        } else {
+            /* a copy of the current metadata with the new schema */
+            mcdc_buf tmp = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
+            mcdc_delta_action cur = { .kind = MCDC_DELTA_ACTION_METADATA };
+            cur.u.metadata = snap->metadata;
+            cur.u.metadata.schema_string = js;
+            rc = mcdc_delta_action_to_json(&tmp, &cur);
+            if (rc == 0)
+                rc = mcdc_delta_action_parse(a, tmp.ptr, tmp.len);
+            mcdc_buf_dispose(&tmp);
+            free(js);
+            if (rc == 0) {
+                *out = a;
+                *n_out = 1;
+            } else {
+                mcdc_delta_action_clear(a);
+                free(a);
+            }
+        }
+    }
+    json_decref(root);
+    return rc;
+}
+
+int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
+                           mcdc_delta_commit_result *result)
+{
+    addcol_ctx c = { columns };
+    mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    o.operation = "ADD COLUMNS";
+    o.read_pred.op = MCDC_DELTA_PRED_NONE;
+    return mcdc_delta_commit(path, build_add_columns, &c, &o, result);
+}

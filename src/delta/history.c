@@ -1,0 +1,103 @@
+/*
+ * delta/history.c: the commit history of a table, one entry per JSON commit still in
+ * the log: timestamp, operation, userMetadata, the commitInfo object and the commit's txn
+ * actions. Never writes. The timestamp is commitInfo.inCommitTimestamp when present,
+ * else commitInfo.timestamp, else the commit file's modification time.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "delta/internal.h"
+
+typedef struct hctx {
+    mcdc_delta_history_entry *e;
+} hctx;
+
+static int on_action(mcdc_delta_action *a, void *payload)
+{
+    mcdc_delta_history_entry *e = ((hctx *)payload)->e;
+    if (a->kind == MCDC_DELTA_ACTION_TXN) {
+        mcdc_delta_txn *t = realloc(e->txns, (e->n_txns + 1) * sizeof *t);
+        if (!t)
+            return mcdc_error_set(MCDC_ENOMEM, "history: out of memory");
+        e->txns = t;
+        t[e->n_txns++] = a->u.txn;
+        a->kind = MCDC_DELTA_ACTION_UNKNOWN; /* moved */
+        return 0;
+    }
+    if (a->kind != MCDC_DELTA_ACTION_COMMIT_INFO || e->commit_info)
+        return 0;
+    json_t *j = json_loads(a->u.commit_info, 0, NULL);
+    if (j) {
+        json_t *ict = json_object_get(j, "inCommitTimestamp");
+        json_t *ts = json_object_get(j, "timestamp");
+        if (json_is_integer(ict))
+            e->timestamp_ms = (int64_t)json_integer_value(ict);
+        else if (json_is_integer(ts))
+            e->timestamp_ms = (int64_t)json_integer_value(ts);
+        const char *op = json_string_value(json_object_get(j, "operation"));
+        const char *um = json_string_value(json_object_get(j, "userMetadata"));
+        e->operation = op ? strdup(op) : NULL;
+        e->user_metadata = um ? strdup(um) : NULL;
+        json_decref(j);
+    }
+    e->commit_info = a->u.commit_info;
+    a->kind = MCDC_DELTA_ACTION_UNKNOWN; /* moved */
+    return 0;
+}
+
+void mcdc_delta_history_free(mcdc_delta_history_entry *h, size_t n)
+{
+    for (size_t i = 0; h && i < n; i++) {
+        free(h[i].operation);
+        free(h[i].user_metadata);
+        free(h[i].commit_info);
+        for (size_t k = 0; k < h[i].n_txns; k++)
+            free(h[i].txns[k].app_id);
+        free(h[i].txns);
+    }
+    free(h);
+}
+
+int mcdc_delta_history(mcdc_delta_history_entry **out, size_t *n_out, const char *path)
+{
+    *out = NULL;
+    *n_out = 0;
+    mcdc_delta__listing l;
+    int rc = mcdc_delta__list(&l, path);
+    if (rc < 0)
+        return rc;
+    char *logdir = mcdc_delta__join(path, "_delta_log");
+    mcdc_delta_history_entry *h = calloc(l.n_commits ? l.n_commits : 1, sizeof *h);
+    size_t n = 0;
+    if (!logdir || !h)
+        rc = mcdc_error_set(MCDC_ENOMEM, "history: out of memory");
+    for (size_t i = 0; rc == 0 && i < l.n_commits; i++) {
+        char name[32];
+        mcdc_delta__commit_name(name, l.commits[i]);
+        char *p = mcdc_delta__join(logdir, name);
+        if (!p) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "history: out of memory");
+            break;
+        }
+        mcdc_delta_history_entry *e = &h[n++];
+        e->version = l.commits[i];
+        e->timestamp_ms = -1;
+        hctx c = { e };
+        rc = mcdc_delta__read_json_actions(p, on_action, &c);
+        struct stat st;
+        if (rc == 0 && e->timestamp_ms < 0 && stat(p, &st) == 0)
+            e->timestamp_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        free(p);
+    }
+    free(logdir);
+    mcdc_delta__listing_free(&l);
+    if (rc < 0) {
+        mcdc_delta_history_free(h, n);
+        return rc;
+    }
+    *out = h;
+    *n_out = n;
+    return 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * delta/internal.h: what the files of src/delta/ share and nobody else sees: the log
+ * listing, reading commit files action by action, the replay state, and small file
+ * helpers (read whole, create without replace, atomic replace, fsync of directories).
+ */
+#ifndef MCDC_DELTA_INTERNAL_H
+#define MCDC_DELTA_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "mcdc/delta.h"
+
+/* Caps on what we read from the log: hostile sizes never reach malloc. */
+#define MCDC_DELTA_MAX_COMMIT_BYTES    ((size_t)512 << 20)
+#define MCDC_DELTA_MAX_LASTCP_BYTES    ((size_t)1 << 20)
+
+/* ---- log listing (log.c) ------------------------------------------------------------ */
+
+typedef enum {
+    CP_CLASSIC = 1, /* NNN.checkpoint.parquet (V1 or V2 content) */
+    CP_MULTI,       /* NNN.checkpoint.PPPPPPPPPP.TTTTTTTTTT.parquet */
+    CP_V2_UUID      /* NNN.checkpoint.<uuid>.json|parquet */
+} mcdc_delta__cp_kind;
+
+typedef struct mcdc_delta__cp_file {
+    int64_t             version;
+    mcdc_delta__cp_kind kind;
+    int                 part, n_parts; /* multi-part: 1-based part, total; else 1, 1 */
+    char               *name;          /* owned file name in _delta_log */
+} mcdc_delta__cp_file;
+
+/* A listing of _delta_log, sorted. */
+typedef struct mcdc_delta__listing {
+    int64_t             *commits;      /* versions of NNN.json, ascending */
+    size_t               n_commits;
+    mcdc_delta__cp_file *cps;          /* checkpoint files, ascending version then name */
+    size_t               n_cps;
+} mcdc_delta__listing;
+
+/* List <table>/_delta_log. MCDC_ENOTFOUND when there is no _delta_log. */
+int mcdc_delta__list(mcdc_delta__listing *out, const char *table);
+void mcdc_delta__listing_free(mcdc_delta__listing *l);
+
+/* A chosen checkpoint: the files that make it up (all parts). */
+typedef struct mcdc_delta__cp_choice {
+    int64_t version; /* -1 when none */
+    const mcdc_delta__cp_file *files[1024]; /* borrowed from the listing */
+    size_t  n_files;
+} mcdc_delta__cp_choice;
+
+/* The newest complete checkpoint at or below @p version (any of the files of a
+ * multi-part checkpoint present; a V2 UUID checkpoint preferred over a classic one at the
+ * same version). */
+void mcdc_delta__choose_checkpoint(mcdc_delta__cp_choice *out, const mcdc_delta__listing *l,
+                                   int64_t version);
+
+/* The version in _last_checkpoint, or -1 when missing or unreadable (never an error). */
+int64_t mcdc_delta__read_last_checkpoint(const char *table);
+
+/* Name of version @p v's commit file: 20 digits + ".json". */
+void mcdc_delta__commit_name(char out[32], int64_t v);
+
+/* Callback for each action read. Return 0 to go on, non-zero to stop (passed back). */
+typedef int (*mcdc_delta__action_cb)(mcdc_delta_action *a, void *payload);
+
+/* Read a newline-delimited JSON file of actions (a commit or a V2 JSON checkpoint).
+ * Errors name the file and line. Empty lines are skipped. */
+int mcdc_delta__read_json_actions(const char *path, mcdc_delta__action_cb cb, void *payload);
+
+/* Parse an already decoded JSON object into an action (actions.c). */
+int mcdc_delta__action_from_json(mcdc_delta_action *out, json_t *root);
+
+/* Read a checkpoint (all parts; for V2 also its sidecars) and hand each action to @p cb
+ * (checkpoint_read.c). */
+int mcdc_delta__read_checkpoint(const char *table, const mcdc_delta__cp_choice *cp,
+                                 mcdc_delta__action_cb cb, void *payload);
+
+/* Read a Parquet file of actions (a checkpoint part or a sidecar), one action per row
+ * (checkpoint_parquet.c). */
+int mcdc_delta__read_parquet_actions(const char *path, mcdc_delta__action_cb cb, void *payload);
+
+/* ---- stats (stats.c) --------------------------------------------------------------- */
+
+/* May file @p f of @p snap hold a row matching @p pred? Conservative: false only when
+ * the partition value or the stats prove it. PRED_NONE gives false, PRED_ALL true. */
+bool mcdc_delta__may_match(const mcdc_delta_snapshot *snap, const mcdc_delta_file *f,
+                           const mcdc_delta_pred *pred);
+
+/* ---- files (dfs.c) ------------------------------------------------------------------ */
+
+/* Read the whole file into @p out (capped at @p max bytes). MCDC_ENOTFOUND, MCDC_EIO,
+ * MCDC_ENOMEM (over the cap). */
+int mcdc_delta__read_file(mcdc_buf *out, const char *path, size_t max);
+/* Create @p dir/@p name with @p data, atomically and without replacing: a temp file in
+ * @p dir is written and fsynced, then linked to the name; the directory is fsynced.
+ * MCDC_EEXISTS when the name exists (nothing changed); MCDC_EIO. */
+int mcdc_delta__create_noreplace(const char *dir, const char *name, const void *data, size_t len);
+/* Replace @p dir/@p name atomically (temp, fsync, rename, fsync dir). */
+int mcdc_delta__replace_atomic(const char *dir, const char *name, const void *data, size_t len);
+/* fsync a directory. */
+int mcdc_delta__fsync_dir(const char *dir);
+/* mkdir -p. */
+int mcdc_delta__mkdirs(const char *dir);
+/* "a/b" joined. Caller frees. NULL when out of memory. */
+char *mcdc_delta__join(const char *a, const char *b);
+/* Milliseconds since the epoch. */
+int64_t mcdc_delta__now_ms(void);
+
+/* ---- replay (snapshot.c) ------------------------------------------------------------ */
+
+/* Check an action may appear in a commit file (not checkpointMetadata / sidecar). */
+bool mcdc_delta__commit_action_allowed(const mcdc_delta_action *a);
+
+#endif

@@ -1,0 +1,567 @@
+/*
+ * pipeline/checkpoint.c: the stream's checkpoint directory: metadata, offsets/N,
+ * commits/N and the lock (formats in include/mcdc/pipeline.h).
+ *
+ * Checkpoint directory invariants:
+ * (C1) offsets/N is durable (temp file, fsync, link without replace, directory fsync)
+ *      before batch N reads the source.
+ * (C2) commits/N exists only once bronze and facts for N are committed; the caller keeps
+ *      this order, this module refuses a commit without its range.
+ * (C3) N only grows: offsets/N+1 is written only after commits/N, and the numbers
+ *      present are contiguous; a hole is corruption, never skipped.
+ * (C4) One process at a time: the lock is an flock on <checkpoint>/lock, released by the
+ *      kernel when the holder dies, so a killed stream never leaves a stale lock.
+ *
+ * Old batches are pruned: after commits/N, offsets and commits of batch N - 100 are
+ * removed (commits first), so the directory stays bounded for an always-on stream.
+ * Never touches anything outside <checkpoint>. Design: docs/architecture.md §3, §5.
+ */
+#include "mcdc/pipeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mcdc/fs.h"
+#include "mcdc/time.h"
+
+#define KEEP_BATCHES 100              /* batches kept in offsets/ and commits/ */
+#define MAX_STATE_FILE (1 << 20)      /* no checkpoint file is larger than this */
+
+struct mcdc_checkpoint {
+    char   *dir;          /* the checkpoint directory, as given */
+    mcdc_fs_lock *lock;   /* held from open to close */
+    mcdc_checkpoint_meta meta; /* strings below own the text */
+    char   *meta_id, *meta_app_id, *meta_ci, *meta_target;
+    int64_t first_offset, last_offset; /* offsets/ numbers present, -1 when none */
+    int64_t first_commit, last_commit; /* commits/ numbers present, -1 when none */
+    mcdc_batch_range last_range;       /* offsets/last_offset when last_offset >= 0 */
+    mcdc_batch_commit last_commit_rec; /* commits/last_commit when last_commit >= 0 */
+};
+
+/* ---- offsets as JSON ----------------------------------------------------------------- */
+
+char *mcdc_offset_to_json(char *out, size_t cap, const mcdc_offset *o)
+{
+    char lsn[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN] = "";
+    mcdc_lsn_format(lsn, &o->lsn);
+    if (o->has_commit_ts)
+        mcdc_time_format(ts, o->commit_ts_us, 3, false);
+    snprintf(out, cap, "{\"lsn\":\"%s\",\"commit_ts\":\"%s\"}", lsn, ts);
+    return out;
+}
+
+static json_t *offset_json(const mcdc_offset *o)
+{
+    char lsn[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN] = "";
+    mcdc_lsn_format(lsn, &o->lsn);
+    if (o->has_commit_ts)
+        mcdc_time_format(ts, o->commit_ts_us, 3, false);
+    return json_pack("{s:s,s:s}", "lsn", lsn, "commit_ts", ts);
+}
+
+static int offset_parse(mcdc_offset *out, json_t *j, const char *file, const char *key)
+{
+    json_t *jl = json_object_get(j, "lsn"), *jt = json_object_get(j, "commit_ts");
+    if (!json_is_object(j) || !json_is_string(jl) || !json_is_string(jt))
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: \"%s\" is not an offset {lsn, commit_ts}",
+                              file, key);
+    memset(out, 0, sizeof *out);
+    if (mcdc_lsn_parse(&out->lsn, json_string_value(jl)) < 0)
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: \"%s\": bad lsn '%s'", file, key,
+                              json_string_value(jl));
+    const char *ts = json_string_value(jt);
+    if (ts[0]) {
+        if (mcdc_time_parse(&out->commit_ts_us, ts) < 0)
+            return mcdc_error_set(MCDC_ECORRUPT, "%s: \"%s\": bad commit_ts '%s'", file, key, ts);
+        out->has_commit_ts = true;
+    }
+    return 0;
+}
+
+static const char *time_text(char buf[MCDC_TIME_STRLEN], int64_t us)
+{
+    return mcdc_time_format(buf, us, 3, false);
+}
+
+/* ---- files --------------------------------------------------------------------------- */
+
+static char *path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static char *path_batch(const char *dir, const char *sub, int64_t n)
+{
+    size_t len = strlen(dir) + strlen(sub) + 32;
+    char *p = malloc(len);
+    if (p)
+        snprintf(p, len, "%s/%s/%" PRId64, dir, sub, n);
+    return p;
+}
+
+/* Read and parse a JSON state file. */
+static int load_json(json_t **out, const char *path)
+{
+    *out = NULL;
+    mcdc_buf b = MCDC_BUF_INIT(MAX_STATE_FILE);
+    int rc = mcdc_fs_read_all(&b, path);
+    if (rc < 0) {
+        mcdc_buf_dispose(&b);
+        return rc;
+    }
+    json_error_t err;
+    *out = json_loadb(b.ptr ? b.ptr : "", b.len, 0, &err);
+    mcdc_buf_dispose(&b);
+    if (!*out || !json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: not a JSON object (line %d: %s)", path,
+                              err.line, err.text);
+    }
+    return 0;
+}
+
+/* Write a new state file durably, never replacing one (C1, invariant 6). */
+static int store_json(const char *path, json_t *j)
+{
+    char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!text)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", path);
+    size_t len = strlen(text);
+    text[len] = '\0';
+    int rc = mcdc_fs_create_noreplace(path, text, len);
+    free(text);
+    return rc;
+}
+
+/* The numbered files of a subdirectory: first and last number, checking contiguity. */
+static int scan_numbers(const char *dir, const char *sub, int64_t *first, int64_t *last)
+{
+    *first = *last = -1;
+    char *path = path_join(dir, sub);
+    if (!path)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    uint64_t *nums = NULL;
+    size_t n = 0;
+    int rc = mcdc_fs_list_numbered(&nums, &n, path);
+    if (rc < 0)
+        goto done;
+    for (size_t i = 1; i < n; i++) {
+        if (nums[i] != nums[i - 1] + 1) {
+            rc = mcdc_error_set(MCDC_ECORRUPT,
+                                "%s: batch %" PRIu64 " is missing between %" PRIu64 " and %"
+                                PRIu64 ": the checkpoint is corrupt", path, nums[i - 1] + 1,
+                                nums[i - 1], nums[i]);
+            mcdc_error_hint("restore the checkpoint, or start a new one with a new app_id");
+            goto done;
+        }
+    }
+    if (n) {
+        if (nums[n - 1] > (uint64_t)INT64_MAX / 2) {
+            rc = mcdc_error_set(MCDC_ECORRUPT, "%s: batch number %" PRIu64 " is out of range",
+                                path, nums[n - 1]);
+            goto done;
+        }
+        *first = (int64_t)nums[0];
+        *last = (int64_t)nums[n - 1];
+    }
+done:
+    free(nums);
+    free(path);
+    return rc;
+}
+
+/* ---- offsets/N and commits/N ---------------------------------------------------------- */
+
+static int get_i64(int64_t *out, json_t *j, const char *key, const char *file, bool nullable)
+{
+    json_t *v = json_object_get(j, key);
+    if (nullable && (!v || json_is_null(v))) {
+        *out = -1;
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: \"%s\" is missing or not an integer", file, key);
+    *out = json_integer_value(v);
+    return 0;
+}
+
+static int get_time(int64_t *out, json_t *j, const char *key, const char *file)
+{
+    json_t *v = json_object_get(j, key);
+    *out = 0;
+    if (!v)
+        return 0;
+    if (!json_is_string(v) || mcdc_time_parse(out, json_string_value(v)) < 0)
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: \"%s\" is not a time", file, key);
+    return 0;
+}
+
+static int read_range(mcdc_batch_range *out, const char *dir, int64_t n)
+{
+    char *path = path_batch(dir, "offsets", n);
+    if (!path)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    json_t *j = NULL;
+    int rc = load_json(&j, path);
+    if (rc < 0)
+        goto done;
+    memset(out, 0, sizeof *out);
+    if ((rc = get_i64(&out->batch_id, j, "batch_id", path, false)) < 0)
+        goto done;
+    if (out->batch_id != n) {
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: records batch %" PRId64, path, out->batch_id);
+        goto done;
+    }
+    if ((rc = offset_parse(&out->start, json_object_get(j, "start"), path, "start")) < 0 ||
+        (rc = offset_parse(&out->end, json_object_get(j, "end"), path, "end")) < 0 ||
+        (rc = get_time(&out->planned_at_us, j, "planned_at", path)) < 0)
+        goto done;
+    json_t *skip = json_object_get(j, "skipped");
+    if (skip && !json_is_null(skip)) {
+        const char *f = json_string_value(json_object_get(skip, "from"));
+        const char *t = json_string_value(json_object_get(skip, "to"));
+        if (!f || !t || mcdc_lsn_parse(&out->skip_from, f) < 0 ||
+            mcdc_lsn_parse(&out->skip_to, t) < 0) {
+            rc = mcdc_error_set(MCDC_ECORRUPT, "%s: \"skipped\" needs LSNs from and to", path);
+            goto done;
+        }
+        out->has_skip = true;
+    }
+    if (mcdc_lsn_cmp(&out->end.lsn, &out->start.lsn) < 0)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: end is below start", path);
+done:
+    json_decref(j);
+    free(path);
+    return rc;
+}
+
+static int read_commit(mcdc_batch_commit *out, const char *dir, int64_t n)
+{
+    char *path = path_batch(dir, "commits", n);
+    if (!path)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    json_t *j = NULL;
+    int rc = load_json(&j, path);
+    if (rc < 0)
+        goto done;
+    memset(out, 0, sizeof *out);
+    if ((rc = get_i64(&out->batch_id, j, "batch_id", path, false)) < 0 ||
+        (rc = get_i64(&out->bronze_version, j, "bronze_version", path, true)) < 0 ||
+        (rc = get_i64(&out->facts_version, j, "facts_version", path, true)) < 0 ||
+        (rc = get_time(&out->committed_at_us, j, "committed_at", path)) < 0)
+        goto done;
+    if (out->batch_id != n)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: records batch %" PRId64, path, out->batch_id);
+done:
+    json_decref(j);
+    free(path);
+    return rc;
+}
+
+/* Scan offsets/ and commits/ and check (C3). */
+static int scan_batches(mcdc_checkpoint *ck)
+{
+    int rc;
+    if ((rc = scan_numbers(ck->dir, "offsets", &ck->first_offset, &ck->last_offset)) < 0 ||
+        (rc = scan_numbers(ck->dir, "commits", &ck->first_commit, &ck->last_commit)) < 0)
+        return rc;
+    if (ck->last_commit >= 0 &&
+        (ck->last_offset < ck->last_commit || ck->last_offset > ck->last_commit + 1))
+        return mcdc_error_set(MCDC_ECORRUPT,
+                              "%s: commits/%" PRId64 " does not match offsets/%" PRId64
+                              ": the checkpoint is corrupt", ck->dir, ck->last_commit,
+                              ck->last_offset);
+    if (ck->last_commit < 0 && ck->last_offset > 0)
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: offsets/ run to %" PRId64 " without a commit:"
+                              " the checkpoint is corrupt", ck->dir, ck->last_offset);
+    if (ck->last_offset >= 0 && (rc = read_range(&ck->last_range, ck->dir, ck->last_offset)) < 0)
+        return rc;
+    if (ck->last_commit >= 0 &&
+        (rc = read_commit(&ck->last_commit_rec, ck->dir, ck->last_commit)) < 0)
+        return rc;
+    if (ck->last_commit >= 0 && ck->last_commit == ck->last_offset - 1) {
+        /* the range being replayed must start where the finished one ended */
+        mcdc_batch_range prev;
+        if ((rc = read_range(&prev, ck->dir, ck->last_commit)) < 0)
+            return rc;
+        if (mcdc_lsn_cmp(&prev.end.lsn, &ck->last_range.start.lsn) != 0)
+            return mcdc_error_set(MCDC_ECORRUPT, "%s: offsets/%" PRId64 " does not start where "
+                                  "offsets/%" PRId64 " ends", ck->dir, ck->last_offset,
+                                  ck->last_commit);
+    }
+    return 0;
+}
+
+/* ---- metadata ------------------------------------------------------------------------- */
+
+static int new_uuid(char out[37])
+{
+    uint8_t r[16];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+        return mcdc_error_set(MCDC_EIO, "getrandom: %s", strerror(errno));
+    r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
+    r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+             r[13], r[14], r[15]);
+    return 0;
+}
+
+static char *dup_str(json_t *j, const char *key)
+{
+    const char *s = json_string_value(json_object_get(j, key));
+    return s ? strdup(s) : NULL;
+}
+
+static int load_meta(mcdc_checkpoint *ck, const char *path)
+{
+    json_t *j = NULL;
+    int rc = load_json(&j, path);
+    if (rc < 0)
+        return rc;
+    ck->meta_id = dup_str(j, "id");
+    ck->meta_app_id = dup_str(j, "app_id");
+    ck->meta_ci = dup_str(j, "capture_instance");
+    ck->meta_target = dup_str(j, "target");
+    if (!ck->meta_id || !ck->meta_app_id || !ck->meta_ci || !ck->meta_target)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: needs id, app_id, capture_instance and target",
+                            path);
+    else
+        rc = get_time(&ck->meta.created_at_us, j, "created_at", path);
+    json_decref(j);
+    ck->meta.id = ck->meta_id;
+    ck->meta.app_id = ck->meta_app_id;
+    ck->meta.capture_instance = ck->meta_ci;
+    ck->meta.target = ck->meta_target;
+    return rc;
+}
+
+static int create_meta(const char *path, const char *app_id, const char *ci, const char *target)
+{
+    char id[37], ts[MCDC_TIME_STRLEN];
+    int rc = new_uuid(id);
+    if (rc < 0)
+        return rc;
+    json_t *j = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s}", "version", 1, "id", id, "app_id", app_id,
+                          "capture_instance", ci, "target", target, "created_at",
+                          time_text(ts, mcdc_time_now_us()));
+    if (!j)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", path);
+    rc = store_json(path, j);
+    json_decref(j);
+    if (rc == MCDC_EEXISTS) /* another creator won between our check and now: read theirs */
+        mcdc_error_clear(), rc = 0;
+    return rc;
+}
+
+/* ---- open / close ---------------------------------------------------------------------- */
+
+int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
+                         const char *capture_instance, const char *target)
+{
+    MCDC_ASSERT_ARG(out && dir && app_id && capture_instance && target);
+    *out = NULL;
+    int rc;
+    char *p = NULL;
+    mcdc_checkpoint *ck = calloc(1, sizeof *ck);
+    if (!ck || !(ck->dir = strdup(dir))) {
+        free(ck);
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    }
+    if ((rc = mcdc_fs_mkdirs(dir)) < 0)
+        goto fail;
+    if (!(p = path_join(dir, "lock"))) {
+        rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+        goto fail;
+    }
+    if ((rc = mcdc_fs_lock_acquire(&ck->lock, p)) < 0) {
+        if (rc == MCDC_ELOCKED)
+            mcdc_error_hint("one stream per checkpoint: stop the other stream, or give this one "
+                            "its own --checkpoint and --app-id");
+        goto fail;
+    }
+    free(p);
+    if (!(p = path_join(dir, "metadata"))) {
+        rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+        goto fail;
+    }
+    if (access(p, F_OK) != 0 && (rc = create_meta(p, app_id, capture_instance, target)) < 0)
+        goto fail;
+    if ((rc = load_meta(ck, p)) < 0)
+        goto fail;
+    if (strcmp(ck->meta.app_id, app_id) != 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to app_id '%s', not '%s'", dir,
+                            ck->meta.app_id, app_id);
+        mcdc_error_hint("a checkpoint serves one app_id: pass --app-id %s, or a new --checkpoint",
+                        ck->meta.app_id);
+        goto fail;
+    }
+    if (strcasecmp(ck->meta.capture_instance, capture_instance) != 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to capture instance '%s', not "
+                            "'%s'", dir, ck->meta.capture_instance, capture_instance);
+        mcdc_error_hint("one stream per capture instance: give this one its own --checkpoint "
+                        "and --app-id");
+        goto fail;
+    }
+    if (strcmp(ck->meta.target, target) != 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to target '%s', not '%s'", dir,
+                            ck->meta.target, target);
+        mcdc_error_hint("pass --target %s, or a new --checkpoint and --app-id for the new "
+                        "target", ck->meta.target);
+        goto fail;
+    }
+    free(p);
+    p = NULL;
+    const char *subs[] = { "offsets", "commits" };
+    for (int i = 0; i < 2; i++) {
+        if (!(p = path_join(dir, subs[i]))) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+            goto fail;
+        }
+        if ((rc = mcdc_fs_mkdirs(p)) < 0)
+            goto fail;
+        free(p);
+        p = NULL;
+    }
+    if ((rc = scan_batches(ck)) < 0)
+        goto fail;
+    *out = ck;
+    return 0;
+fail:
+    free(p);
+    mcdc_checkpoint_close(ck);
+    return rc;
+}
+
+void mcdc_checkpoint_close(mcdc_checkpoint *ck)
+{
+    if (!ck)
+        return;
+    mcdc_fs_lock_release(ck->lock);
+    free(ck->meta_id);
+    free(ck->meta_app_id);
+    free(ck->meta_ci);
+    free(ck->meta_target);
+    free(ck->dir);
+    free(ck);
+}
+
+const mcdc_checkpoint_meta *mcdc_checkpoint_meta_get(const mcdc_checkpoint *ck)
+{
+    return &ck->meta;
+}
+
+int mcdc_checkpoint_last_range(const mcdc_checkpoint *ck, mcdc_batch_range *out)
+{
+    if (ck->last_offset < 0)
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no batch planned yet", ck->dir);
+    *out = ck->last_range;
+    return 0;
+}
+
+int mcdc_checkpoint_last_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *out)
+{
+    if (ck->last_commit < 0)
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no batch finished yet", ck->dir);
+    *out = ck->last_commit_rec;
+    return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
+{
+    MCDC_ASSERT_ARG(ck && r);
+    if (ck->last_offset != ck->last_commit || r->batch_id != ck->last_commit + 1)
+        return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: batch %" PRId64 " out of sequence "
+                              "(last planned %" PRId64 ", last finished %" PRId64 ")", ck->dir,
+                              r->batch_id, ck->last_offset, ck->last_commit);
+    char ts[MCDC_TIME_STRLEN], from[MCDC_LSN_STRLEN], to[MCDC_LSN_STRLEN];
+    json_t *j = json_pack("{s:I,s:o,s:o,s:s}", "batch_id", (json_int_t)r->batch_id, "start",
+                          offset_json(&r->start), "end", offset_json(&r->end), "planned_at",
+                          time_text(ts, r->planned_at_us ? r->planned_at_us : mcdc_time_now_us()));
+    if (j && r->has_skip)
+        json_object_set_new(j, "skipped",
+                            json_pack("{s:s,s:s}", "from", mcdc_lsn_format(from, &r->skip_from),
+                                      "to", mcdc_lsn_format(to, &r->skip_to)));
+    char *path = path_batch(ck->dir, "offsets", r->batch_id);
+    int rc = (!j || !path) ? mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir)
+                           : store_json(path, j);
+    json_decref(j);
+    free(path);
+    if (rc == 0) {
+        ck->last_offset = r->batch_id;
+        if (ck->first_offset < 0)
+            ck->first_offset = r->batch_id;
+        ck->last_range = *r;
+    }
+    return rc;
+}
+
+static void prune(mcdc_checkpoint *ck, int64_t n)
+{
+    if (n < 0)
+        return;
+    const char *subs[] = { "commits", "offsets" }; /* commits first: never a commit alone */
+    for (int i = 0; i < 2; i++) {
+        char *p = path_batch(ck->dir, subs[i], n);
+        if (p && unlink(p) == 0) {
+            if (i == 0)
+                ck->first_commit = n + 1;
+            else
+                ck->first_offset = n + 1;
+        }
+        free(p);
+    }
+}
+
+int mcdc_checkpoint_record_commit(mcdc_checkpoint *ck, const mcdc_batch_commit *c)
+{
+    MCDC_ASSERT_ARG(ck && c);
+    if (c->batch_id != ck->last_offset || ck->last_commit >= c->batch_id)
+        return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: commit of batch %" PRId64 " out of "
+                              "sequence (last planned %" PRId64 ", last finished %" PRId64 ")",
+                              ck->dir, c->batch_id, ck->last_offset, ck->last_commit);
+    char ts[MCDC_TIME_STRLEN];
+    json_t *j = json_pack("{s:I,s:o,s:o,s:s}", "batch_id", (json_int_t)c->batch_id,
+                          "bronze_version", c->bronze_version >= 0
+                              ? json_integer(c->bronze_version) : json_null(),
+                          "facts_version", c->facts_version >= 0
+                              ? json_integer(c->facts_version) : json_null(),
+                          "committed_at", time_text(ts, c->committed_at_us ? c->committed_at_us
+                                                                          : mcdc_time_now_us()));
+    char *path = path_batch(ck->dir, "commits", c->batch_id);
+    int rc = (!j || !path) ? mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir)
+                           : store_json(path, j);
+    json_decref(j);
+    free(path);
+    if (rc == 0) {
+        ck->last_commit = c->batch_id;
+        if (ck->first_commit < 0)
+            ck->first_commit = c->batch_id;
+        ck->last_commit_rec = *c;
+        /* prune everything older than the kept window (normally one batch) */
+        while (ck->first_commit >= 0 && ck->first_commit <= c->batch_id - KEEP_BATCHES) {
+            int64_t old = ck->first_commit;
+            prune(ck, old);
+            if (ck->first_commit == old) /* could not remove: try again next time */
+                break;
+        }
+    }
+    return rc;
+}
+

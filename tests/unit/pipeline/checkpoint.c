@@ -1,0 +1,245 @@
+/* Unit tests for pipeline/checkpoint.c: the checkpoint directory (C1-C4). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mcdc/error.h"
+#include "mcdc/fs.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/time.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/mcdc-ck-test-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    strcat(dir, "/ck");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[600];
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static mcdc_batch_range range(int64_t n, const char *start, const char *end)
+{
+    mcdc_batch_range r;
+    memset(&r, 0, sizeof r);
+    r.batch_id = n;
+    mcdc_lsn_parse(&r.start.lsn, start);
+    mcdc_lsn_parse(&r.end.lsn, end);
+    r.end.has_commit_ts = true;
+    mcdc_time_parse(&r.end.commit_ts_us, "2026-10-01T14:00:01.250");
+    return r;
+}
+
+static mcdc_batch_commit commit(int64_t n)
+{
+    mcdc_batch_commit c = { n, 3 + n, -1, 0 };
+    return c;
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static void test_pipeline_checkpoint__new_directory_gets_metadata_and_no_batches(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "orders-v1", "dbo_orders", "bronze.orders"));
+    const mcdc_checkpoint_meta *m = mcdc_checkpoint_meta_get(ck);
+    assert_string_equal("orders-v1", m->app_id);
+    assert_string_equal("dbo_orders", m->capture_instance);
+    assert_string_equal("bronze.orders", m->target);
+    assert_int_equal(36, strlen(m->id));
+    mcdc_batch_range r;
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_checkpoint_last_range(ck, &r));
+    mcdc_batch_commit c;
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_checkpoint_last_commit(ck, &c));
+    mcdc_checkpoint_close(ck);
+    char p[512];
+    snprintf(p, sizeof p, "%s/metadata", dir);
+    char *text = slurp(p);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"capture_instance\":\"dbo_orders\""));
+    assert_non_null(strstr(text, "\"created_at\":\""));
+}
+
+static void test_pipeline_checkpoint__ranges_and_commits_survive_reopen(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "dbo_orders", "t"));
+    mcdc_batch_range r0 = range(0, "0x00", "0x0000002D000001A00003");
+    r0.start.has_commit_ts = false;
+    assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r0));
+    mcdc_batch_commit c0 = commit(0);
+    assert_int_equal(0, mcdc_checkpoint_record_commit(ck, &c0));
+    mcdc_batch_range r1 = range(1, "0x0000002D000001A00003", "0x0000002D000001B00001");
+    assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r1));
+    mcdc_checkpoint_close(ck);
+
+    char p[512];
+    snprintf(p, sizeof p, "%s/offsets/0", dir);
+    char *text = slurp(p);
+    assert_non_null(strstr(text, "\"start\":{\"lsn\":\"0x00000000000000000000\",\"commit_ts\":\"\"}"));
+    assert_non_null(strstr(text, "\"end\":{\"lsn\":\"0x0000002D000001A00003\","
+                                 "\"commit_ts\":\"2026-10-01T14:00:01.250\"}"));
+    snprintf(p, sizeof p, "%s/commits/0", dir);
+    text = slurp(p);
+    assert_non_null(strstr(text, "\"bronze_version\":3,\"facts_version\":null"));
+
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "DBO_ORDERS", "t"));
+    mcdc_batch_range got;
+    assert_int_equal(0, mcdc_checkpoint_last_range(ck, &got));
+    assert_int_equal(1, got.batch_id);
+    assert_int_equal(0, mcdc_lsn_cmp(&got.start.lsn, &r1.start.lsn));
+    assert_int_equal(0, mcdc_lsn_cmp(&got.end.lsn, &r1.end.lsn));
+    assert_true(got.end.has_commit_ts);
+    assert_true(got.end.commit_ts_us == r1.end.commit_ts_us);
+    mcdc_batch_commit gc;
+    assert_int_equal(0, mcdc_checkpoint_last_commit(ck, &gc));
+    assert_int_equal(0, gc.batch_id);
+    assert_int_equal(3, gc.bronze_version);
+    assert_int_equal(-1, gc.facts_version);
+    mcdc_checkpoint_close(ck);
+}
+
+static void test_pipeline_checkpoint__batches_out_of_sequence_are_refused(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    mcdc_batch_range r = range(1, "0x01", "0x02");
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_range(ck, &r)); /* C3: starts at 0 */
+    mcdc_batch_commit c = commit(0);
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_commit(ck, &c)); /* C2: no range */
+    r.batch_id = 0;
+    assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r));
+    r.batch_id = 1;
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_range(ck, &r)); /* 0 not finished */
+    assert_non_null(strstr(mcdc_error_last()->message, "out of sequence"));
+    assert_int_equal(0, mcdc_checkpoint_record_commit(ck, &c));
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_commit(ck, &c)); /* twice */
+    mcdc_checkpoint_close(ck);
+}
+
+static void test_pipeline_checkpoint__second_opener_fails_at_once(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *a = NULL, *b = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&a, dir, "a", "ci", "t"));
+    assert_int_equal(MCDC_ELOCKED, mcdc_checkpoint_open(&b, dir, "a", "ci", "t"));
+    assert_null(b);
+    char want[64];
+    snprintf(want, sizeof want, "already locked by pid %d", (int)getpid());
+    assert_non_null(strstr(mcdc_error_last()->message, want));
+    mcdc_checkpoint_close(a);
+    assert_int_equal(0, mcdc_checkpoint_open(&b, dir, "a", "ci", "t"));
+    mcdc_checkpoint_close(b);
+}
+
+static void test_pipeline_checkpoint__reuse_for_another_stream_is_refused(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "dbo_orders", "bronze.orders"));
+    mcdc_checkpoint_close(ck);
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_open(&ck, dir, "a", "dbo_orders", "bronze.other"));
+    assert_non_null(strstr(mcdc_error_last()->message, "belongs to target 'bronze.orders'"));
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_open(&ck, dir, "a", "dbo_orders_v2", "bronze.orders"));
+    assert_non_null(strstr(mcdc_error_last()->message, "capture instance 'dbo_orders'"));
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_open(&ck, dir, "b", "dbo_orders", "bronze.orders"));
+    assert_non_null(strstr(mcdc_error_last()->message, "app_id 'a'"));
+    assert_null(ck);
+}
+
+static void test_pipeline_checkpoint__a_hole_is_corruption(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    char l1[32], l2[32];
+    for (int i = 0; i < 3; i++) {
+        snprintf(l1, sizeof l1, "0x%02X", i);
+        snprintf(l2, sizeof l2, "0x%02X", i + 1);
+        mcdc_batch_range r = range(i, l1, l2);
+        assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r));
+        mcdc_batch_commit c = commit(i);
+        assert_int_equal(0, mcdc_checkpoint_record_commit(ck, &c));
+    }
+    mcdc_checkpoint_close(ck);
+    char p[512];
+    snprintf(p, sizeof p, "%s/offsets/1", dir);
+    assert_int_equal(0, unlink(p));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    assert_non_null(strstr(mcdc_error_last()->message, "batch 1 is missing"));
+    /* commits ahead of offsets */
+    snprintf(p, sizeof p, "%s/commits/3", dir);
+    assert_int_equal(0, mcdc_fs_write_atomic(p, "{}", 2));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+}
+
+static void test_pipeline_checkpoint__old_batches_are_pruned(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    char l1[32], l2[32];
+    for (int i = 0; i < 105; i++) {
+        snprintf(l1, sizeof l1, "0x%04X", i);
+        snprintf(l2, sizeof l2, "0x%04X", i + 1);
+        mcdc_batch_range r = range(i, l1, l2);
+        assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r));
+        mcdc_batch_commit c = commit(i);
+        assert_int_equal(0, mcdc_checkpoint_record_commit(ck, &c));
+    }
+    mcdc_checkpoint_close(ck);
+    char p[512];
+    snprintf(p, sizeof p, "%s/offsets/4", dir);
+    assert_false(mcdc_fs_exists(p));
+    snprintf(p, sizeof p, "%s/commits/5", dir);
+    assert_true(mcdc_fs_exists(p));
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    mcdc_batch_commit gc;
+    assert_int_equal(0, mcdc_checkpoint_last_commit(ck, &gc));
+    assert_int_equal(104, gc.batch_id);
+    mcdc_checkpoint_close(ck);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__new_directory_gets_metadata_and_no_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__ranges_and_commits_survive_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__batches_out_of_sequence_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__second_opener_fails_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__reuse_for_another_stream_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__a_hole_is_corruption, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__old_batches_are_pruned, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
