@@ -22,7 +22,7 @@ int mcdc_buf_grow(mcdc_buf *b, size_t extra)
     ncap = b->cap ? b->cap : 64;
     while (ncap < need + 1)
         ncap = ncap > ((size_t)-1) / 2 ? need + 1 : ncap * 2;
-    if (ncap > b->max + 1)
+    if (b->max < SIZE_MAX && ncap > b->max + 1)
         ncap = b->max + 1;
     p = realloc(b->ptr, ncap);
     if (!p)

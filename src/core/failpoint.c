@@ -30,6 +30,7 @@ static atomic_int state = UNPARSED;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static point points[MCDC_FAILPOINT_MAX];
 static int n_points;
+static atomic_int warned;      /* the lazy path logged a malformed value */
 static int parse_rc;           /* result of parsing, replayed by mcdc_failpoint_init */
 static mcdc_error parse_error; /* its message, replayed on every caller's thread */
 
@@ -86,7 +87,6 @@ static void parse_once(void)
     if (parse_rc < 0) {
         parse_error = *mcdc_error_last();
         n_points = 0;
-        mcdc_log(MCDC_LOG_ERROR, "failpoint", "%s; no failpoint is armed", parse_error.message);
     }
     /* Leave the caller's error record as it was. */
     mcdc_error_set(saved.code, "%s", saved.message);
@@ -112,6 +112,8 @@ void mcdc_failpoint(const char *name)
         return;
     if (s == UNPARSED) {
         pthread_once(&once, parse_once);
+        if (parse_rc < 0 && !atomic_exchange(&warned, 1))
+            mcdc_log(MCDC_LOG_ERROR, "failpoint", "%s; no failpoint is armed", parse_error.message);
         if (atomic_load(&state) != ARMED)
             return;
     }

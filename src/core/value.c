@@ -100,8 +100,7 @@ char *mcdc_type_name(char *out, size_t cap, const mcdc_column *col)
 
 int mcdc_type_parse(mcdc_column *col, const char *name)
 {
-    int p, s;
-    char tail;
+    int p, s, end = -1;
     for (int t = MCDC_TYPE_BOOLEAN; t <= MCDC_TYPE_TIMESTAMP_NTZ; t++) {
         if (t != MCDC_TYPE_DECIMAL && !strcmp(name, type_names[t])) {
             col->type = (mcdc_type_id)t;
@@ -109,7 +108,7 @@ int mcdc_type_parse(mcdc_column *col, const char *name)
             return 0;
         }
     }
-    if (sscanf(name, "decimal(%d,%d%c", &p, &s, &tail) == 3 && tail == ')' &&
+    if (sscanf(name, "decimal(%d,%d)%n", &p, &s, &end) == 2 && end > 0 && name[end] == '\0' &&
         p >= 1 && p <= 38 && s >= 0 && s <= p) {
         col->type = MCDC_TYPE_DECIMAL;
         col->precision = p;
@@ -155,18 +154,23 @@ int mcdc_decimal_parse(mcdc_int128 *out, const char *s, size_t len, int precisio
     bool neg = false;
     int n_int = 0, n_frac = 0;
     mcdc_int128 v = 0;
+    if (precision < 1 || precision > 38 || scale < 0 || scale > precision)
+        return mcdc_error_set(MCDC_EINVAL, "bad decimal(%d,%d): precision must be 1 to 38 and scale 0 to precision",
+                              precision, scale);
     if (i < len && (s[i] == '-' || s[i] == '+'))
         neg = s[i++] == '-';
     size_t start = i;
     while (i < len && isdigit((unsigned char)s[i])) {
         if (n_int > 0 || s[i] != '0')
             n_int++;
-        v = v * 10 + (s[i] - '0');
-        if (n_int > 38)
-            goto bad;
+        if (n_int <= 38)
+            v = v * 10 + (s[i] - '0');
         i++;
     }
     bool had_int = i > start;
+    /* Too many integer digits: still check the syntax, but stop accumulating so that v
+     * (at most precision <= 38 digits otherwise) can never overflow. */
+    bool too_big = n_int > precision - scale;
     if (i < len && s[i] == '.') {
         i++;
         while (i < len && isdigit((unsigned char)s[i])) {
@@ -175,7 +179,8 @@ int mcdc_decimal_parse(mcdc_int128 *out, const char *s, size_t len, int precisio
                     return mcdc_error_set(MCDC_EINVAL, "decimal '%.*s' has more than %d fraction digits",
                                           (int)len, s, scale);
             } else {
-                v = v * 10 + (s[i] - '0');
+                if (!too_big)
+                    v = v * 10 + (s[i] - '0');
                 n_frac++;
             }
             i++;
@@ -187,9 +192,9 @@ int mcdc_decimal_parse(mcdc_int128 *out, const char *s, size_t len, int precisio
     }
     if (i != len)
         goto bad;
-    for (; n_frac < scale; n_frac++)
+    for (; n_frac < scale && !too_big; n_frac++)
         v *= 10;
-    if (n_int + scale > precision && n_int > precision - scale)
+    if (too_big)
         return mcdc_error_set(MCDC_EINVAL, "decimal '%.*s' does not fit decimal(%d,%d)", (int)len, s, precision, scale);
     *out = neg ? -v : v;
     return 0;

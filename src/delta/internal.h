@@ -90,6 +90,13 @@ int mcdc_delta__read_parquet_actions(const char *path, mcdc_delta__action_cb cb,
 bool mcdc_delta__may_match(const mcdc_delta_snapshot *snap, const mcdc_delta_file *f,
                            const mcdc_delta_pred *pred);
 
+/* ---- deletion vectors (dv.c) -------------------------------------------------------- */
+
+/* The deleted row indexes of a DV, ascending. @p out is malloc'd (caller frees). */
+int mcdc_delta__dv_load(uint64_t **out, size_t *n_out, const char *table, const mcdc_delta_dv *dv);
+/* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. */
+char *mcdc_delta__dv_path(const char *table, const mcdc_delta_dv *dv);
+
 /* ---- files (dfs.c) ------------------------------------------------------------------ */
 
 /* Read the whole file into @p out (capped at @p max bytes). MCDC_ENOTFOUND, MCDC_EIO,
@@ -101,8 +108,6 @@ int mcdc_delta__read_file(mcdc_buf *out, const char *path, size_t max);
 int mcdc_delta__create_noreplace(const char *dir, const char *name, const void *data, size_t len);
 /* Replace @p dir/@p name atomically (temp, fsync, rename, fsync dir). */
 int mcdc_delta__replace_atomic(const char *dir, const char *name, const void *data, size_t len);
-/* fsync a directory. */
-int mcdc_delta__fsync_dir(const char *dir);
 /* mkdir -p. */
 int mcdc_delta__mkdirs(const char *dir);
 /* "a/b" joined. Caller frees. NULL when out of memory. */

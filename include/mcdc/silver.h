@@ -1,0 +1,202 @@
+/*
+ * mcdc/silver.h: silver, a Delta table kept equal to the source table from bronze's
+ * change log (anchor-features §2.7, the original apply_changes; architecture §3, §5).
+ *
+ * Silver holds the captured columns plus `_start_lsn` (commit LSN of the transaction that
+ * wrote the row's current image; a snapshot's LSN for a row unchanged since a snapshot)
+ * and `_commit_ts` (its UTC commit time). Deletes are hard.
+ *
+ * Two parts:
+ * - The change set (changes.c): the latest image per key of the bronze rows one call
+ *   applies, in memory bounded by the number of changed keys, and the rule that decides
+ *   what becomes of an existing silver row. Pure data; no I/O.
+ * - The apply (apply.c): the merge on Delta, the position and the verdict.
+ *
+ * Rules of the change set (numbered; tests cite them):
+ * (S1) Rows rank per key by (_start_lsn, _command_id, _seqval, _operation), a NULL
+ *      _command_id or _seqval below any value; the highest wins. One refinement: within
+ *      one statement (same _start_lsn and a non-NULL _command_id) a row entering the key
+ *      (0, 2, 4) outranks a row leaving it (1, 3) whatever their seqvals, since a key holds
+ *      a row after a statement exactly when a row entered it (a swap of two keys in one
+ *      UPDATE, a MERGE that deletes and re-inserts a key). Without _command_id the log
+ *      order (seqval) decides. Keys compare null-safe and byte-exact (decimals as
+ *      128-bit integers, strings and binaries as bytes).
+ * (S2) Operation 1 deletes its key. Operation 3 deletes its key too, but the 4 of the same
+ *      row update (same LSN, command and seqval, higher operation) outranks it on the same
+ *      key, so a 3 only wins when the update moved the row to another key. Operations 0,
+ *      2 and 4 upsert.
+ * (S3) An image replaces an existing silver row only when its _start_lsn is newer than the
+ *      row's; a winning upsert of a key silver does not hold is inserted; a winning delete
+ *      of a key silver does not hold does nothing. So applying the same rows again
+ *      changes nothing and resurrects nothing.
+ * (S4) Only rows of the allowed capture instances are taken (case-insensitive); a row of
+ *      another instance is an error, never silently dropped.
+ *
+ * Caveats:
+ * - Not thread-safe; one owner at a time.
+ * - Images and keys handed out are borrowed from the change set and live until the next
+ *   mcdc_silver_changes_add() or its free.
+ */
+#ifndef MCDC_SILVER_H
+#define MCDC_SILVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcdc/buf.h"
+#include "mcdc/error.h"
+#include "mcdc/lsn.h"
+#include "mcdc/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/* Schemas and keys                                                                     */
+
+/** True when @p name is one of bronze's metadata columns (_capture_instance, _start_lsn,
+ *  _seqval, _operation, _command_id, _commit_ts, _batch_id, _snapshot, _chunk). */
+bool mcdc_silver_is_bronze_meta(const char *name);
+
+/** Silver's schema for bronze schema @p bronze: the columns of @p existing (silver's
+ *  current schema, or NULL for a new table) in their order, then bronze's captured
+ *  columns silver lacks (schema evolution: appended, nullable). A new table gets the
+ *  captured columns in bronze's order, then `_start_lsn STRING`, `_commit_ts
+ *  TIMESTAMP_NTZ`.
+ *  @param[out] out  free with mcdc_schema_free(); NULL on failure.
+ *  @return 0; MCDC_EINVAL when bronze lacks _start_lsn, _operation or _commit_ts;
+ *          MCDC_ESCHEMA when a column has another type in silver than in bronze (types
+ *          are never changed: widen silver by hand); MCDC_ENOMEM. */
+int mcdc_silver_schema(mcdc_schema **out, const mcdc_schema *bronze, const mcdc_schema *existing);
+
+/** Append the order-preserving encoding of one key value: memcmp order of two encodings
+ *  of the same column is the column's value order (NULL first; integers, dates and times
+ *  numerically; decimals exactly as unscaled integers of the column's scale; floats
+ *  numerically with -0 = 0; strings and binaries bytewise). Concatenating the encodings
+ *  of the key columns gives a composite key with the same property.
+ *  @return 0; MCDC_ENOMEM past the buffer's cap. */
+int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_value *v);
+
+/* ------------------------------------------------------------------------------------ */
+/* The change set                                                                       */
+
+typedef struct mcdc_silver_changes mcdc_silver_changes;
+
+/** Which bronze rows a change set takes, and its memory cap. Start from
+ *  MCDC_SILVER_CHANGES_OPTIONS_INIT. */
+typedef struct mcdc_silver_changes_options {
+    int                version;          /* 1 */
+    const char *const *capture_instances; /* allowed instances (S4); n == 0: any */
+    size_t             n_capture_instances;
+    bool               has_after;        /* take changes (ops 1-4) only with _start_lsn > after */
+    mcdc_lsn           after;
+    bool               has_snapshot;     /* take op-0 rows of this snapshot only: those with
+                                            coalesce(_snapshot, _start_lsn) = snapshot;
+                                            without it op-0 rows are skipped */
+    mcdc_lsn           snapshot;
+    size_t             max_bytes;        /* cap on the memory held; 0: 4 GiB */
+} mcdc_silver_changes_options;
+
+#define MCDC_SILVER_CHANGES_OPTIONS_INIT { 1, NULL, 0, false, { { 0 } }, false, { { 0 } }, 0 }
+
+/** What a change set took. */
+typedef struct mcdc_silver_changes_stats {
+    uint64_t rows_seen;      /* rows offered */
+    uint64_t rows_taken;     /* rows that ranked (changes beyond `after`, the snapshot's rows) */
+    uint64_t snapshot_rows;  /* op-0 rows taken */
+    uint64_t n_keys;         /* distinct keys */
+    bool     has_max_change; /* a change (ops 1-4) was taken */
+    mcdc_lsn max_change_lsn; /* the highest _start_lsn of the changes taken */
+    size_t   bytes;          /* memory held by images and the index */
+} mcdc_silver_changes_stats;
+
+/** A new empty change set.
+ *  @param bronze    bronze's schema (the rows given to add are in its order); copied.
+ *  @param silver    silver's schema (from mcdc_silver_schema); images come out in its
+ *                   order, columns bronze lacks as NULL; copied.
+ *  @param keys      the key columns (names, case-insensitive), at least one.
+ *  @param opts      NULL for defaults; copied (capture instance names too).
+ *  @param[out] out  free with mcdc_silver_changes_free().
+ *  @return 0; MCDC_EINVAL for a key that is not a captured column of bronze and silver
+ *          (the message names it), a bronze schema without _start_lsn, _operation or
+ *          _commit_ts, or silver without _start_lsn and _commit_ts; MCDC_ENOMEM. */
+int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze,
+                            const mcdc_schema *silver, const char *const *keys, size_t n_keys,
+                            const mcdc_silver_changes_options *opts);
+
+/** Free a change set; accepts NULL. */
+void mcdc_silver_changes_free(mcdc_silver_changes *cs);
+
+/** Offer one bronze row (values in bronze's schema order, strings borrowed for the call).
+ *  It is taken when the options select it, and becomes its key's image when it outranks
+ *  the current one (S1, S2). Cost: O(row size) plus an amortised hash insert.
+ *  @return 0 (taken or skipped); MCDC_EINVAL for a row of a capture instance not allowed
+ *          (S4; the hint says to pass the source or the instances); MCDC_ECORRUPT for a
+ *          row with a NULL or malformed _start_lsn or _seqval, or an _operation outside
+ *          0-4; MCDC_ENOMEM past max_bytes (the hint says how to raise it). */
+int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *bronze_row);
+
+/** The counters so far. */
+void mcdc_silver_changes_get_stats(const mcdc_silver_changes *cs, mcdc_silver_changes_stats *out);
+
+/** The number of distinct keys. */
+size_t mcdc_silver_changes_count(const mcdc_silver_changes *cs);
+
+/** The fate of an existing silver row. */
+typedef enum {
+    MCDC_SILVER_KEEP = 0, /* no newer image: keep the row as it is */
+    MCDC_SILVER_REPLACE,  /* a newer upsert: write *image instead */
+    MCDC_SILVER_DROP      /* a newer delete (or a second copy of a replaced key): drop it */
+} mcdc_silver_fate;
+
+/** Decide what becomes of one existing silver row (values in silver's schema order) by
+ *  rule S3, and mark its key as held by silver. A key met a second time after a REPLACE
+ *  is dropped, so silver never holds a key twice.
+ *  @param[out] image  with REPLACE: the new row in silver's order (borrowed); else NULL.
+ *  @return 0; MCDC_ECORRUPT for a silver row with a malformed _start_lsn. */
+int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
+                              mcdc_silver_fate *fate, const mcdc_value **image);
+
+/** The image of one key, in key order after mcdc_silver_changes_sort(). */
+typedef struct mcdc_silver_image {
+    const uint8_t    *key;       /* encoded key (mcdc_silver_key_encode of each key column) */
+    size_t            key_len;
+    mcdc_lsn          start_lsn; /* of the winning row */
+    int               operation; /* 0-4 of the winning row */
+    bool              is_delete; /* operation 1 or 3 (S2) */
+    bool              matched;   /* mcdc_silver_changes_match met the key in silver */
+    const mcdc_value *row;       /* the image in silver's order (for a delete: the key
+                                    columns and metadata are set, the rest as read) */
+} mcdc_silver_image;
+
+/** Order the images by encoded key (ascending). Cost O(n log n). @return 0; MCDC_ENOMEM. */
+int mcdc_silver_changes_sort(mcdc_silver_changes *cs);
+
+/** The @p i-th image in key order (0 <= i < count); call after mcdc_silver_changes_sort. */
+void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out);
+
+/** The index (in key order) of the image whose encoded key is @p key, or -1. Needs sort. */
+int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
+                                        size_t key_len);
+
+/** The first index (in key order) whose key is >= @p key (count when none). Needs sort. */
+size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint8_t *key,
+                                       size_t key_len);
+
+/** Encode the key of a row in silver's order into @p out (cleared first).
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_silver_changes_row_key(const mcdc_silver_changes *cs, mcdc_buf *out,
+                                const mcdc_value *silver_row);
+
+/** Silver's schema the change set was made with (borrowed). */
+const mcdc_schema *mcdc_silver_changes_schema(const mcdc_silver_changes *cs);
+
+/** Indices of the key columns in silver's schema (borrowed, count in @p n_out). */
+const int *mcdc_silver_changes_key_index(const mcdc_silver_changes *cs, size_t *n_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

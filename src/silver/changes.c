@@ -1,0 +1,733 @@
+/*
+ * silver/changes.c: the change set of one silver apply: the latest image per key of the
+ * bronze rows beyond silver's position, and what becomes of an existing silver row.
+ *
+ * Rules S1-S4 are in include/mcdc/silver.h. Memory is bounded by the distinct changed
+ * keys: one image per key (a row copy with its strings in one allocation) plus an
+ * open-addressing index of pointers, counted against a cap. Keys are the concatenated
+ * order-preserving encodings of the key columns, so the index is exact for decimals and
+ * strings (never a double, never a collation) and sorting the encodings sorts the keys.
+ * No I/O; the Delta side is in apply.c. Design: anchor-features §2.7 steps 11-12.
+ */
+#include "mcdc/silver.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Bronze's metadata columns (anchor-features §2.3); everything else is captured. */
+static const char *const bronze_meta[] = {
+    "_capture_instance", "_start_lsn", "_seqval", "_operation", "_command_id", "_commit_ts",
+    "_batch_id", "_snapshot", "_chunk",
+};
+
+bool mcdc_silver_is_bronze_meta(const char *name)
+{
+    for (size_t i = 0; i < sizeof bronze_meta / sizeof *bronze_meta; i++)
+        if (strcasecmp(name, bronze_meta[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool same_type(const mcdc_column *a, const mcdc_column *b)
+{
+    if (a->type != b->type)
+        return false;
+    return a->type != MCDC_TYPE_DECIMAL || (a->precision == b->precision && a->scale == b->scale);
+}
+
+int mcdc_silver_schema(mcdc_schema **out, const mcdc_schema *bronze, const mcdc_schema *existing)
+{
+    *out = NULL;
+    if (mcdc_schema_find(bronze, "_start_lsn") < 0 || mcdc_schema_find(bronze, "_operation") < 0 ||
+        mcdc_schema_find(bronze, "_commit_ts") < 0) {
+        mcdc_error_set(MCDC_EINVAL, "bronze has no _start_lsn, _operation or _commit_ts column: "
+                       "not a bronze change log");
+        return mcdc_error_hint("pass the table the stream writes (--target of mssql-cdc stream)");
+    }
+    mcdc_schema *s = existing ? mcdc_schema_copy(existing) : mcdc_schema_new();
+    if (!s)
+        return mcdc_error_set(MCDC_ENOMEM, "silver schema: out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < bronze->n_cols; i++) {
+        const mcdc_column *c = &bronze->cols[i];
+        if (mcdc_silver_is_bronze_meta(c->name))
+            continue;
+        int j = mcdc_schema_find(s, c->name);
+        if (j >= 0) {
+            if (!same_type(&s->cols[j], c)) {
+                char a[64], b[64];
+                mcdc_type_name(a, sizeof a, &s->cols[j]);
+                mcdc_type_name(b, sizeof b, c);
+                rc = mcdc_error_set(MCDC_ESCHEMA, "column %s is %s in silver but %s in bronze",
+                                    c->name, a, b);
+                mcdc_error_hint("silver never changes a column's type: widen it by hand, or "
+                                "rebuild silver under a new name");
+                goto fail;
+            }
+            continue;
+        }
+        if ((rc = mcdc_schema_add(s, c->name, c->type, c->precision, c->scale, true)) < 0)
+            goto fail;
+    }
+    if (!existing) {
+        if ((rc = mcdc_schema_add(s, "_start_lsn", MCDC_TYPE_STRING, 0, 0, true)) < 0 ||
+            (rc = mcdc_schema_add(s, "_commit_ts", MCDC_TYPE_TIMESTAMP_NTZ, 0, 0, true)) < 0)
+            goto fail;
+    } else if (mcdc_schema_find(s, "_start_lsn") < 0 || mcdc_schema_find(s, "_commit_ts") < 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "silver has no _start_lsn or _commit_ts column: not a "
+                            "silver table");
+        mcdc_error_hint("pass a table written by mssql-cdc silver apply, or a new name");
+        goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    mcdc_schema_free(s);
+    return rc;
+}
+
+/* ---- Key encoding ------------------------------------------------------------------ */
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (uint8_t)v;
+        v >>= 8;
+    }
+}
+
+int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_value *v)
+{
+    uint8_t tmp[17];
+    if (v->is_null)
+        return mcdc_buf_putc(out, 0);
+    tmp[0] = 1;
+    switch (col->type) {
+    case MCDC_TYPE_BOOLEAN:
+        tmp[1] = v->v.b ? 1 : 0;
+        return mcdc_buf_put(out, tmp, 2);
+    case MCDC_TYPE_FLOAT:
+    case MCDC_TYPE_DOUBLE: {
+        double d = col->type == MCDC_TYPE_FLOAT ? (double)v->v.f : v->v.d;
+        uint64_t bits;
+        if (d == 0)
+            d = 0; /* -0 = 0 */
+        if (d != d)
+            bits = UINT64_C(0x7FF8000000000000); /* one NaN, above +inf */
+        else
+            memcpy(&bits, &d, sizeof bits);
+        bits = (bits >> 63) ? ~bits : bits ^ (UINT64_C(1) << 63);
+        put_be64(tmp + 1, bits);
+        return mcdc_buf_put(out, tmp, 9);
+    }
+    case MCDC_TYPE_DECIMAL: {
+        unsigned __int128 u = (unsigned __int128)v->v.dec ^ ((unsigned __int128)1 << 127);
+        put_be64(tmp + 1, (uint64_t)(u >> 64));
+        put_be64(tmp + 9, (uint64_t)u);
+        return mcdc_buf_put(out, tmp, 17);
+    }
+    case MCDC_TYPE_STRING:
+    case MCDC_TYPE_BINARY: {
+        /* bytes with 0x00 escaped as 00 FF, ended by 00 00: prefixes sort first */
+        int rc = mcdc_buf_putc(out, 1);
+        const uint8_t *p = (const uint8_t *)v->v.s.ptr;
+        size_t start = 0;
+        for (size_t i = 0; rc == 0 && i < v->v.s.len; i++) {
+            if (p[i] != 0)
+                continue;
+            rc = mcdc_buf_put(out, p + start, i - start + 1);
+            if (rc == 0)
+                rc = mcdc_buf_putc(out, (char)0xFF);
+            start = i + 1;
+        }
+        if (rc == 0 && v->v.s.len > start)
+            rc = mcdc_buf_put(out, p + start, v->v.s.len - start);
+        if (rc == 0)
+            rc = mcdc_buf_put(out, "\0\0", 2);
+        return rc;
+    }
+    default: /* BYTE, SHORT, INT, LONG, DATE, TIMESTAMP, TIMESTAMP_NTZ: int64 */
+        put_be64(tmp + 1, (uint64_t)v->v.i ^ (UINT64_C(1) << 63));
+        return mcdc_buf_put(out, tmp, 9);
+    }
+}
+
+/* ---- The change set ---------------------------------------------------------------- */
+
+/* One key's image. Allocated in one block: the struct, n_cols values, the key bytes, the
+ * _start_lsn text, then the string bytes of the values. */
+typedef struct image {
+    uint64_t    hash;
+    size_t      key_len;
+    size_t      alloc;      /* bytes of this block, counted in cs->bytes */
+    mcdc_lsn    lsn;        /* _start_lsn */
+    mcdc_lsn    seqval;     /* valid when has_seqval */
+    int32_t     command_id; /* valid when has_command_id */
+    bool        has_seqval;
+    bool        has_command_id;
+    uint8_t     op;         /* 0-4 */
+    bool        matched;    /* met in silver by match() */
+    bool        placed;     /* match() returned REPLACE for it once */
+    uint8_t    *key;        /* into the block */
+    mcdc_value *row;        /* into the block: silver order */
+} image;
+
+/* The image struct rounded up so that the values after it are aligned. */
+#define IMAGE_HEAD ((sizeof(image) + _Alignof(mcdc_value) - 1) / _Alignof(mcdc_value) * \
+                    _Alignof(mcdc_value))
+
+struct mcdc_silver_changes {
+    mcdc_schema *bronze;      /* owned copy */
+    mcdc_schema *silver;      /* owned copy */
+    int         *key_b;       /* key column indices in bronze */
+    int         *key_s;       /* key column indices in silver */
+    size_t       n_keys;
+    int         *b_of_s;      /* for each silver column: its bronze index, or -1 */
+    int          i_ci, i_lsn, i_seq, i_op, i_cmd, i_ts, i_snap; /* bronze metadata, -1 absent */
+    int          s_lsn, s_ts; /* silver's _start_lsn and _commit_ts */
+    char       **cis;         /* allowed capture instances, owned */
+    size_t       n_cis;
+    mcdc_silver_changes_options opts;
+    image      **slots;       /* open addressing, power of two; NULL = empty */
+    size_t       n_slots;
+    size_t       n_images;
+    image      **sorted;      /* after sort(): images in key order */
+    size_t       n_sorted;
+    mcdc_buf     keybuf;      /* scratch for encoding */
+    mcdc_silver_changes_stats stats;
+};
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t k;
+        memcpy(&k, p, 8);
+        h ^= k * UINT64_C(0xBF58476D1CE4E5B9);
+        h = (h << 31 | h >> 33) * UINT64_C(0x94D049BB133111EB);
+        p += 8;
+        n -= 8;
+    }
+    uint64_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k |= (uint64_t)p[i] << (8 * i);
+    h ^= k * UINT64_C(0xBF58476D1CE4E5B9);
+    h ^= h >> 30;
+    h *= UINT64_C(0xBF58476D1CE4E5B9);
+    h ^= h >> 27;
+    h *= UINT64_C(0x94D049BB133111EB);
+    h ^= h >> 31;
+    return h;
+}
+
+void mcdc_silver_changes_free(mcdc_silver_changes *cs)
+{
+    if (!cs)
+        return;
+    for (size_t i = 0; i < cs->n_slots; i++)
+        free(cs->slots[i]);
+    free(cs->slots);
+    free(cs->sorted);
+    for (size_t i = 0; i < cs->n_cis; i++)
+        free(cs->cis[i]);
+    free(cs->cis);
+    mcdc_schema_free(cs->bronze);
+    mcdc_schema_free(cs->silver);
+    free(cs->key_b);
+    free(cs->key_s);
+    free(cs->b_of_s);
+    mcdc_buf_dispose(&cs->keybuf);
+    free(cs);
+}
+
+int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze,
+                            const mcdc_schema *silver, const char *const *keys, size_t n_keys,
+                            const mcdc_silver_changes_options *opts)
+{
+    *out = NULL;
+    mcdc_silver_changes *cs = calloc(1, sizeof *cs);
+    if (!cs)
+        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
+    int rc = MCDC_ENOMEM;
+    mcdc_silver_changes_options dflt = MCDC_SILVER_CHANGES_OPTIONS_INIT;
+    cs->opts = opts ? *opts : dflt;
+    if (cs->opts.max_bytes == 0)
+        cs->opts.max_bytes = (size_t)4 << 30;
+    cs->keybuf = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
+    cs->bronze = mcdc_schema_copy(bronze);
+    cs->silver = mcdc_schema_copy(silver);
+    if (!cs->bronze || !cs->silver)
+        goto nomem;
+    cs->i_ci = mcdc_schema_find(bronze, "_capture_instance");
+    cs->i_lsn = mcdc_schema_find(bronze, "_start_lsn");
+    cs->i_seq = mcdc_schema_find(bronze, "_seqval");
+    cs->i_op = mcdc_schema_find(bronze, "_operation");
+    cs->i_cmd = mcdc_schema_find(bronze, "_command_id");
+    cs->i_ts = mcdc_schema_find(bronze, "_commit_ts");
+    cs->i_snap = mcdc_schema_find(bronze, "_snapshot");
+    cs->s_lsn = mcdc_schema_find(silver, "_start_lsn");
+    cs->s_ts = mcdc_schema_find(silver, "_commit_ts");
+    if (cs->i_lsn < 0 || cs->i_op < 0 || cs->i_ts < 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "bronze has no _start_lsn, _operation or _commit_ts "
+                            "column: not a bronze change log");
+        goto fail;
+    }
+    if (cs->s_lsn < 0 || cs->s_ts < 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "silver has no _start_lsn or _commit_ts column");
+        goto fail;
+    }
+    if (n_keys == 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "no key columns given");
+        mcdc_error_hint("pass --keys k1,k2 or --source to read the capture instance's index");
+        goto fail;
+    }
+    cs->n_keys = n_keys;
+    cs->key_b = calloc(n_keys, sizeof *cs->key_b);
+    cs->key_s = calloc(n_keys, sizeof *cs->key_s);
+    cs->b_of_s = calloc(silver->n_cols, sizeof *cs->b_of_s);
+    if (!cs->key_b || !cs->key_s || (silver->n_cols && !cs->b_of_s))
+        goto nomem;
+    for (size_t k = 0; k < n_keys; k++) {
+        int b = mcdc_schema_find(bronze, keys[k]);
+        int s = mcdc_schema_find(silver, keys[k]);
+        if (b < 0 || s < 0 || mcdc_silver_is_bronze_meta(keys[k])) {
+            rc = mcdc_error_set(MCDC_EINVAL, "key column '%s' is not a captured column of bronze",
+                                keys[k]);
+            mcdc_error_hint("name key columns of the source table (--keys), as captured");
+            goto fail;
+        }
+        for (size_t j = 0; j < k; j++)
+            if (cs->key_b[j] == b) {
+                rc = mcdc_error_set(MCDC_EINVAL, "key column '%s' is given twice", keys[k]);
+                goto fail;
+            }
+        cs->key_b[k] = b;
+        cs->key_s[k] = s;
+    }
+    for (size_t i = 0; i < silver->n_cols; i++) {
+        int b = mcdc_schema_find(bronze, silver->cols[i].name);
+        cs->b_of_s[i] = ((int)i == cs->s_lsn || (int)i == cs->s_ts ||
+                         (b >= 0 && mcdc_silver_is_bronze_meta(bronze->cols[b].name))) ? -1 : b;
+    }
+    if (cs->opts.n_capture_instances) {
+        cs->cis = calloc(cs->opts.n_capture_instances, sizeof *cs->cis);
+        if (!cs->cis)
+            goto nomem;
+        for (size_t i = 0; i < cs->opts.n_capture_instances; i++) {
+            cs->cis[i] = strdup(cs->opts.capture_instances[i]);
+            if (!cs->cis[i])
+                goto nomem;
+            cs->n_cis++;
+        }
+    }
+    cs->opts.capture_instances = NULL;
+    cs->n_slots = 1024;
+    cs->slots = calloc(cs->n_slots, sizeof *cs->slots);
+    if (!cs->slots)
+        goto nomem;
+    cs->stats.bytes = cs->n_slots * sizeof *cs->slots;
+    *out = cs;
+    return 0;
+nomem:
+    rc = mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
+fail:
+    mcdc_silver_changes_free(cs);
+    return rc;
+}
+
+/* <0, 0, >0: rank of a against b (S1). */
+static int rank_cmp(const image *a, const image *b)
+{
+    int c = mcdc_lsn_cmp(&a->lsn, &b->lsn);
+    if (c)
+        return c;
+    if (a->has_command_id != b->has_command_id)
+        return a->has_command_id ? 1 : -1;
+    if (a->has_command_id && a->command_id != b->command_id)
+        return a->command_id < b->command_id ? -1 : 1;
+    if (a->has_command_id) {
+        /* one statement: a row entering the key (0, 2, 4) outranks one leaving it (1, 3) */
+        bool ea = !(a->op == 1 || a->op == 3), eb = !(b->op == 1 || b->op == 3);
+        if (ea != eb)
+            return ea ? 1 : -1;
+    }
+    if (a->has_seqval != b->has_seqval)
+        return a->has_seqval ? 1 : -1;
+    if (a->has_seqval && (c = mcdc_lsn_cmp(&a->seqval, &b->seqval)) != 0)
+        return c;
+    return (int)a->op - (int)b->op;
+}
+
+static int parse_lsn_value(mcdc_lsn *out, const mcdc_value *v, const char *what)
+{
+    char text[40];
+    if (v->is_null)
+        return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a NULL %s", what);
+    if (v->v.s.len == 0 || v->v.s.len >= sizeof text)
+        return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a malformed %s of %zu bytes", what,
+                              v->v.s.len);
+    memcpy(text, v->v.s.ptr, v->v.s.len);
+    text[v->v.s.len] = 0;
+    if (mcdc_lsn_parse(out, text) < 0)
+        return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a malformed %s '%s'", what, text);
+    return 0;
+}
+
+static int grow_slots(mcdc_silver_changes *cs)
+{
+    size_t n = cs->n_slots * 2;
+    size_t add = (n - cs->n_slots) * sizeof(image *);
+    if (cs->stats.bytes + add > cs->opts.max_bytes)
+        return MCDC_ENOMEM;
+    image **s = calloc(n, sizeof *s);
+    if (!s)
+        return MCDC_ENOMEM;
+    for (size_t i = 0; i < cs->n_slots; i++) {
+        image *im = cs->slots[i];
+        if (!im)
+            continue;
+        size_t j = (size_t)im->hash & (n - 1);
+        while (s[j])
+            j = (j + 1) & (n - 1);
+        s[j] = im;
+    }
+    free(cs->slots);
+    cs->slots = s;
+    cs->n_slots = n;
+    cs->stats.bytes += add;
+    return 0;
+}
+
+static int over_cap(const mcdc_silver_changes *cs)
+{
+    mcdc_error_set(MCDC_ENOMEM, "the changes of this apply need more than %zu bytes of memory "
+                   "(%zu distinct keys so far)", cs->opts.max_bytes, cs->n_images);
+    return mcdc_error_hint("apply more often (fewer changes per call), or raise the memory cap");
+}
+
+/* Copy bronze row @p r into a new image block. */
+static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint8_t *key,
+                        size_t key_len)
+{
+    size_t n = cs->silver->n_cols;
+    size_t strings = MCDC_LSN_STRLEN;
+    for (size_t i = 0; i < n; i++) {
+        int b = cs->b_of_s[i];
+        if (b < 0 || r[b].is_null)
+            continue;
+        mcdc_type_id t = cs->bronze->cols[b].type;
+        if (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY)
+            strings += r[b].v.s.len;
+    }
+    size_t size = IMAGE_HEAD + n * sizeof(mcdc_value) + key_len + strings;
+    image *im = aligned_alloc(_Alignof(mcdc_value), (size + _Alignof(mcdc_value) - 1) /
+                              _Alignof(mcdc_value) * _Alignof(mcdc_value));
+    if (!im)
+        return NULL;
+    memset(im, 0, sizeof *im);
+    im->alloc = size;
+    im->row = (mcdc_value *)((char *)im + IMAGE_HEAD);
+    im->key = (uint8_t *)(im->row + n);
+    memcpy(im->key, key, key_len);
+    im->key_len = key_len;
+    char *lsn_text = (char *)im->key + key_len;
+    char *p = lsn_text + MCDC_LSN_STRLEN;
+    for (size_t i = 0; i < n; i++) {
+        int b = cs->b_of_s[i];
+        mcdc_value *v = &im->row[i];
+        if (b < 0) {
+            memset(v, 0, sizeof *v);
+            v->is_null = true;
+            continue;
+        }
+        *v = r[b];
+        mcdc_type_id t = cs->bronze->cols[b].type;
+        if (!v->is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY)) {
+            if (v->v.s.len)
+                memcpy(p, v->v.s.ptr, v->v.s.len);
+            v->v.s.ptr = p;
+            p += v->v.s.len;
+        }
+    }
+    (void)lsn_text;
+    return im;
+}
+
+int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
+{
+    cs->stats.rows_seen++;
+    const mcdc_value *vop = &r[cs->i_op];
+    if (vop->is_null || vop->v.i < 0 || vop->v.i > 4)
+        return mcdc_error_set(MCDC_ECORRUPT, "bronze row with _operation %s%lld (expected 0 to 4)",
+                              vop->is_null ? "NULL" : "",
+                              vop->is_null ? 0LL : (long long)vop->v.i);
+    int op = (int)vop->v.i;
+    if (cs->n_cis) {
+        const mcdc_value *v = cs->i_ci >= 0 ? &r[cs->i_ci] : NULL;
+        bool ok = false;
+        for (size_t i = 0; v && !v->is_null && !ok && i < cs->n_cis; i++)
+            ok = strlen(cs->cis[i]) == v->v.s.len &&
+                 strncasecmp(cs->cis[i], v->v.s.ptr, v->v.s.len) == 0;
+        if (!ok) {
+            int n = v && !v->is_null ? (int)(v->v.s.len > 200 ? 200 : v->v.s.len) : 4;
+            mcdc_error_set(MCDC_EINVAL, "bronze holds rows of capture instance '%.*s', which is "
+                           "not one of this source table's instances (%s%s)", n,
+                           v && !v->is_null ? v->v.s.ptr : "NULL", cs->cis[0],
+                           cs->n_cis > 1 ? ", ..." : "");
+            return mcdc_error_hint("one bronze table holds one source table: pass --source so the "
+                                   "instances of the table are read, or list them in "
+                                   "--capture-instance a,b");
+        }
+    }
+    mcdc_lsn lsn;
+    int rc = parse_lsn_value(&lsn, &r[cs->i_lsn], "_start_lsn");
+    if (rc < 0)
+        return rc;
+    if (op == 0) {
+        if (!cs->opts.has_snapshot)
+            return 0;
+        mcdc_lsn snap = lsn;
+        if (cs->i_snap >= 0 && !r[cs->i_snap].is_null &&
+            (rc = parse_lsn_value(&snap, &r[cs->i_snap], "_snapshot")) < 0)
+            return rc;
+        if (mcdc_lsn_cmp(&snap, &cs->opts.snapshot) != 0)
+            return 0;
+    } else if (cs->opts.has_after && mcdc_lsn_cmp(&lsn, &cs->opts.after) <= 0) {
+        return 0;
+    }
+    image cand;
+    memset(&cand, 0, sizeof cand);
+    cand.lsn = lsn;
+    cand.op = (uint8_t)op;
+    if (cs->i_seq >= 0 && !r[cs->i_seq].is_null) {
+        if ((rc = parse_lsn_value(&cand.seqval, &r[cs->i_seq], "_seqval")) < 0)
+            return rc;
+        cand.has_seqval = true;
+    }
+    if (cs->i_cmd >= 0 && !r[cs->i_cmd].is_null) {
+        cand.has_command_id = true;
+        cand.command_id = (int32_t)r[cs->i_cmd].v.i;
+    }
+    cs->stats.rows_taken++;
+    if (op == 0)
+        cs->stats.snapshot_rows++;
+    else if (!cs->stats.has_max_change || mcdc_lsn_cmp(&lsn, &cs->stats.max_change_lsn) > 0) {
+        cs->stats.has_max_change = true;
+        cs->stats.max_change_lsn = lsn;
+    }
+    mcdc_buf_clear(&cs->keybuf);
+    for (size_t k = 0; k < cs->n_keys; k++)
+        if ((rc = mcdc_silver_key_encode(&cs->keybuf, &cs->bronze->cols[cs->key_b[k]],
+                                         &r[cs->key_b[k]])) < 0)
+            return rc;
+    const uint8_t *key = (const uint8_t *)cs->keybuf.ptr;
+    size_t key_len = cs->keybuf.len;
+    uint64_t h = hash_bytes(key, key_len);
+    size_t j = (size_t)h & (cs->n_slots - 1);
+    while (cs->slots[j]) {
+        image *o = cs->slots[j];
+        if (o->hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
+            break;
+        j = (j + 1) & (cs->n_slots - 1);
+    }
+    image *old = cs->slots[j];
+    if (old && rank_cmp(&cand, old) <= 0)
+        return 0; /* an equal or higher-ranked image is already there (S1) */
+    size_t need = IMAGE_HEAD + cs->silver->n_cols * sizeof(mcdc_value) + key_len;
+    if (cs->stats.bytes - (old ? old->alloc : 0) + need > cs->opts.max_bytes)
+        return over_cap(cs);
+    image *im = image_new(cs, r, key, key_len);
+    if (!im)
+        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
+    if (cs->stats.bytes - (old ? old->alloc : 0) + im->alloc > cs->opts.max_bytes) {
+        free(im);
+        return over_cap(cs);
+    }
+    im->hash = h;
+    im->lsn = cand.lsn;
+    im->seqval = cand.seqval;
+    im->has_seqval = cand.has_seqval;
+    im->command_id = cand.command_id;
+    im->has_command_id = cand.has_command_id;
+    im->op = cand.op;
+    /* silver's own metadata columns: _start_lsn text and _commit_ts */
+    char *lsn_text = (char *)im->key + key_len;
+    mcdc_lsn_format(lsn_text, &lsn);
+    im->row[cs->s_lsn].is_null = false;
+    im->row[cs->s_lsn].v.s.ptr = lsn_text;
+    im->row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
+    im->row[cs->s_ts] = r[cs->i_ts];
+    cs->stats.bytes += im->alloc;
+    if (old) {
+        cs->stats.bytes -= old->alloc;
+        free(old);
+        cs->slots[j] = im;
+    } else {
+        cs->slots[j] = im;
+        cs->n_images++;
+        cs->stats.n_keys = cs->n_images;
+        if (cs->n_images * 2 > cs->n_slots && grow_slots(cs) < 0) {
+            /* the image is in; only the index could not grow: report the cap */
+            return over_cap(cs);
+        }
+    }
+    free(cs->sorted);
+    cs->sorted = NULL;
+    cs->n_sorted = 0;
+    return 0;
+}
+
+void mcdc_silver_changes_get_stats(const mcdc_silver_changes *cs, mcdc_silver_changes_stats *out)
+{
+    *out = cs->stats;
+}
+
+size_t mcdc_silver_changes_count(const mcdc_silver_changes *cs)
+{
+    return cs->n_images;
+}
+
+const mcdc_schema *mcdc_silver_changes_schema(const mcdc_silver_changes *cs)
+{
+    return cs->silver;
+}
+
+const int *mcdc_silver_changes_key_index(const mcdc_silver_changes *cs, size_t *n_out)
+{
+    *n_out = cs->n_keys;
+    return cs->key_s;
+}
+
+int mcdc_silver_changes_row_key(const mcdc_silver_changes *cs, mcdc_buf *out,
+                                const mcdc_value *silver_row)
+{
+    mcdc_buf_clear(out);
+    for (size_t k = 0; k < cs->n_keys; k++) {
+        int rc = mcdc_silver_key_encode(out, &cs->silver->cols[cs->key_s[k]],
+                                        &silver_row[cs->key_s[k]]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static image *lookup(const mcdc_silver_changes *cs, const uint8_t *key, size_t key_len)
+{
+    uint64_t h = hash_bytes(key, key_len);
+    size_t j = (size_t)h & (cs->n_slots - 1);
+    while (cs->slots[j]) {
+        image *o = cs->slots[j];
+        if (o->hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
+            return o;
+        j = (j + 1) & (cs->n_slots - 1);
+    }
+    return NULL;
+}
+
+int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
+                              mcdc_silver_fate *fate, const mcdc_value **image_out)
+{
+    *fate = MCDC_SILVER_KEEP;
+    *image_out = NULL;
+    int rc = mcdc_silver_changes_row_key(cs, &cs->keybuf, silver_row);
+    if (rc < 0)
+        return rc;
+    image *im = lookup(cs, (const uint8_t *)cs->keybuf.ptr, cs->keybuf.len);
+    if (!im)
+        return 0;
+    im->matched = true;
+    if (im->placed) {
+        *fate = MCDC_SILVER_DROP; /* a second copy of a key already replaced */
+        return 0;
+    }
+    const mcdc_value *v = &silver_row[cs->s_lsn];
+    bool newer = true;
+    if (!v->is_null) {
+        mcdc_lsn have;
+        char text[40];
+        if (v->v.s.len == 0 || v->v.s.len >= sizeof text)
+            return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn of %zu "
+                                  "bytes", v->v.s.len);
+        memcpy(text, v->v.s.ptr, v->v.s.len);
+        text[v->v.s.len] = 0;
+        if (mcdc_lsn_parse(&have, text) < 0)
+            return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn '%s'",
+                                  text);
+        newer = mcdc_lsn_cmp(&im->lsn, &have) > 0;
+    }
+    if (!newer)
+        return 0;
+    if (im->op == 1 || im->op == 3) {
+        *fate = MCDC_SILVER_DROP;
+        return 0;
+    }
+    im->placed = true;
+    *fate = MCDC_SILVER_REPLACE;
+    *image_out = im->row;
+    return 0;
+}
+
+static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    if (c)
+        return c;
+    return na < nb ? -1 : na > nb;
+}
+
+static int image_cmp(const void *pa, const void *pb)
+{
+    const image *a = *(image *const *)pa, *b = *(image *const *)pb;
+    return key_cmp(a->key, a->key_len, b->key, b->key_len);
+}
+
+int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
+{
+    free(cs->sorted);
+    cs->n_sorted = 0;
+    cs->sorted = malloc((cs->n_images ? cs->n_images : 1) * sizeof *cs->sorted);
+    if (!cs->sorted)
+        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys",
+                              cs->n_images);
+    for (size_t i = 0; i < cs->n_slots; i++)
+        if (cs->slots[i])
+            cs->sorted[cs->n_sorted++] = cs->slots[i];
+    qsort(cs->sorted, cs->n_sorted, sizeof *cs->sorted, image_cmp);
+    return 0;
+}
+
+void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out)
+{
+    const image *im = cs->sorted[i];
+    out->key = im->key;
+    out->key_len = im->key_len;
+    out->start_lsn = im->lsn;
+    out->operation = im->op;
+    out->is_delete = im->op == 1 || im->op == 3;
+    out->matched = im->matched;
+    out->row = im->row;
+}
+
+size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint8_t *key,
+                                       size_t key_len)
+{
+    size_t lo = 0, hi = cs->n_sorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_cmp(cs->sorted[mid]->key, cs->sorted[mid]->key_len, key, key_len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
+                                        size_t key_len)
+{
+    size_t i = mcdc_silver_changes_lower_bound(cs, key, key_len);
+    if (i < cs->n_sorted && key_cmp(cs->sorted[i]->key, cs->sorted[i]->key_len, key, key_len) == 0)
+        return (int64_t)i;
+    return -1;
+}
