@@ -324,8 +324,13 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
             m.has_server_now = true;
         else
             mcdc_error_clear(), rc = 0;
-        if (mid_read_loss && (rc = mcdc_stream__add_skip_row(&fr, s, N, &from, &mid_min, r, false)) < 0)
-            goto done;
+        if (mid_read_loss) {
+            if ((rc = mcdc_stream__add_skip_row(&fr, s, N, &from, &mid_min, r, false)) < 0)
+                goto done;
+            mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: CDC cleanup moved min_lsn past the start of "
+                     "batch %" PRId64 " while it was read: changes may be missing "
+                     "(failOnDataLoss=false; recorded as data_skipped)", s->o.capture_instance, N);
+        }
         if (x.df) {
             mcdc_buf um = MCDC_BUF_INIT(1 << 16);
             rc = mcdc_batch_facts_to_json(&um, &bf, N, s->o.app_id);
@@ -443,8 +448,13 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
         out->has_skip = true;
         out->skip_from = from;
         out->skip_to = mcdc_lsn_cmp(&min, &upto) <= 0 ? min : upto;
-        mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: changes purged before they were read; skipping "
-                 "ahead to min_lsn (failOnDataLoss=false)", s->o.capture_instance);
+        char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+        mcdc_lsn last;
+        mcdc_lsn_decrement(&last, &out->skip_to);
+        mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: changes from %s to %s were purged before they were "
+                 "read; skipping them (failOnDataLoss=false), recorded as data_skipped in batch %"
+                 PRId64, s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
+                 mcdc_stream__lsn_text(b, &last), batch_id);
     }
     out->planned_at_us = mcdc_time_now_us();
     *has = true;

@@ -11,6 +11,8 @@
 //       one micro-batch facts row per batch id 0..K of APP_ID (no gaps, no repeats), and
 //       each row's rows, per-operation counts, LSN and commit-time ranges match bronze's
 //       rows of that _batch_id; bronze has no batch without a facts row.
+//   node stream_check.mjs many CT.jsonl FACTS.jsonl APP=BRONZE.jsonl...
+//       both checks above for several streams at once.
 //   node stream_check.mjs count FILE.jsonl [KEY=VALUE]...
 //       prints the number of rows matching every KEY=VALUE (null matches "null").
 //   node stream_check.mjs get FILE.jsonl FIELD [KEY=VALUE]...
@@ -18,7 +20,8 @@
 import { readFileSync } from 'node:fs';
 
 const rows = (f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-const fail = (msg) => { console.error(`stream_check: ${msg}`); process.exit(1); };
+let prefix = '';
+const fail = (msg) => { console.error(`stream_check: ${prefix}${msg}`); process.exit(1); };
 const meta = new Set(['_capture_instance', '_start_lsn', '_seqval', '_operation', '_command_id',
   '_commit_ts', '_batch_id', '_snapshot', '_chunk']);
 
@@ -37,10 +40,8 @@ function cmpOrder(a, b) {
   return 0;
 }
 
-const [cmd, ...args] = process.argv.slice(2);
-if (cmd === 'bronze-vs-ct') {
-  const ct = rows(args[0]);
-  const bronze = rows(args[1]).filter((r) => Number(r._operation) !== 0);
+function bronzeVsCt(ct, bronzeAll) {
+  const bronze = bronzeAll.filter((r) => Number(r._operation) !== 0);
   const cols = bronze.length ? Object.keys(bronze[0]).filter((c) => !meta.has(c))
     : ct.length ? Object.keys(ct[0]).filter((c) => !c.startsWith('__$')) : [];
   const want = new Map();
@@ -70,10 +71,12 @@ if (cmd === 'bronze-vs-ct') {
       fail(`batch ${b} starts at ${rs[0]._start_lsn}, not after the batch before it (${prevMax})`);
     prevMax = rs[rs.length - 1]._start_lsn;
   }
-  console.log(`ok: ${bronze.length} change rows, each once, in order`);
-} else if (cmd === 'facts-vs-bronze') {
-  const facts = rows(args[0]).filter((r) => r.app_id === args[2] && r.event === null);
-  const bronze = rows(args[1]).filter((r) => Number(r._operation) !== 0);
+  return `${bronze.length} change rows, each once, in order`;
+}
+
+function factsVsBronze(factsAll, bronzeAll, app) {
+  const facts = factsAll.filter((r) => r.app_id === app && r.event === null);
+  const bronze = bronzeAll.filter((r) => Number(r._operation) !== 0);
   const byBatch = new Map();
   for (const r of bronze) {
     const b = Number(r._batch_id);
@@ -98,7 +101,25 @@ if (cmd === 'bronze-vs-ct') {
     if (f.end_lsn === null || f.end_lsn < (want.max_lsn ?? '')) fail(`batch ${f.batch_id}: end_lsn ${f.end_lsn} below its rows`);
   }
   for (const b of byBatch.keys()) if (!facts.some((f) => Number(f.batch_id) === b)) fail(`bronze batch ${b} has no facts row`);
-  console.log(`ok: ${facts.length} batches, facts match bronze`);
+  return `${facts.length} batches, facts match bronze`;
+}
+
+const [cmd, ...args] = process.argv.slice(2);
+if (cmd === 'bronze-vs-ct') {
+  console.log(`ok: ${bronzeVsCt(rows(args[0]), rows(args[1]))}`);
+} else if (cmd === 'facts-vs-bronze') {
+  console.log(`ok: ${factsVsBronze(rows(args[0]), rows(args[1]), args[2])}`);
+} else if (cmd === 'many') {
+  // many CT.jsonl FACTS.jsonl APP=BRONZE.jsonl...: both checks for every stream
+  const ct = rows(args[0]), facts = rows(args[1]);
+  for (const a of args.slice(2)) {
+    const i = a.indexOf('=');
+    const app = a.slice(0, i), bronze = rows(a.slice(i + 1));
+    prefix = `${app}: `;
+    bronzeVsCt(ct, bronze);
+    factsVsBronze(facts, bronze, app);
+  }
+  console.log(`ok: ${args.length - 2} streams`);
 } else if (cmd === 'count' || cmd === 'get') {
   // count FILE [KEY=VALUE...] | get FILE FIELD [KEY=VALUE...]: rows matching every filter
   const file = args.shift();

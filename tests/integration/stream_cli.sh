@@ -17,7 +17,9 @@ expect() { # expect CODE CMD...: run, check the exit code, keep stderr in $err
 }
 
 # an interval stream holds the checkpoint; a second one fails at once
-stream one --trigger interval:100ms --progress "$T/progress.jsonl" >"$T/one.out" 2>&1 &
+"$MCDC_BIN" stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one \
+  --app-id one --checkpoint "$T/ck/one" --facts ops.facts --trigger interval:100ms \
+  --progress "$T/progress.jsonl" >"$T/one.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do [ -s "$T/progress.jsonl" ] && break; sleep 0.05; done
 [ -s "$T/progress.jsonl" ] || die "no progress event from the interval stream"
@@ -57,7 +59,7 @@ out=$(MSSQL_CDC_SOURCE="sim:$DB" M stream --target bronze.three --app-id three -
   --option captureInstance=dbo_orders --option maxCommitsPerBatch=1 --max-commits-per-batch 1 \
   --option frobnicate=1 2>&1) || die "options: $out"
 echo "$out" | grep -q "frobnicate" || die "unknown option not named: $out"
-echo "$out" | grep -q "1 batch, 1 rows" || die "summary: $out"
+echo "$out" | grep -q "2 batches, 1 rows" || die "summary: $out"
 # includeCommandId=false leaves the column out
 stream four --option includeCommandId=false >/dev/null
 M table cat bronze.four --format jsonl | head -1 | grep -q '_command_id' && die "_command_id present"
