@@ -404,6 +404,60 @@ int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_f
 int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
                            mcdc_delta_commit_result *result);
 
+/* ------------------------------------------------------------------------------------ */
+/* Rows: scanning and writing                                                           */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct mcdc_delta_scan mcdc_delta_scan;
+
+/** Scan options. Start from MCDC_DELTA_SCAN_OPTIONS_INIT. */
+typedef struct mcdc_delta_scan_options {
+    int                version;   /* 1 */
+    const char *const *columns;   /* logical names to read, in output order; NULL: all */
+    size_t             n_columns;
+    mcdc_delta_pred    pred;      /* skip files that cannot match (rows are not filtered) */
+} mcdc_delta_scan_options;
+
+#define MCDC_DELTA_SCAN_OPTIONS_INIT { 1, NULL, 0, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } } }
+
+/** Start reading the rows of @p snap (borrowed: it must outlive the scan).
+ *  @return 0; MCDC_ENOTFOUND for an unknown column; MCDC_ENOMEM. */
+int mcdc_delta_scan_open(mcdc_delta_scan **out, const mcdc_delta_snapshot *snap,
+                         const mcdc_delta_scan_options *opts);
+/** The output columns: logical names and table types; a nested column is a STRING whose
+ *  cells hold its JSON text (see mcdc_delta_scan_is_nested). Borrowed from the scan. */
+const mcdc_schema *mcdc_delta_scan_schema(const mcdc_delta_scan *s);
+/** Whether output column @p i is nested (its cells are JSON text). */
+bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i);
+/** The next row (borrowed until the next call). Files are read in path order; rows
+ *  deleted by a deletion vector are skipped; partition values come from the log.
+ *  @return 1 with a row; 0 at the end; MCDC_ECORRUPT, MCDC_EIO, MCDC_ENOTFOUND (a data
+ *          file is missing), MCDC_EUNSUPPORTED. Errors are sticky. */
+int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row);
+/** Files skipped by the predicate so far. */
+int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s);
+/** Free a scan; accepts NULL. */
+void mcdc_delta_scan_free(mcdc_delta_scan *s);
+
+/* ------------------------------------------------------------------------------------ */
+/* Maintenance                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+/** What a vacuum did. */
+typedef struct mcdc_delta_vacuum_result {
+    int64_t n_deleted;     /* files deleted (or that would be, in a dry run) */
+    int64_t bytes_deleted;
+    int64_t n_kept;        /* data files kept */
+    int64_t n_failed;      /* files that could not be removed (logged) */
+} mcdc_delta_vacuum_result;
+
+/** Delete data files that no version within @p retention_us references and whose
+ *  modification time is older than the retention; never _delta_log or any name starting
+ *  with '_' or '.'. @p retention_us < 0 means 7 days.
+ *  @return 0; MCDC_EINVAL for a retention under 7 days without @p force; snapshot codes. */
+int mcdc_delta_vacuum(const char *path, int64_t retention_us, bool force, bool dry_run,
+                      mcdc_delta_vacuum_result *result);
+
 /** A new random UUID (version 4) in @p out (37 bytes). */
 char *mcdc_delta_uuid(char out[37]);
 
