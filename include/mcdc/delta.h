@@ -404,6 +404,25 @@ int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_f
 int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
                            mcdc_delta_commit_result *result);
 
+/* ------------------------------------------------------------------------------------ */
+/* Maintenance                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+/** What a vacuum did. */
+typedef struct mcdc_delta_vacuum_result {
+    int64_t n_deleted;     /* files deleted (or that would be, in a dry run) */
+    int64_t bytes_deleted;
+    int64_t n_kept;        /* data files kept */
+    int64_t n_failed;      /* files that could not be removed (logged) */
+} mcdc_delta_vacuum_result;
+
+/** Delete data files that no version within @p retention_us references and whose
+ *  modification time is older than the retention; never _delta_log or any name starting
+ *  with '_' or '.'. @p retention_us < 0 means 7 days.
+ *  @return 0; MCDC_EINVAL for a retention under 7 days without @p force; snapshot codes. */
+int mcdc_delta_vacuum(const char *path, int64_t retention_us, bool force, bool dry_run,
+                      mcdc_delta_vacuum_result *result);
+
 /** A new random UUID (version 4) in @p out (37 bytes). */
 char *mcdc_delta_uuid(char out[37]);
 

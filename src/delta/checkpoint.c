@@ -6,10 +6,12 @@
 
 #include "delta/internal.h"
 
-int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, bool *written)
+int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, int64_t interval,
+                                 bool *written)
 {
     (void)path;
     (void)version;
+    (void)interval;
     *written = false;
     return 0;
 }

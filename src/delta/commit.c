@@ -251,8 +251,6 @@ static void backoff_sleep(int64_t ms)
 
 /* ---- commit ------------------------------------------------------------------------- */
 
-int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, bool *written);
-
 int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload,
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result)
 {
@@ -268,6 +266,7 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
     mcdc_buf body = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
     int rc = logdir ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     char last_conflict[256] = "";
+    int64_t cp_interval = 10; /* delta.checkpointInterval of the table we committed to */
 
     while (rc == 0) {
         mcdc_delta_snapshot *snap = NULL;
@@ -277,6 +276,8 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
         if (rc < 0)
             break;
         res.version = snap->version;
+        const char *iv = mcdc_delta_snapshot_config(snap, "delta.checkpointInterval", NULL);
+        cp_interval = iv && atoll(iv) > 0 ? atoll(iv) : 10;
         if (opts->app_id && mcdc_delta_snapshot_txn(snap, opts->app_id) >= opts->txn_version) {
             res.already_committed = true;
             rc = mcdc_error_set(MCDC_EALREADY, "%s: txn %lld of appId %s already committed "
@@ -358,7 +359,7 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
     }
     if (rc == 0 && res.version >= 0 && !opts->no_checkpoint) {
         bool written = false;
-        int crc = mcdc_delta__maybe_checkpoint(path, res.version, &written);
+        int crc = mcdc_delta__maybe_checkpoint(path, res.version, cp_interval, &written);
         if (crc < 0) {
             /* the commit stands; a checkpoint is an optimization */
             mcdc_log(MCDC_LOG_WARN, "delta", "checkpoint of version %lld not written: %s",

@@ -97,6 +97,17 @@ int mcdc_delta__dv_load(uint64_t **out, size_t *n_out, const char *table, const 
 /* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. */
 char *mcdc_delta__dv_path(const char *table, const mcdc_delta_dv *dv);
 
+/* ---- checkpoints (checkpoint.c) ---------------------------------------------------- */
+
+/* After committing @p version: write a checkpoint when it is a multiple of @p interval. */
+int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, int64_t interval,
+                                 bool *written);
+
+int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s);
+int mcdc_delta__cleanup_log(const mcdc_delta_snapshot *s);
+/* A Delta interval ("interval 1 week", "30 days") in ms, or @p dflt_ms when absent/bad. */
+int64_t mcdc_delta__interval_ms(const char *text, int64_t dflt_ms);
+
 /* ---- files (dfs.c) ------------------------------------------------------------------ */
 
 /* Read the whole file into @p out (capped at @p max bytes). MCDC_ENOTFOUND, MCDC_EIO,

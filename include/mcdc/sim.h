@@ -1,0 +1,182 @@
+/*
+ * mcdc/sim.h: the embedded SQL Server CDC simulator.
+ *
+ * A simulator database is one SQLite file holding source tables, change tables, the
+ * commit log (cdc.lsn_time_mapping) and a virtual clock. It runs a T-SQL subset (INSERT,
+ * UPDATE, DELETE; ALTER TABLE ADD/DROP/ALTER COLUMN) in atomic transactions, captures
+ * committed transactions in scans, cleans up by retention, and is read through the source
+ * interface (mcdc_sim_source_open, or mcdc_source_open("sim:PATH")). What it reproduces and
+ * what it does not: docs/guides/simulator.md.
+ *
+ * Caveats:
+ * - One writer process at a time (SQLite's write lock, with a busy timeout); any number of
+ *   readers. A handle is used by one thread at a time.
+ * - Times are UTC microseconds. MCDC_SIM_NOW means "the host's clock, or the simulator's
+ *   clock when that is ahead". An explicit time before the simulator's clock is refused.
+ * - Every write call is one SQLite transaction: it fails whole, leaving the file unchanged.
+ */
+#ifndef MCDC_SIM_H
+#define MCDC_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcdc/error.h"
+#include "mcdc/lsn.h"
+#include "mcdc/source.h"
+#include "mcdc/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcdc_sim mcdc_sim;
+
+/** "Now": the host's clock, or the simulator's clock when it is ahead. */
+#define MCDC_SIM_NOW INT64_MIN
+
+/** Open a simulator database. With @p create, a missing file is created (its zone is
+ *  @p time_zone, NULL for UTC); otherwise a missing file is MCDC_ENOTFOUND.
+ *  @return 0; MCDC_ENOTFOUND; MCDC_ECORRUPT for a file that is not a simulator database;
+ *  MCDC_EINVAL for a zone that differs from the database's; MCDC_EIO. */
+int mcdc_sim_open(mcdc_sim **out, const char *path, bool create, const char *time_zone);
+/** Open read-only (for queries and status). */
+int mcdc_sim_open_readonly(mcdc_sim **out, const char *path);
+/** Close; accepts NULL. */
+void mcdc_sim_close(mcdc_sim *sim);
+
+/** Create a table and enable CDC on it (capture instance @p ci, default schema_table).
+ *  @p columns: "name TYPE [NULL|NOT NULL], ..."; @p keys: comma-separated key columns.
+ *  @return 0; MCDC_EINVAL for a bad schema, type or key; MCDC_EEXISTS for a table that exists. */
+int mcdc_sim_create_table(mcdc_sim *sim, const char *table, const char *columns, const char *keys,
+                          const char *ci, int64_t at_us);
+
+/** What one transaction did. */
+typedef struct mcdc_sim_exec_result {
+    mcdc_lsn commit_lsn;  /* zero when nothing was logged for CDC */
+    int64_t  n_rows;      /* source rows inserted, updated or deleted */
+    int64_t  n_changes;   /* change rows written over all capture instances */
+    int64_t  commit_us;   /* the commit time (UTC) */
+} mcdc_sim_exec_result;
+
+/** Run statements separated by ';' as one transaction begun at @p begin_us (MCDC_SIM_NOW:
+ *  at the commit time) and committed at @p at_us. A failing statement changes nothing.
+ *  @return 0; MCDC_EINVAL for a statement SQL Server refuses (its message and number) or one
+ *  the simulator does not run; MCDC_ENOTFOUND for an unknown table. */
+int mcdc_sim_exec(mcdc_sim *sim, const char *sql, int64_t begin_us, int64_t at_us,
+                  mcdc_sim_exec_result *out);
+
+/** Capture scan settings. */
+typedef struct mcdc_sim_capture_options {
+    int     max_trans;      /* transactions per scan (default 500) */
+    int     max_scans;      /* scans in this call (default 1; the capture job's cycle is 10) */
+    int64_t idle_after_us;  /* idle entry when nothing was found and this long passed since the
+                               last mapping entry (default 5 minutes; <0 never) */
+} mcdc_sim_capture_options;
+#define MCDC_SIM_CAPTURE_OPTIONS_INIT { 500, 1, 5 * 60 * INT64_C(1000000) }
+
+typedef struct mcdc_sim_capture_result {
+    int64_t  n_trans;   /* commits processed (transactions, enables and DDL) */
+    int64_t  n_scans;   /* scans that processed something */
+    bool     idle;      /* an idle entry was written */
+    mcdc_lsn max_lsn;   /* sys.fn_cdc_get_max_lsn() after the call */
+    int64_t  pending;   /* committed transactions still waiting for a scan */
+} mcdc_sim_capture_result;
+
+/** Run capture scans at @p at_us. @p opts NULL for the defaults. */
+int mcdc_sim_capture(mcdc_sim *sim, int64_t at_us, const mcdc_sim_capture_options *opts,
+                     mcdc_sim_capture_result *out);
+/** Write an idle mapping entry (tran_id 0x00) at @p at_us, as capture does on a quiet
+ *  database. @return 0; MCDC_EINVAL while committed transactions wait for a scan. */
+int mcdc_sim_idle(mcdc_sim *sim, int64_t at_us, mcdc_lsn *out);
+
+typedef struct mcdc_sim_cleanup_result {
+    mcdc_lsn low_water;      /* the new start_lsn (zero when nothing was old enough) */
+    int64_t  n_change_rows;  /* change rows deleted */
+    int64_t  n_mapping_rows; /* mapping entries deleted */
+    bool     done;           /* every batch ran */
+} mcdc_sim_cleanup_result;
+
+/** Cleanup by retention: move every capture instance's start_lsn to the low water mark
+ *  (max tran_end_time - retention, lowered to the first entry of its commit time), then delete
+ *  change rows and mapping entries below it in batches of @p threshold rows (0: 5000), at most
+ *  @p max_batches of them (<0: all; 0: only move start_lsn). Each batch is its own transaction,
+ *  so readers see the new min_lsn and the rows not yet deleted. Calling again finishes. */
+int mcdc_sim_cleanup(mcdc_sim *sim, int64_t retention_us, int64_t at_us, int64_t threshold,
+                     int64_t max_batches, mcdc_sim_cleanup_result *out);
+
+/** Enable a capture instance on @p table (at most two per table). */
+int mcdc_sim_enable(mcdc_sim *sim, const char *table, const char *ci, int64_t at_us);
+/** Disable a capture instance: its change table and DDL history are gone at once. */
+int mcdc_sim_disable(mcdc_sim *sim, const char *ci, int64_t at_us);
+/** Run ALTER TABLE t ADD c TYPE | DROP COLUMN c | ALTER COLUMN c TYPE, with DDL history. */
+int mcdc_sim_ddl(mcdc_sim *sim, const char *sql, int64_t at_us);
+
+/** A deterministic synthetic workload. */
+typedef struct mcdc_sim_workload_options {
+    const char *table;          /* "dbo.orders" */
+    int64_t     transactions;   /* how many */
+    uint64_t    seed;
+    int64_t     start_us;       /* first commit time (MCDC_SIM_NOW: the simulator's clock) */
+    int64_t     interval_us;    /* between commits (default 10 ms) */
+    int         pct_insert, pct_update, pct_delete; /* the mix, summing to 100 */
+    int         rows_per_transaction;               /* changes per transaction (default 1) */
+    int64_t     capture_every_us; /* a capture cycle (10 scans of 500) this often; <0 never */
+    bool        realtime;       /* commit each transaction when the host clock reaches it */
+} mcdc_sim_workload_options;
+#define MCDC_SIM_WORKLOAD_OPTIONS_INIT \
+    { NULL, 0, 1, MCDC_SIM_NOW, 10000, 60, 30, 10, 1, 5 * INT64_C(1000000), false }
+
+typedef struct mcdc_sim_workload_result {
+    int64_t n_transactions, n_inserts, n_updates, n_deletes, n_changes, n_scans;
+    int64_t end_us;      /* the last commit time */
+    int64_t elapsed_us;  /* host time taken */
+} mcdc_sim_workload_result;
+
+/** Run a workload. Deterministic for a seed, a start and the database's prior state. */
+int mcdc_sim_workload(mcdc_sim *sim, const mcdc_sim_workload_options *opts, mcdc_sim_workload_result *out);
+
+/** A query result row: column names and types (the value model), values. Borrowed. */
+typedef int (*mcdc_sim_row_cb)(const mcdc_schema *schema, const mcdc_value *values, void *payload);
+
+/** Run a read-only SELECT written with SQL Server's names (dbo.orders, cdc.dbo_orders_CT,
+ *  cdc.lsn_time_mapping, cdc.change_tables, ...). Values come back typed as the columns they
+ *  read (decimals exact, LSNs binary). @return 0; MCDC_EINVAL for a bad or writing query. */
+int mcdc_sim_query(mcdc_sim *sim, const char *sql, mcdc_sim_row_cb cb, void *payload);
+
+/** Per capture instance status. */
+typedef struct mcdc_sim_instance_status {
+    char    *name;
+    char    *table;       /* "dbo.orders" */
+    mcdc_lsn min_lsn;     /* sys.fn_cdc_get_min_lsn() */
+    int64_t  change_rows; /* visible change rows */
+    int64_t  source_rows;
+} mcdc_sim_instance_status;
+
+typedef struct mcdc_sim_status {
+    mcdc_lsn max_lsn;
+    int64_t  max_lsn_commit_us; /* UTC, 0 when max_lsn is zero */
+    int64_t  clock_us;
+    int64_t  pending;           /* committed, not yet scanned */
+    char     time_zone[128];
+    mcdc_sim_instance_status *inst;
+    size_t   n_inst;
+} mcdc_sim_status;
+
+int  mcdc_sim_get_status(mcdc_sim *sim, mcdc_sim_status *out);
+void mcdc_sim_status_dispose(mcdc_sim_status *st);
+
+/** Open the simulator at @p path as a source (what mcdc_source_open("sim:PATH") does).
+ *  @return 0; MCDC_ENOTFOUND for a missing database. */
+int mcdc_sim_source_open(mcdc_source **out, const char *path);
+
+/** Test hook: read changes in pages of @p page_rows rows and call @p between_pages after each
+ *  full page, before the next is read (a cleanup may run there). */
+typedef void (*mcdc_sim_page_hook)(int page, void *payload);
+int mcdc_sim_source_set_paging(mcdc_source *src, int64_t page_rows, mcdc_sim_page_hook between_pages,
+                               void *payload);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,334 @@
+/*
+ * delta/scan.c: the rows of a snapshot: every live file's rows, with projection,
+ * partition values filled in from the log, deletion vectors applied, and files skipped
+ * when their partition values or stats prove that a simple predicate cannot match.
+ *
+ * Columns are found in data files by their physical name (column mapping 'name' and 'id'
+ * modes; Spark writes the physical name in both); a column missing from a file reads as
+ * NULL (schema evolution). Partition columns come from add.partitionValues, parsed by the
+ * column's type, never from directory names. Rows are not filtered by the predicate: a
+ * file that may match is returned whole (the caller filters when it needs exact rows).
+ * A file with a deletion vector is read without row-group skipping so that row indexes
+ * stay exact; the deleted indexes are skipped.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "delta/internal.h"
+#include "mcdc/parquet.h"
+#include "mcdc/time.h"
+
+struct mcdc_delta_scan {
+    const mcdc_delta_snapshot *snap;   /* borrowed */
+    mcdc_schema               *schema; /* output columns (logical names, table types) */
+    bool                      *nested; /* per output column: cells are JSON text */
+    int                       *field;  /* per output column: index in snap->schema */
+    int                       *part;   /* per output column: partition column index or -1 */
+    size_t                     n_out;
+    mcdc_delta_pred            pred;
+    size_t                     next_file; /* index into snap->files */
+    mcdc_parquet_reader       *reader;    /* the open file, or NULL */
+    int                       *src;       /* per output column: index in the reader row, or -1 */
+    mcdc_value                *row;       /* output cells */
+    mcdc_value                *pvals;     /* partition values of the current file */
+    char                     **pbufs;     /* owned text behind pvals (decoded binaries) */
+    uint64_t                  *deleted;   /* DV rows of the current file, ascending */
+    size_t                     n_deleted, at_deleted;
+    int64_t                    row_index; /* index of the next row in the current file */
+    int64_t                    files_skipped;
+    int                        failed;    /* sticky error */
+};
+
+static void close_file(mcdc_delta_scan *s)
+{
+    mcdc_parquet_reader_free(s->reader);
+    s->reader = NULL;
+    free(s->src);
+    s->src = NULL;
+    free(s->deleted);
+    s->deleted = NULL;
+    s->n_deleted = s->at_deleted = 0;
+    for (size_t i = 0; s->pbufs && i < s->n_out; i++) {
+        free(s->pbufs[i]);
+        s->pbufs[i] = NULL;
+    }
+}
+
+void mcdc_delta_scan_free(mcdc_delta_scan *s)
+{
+    if (!s)
+        return;
+    close_file(s);
+    mcdc_schema_free(s->schema);
+    free(s->nested);
+    free(s->field);
+    free(s->part);
+    free(s->row);
+    free(s->pvals);
+    free(s->pbufs);
+    free(s);
+}
+
+/* Parse a partition value's text into @p v for @p col. @p buf receives owned memory. */
+static int parse_partition(mcdc_value *v, char **buf, const mcdc_column *col, const char *text,
+                           const char *name)
+{
+    memset(v, 0, sizeof *v);
+    if (!text || !*text) { /* null, "" and a missing key are NULL */
+        v->is_null = true;
+        return 0;
+    }
+    char *end;
+    switch (col->type) {
+    case MCDC_TYPE_BOOLEAN:
+        if (strcasecmp(text, "true") == 0)
+            v->v.b = true;
+        else if (strcasecmp(text, "false") != 0)
+            goto bad;
+        return 0;
+    case MCDC_TYPE_BYTE:
+    case MCDC_TYPE_SHORT:
+    case MCDC_TYPE_INT:
+    case MCDC_TYPE_LONG:
+        v->v.i = strtoll(text, &end, 10);
+        if (end == text || *end)
+            goto bad;
+        return 0;
+    case MCDC_TYPE_FLOAT:
+        v->v.f = strtof(text, &end);
+        if (end == text || *end)
+            goto bad;
+        return 0;
+    case MCDC_TYPE_DOUBLE:
+        v->v.d = strtod(text, &end);
+        if (end == text || *end)
+            goto bad;
+        return 0;
+    case MCDC_TYPE_DECIMAL:
+        if (mcdc_decimal_parse(&v->v.dec, text, strlen(text), col->precision, col->scale) < 0)
+            goto bad;
+        return 0;
+    case MCDC_TYPE_DATE: {
+        int y, m, d;
+        char tail;
+        if (sscanf(text, "%d-%d-%d%c", &y, &m, &d, &tail) != 3)
+            goto bad;
+        v->v.i = mcdc_days_from_civil(y, (unsigned)m, (unsigned)d);
+        return 0;
+    }
+    case MCDC_TYPE_TIMESTAMP:
+    case MCDC_TYPE_TIMESTAMP_NTZ: {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%s", text);
+        if (strlen(tmp) > 10 && tmp[10] == ' ')
+            tmp[10] = 'T';
+        bool has_zone;
+        if (mcdc_time_parse_ex(&v->v.i, &has_zone, tmp) < 0)
+            goto bad;
+        return 0;
+    }
+    case MCDC_TYPE_STRING:
+    case MCDC_TYPE_BINARY:
+        *buf = strdup(text);
+        if (!*buf)
+            return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+        v->v.s.ptr = *buf;
+        v->v.s.len = strlen(text);
+        return 0;
+    }
+bad:
+    return mcdc_error_set(MCDC_ECORRUPT, "partition value '%s' of column %s is not a valid %s",
+                          text, name, mcdc_type_name((char[48]){ 0 }, 48, col));
+}
+
+int mcdc_delta_scan_open(mcdc_delta_scan **out, const mcdc_delta_snapshot *snap,
+                         const mcdc_delta_scan_options *opts)
+{
+    *out = NULL;
+    mcdc_delta_scan *s = calloc(1, sizeof *s);
+    if (!s)
+        return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+    s->snap = snap;
+    s->schema = mcdc_schema_new();
+    size_t n_all = snap->schema->n_fields;
+    size_t want = opts && opts->n_columns ? opts->n_columns : n_all;
+    s->nested = calloc(want + 1, sizeof *s->nested);
+    s->field = calloc(want + 1, sizeof *s->field);
+    s->part = calloc(want + 1, sizeof *s->part);
+    s->row = calloc(want + 1, sizeof *s->row);
+    s->pvals = calloc(want + 1, sizeof *s->pvals);
+    s->pbufs = calloc(want + 1, sizeof *s->pbufs);
+    if (!s->schema || !s->nested || !s->field || !s->part || !s->row || !s->pvals || !s->pbufs) {
+        mcdc_delta_scan_free(s);
+        return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+    }
+    if (opts)
+        s->pred = opts->pred;
+    for (size_t i = 0; i < want; i++) {
+        int fi = opts && opts->n_columns ? mcdc_delta_schema_find(snap->schema, opts->columns[i])
+                                         : (int)i;
+        if (fi < 0) {
+            int rc = mcdc_error_set(MCDC_ENOTFOUND, "%s: no column %s", snap->table_path,
+                                    opts->columns[i]);
+            mcdc_delta_scan_free(s);
+            return rc;
+        }
+        const mcdc_delta_field *f = &snap->schema->fields[fi];
+        s->field[i] = fi;
+        s->part[i] = -1;
+        for (size_t k = 0; k < snap->metadata.n_partition_columns; k++)
+            if (strcasecmp(snap->metadata.partition_columns[k], f->name) == 0)
+                s->part[i] = (int)k;
+        int rc;
+        if (f->type.kind == MCDC_DELTA_TYPE_PRIMITIVE) {
+            rc = mcdc_schema_add(s->schema, f->name, f->type.prim.type, f->type.prim.precision,
+                                 f->type.prim.scale, f->nullable);
+        } else {
+            s->nested[i] = true;
+            rc = mcdc_schema_add(s->schema, f->name, MCDC_TYPE_STRING, 0, 0, true);
+        }
+        if (rc < 0) {
+            mcdc_delta_scan_free(s);
+            return rc;
+        }
+    }
+    s->n_out = want;
+    *out = s;
+    return 0;
+}
+
+const mcdc_schema *mcdc_delta_scan_schema(const mcdc_delta_scan *s)
+{
+    return s->schema;
+}
+
+bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i)
+{
+    return i < s->n_out && s->nested[i];
+}
+
+int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s)
+{
+    return s->files_skipped;
+}
+
+/* Open the next file that may match; 0 when one is open, 1 at the end, <0 on error. */
+static int open_next(mcdc_delta_scan *s)
+{
+    const mcdc_delta_snapshot *snap = s->snap;
+    while (s->next_file < snap->n_files) {
+        const mcdc_delta_file *f = &snap->files[s->next_file++];
+        if (s->pred.op != MCDC_DELTA_PRED_NONE && s->pred.op != MCDC_DELTA_PRED_ALL &&
+            !mcdc_delta__may_match(snap, f, &s->pred)) {
+            s->files_skipped++;
+            continue;
+        }
+        char *path = mcdc_delta_file_abspath(snap, f->path);
+        if (!path)
+            return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+        int rc = mcdc_parquet_reader_open(&s->reader, path, NULL);
+        if (rc < 0) {
+            free(path);
+            return rc;
+        }
+        if (f->has_dv) {
+            rc = mcdc_delta__dv_load(&s->deleted, &s->n_deleted, snap->table_path, &f->dv);
+            if (rc < 0) {
+                mcdc_error_prefix("%s", path);
+                free(path);
+                return rc;
+            }
+        }
+        /* map output columns to the file's columns by physical name */
+        const mcdc_schema *fs = mcdc_parquet_reader_schema(s->reader);
+        s->src = malloc((s->n_out + 1) * sizeof *s->src);
+        const char **names = malloc((s->n_out + 1) * sizeof *names);
+        if (!s->src || !names) {
+            free(names);
+            free(path);
+            return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+        }
+        size_t n_sel = 0;
+        for (size_t i = 0; i < s->n_out; i++) {
+            s->src[i] = -1;
+            const mcdc_delta_field *fld = &snap->schema->fields[s->field[i]];
+            if (s->part[i] >= 0) {
+                const char *key = snap->column_mapping != MCDC_DELTA_CM_NONE ? fld->physical_name
+                                                                            : fld->name;
+                bool found;
+                const char *pv = mcdc_delta_map_get(&f->partition_values, key, &found);
+                if (!found)
+                    pv = mcdc_delta_map_get(&f->partition_values, fld->name, &found);
+                rc = parse_partition(&s->pvals[i], &s->pbufs[i], &s->schema->cols[i], pv, fld->name);
+                if (rc < 0) {
+                    free(names);
+                    mcdc_error_prefix("%s", path);
+                    free(path);
+                    return rc;
+                }
+                continue;
+            }
+            const char *phys = snap->column_mapping != MCDC_DELTA_CM_NONE ? fld->physical_name
+                                                                         : fld->name;
+            int at = mcdc_schema_find(fs, phys);
+            if (at >= 0) {
+                s->src[i] = (int)n_sel;
+                names[n_sel++] = fs->cols[at].name;
+            }
+        }
+        rc = n_sel ? mcdc_parquet_reader_select(s->reader, names, n_sel) : 0;
+        free(names);
+        free(path);
+        if (rc < 0)
+            return rc;
+        s->row_index = 0;
+        return 0;
+    }
+    return 1;
+}
+
+int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
+{
+    *row = NULL;
+    if (s->failed)
+        return s->failed;
+    for (;;) {
+        if (!s->reader) {
+            int rc = open_next(s);
+            if (rc == 1)
+                return 0;
+            if (rc < 0) {
+                close_file(s);
+                return s->failed = rc;
+            }
+        }
+        const mcdc_value *in;
+        int rc = mcdc_parquet_reader_next(s->reader, &in);
+        if (rc < 0) {
+            close_file(s);
+            return s->failed = rc;
+        }
+        if (rc == 0) {
+            close_file(s);
+            continue;
+        }
+        int64_t idx = s->row_index++;
+        while (s->at_deleted < s->n_deleted && s->deleted[s->at_deleted] < (uint64_t)idx)
+            s->at_deleted++;
+        if (s->at_deleted < s->n_deleted && s->deleted[s->at_deleted] == (uint64_t)idx)
+            continue; /* deleted by the DV */
+        for (size_t i = 0; i < s->n_out; i++) {
+            if (s->part[i] >= 0)
+                s->row[i] = s->pvals[i];
+            else if (s->src[i] >= 0)
+                s->row[i] = in[s->src[i]];
+            else {
+                memset(&s->row[i], 0, sizeof s->row[i]);
+                s->row[i].is_null = true;
+            }
+        }
+        *row = s->row;
+        return 1;
+    }
+}

@@ -1,0 +1,424 @@
+/*
+ * delta/table_write.c: writing rows into new data files of a table, ready for add actions.
+ *
+ * Rows follow the table's schema (all top-level columns, in order). Partition columns are
+ * not stored in the files: rows are split by their partition values, one open Parquet
+ * writer per distinct combination, and each file's add action carries the values. A file
+ * is closed and a new one started once its rows pass the target size (estimated from
+ * the values' sizes). Files get unique names (a UUID) at the table root, are fsynced and
+ * linked by the Parquet writer, and stay invisible until a commit names them; a writer
+ * freed without finish removes the files it wrote. Stats (numRecords, minValues,
+ * maxValues, nullCount) come from the Parquet writer's exact per-column statistics:
+ * decimals written exactly, timestamps truncated to milliseconds (readers widen a max by
+ * 999 µs), strings longer than 32 characters get a 32-character min prefix and no max,
+ * booleans and binaries only a null count.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "delta/internal.h"
+#include "mcdc/parquet.h"
+#include "mcdc/time.h"
+
+#define STATS_STRING_PREFIX 32
+
+typedef struct part_file {
+    char                *key;      /* owned: the partition values as one string */
+    mcdc_delta_map       values;   /* partition column -> text */
+    mcdc_parquet_writer *pw;       /* open writer, or NULL */
+    char                *rel;      /* owned: file name relative to the table */
+    char                *abs;      /* owned: absolute path */
+    int64_t              est_bytes; /* estimated bytes written to the open file */
+} part_file;
+
+struct mcdc_delta_writer {
+    char            *table;      /* owned: table root */
+    mcdc_schema     *table_schema; /* owned: all columns (flat) */
+    mcdc_schema     *file_schema;  /* owned: columns stored in files */
+    int             *file_col;   /* per table column: index in file_schema, or -1 */
+    int             *part_col;   /* per table column: partition index, or -1 */
+    size_t           n_part;
+    char           **part_names; /* owned partition column names, in metadata order */
+    mcdc_parquet_writer_options popts;
+    int64_t          target_bytes;
+    part_file       *parts;
+    size_t           n_parts;
+    mcdc_delta_file *done;       /* closed files' add actions */
+    size_t           n_done;
+    mcdc_value      *frow;       /* scratch row for the file schema */
+    int              failed;     /* sticky error */
+};
+
+static void part_abort(part_file *p)
+{
+    if (p->pw) {
+        mcdc_parquet_writer_free(p->pw); /* removes its temporary file */
+        p->pw = NULL;
+    }
+}
+
+void mcdc_delta_writer_free(mcdc_delta_writer *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n_parts; i++) {
+        part_abort(&w->parts[i]);
+        free(w->parts[i].key);
+        free(w->parts[i].rel);
+        free(w->parts[i].abs);
+        mcdc_delta_map_clear(&w->parts[i].values);
+    }
+    free(w->parts);
+    for (size_t i = 0; i < w->n_done; i++)
+        mcdc_delta_file_clear(&w->done[i]);
+    free(w->done);
+    for (size_t i = 0; i < w->n_part; i++)
+        free(w->part_names[i]);
+    free(w->part_names);
+    mcdc_schema_free(w->table_schema);
+    mcdc_schema_free(w->file_schema);
+    free(w->file_col);
+    free(w->part_col);
+    free(w->frow);
+    free(w->table);
+    free(w);
+}
+
+int mcdc_delta_writer_open(mcdc_delta_writer **out, const mcdc_delta_snapshot *snap,
+                           const mcdc_delta_writer_options *opts)
+{
+    *out = NULL;
+    if (snap->column_mapping != MCDC_DELTA_CM_NONE)
+        return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: writing rows into a table with column "
+                              "mapping is not supported", snap->table_path);
+    mcdc_delta_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    int rc = mcdc_delta_schema_to_flat(&w->table_schema, snap->schema);
+    w->table = strdup(snap->table_path);
+    w->file_schema = mcdc_schema_new();
+    size_t n = w->table_schema ? w->table_schema->n_cols : 0;
+    w->file_col = calloc(n + 1, sizeof *w->file_col);
+    w->part_col = calloc(n + 1, sizeof *w->part_col);
+    w->frow = calloc(n + 1, sizeof *w->frow);
+    w->n_part = snap->metadata.n_partition_columns;
+    w->part_names = calloc(w->n_part + 1, sizeof *w->part_names);
+    if (rc == 0 && (!w->table || !w->file_schema || !w->file_col || !w->part_col || !w->frow ||
+                    !w->part_names))
+        rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    for (size_t k = 0; rc == 0 && k < w->n_part; k++)
+        if (!(w->part_names[k] = strdup(snap->metadata.partition_columns[k])))
+            rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const mcdc_column *c = &w->table_schema->cols[i];
+        w->part_col[i] = -1;
+        w->file_col[i] = -1;
+        for (size_t k = 0; k < w->n_part; k++)
+            if (strcasecmp(w->part_names[k], c->name) == 0)
+                w->part_col[i] = (int)k;
+        if (w->part_col[i] < 0) {
+            w->file_col[i] = (int)w->file_schema->n_cols;
+            rc = mcdc_schema_add(w->file_schema, c->name, c->type, c->precision, c->scale,
+                                 c->nullable);
+        }
+    }
+    mcdc_parquet_writer_options_init(&w->popts);
+    w->popts.codec = MCDC_PARQUET_ZSTD;
+    const char *codec = opts && opts->codec
+                            ? opts->codec
+                            : mcdc_delta_snapshot_config(snap, "delta.parquet.compression.codec", NULL);
+    if (rc == 0 && codec)
+        rc = mcdc_parquet_codec_parse(&w->popts.codec, codec);
+    w->target_bytes = opts && opts->target_file_bytes > 0 ? opts->target_file_bytes
+                                                          : (int64_t)128 << 20;
+    if (rc == 0 && w->file_schema->n_cols == 0)
+        rc = mcdc_error_set(MCDC_EINVAL, "%s: every column is a partition column", snap->table_path);
+    if (rc < 0) {
+        mcdc_delta_writer_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+/* The text of a partition value (PROTOCOL "Partition Value Serialization"). */
+static int partition_text(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v)
+{
+    char t[MCDC_TIME_STRLEN], d[48];
+    switch (c->type) {
+    case MCDC_TYPE_BOOLEAN:
+        return mcdc_buf_puts(b, v->v.b ? "true" : "false");
+    case MCDC_TYPE_FLOAT:
+        return mcdc_buf_printf(b, "%.9g", (double)v->v.f);
+    case MCDC_TYPE_DOUBLE:
+        return mcdc_buf_printf(b, "%.17g", v->v.d);
+    case MCDC_TYPE_DECIMAL:
+        return mcdc_buf_puts(b, mcdc_decimal_format(d, v->v.dec, c->scale));
+    case MCDC_TYPE_DATE: {
+        int64_t y;
+        unsigned m, dd;
+        mcdc_civil_from_days(v->v.i, &y, &m, &dd);
+        return mcdc_buf_printf(b, "%04lld-%02u-%02u", (long long)y, m, dd);
+    }
+    case MCDC_TYPE_TIMESTAMP:
+        return mcdc_buf_puts(b, mcdc_time_format(t, v->v.i, 6, true));
+    case MCDC_TYPE_TIMESTAMP_NTZ:
+        mcdc_time_format(t, v->v.i, 6, false);
+        t[10] = ' ';
+        return mcdc_buf_puts(b, t);
+    case MCDC_TYPE_STRING:
+    case MCDC_TYPE_BINARY:
+        return mcdc_buf_put(b, v->v.s.ptr, v->v.s.len);
+    default:
+        return mcdc_buf_printf(b, "%lld", (long long)v->v.i);
+    }
+}
+
+static int64_t value_bytes(const mcdc_column *c, const mcdc_value *v)
+{
+    if (v->is_null)
+        return 1;
+    if (c->type == MCDC_TYPE_STRING || c->type == MCDC_TYPE_BINARY)
+        return (int64_t)v->v.s.len + 4;
+    return c->type == MCDC_TYPE_DECIMAL ? 16 : 8;
+}
+
+/* Close part @p p's file and record its add action. */
+static int close_part(mcdc_delta_writer *w, part_file *p);
+
+static int open_part_file(mcdc_delta_writer *w, part_file *p)
+{
+    char uuid[37], name[96];
+    const char *ext = w->popts.codec == MCDC_PARQUET_ZSTD     ? ".zstd"
+                      : w->popts.codec == MCDC_PARQUET_SNAPPY ? ".snappy"
+                      : w->popts.codec == MCDC_PARQUET_GZIP   ? ".gz"
+                                                               : "";
+    snprintf(name, sizeof name, "part-00000-%s-c000%s.parquet", mcdc_delta_uuid(uuid), ext);
+    free(p->rel);
+    free(p->abs);
+    p->rel = strdup(name);
+    p->abs = mcdc_delta__join(w->table, name);
+    if (!p->rel || !p->abs)
+        return mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    p->est_bytes = 0;
+    return mcdc_parquet_writer_open(&p->pw, p->abs, w->file_schema, &w->popts);
+}
+
+int mcdc_delta_writer_write(mcdc_delta_writer *w, const mcdc_value *row)
+{
+    if (w->failed)
+        return w->failed;
+    mcdc_buf key = MCDC_BUF_INIT(1 << 20);
+    int rc = 0;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < w->table_schema->n_cols; i++) {
+        const mcdc_column *c = &w->table_schema->cols[i];
+        bytes += value_bytes(c, &row[i]);
+        if (w->part_col[i] >= 0) {
+            mcdc_buf_putc(&key, row[i].is_null ? 'N' : 'V');
+            if (!row[i].is_null)
+                rc = partition_text(&key, c, &row[i]);
+            mcdc_buf_putc(&key, '\x1f');
+        } else {
+            w->frow[w->file_col[i]] = row[i];
+        }
+    }
+    part_file *p = NULL;
+    for (size_t i = 0; rc == 0 && i < w->n_parts; i++)
+        if (strcmp(w->parts[i].key, key.ptr ? key.ptr : "") == 0)
+            p = &w->parts[i];
+    if (rc == 0 && !p) {
+        part_file *np = realloc(w->parts, (w->n_parts + 1) * sizeof *np);
+        if (!np) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+        } else {
+            w->parts = np;
+            p = &np[w->n_parts++];
+            memset(p, 0, sizeof *p);
+            p->key = strdup(key.ptr ? key.ptr : "");
+            for (size_t i = 0; rc == 0 && i < w->table_schema->n_cols; i++) {
+                if (w->part_col[i] < 0)
+                    continue;
+                mcdc_buf t = MCDC_BUF_INIT(1 << 20);
+                if (!row[i].is_null)
+                    rc = partition_text(&t, &w->table_schema->cols[i], &row[i]);
+                if (rc == 0)
+                    rc = mcdc_delta_map_set(&p->values, w->table_schema->cols[i].name,
+                                            row[i].is_null ? NULL : (t.ptr ? t.ptr : ""));
+                mcdc_buf_dispose(&t);
+            }
+        }
+    }
+    mcdc_buf_dispose(&key);
+    if (rc == 0 && !p->pw)
+        rc = open_part_file(w, p);
+    if (rc == 0)
+        rc = mcdc_parquet_writer_write_row(p->pw, w->frow);
+    if (rc == MCDC_EINVAL)
+        return rc; /* the row was refused; the writer stays usable */
+    if (rc == 0) {
+        p->est_bytes += bytes;
+        if (p->est_bytes >= w->target_bytes)
+            rc = close_part(w, p);
+    }
+    if (rc < 0)
+        w->failed = rc;
+    return rc;
+}
+
+/* Append one stats value as JSON; returns 1 when the value is skipped. */
+static int stat_json(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v, bool is_max)
+{
+    char t[MCDC_TIME_STRLEN], d[48];
+    switch (c->type) {
+    case MCDC_TYPE_BYTE:
+    case MCDC_TYPE_SHORT:
+    case MCDC_TYPE_INT:
+    case MCDC_TYPE_LONG:
+        return mcdc_buf_printf(b, "%lld", (long long)v->v.i);
+    case MCDC_TYPE_FLOAT:
+    case MCDC_TYPE_DOUBLE: {
+        double x = c->type == MCDC_TYPE_FLOAT ? (double)v->v.f : v->v.d;
+        if (!isfinite(x))
+            return 1;
+        return mcdc_buf_printf(b, c->type == MCDC_TYPE_FLOAT ? "%.9g" : "%.17g", x);
+    }
+    case MCDC_TYPE_DECIMAL:
+        return mcdc_buf_puts(b, mcdc_decimal_format(d, v->v.dec, c->scale));
+    case MCDC_TYPE_DATE: {
+        int64_t y;
+        unsigned m, dd;
+        mcdc_civil_from_days(v->v.i, &y, &m, &dd);
+        return mcdc_buf_printf(b, "\"%04lld-%02u-%02u\"", (long long)y, m, dd);
+    }
+    case MCDC_TYPE_TIMESTAMP:
+    case MCDC_TYPE_TIMESTAMP_NTZ: {
+        int64_t ms_floor = v->v.i - ((v->v.i % 1000) + 1000) % 1000;
+        return mcdc_buf_printf(b, "\"%s\"", mcdc_time_format(t, ms_floor, 3,
+                                                              c->type == MCDC_TYPE_TIMESTAMP));
+    }
+    case MCDC_TYPE_STRING: {
+        /* count code points; cut a min at 32, skip a long max */
+        size_t cps = 0, cut = v->v.s.len;
+        for (size_t i = 0; i < v->v.s.len; i++) {
+            if (((unsigned char)v->v.s.ptr[i] & 0xC0) != 0x80) {
+                if (cps == STATS_STRING_PREFIX) {
+                    cut = i;
+                    break;
+                }
+                cps++;
+            }
+        }
+        if (cut < v->v.s.len && is_max)
+            return 1;
+        return mcdc_json_quote(b, v->v.s.ptr, cut);
+    }
+    default:
+        return 1;
+    }
+}
+
+static int build_stats(mcdc_buf *b, const mcdc_delta_writer *w, const mcdc_parquet_write_result *r)
+{
+    int rc = mcdc_buf_printf(b, "{\"numRecords\":%lld", (long long)r->num_rows);
+    static const char *const sections[] = { "minValues", "maxValues", "nullCount" };
+    for (int s = 0; rc == 0 && s < 3; s++) {
+        rc = mcdc_buf_printf(b, ",\"%s\":{", sections[s]);
+        bool first = true;
+        for (size_t i = 0; rc == 0 && i < r->n_cols && i < w->file_schema->n_cols; i++) {
+            const mcdc_column *c = &w->file_schema->cols[i];
+            const mcdc_parquet_column_stats *cs = &r->cols[i];
+            if (s < 2 && !cs->has_min_max)
+                continue;
+            size_t mark = b->len;
+            rc = mcdc_buf_puts(b, first ? "" : ",");
+            if (rc == 0)
+                rc = mcdc_json_quote(b, c->name, strlen(c->name));
+            if (rc == 0)
+                rc = mcdc_buf_putc(b, ':');
+            if (rc == 0) {
+                if (s == 2)
+                    rc = mcdc_buf_printf(b, "%lld", (long long)cs->null_count);
+                else
+                    rc = stat_json(b, c, s == 0 ? &cs->min : &cs->max, s == 1);
+            }
+            if (rc == 1) { /* skipped: drop the key */
+                b->len = mark;
+                b->ptr[b->len] = '\0';
+                rc = 0;
+                continue;
+            }
+            first = false;
+        }
+        if (rc == 0)
+            rc = mcdc_buf_putc(b, '}');
+    }
+    return rc ? rc : mcdc_buf_putc(b, '}');
+}
+
+static int close_part(mcdc_delta_writer *w, part_file *p)
+{
+    mcdc_parquet_write_result res = { 0 };
+    int rc = mcdc_parquet_writer_close(p->pw, &res);
+    mcdc_parquet_writer_free(p->pw);
+    p->pw = NULL;
+    if (rc < 0)
+        return rc;
+    mcdc_buf stats = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
+    rc = build_stats(&stats, w, &res);
+    mcdc_delta_file *d = realloc(w->done, (w->n_done + 1) * sizeof *d);
+    if (rc == 0 && !d)
+        rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    if (rc == 0) {
+        w->done = d;
+        mcdc_delta_file *f = &d[w->n_done];
+        memset(f, 0, sizeof *f);
+        f->path = strdup(p->rel);
+        f->size = (int64_t)res.file_size;
+        f->modification_time = mcdc_delta__now_ms();
+        f->deletion_timestamp = -1;
+        f->data_change = true;
+        f->stats = mcdc_buf_detach(&stats);
+        f->base_row_id = f->default_row_commit_version = -1;
+        f->dv.offset = -1;
+        for (size_t i = 0; rc == 0 && i < p->values.n; i++)
+            rc = mcdc_delta_map_set(&f->partition_values, p->values.kv[i].key,
+                                    p->values.kv[i].value);
+        if (rc == 0 && (!f->path || !f->stats))
+            rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+        w->n_done++;
+    }
+    mcdc_buf_dispose(&stats);
+    mcdc_parquet_write_result_dispose(&res);
+    return rc;
+}
+
+int mcdc_delta_writer_finish(mcdc_delta_writer *w, mcdc_delta_file **files, size_t *n_files)
+{
+    *files = NULL;
+    *n_files = 0;
+    if (w->failed)
+        return w->failed;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->n_parts; i++)
+        if (w->parts[i].pw)
+            rc = close_part(w, &w->parts[i]);
+    if (rc < 0)
+        return w->failed = rc;
+    *files = w->done;
+    *n_files = w->n_done;
+    w->done = NULL;
+    w->n_done = 0;
+    return 0;
+}
+
+void mcdc_delta_files_free(mcdc_delta_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mcdc_delta_file_clear(&files[i]);
+    free(files);
+}

@@ -1,0 +1,592 @@
+/*
+ * source/sim/reader.c: the source interface (mcdc/source.h) over a simulator database.
+ *
+ * Reads see only what capture processed, like SQL Server's change tables. read_changes goes
+ * in pages of page_rows rows (each page its own SQLite read), so a cleanup can run between two
+ * pages of one read: rows it already deleted are simply not returned. Commit times are
+ * tran_end_time (server local, 1/300 s) converted to UTC by the LSN-order sequencer of
+ * core/tz, seeded from the mapping entry at least 3 hours before the range, so the
+ * fall-back hour is corrected and times never go backwards along LSNs.
+ * Snapshot key ranges are half-open: key_lo <= key < key_hi (either may be NULL).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcdc/time.h"
+#include "source/sim/sim_int.h"
+
+
+typedef struct sim_source {
+    mcdc_source        base;
+    mcdc_sim          *sim;
+    int64_t            page_rows;
+    mcdc_sim_page_hook hook;
+    void              *hook_payload;
+} sim_source;
+
+#define SEED_BACK_TICKS (INT64_C(3) * 3600 * TICKS_PER_SEC)
+
+static int refresh(sim_source *src)
+{
+    return sim__load(src->sim);
+}
+
+static sim_instance *find_ci(sim_source *src, const char *ci)
+{
+    sim_instance *i = sim__find_instance(src->sim, ci);
+    if (!i)
+        mcdc_error_set(MCDC_ENOTFOUND, "capture instance '%s' does not exist in %s", ci, src->sim->path);
+    return i;
+}
+
+static sim_table *table_of(mcdc_sim *s, const sim_instance *ci)
+{
+    for (int i = 0; i < s->n_tables; i++)
+        if (s->tables[i]->id == ci->table_id)
+            return s->tables[i];
+    return NULL;
+}
+
+/* ---- commit times -------------------------------------------------------------------------- */
+
+typedef struct commit_clock {
+    mcdc_tz_sequencer seq;
+    mcdc_lsn          fed;      /* last mapping entry fed to the sequencer */
+    bool              started;
+} commit_clock;
+
+static int64_t parse_local_us(const char *txt)
+{
+    int64_t ticks;
+    bool has_off;
+    int off, nf;
+    if (!txt || sim_parse_dt(txt, strlen(txt), &ticks, &has_off, &off, &nf) < 0)
+        return INT64_MIN;
+    return ticks / TICKS_PER_US;
+}
+
+/* Position the clock just before the first mapping entry above @p after. */
+static int clock_start(sim_source *src, commit_clock *cc, const mcdc_lsn *after)
+{
+    mcdc_sim *s = src->sim;
+    sqlite3_stmt *st;
+    mcdc_tz_sequencer_init(&cc->seq, s->tz, INT64_MIN, INT64_MIN);
+    cc->fed = mcdc_lsn_zero();
+    cc->started = true;
+    /* the local time of the first entry past after, then the seed entry 3 h before it */
+    int rc = sqlite3_prepare_v2(s->db, "SELECT end_time FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? ORDER BY lsn LIMIT 1",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
+    sim__bind_lsn(st, 1, after);
+    int64_t first_local = INT64_MIN;
+    if (sqlite3_step(st) == SQLITE_ROW) first_local = parse_local_us((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (first_local == INT64_MIN) return 0;
+    char seed_time[40];
+    sim_format_dt(seed_time, sizeof seed_time, first_local * TICKS_PER_US - SEED_BACK_TICKS, 3);
+    rc = sqlite3_prepare_v2(s->db, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ? AND end_time <= ?"
+                            " ORDER BY lsn DESC LIMIT 1", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
+    sim__bind_lsn(st, 1, after);
+    sqlite3_bind_text(st, 2, seed_time, -1, SQLITE_TRANSIENT);
+    mcdc_lsn seed = mcdc_lsn_zero();
+    bool have = sqlite3_step(st) == SQLITE_ROW;
+    if (have) sim__column_lsn(st, 0, &seed);
+    sqlite3_finalize(st);
+    /* feed from the seed (inclusive) up to after, producing nothing */
+    if (have) {
+        mcdc_lsn before;
+        if (mcdc_lsn_decrement(&before, &seed) == 0) cc->fed = before;
+    }
+    return 0;
+}
+
+typedef struct ts_entry {
+    mcdc_lsn lsn;
+    int64_t  utc_us;
+} ts_entry;
+
+/* Feed mapping entries in (fed, upto] and return them (the caller frees *out). */
+static int clock_feed(sim_source *src, commit_clock *cc, const mcdc_lsn *upto, ts_entry **out, size_t *n_out)
+{
+    mcdc_sim *s = src->sim;
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n_out = 0;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT lsn, end_time FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? AND lsn <= ?"
+                                " ORDER BY lsn", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
+    sim__bind_lsn(st, 1, &cc->fed);
+    sim__bind_lsn(st, 2, upto);
+    size_t n = 0, cap = 0;
+    ts_entry *e = NULL;
+    rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            ts_entry *ne = realloc(e, cap * sizeof *ne);
+            if (!ne) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
+            e = ne;
+        }
+        sim__column_lsn(st, 0, &e[n].lsn);
+        int64_t local = parse_local_us((const char *)sqlite3_column_text(st, 1));
+        e[n].utc_us = mcdc_tz_sequencer_next(&cc->seq, local);
+        cc->fed = e[n].lsn;
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) { free(e); return rc; }
+    *out = e;
+    *n_out = n;
+    return 0;
+}
+
+static int commit_ts_of(sim_source *src, const mcdc_lsn *lsn, int64_t *out_us)
+{
+    commit_clock cc;
+    mcdc_lsn before;
+    int rc;
+    if (mcdc_lsn_decrement(&before, lsn) < 0) before = mcdc_lsn_zero();
+    if ((rc = clock_start(src, &cc, &before)) < 0) return rc;
+    ts_entry *e;
+    size_t n;
+    if ((rc = clock_feed(src, &cc, lsn, &e, &n)) < 0) return rc;
+    bool found = n > 0 && mcdc_lsn_cmp(&e[n - 1].lsn, lsn) == 0;
+    if (found) *out_us = e[n - 1].utc_us;
+    free(e);
+    if (!found) {
+        char l[MCDC_LSN_STRLEN];
+        return mcdc_error_set(MCDC_ENOTFOUND, "no cdc.lsn_time_mapping entry has start_lsn %s", mcdc_lsn_format(l, lsn));
+    }
+    return 0;
+}
+
+/* ---- operations ---------------------------------------------------------------------------- */
+
+static int op_max_lsn(mcdc_source *b, mcdc_lsn *out)
+{
+    sim_source *src = (sim_source *)b;
+    int rc = refresh(src);
+    return rc < 0 ? rc : sim__max_lsn(src->sim, out, NULL);
+}
+
+static int op_min_lsn(mcdc_source *b, const char *ci, mcdc_lsn *out)
+{
+    sim_source *src = (sim_source *)b;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *i = find_ci(src, ci);
+    if (!i) return MCDC_ENOTFOUND;
+    *out = mcdc_lsn_cmp(&i->start_lsn, &src->sim->st.processed) <= 0 ? i->start_lsn : mcdc_lsn_zero();
+    return 0;
+}
+
+static int op_lsn_to_commit_ts(mcdc_source *b, const mcdc_lsn *lsn, int64_t *out_us)
+{
+    sim_source *src = (sim_source *)b;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    if (mcdc_lsn_cmp(lsn, &src->sim->st.processed) > 0) {
+        char l[MCDC_LSN_STRLEN];
+        return mcdc_error_set(MCDC_ENOTFOUND, "no cdc.lsn_time_mapping entry has start_lsn %s", mcdc_lsn_format(l, lsn));
+    }
+    return commit_ts_of(src, lsn, out_us);
+}
+
+static int op_nth_commit_after(mcdc_source *b, const mcdc_lsn *after, int64_t n, mcdc_lsn *out, int64_t *out_ts,
+                               int64_t *found)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    *found = 0;
+    if (n < 1) return mcdc_error_set(MCDC_EINVAL, "nth_commit_after: n must be at least 1 (got %lld)", (long long)n);
+    sqlite3_stmt *st;
+    rc = sqlite3_prepare_v2(s->db, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? AND lsn <= ?"
+                            " ORDER BY lsn LIMIT ?", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commits");
+    sim__bind_lsn(st, 1, after);
+    sim__bind_lsn(st, 2, &s->st.processed);
+    sqlite3_bind_int64(st, 3, n);
+    mcdc_lsn last = *after;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        sim__column_lsn(st, 0, &last);
+        (*found)++;
+    }
+    sqlite3_finalize(st);
+    *out = last;
+    *out_ts = 0;
+    if (*found == 0) return 0;
+    return commit_ts_of(src, &last, out_ts);
+}
+
+static int op_server_now(mcdc_source *b, int64_t *out_us)
+{
+    sim_source *src = (sim_source *)b;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    *out_us = src->sim->st.clock_us;
+    return 0;
+}
+
+static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_instance **out, size_t *n_out)
+{
+    sim_source *src = (sim_source *)b;
+    char schema[129], name[129];
+    *out = NULL;
+    *n_out = 0;
+    int rc = sim_parse_table_name(table, schema, name);
+    if (rc < 0 || (rc = refresh(src)) < 0) return rc;
+    sim_table *tb = sim__find_table(src->sim, schema, name);
+    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "table %s.%s does not exist in %s", schema, name, src->sim->path);
+    mcdc_capture_instance *a = calloc((size_t)tb->n_inst + 1, sizeof *a);
+    if (!a) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (int i = 0; i < tb->n_inst; i++) {
+        sim_instance *ci = tb->inst[i];
+        a[i].name = strdup(ci->name);
+        a[i].source_schema = strdup(tb->schema);
+        a[i].source_table = strdup(tb->name);
+        a[i].start_lsn = mcdc_lsn_cmp(&ci->start_lsn, &src->sim->st.processed) <= 0 ? ci->start_lsn : mcdc_lsn_zero();
+        a[i].create_ts_us = ci->create_us;
+        if (!a[i].name || !a[i].source_schema || !a[i].source_table) {
+            mcdc_capture_instances_free(a, (size_t)i + 1);
+            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        }
+    }
+    *out = a;
+    *n_out = (size_t)tb->n_inst;
+    return 0;
+}
+
+static int op_captured_columns(mcdc_source *b, const char *ci_name, mcdc_schema **out)
+{
+    sim_source *src = (sim_source *)b;
+    *out = NULL;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(src->sim, ci);
+    mcdc_schema *sc = mcdc_schema_new();
+    if (!sc) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (int k = 0; k < ci->n_cols; k++) {
+        mcdc_column c = {0};
+        sim_type_to_column(&c, &ci->cols[k].type);
+        bool nullable = true;
+        for (int i = 0; tb && i < tb->n_cols; i++)
+            if (tb->cols[i].column_id == ci->cols[k].column_id && !tb->cols[i].dropped)
+                nullable = tb->cols[i].nullable;
+        if ((rc = mcdc_schema_add(sc, ci->cols[k].name, c.type, c.precision, c.scale, nullable)) < 0) {
+            mcdc_schema_free(sc);
+            return rc;
+        }
+    }
+    *out = sc;
+    return 0;
+}
+
+static int op_key_columns(mcdc_source *b, const char *ci_name, char ***out, size_t *n_out)
+{
+    sim_source *src = (sim_source *)b;
+    *out = NULL;
+    *n_out = 0;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(src->sim, ci);
+    char **a = calloc((size_t)(tb ? tb->n_keys : 0) + 1, sizeof *a);
+    if (!a) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (int k = 0; tb && k < tb->n_keys; k++) {
+        if (!(a[k] = strdup(tb->cols[tb->keys[k]].name))) {
+            for (int j = 0; j < k; j++) free(a[j]);
+            free(a);
+            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        }
+    }
+    *out = a;
+    *n_out = tb ? (size_t)tb->n_keys : 0;
+    return 0;
+}
+
+static int op_ddl_history(mcdc_source *b, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                          mcdc_ddl_entry **out, size_t *n_out)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    *out = NULL;
+    *n_out = 0;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    const mcdc_lsn *hi = mcdc_lsn_cmp(upto, &s->st.processed) < 0 ? upto : &s->st.processed;
+    sqlite3_stmt *st;
+    rc = sqlite3_prepare_v2(s->db, "SELECT ddl_lsn, ddl_time_us, ddl_command, column_name FROM sim_ddl WHERE"
+                            " instance_id = ? AND ddl_lsn > ? AND ddl_lsn <= ? ORDER BY ddl_lsn", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading DDL history");
+    sqlite3_bind_int64(st, 1, ci->id);
+    sim__bind_lsn(st, 2, after);
+    sim__bind_lsn(st, 3, hi);
+    size_t n = 0, cap = 0;
+    mcdc_ddl_entry *a = NULL;
+    rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            mcdc_ddl_entry *na = realloc(a, cap * sizeof *na);
+            if (!na) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
+            a = na;
+        }
+        memset(&a[n], 0, sizeof a[n]);
+        sim__column_lsn(st, 0, &a[n].ddl_lsn);
+        a[n].ddl_time_us = mcdc_time_truncate(sqlite3_column_int64(st, 1), MCDC_GRAN_MINUTE);
+        a[n].ddl_command = strdup((const char *)sqlite3_column_text(st, 2));
+        if (sqlite3_column_type(st, 3) != SQLITE_NULL) a[n].column_name = strdup((const char *)sqlite3_column_text(st, 3));
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        mcdc_ddl_entries_free(a, n);
+        return rc;
+    }
+    *out = a;
+    *n_out = n;
+    return 0;
+}
+
+static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                           mcdc_change_cb cb, void *payload)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    int64_t ci_id = ci->id;
+    char ci_copy[128];
+    snprintf(ci_copy, sizeof ci_copy, "%s", ci->name);
+    mcdc_lsn hi = mcdc_lsn_cmp(upto, &s->st.processed) < 0 ? *upto : s->st.processed;
+    if (mcdc_lsn_cmp(after, &hi) >= 0) return 0;
+    commit_clock cc;
+    if ((rc = clock_start(src, &cc, after)) < 0) return rc;
+    /* the first row: rowid order is read order (S1) */
+    char sql[256];
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql, "SELECT rowid FROM sim_ct_%lld WHERE \"__$start_lsn\" > ? ORDER BY \"__$start_lsn\" LIMIT 1",
+             (long long)ci_id);
+    if ((rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL)) != SQLITE_OK) return sim__sqlite_error(s, rc, "reading changes");
+    sim__bind_lsn(st, 1, after);
+    int64_t next_rowid = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) next_rowid = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (next_rowid < 0) return 0;
+    int page = 0;
+    for (;;) {
+        /* the instance may have been disabled between pages */
+        if (page > 0) {
+            if ((rc = refresh(src)) < 0) return rc;
+            ci = sim__find_instance(s, ci_copy);
+            if (!ci || ci->id != ci_id) return 0;
+        }
+        sim_arena a = {0};
+        mcdc_buf q = MCDC_BUF_INIT(1 << 20);
+        mcdc_buf_puts(&q, "SELECT rowid, \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$update_mask\", \"__$command_id\"");
+        for (int k = 0; k < ci->n_cols; k++) mcdc_buf_printf(&q, ", c%d", ci->cols[k].ordinal);
+        mcdc_buf_printf(&q, " FROM sim_ct_%lld WHERE rowid >= ? ORDER BY rowid LIMIT ?", (long long)ci_id);
+        rc = sqlite3_prepare_v2(s->db, q.ptr, -1, &st, NULL);
+        mcdc_buf_dispose(&q);
+        if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading changes");
+        sqlite3_bind_int64(st, 1, next_rowid);
+        sqlite3_bind_int64(st, 2, src->page_rows);
+        /* collect the page, then release the read before calling back */
+        typedef struct row { mcdc_change ch; } row;
+        row *rows = NULL;
+        size_t n = 0, cap = 0;
+        bool past_end = false;
+        int64_t stepped = 0;
+        while (rc == 0) {
+            if (sqlite3_step(st) != SQLITE_ROW) break;
+            stepped++;
+            mcdc_lsn lsn;
+            sim__column_lsn(st, 1, &lsn);
+            next_rowid = sqlite3_column_int64(st, 0) + 1;
+            if (mcdc_lsn_cmp(&lsn, &hi) > 0) { past_end = true; break; }
+            if (mcdc_lsn_cmp(&lsn, after) <= 0) continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                row *nr = realloc(rows, cap * sizeof *nr);
+                if (!nr) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
+                rows = nr;
+            }
+            mcdc_change *c = &rows[n].ch;
+            memset(c, 0, sizeof *c);
+            c->start_lsn = lsn;
+            sim__column_lsn(st, 2, &c->seqval);
+            c->operation = sqlite3_column_int(st, 3);
+            c->update_mask_len = (size_t)sqlite3_column_bytes(st, 4);
+            c->update_mask = (const uint8_t *)sim_arena_strndup(&a, sqlite3_column_blob(st, 4) ? sqlite3_column_blob(st, 4) : "",
+                                                                c->update_mask_len);
+            c->command_id = sqlite3_column_int(st, 5);
+            mcdc_value *vals = sim_arena_alloc(&a, (size_t)(ci->n_cols + 1) * sizeof *vals);
+            if (!vals || !c->update_mask) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
+            for (int k = 0; rc == 0 && k < ci->n_cols; k++) {
+                sim_val v;
+                if ((rc = sim_read_col(st, 6 + k, &ci->cols[k].type, &a, &v)) == 0)
+                    rc = sim_to_value(&a, &ci->cols[k].type, &v, &vals[k]);
+            }
+            c->values = vals;
+            n++;
+        }
+        sqlite3_finalize(st);
+        if (rc == 0 && n > 0) {
+            ts_entry *e;
+            size_t ne, j = 0;
+            mcdc_lsn last = rows[n - 1].ch.start_lsn;
+            if ((rc = clock_feed(src, &cc, &last, &e, &ne)) == 0) {
+                for (size_t i = 0; rc == 0 && i < n; i++) {
+                    mcdc_change *c = &rows[i].ch;
+                    while (j < ne && mcdc_lsn_cmp(&e[j].lsn, &c->start_lsn) < 0) j++;
+                    if (j < ne && mcdc_lsn_cmp(&e[j].lsn, &c->start_lsn) == 0) {
+                        c->commit_ts_us = e[j].utc_us;
+                    } else if (i > 0 && mcdc_lsn_cmp(&rows[i - 1].ch.start_lsn, &c->start_lsn) == 0) {
+                        c->commit_ts_us = rows[i - 1].ch.commit_ts_us;
+                    } else {
+                        char l[MCDC_LSN_STRLEN];
+                        rc = mcdc_error_set(MCDC_ESOURCE, "%s: change rows at %s have no cdc.lsn_time_mapping entry",
+                                            s->path, mcdc_lsn_format(l, &c->start_lsn));
+                        break;
+                    }
+                    rc = cb(c, payload);
+                }
+                free(e);
+            }
+        }
+        free(rows);
+        sim_arena_free(&a);
+        if (rc != 0) return rc;
+        if (past_end || stepped < src->page_rows)
+            return 0;
+        page++;
+        if (src->hook) src->hook(page, src->hook_payload);
+    }
+}
+
+static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
+                       mcdc_row_cb cb, void *payload)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(s, ci);
+    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
+    sim_arena a = {0};
+    mcdc_buf lo = MCDC_BUF_INIT(1 << 20), hi = MCDC_BUF_INIT(1 << 20), q = MCDC_BUF_INIT(1 << 20);
+    /* key bounds in the order-preserving encoding */
+    for (int side = 0; side < 2; side++) {
+        const mcdc_value *kv = side ? key_hi : key_lo;
+        mcdc_buf *out = side ? &hi : &lo;
+        if (!kv) continue;
+        for (int k = 0; rc == 0 && k < tb->n_keys; k++) {
+            sim_val v;
+            const sim_type *ty = &tb->cols[tb->keys[k]].type;
+            if ((rc = sim_from_value(&a, ty, &kv[k], &v)) == 0) rc = sim_key_append(out, ty, &v);
+        }
+    }
+    sqlite3_stmt *st = NULL;
+    if (rc == 0) {
+        mcdc_buf_puts(&q, "SELECT rowid");
+        for (int k = 0; k < tb->n_live; k++) mcdc_buf_printf(&q, ", c%d", tb->cols[tb->live[k]].column_id);
+        mcdc_buf_printf(&q, " FROM sim_src_%lld WHERE (?1 IS NULL OR __key >= ?1) AND (?2 IS NULL OR __key < ?2)"
+                        " ORDER BY __key", (long long)tb->id);
+        if ((rc = sqlite3_prepare_v2(s->db, q.ptr, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "reading a snapshot");
+    }
+    if (rc == 0) {
+        if (key_lo) sqlite3_bind_blob(st, 1, lo.ptr ? lo.ptr : "", (int)lo.len, SQLITE_STATIC);
+        if (key_hi) sqlite3_bind_blob(st, 2, hi.ptr ? hi.ptr : "", (int)hi.len, SQLITE_STATIC);
+        sim_val *row = calloc((size_t)tb->n_cols + 1, sizeof *row);
+        mcdc_value *vals = calloc((size_t)ci->n_cols + 1, sizeof *vals);
+        if (!row || !vals) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+            sim_arena ra = {0};
+            rc = sim__read_row(s, tb, st, 1, &ra, row);
+            for (int k = 0; rc == 0 && k < ci->n_cols; k++) {
+                int idx = -1;
+                for (int i = 0; i < tb->n_cols; i++)
+                    if (tb->cols[i].column_id == ci->cols[k].column_id) idx = i;
+                sim_val v = {0};
+                if (idx >= 0 && !tb->cols[idx].dropped) v = row[idx];
+                rc = sim_to_value(&ra, &ci->cols[k].type, &v, &vals[k]);
+            }
+            if (rc == 0) rc = cb(vals, payload);
+            sim_arena_free(&ra);
+        }
+        free(row);
+        free(vals);
+    }
+    sqlite3_finalize(st);
+    mcdc_buf_dispose(&lo);
+    mcdc_buf_dispose(&hi);
+    mcdc_buf_dispose(&q);
+    sim_arena_free(&a);
+    return rc;
+}
+
+static const char *op_server_time_zone(mcdc_source *b)
+{
+    sim_source *src = (sim_source *)b;
+    return mcdc_tz_name(src->sim->tz);
+}
+
+static void op_close(mcdc_source *b)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim_close(src->sim);
+    free(src->base.description);
+    free(src);
+}
+
+static const mcdc_source_ops sim_ops = {
+    op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
+    op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
+};
+
+int mcdc_sim_source_open(mcdc_source **out, const char *path)
+{
+    *out = NULL;
+    sim_source *src = calloc(1, sizeof *src);
+    if (!src) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    int rc = mcdc_sim_open_readonly(&src->sim, path);
+    if (rc < 0) {
+        free(src);
+        return rc;
+    }
+    src->base.ops = &sim_ops;
+    src->base.description = malloc(strlen(path) + 5);
+    if (!src->base.description) {
+        op_close(&src->base);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
+    sprintf(src->base.description, "sim:%s", path);
+    src->page_rows = 10000;
+    *out = &src->base;
+    return 0;
+}
+
+int mcdc_sim_source_set_paging(mcdc_source *b, int64_t page_rows, mcdc_sim_page_hook between_pages, void *payload)
+{
+    if (!b || b->ops != &sim_ops)
+        return mcdc_error_set(MCDC_EINVAL, "paging settings apply to simulator sources only");
+    if (page_rows < 1) return mcdc_error_set(MCDC_EINVAL, "page_rows must be at least 1");
+    sim_source *src = (sim_source *)b;
+    src->page_rows = page_rows;
+    src->hook = between_pages;
+    src->hook_payload = payload;
+    return 0;
+}

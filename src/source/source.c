@@ -1,0 +1,104 @@
+/*
+ * source/source.c: opening a source from its text form (architecture §7) and the frees of
+ * the interface's result types.
+ *
+ * "sim:PATH" opens the embedded simulator; "@FILE" reads the source from the first line of FILE
+ * (so a password never appears in ps); "odbc:..." is SQL Server, not built in this version.
+ * Every message that shows a source string shows it with its passwords masked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcdc/secret.h"
+#include "mcdc/sim.h"
+#include "mcdc/source.h"
+
+#define MAX_SPEC_LINE 65536
+
+static int read_first_line(const char *path, char **out)
+{
+    FILE *f = fopen(path, "r");
+    *out = NULL;
+    if (!f)
+        return mcdc_error_set(MCDC_ENOTFOUND, "source file %s cannot be read", path),
+               mcdc_error_hint("@FILE names a file whose first line is the source, e.g. sim:/data/db.sqlite");
+    char *line = malloc(MAX_SPEC_LINE + 2);
+    if (!line) {
+        fclose(f);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
+    if (!fgets(line, MAX_SPEC_LINE + 2, f)) line[0] = '\0';
+    fclose(f);
+    size_t n = strlen(line);
+    if (n > MAX_SPEC_LINE) {
+        free(line);
+        return mcdc_error_set(MCDC_EINVAL, "source file %s: the first line is longer than %d bytes", path, MAX_SPEC_LINE);
+    }
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+    if (n == 0) {
+        free(line);
+        return mcdc_error_set(MCDC_EINVAL, "source file %s: the first line is empty", path);
+    }
+    *out = line;
+    return 0;
+}
+
+int mcdc_source_open(mcdc_source **out, const char *spec)
+{
+    *out = NULL;
+    if (!spec || !*spec)
+        return mcdc_error_set(MCDC_EINVAL, "no source given"),
+               mcdc_error_hint("pass --source sim:PATH (the simulator), odbc:CONNECTION-STRING or @FILE, or set $MSSQL_CDC_SOURCE");
+    if (spec[0] == '@') {
+        char *line;
+        int rc = read_first_line(spec + 1, &line);
+        if (rc < 0) return rc;
+        if (line[0] == '@') {
+            free(line);
+            return mcdc_error_set(MCDC_EINVAL, "source file %s names another @FILE; it must hold the source itself", spec + 1);
+        }
+        rc = mcdc_source_open(out, line);
+        free(line);
+        return rc;
+    }
+    if (!strncmp(spec, "sim:", 4)) {
+        if (!spec[4])
+            return mcdc_error_set(MCDC_EINVAL, "source 'sim:' names no database file"),
+                   mcdc_error_hint("sim:PATH, e.g. sim:./demo/sim.db");
+        return mcdc_sim_source_open(out, spec + 4);
+    }
+    char masked[512];
+    mcdc_secret_mask_str(masked, sizeof masked, spec);
+    if (!strncmp(spec, "odbc:", 5))
+        return mcdc_error_set(MCDC_EUNSUPPORTED, "source '%s': SQL Server over ODBC is not built in this version", masked),
+               mcdc_error_hint("use the simulator (sim:PATH) meanwhile; docs/guides/simulator.md");
+    return mcdc_error_set(MCDC_EINVAL, "unknown source '%s': expected sim:PATH, odbc:CONNECTION-STRING or @FILE", masked),
+           mcdc_error_hint("e.g. --source sim:./demo/sim.db");
+}
+
+void mcdc_source_close(mcdc_source *src)
+{
+    if (src) src->ops->close(src);
+}
+
+void mcdc_capture_instances_free(mcdc_capture_instance *a, size_t n)
+{
+    if (!a) return;
+    for (size_t i = 0; i < n; i++) {
+        free(a[i].name);
+        free(a[i].source_schema);
+        free(a[i].source_table);
+    }
+    free(a);
+}
+
+void mcdc_ddl_entries_free(mcdc_ddl_entry *a, size_t n)
+{
+    if (!a) return;
+    for (size_t i = 0; i < n; i++) {
+        free(a[i].ddl_command);
+        free(a[i].column_name);
+    }
+    free(a);
+}
