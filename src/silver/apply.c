@@ -1144,6 +1144,7 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
     if (rc < 0)
         goto done;
+    mcdc_failpoint("silver.before_merge_commit");
     if (c.n_removes || c.n_adds) {
         mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;
         cmo.operation = "MERGE";
