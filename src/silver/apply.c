@@ -273,8 +273,7 @@ static int scan_subset(mcdc_delta_scan **out, mcdc_delta_snapshot *view, mcdc_de
         arr[i] = *files[i];
     view->files = arr;
     view->n_files = n;
-    mcdc_delta_scan_options so;
-    memset(&so, 0, sizeof so);
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
     so.columns = columns;
     so.n_columns = n_columns;
     return mcdc_delta_scan_open(out, view, &so);
@@ -301,8 +300,7 @@ static int push_add(ctx *c, mcdc_delta_file *f)
 static int write_piece(ctx *c, const sort_ent *ents, size_t from, size_t to)
 {
     mcdc_delta_writer *w = NULL;
-    mcdc_delta_writer_options wo;
-    memset(&wo, 0, sizeof wo);
+    mcdc_delta_writer_options wo = MCDC_DELTA_WRITER_OPTIONS_INIT;
     wo.target_file_bytes = INT64_MAX / 4; /* the split is ours, by rows */
     int rc = mcdc_delta_writer_open(&w, c->silver, &wo);
     for (size_t i = from; rc == 0 && i < to; i++)
@@ -469,8 +467,7 @@ static int facts_snapshot(const char *facts_path, const char *bronze_name, bool 
     if (rc < 0)
         return rc;
     static const char *const cols[] = { "target", "event", "max_lsn" };
-    mcdc_delta_scan_options so;
-    memset(&so, 0, sizeof so);
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
     so.columns = cols;
     so.n_columns = 3;
     mcdc_delta_scan *sc = NULL;
