@@ -65,6 +65,10 @@ static bool digits(const char **p, int n, int *out)
     return true;
 }
 
+/* 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in seconds since the epoch. */
+#define MIN_SECS (INT64_C(-62135596800))
+#define MAX_SECS (INT64_C(253402300799))
+
 #define BAD(why) mcdc_error_set(MCDC_EINVAL, "bad time '%s': %s", s, why)
 
 int mcdc_time_parse_ex(int64_t *out_us, bool *has_zone, const char *s)
@@ -145,6 +149,10 @@ int mcdc_time_parse_ex(int64_t *out_us, bool *has_zone, const char *s)
         return BAD("unexpected text after the time");
     int64_t days = mcdc_days_from_civil(y, (unsigned)mo, (unsigned)d);
     int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - (int64_t)off_min * 60;
+    /* An offset can push the instant out of 0001..9999 (UTC), where format would not
+     * give text that parses back. */
+    if (secs < MIN_SECS || secs > MAX_SECS)
+        return BAD("instant out of range (years 0001 to 9999 in UTC)");
     *out_us = secs * MCDC_US_PER_SEC + frac_us;
     if (has_zone)
         *has_zone = zone;

@@ -107,6 +107,10 @@ static void test_core_time__bad_dates_and_times_refused(void **state)
     refused("2025-01-01T10:00:00ZZ", "unexpected text");
     refused("2025-01-01T10:00:00 ", "unexpected text");
     refused("2025-01-01T10:00:00 UTC", "unexpected text");
+    refused("0001-01-01T00:00:00+01:00", "out of range");
+    refused("9999-12-31T23:30:00-01:00", "out of range");
+    assert_int_equal(parse("0001-01-01T00:00:00Z"), parse("0001-01-01T01:00:00+01:00"));
+    assert_int_equal(parse("9999-12-31T23:59:59.999999Z"), parse("9999-12-31T22:59:59.999999-01:00"));
     int64_t us;
     assert_int_equal(MCDC_EINVAL, mcdc_time_parse(&us, NULL));
     assert_string_equal("bad time '2025-02-29T00:00:00': day out of range for the month",
