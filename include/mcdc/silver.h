@@ -281,6 +281,35 @@ typedef struct mcdc_silver_apply_result {
  *          silver meanwhile; codes of the Delta, Parquet and control layers. */
 int mcdc_silver_apply(const mcdc_silver_apply_options *opts, mcdc_silver_apply_result *out);
 
+
+/* ------------------------------------------------------------------------------------ */
+/* Following a stream (follow.c)                                                        */
+
+/** Applies silver after a stream's batches, on a worker thread of its own. */
+typedef struct mcdc_silver_follower mcdc_silver_follower;
+
+/** Start the worker (it waits for a notify). @p opts is copied, strings included.
+ *  @param[out] out  free with mcdc_silver_follower_free().
+ *  @return 0; MCDC_EINVAL as mcdc_silver_apply; MCDC_ENOMEM; MCDC_ERROR when the thread
+ *          cannot start. */
+int mcdc_silver_follower_start(mcdc_silver_follower **out, const mcdc_silver_apply_options *opts);
+
+/** A batch of bronze is committed: apply soon. Never blocks on I/O (a flag and a signal);
+ *  batches that land during an apply are taken by the next one. Thread-safe. */
+void mcdc_silver_follower_notify(mcdc_silver_follower *f);
+
+/** Stop the worker after the applies pending (and one more with @p apply_once_more),
+ *  and report the last apply.
+ *  @param[out] last       its result; may be NULL.
+ *  @param[out] n_applies  how many applies ran; may be NULL.
+ *  @return 0 when the last apply succeeded (or none ran); else its code, with its error
+ *          recorded on the calling thread. */
+int mcdc_silver_follower_finish(mcdc_silver_follower *f, bool apply_once_more,
+                                mcdc_silver_apply_result *last, uint64_t *n_applies);
+
+/** Stop (dropping a pending apply) and free; accepts NULL. */
+void mcdc_silver_follower_free(mcdc_silver_follower *f);
+
 #ifdef __cplusplus
 }
 #endif
