@@ -405,6 +405,41 @@ int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
                            mcdc_delta_commit_result *result);
 
 /* ------------------------------------------------------------------------------------ */
+/* Rows: scanning and writing                                                           */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct mcdc_delta_scan mcdc_delta_scan;
+
+/** Scan options. Start from MCDC_DELTA_SCAN_OPTIONS_INIT. */
+typedef struct mcdc_delta_scan_options {
+    int                version;   /* 1 */
+    const char *const *columns;   /* logical names to read, in output order; NULL: all */
+    size_t             n_columns;
+    mcdc_delta_pred    pred;      /* skip files that cannot match (rows are not filtered) */
+} mcdc_delta_scan_options;
+
+#define MCDC_DELTA_SCAN_OPTIONS_INIT { 1, NULL, 0, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } } }
+
+/** Start reading the rows of @p snap (borrowed: it must outlive the scan).
+ *  @return 0; MCDC_ENOTFOUND for an unknown column; MCDC_ENOMEM. */
+int mcdc_delta_scan_open(mcdc_delta_scan **out, const mcdc_delta_snapshot *snap,
+                         const mcdc_delta_scan_options *opts);
+/** The output columns: logical names and table types; a nested column is a STRING whose
+ *  cells hold its JSON text (see mcdc_delta_scan_is_nested). Borrowed from the scan. */
+const mcdc_schema *mcdc_delta_scan_schema(const mcdc_delta_scan *s);
+/** Whether output column @p i is nested (its cells are JSON text). */
+bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i);
+/** The next row (borrowed until the next call). Files are read in path order; rows
+ *  deleted by a deletion vector are skipped; partition values come from the log.
+ *  @return 1 with a row; 0 at the end; MCDC_ECORRUPT, MCDC_EIO, MCDC_ENOTFOUND (a data
+ *          file is missing), MCDC_EUNSUPPORTED. Errors are sticky. */
+int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row);
+/** Files skipped by the predicate so far. */
+int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s);
+/** Free a scan; accepts NULL. */
+void mcdc_delta_scan_free(mcdc_delta_scan *s);
+
+/* ------------------------------------------------------------------------------------ */
 /* Maintenance                                                                          */
 /* ------------------------------------------------------------------------------------ */
 

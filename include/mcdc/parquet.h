@@ -1,5 +1,6 @@
 /*
- * mcdc/parquet.h: the Parquet codec.
+ * mcdc/parquet.h: the Parquet codec: a writer (flat rows of mcdc_value, or nested rows as
+ * JSON) and a reader (any Parquet file, flat or nested).
  */
 #ifndef MCDC_PARQUET_H
 #define MCDC_PARQUET_H
@@ -15,6 +16,178 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ======================================================================================
+ * Writer
+ *
+ * A writer streams rows into one file: values are encoded into pages as they arrive
+ * (dictionary first, PLAIN once the dictionary outgrows its limit), pages are compressed
+ * and kept until their row group is full, then the row group goes to disk. Memory stays
+ * about one row group (compressed pages plus the open page of every column) however
+ * many rows are written. The footer carries statistics per column chunk (min, max,
+ * null_count: true bounds, never truncated, in the order the column's type defines),
+ * created_by "mssql-cdc version X (build mcdc)" and optional key-value metadata.
+ *
+ * Type mapping (Delta type -> Parquet physical type, logical type, legacy converted type):
+ *   boolean BOOLEAN | byte, short INT32 INTEGER(8|16, signed) INT_8|INT_16 | integer INT32 |
+ *   long INT64 | float FLOAT | double DOUBLE | decimal(p,s) INT32 (p <= 9), INT64 (p <= 18),
+ *   FIXED_LEN_BYTE_ARRAY of the fewest bytes (p > 18), DECIMAL(s,p) DECIMAL |
+ *   string BYTE_ARRAY STRING UTF8 | binary BYTE_ARRAY | date INT32 DATE DATE |
+ *   timestamp INT64 TIMESTAMP(UTC, MICROS) TIMESTAMP_MICROS |
+ *   timestamp_ntz INT64 TIMESTAMP(local, MICROS), no converted type.
+ * Nested rows add groups: structs, 3-level LISTs (list / element) and MAPs (key_value /
+ * key / value), as Spark writes them.
+ *
+ * Caveats:
+ * - One thread per writer. Different writers are independent.
+ * - The file appears at its path only when mcdc_parquet_writer_close succeeds: rows are
+ *   written to a hidden temporary file in the same directory (".<name>.<random>.tmp"),
+ *   fsynced, linked to the path (never replacing a file there) and the directory is
+ *   fsynced. mcdc_parquet_writer_free without a close removes the temporary file.
+ * - A refused row (MCDC_EINVAL: a value that does not fit its column) is dropped whole and
+ *   the writer stays usable. After an I/O or memory failure the writer is failed: every
+ *   later call returns the same error. Close it (which fails again) or free it; either
+ *   way the temporary file is removed.
+ * - Strings and binaries in rows are copied before the call returns.
+ * ====================================================================================== */
+
+/** Compression codecs a writer offers (numbers as in parquet.thrift). */
+typedef enum {
+    MCDC_PARQUET_UNCOMPRESSED = 0,
+    MCDC_PARQUET_SNAPPY       = 1,
+    MCDC_PARQUET_GZIP         = 2,
+    MCDC_PARQUET_ZSTD         = 6
+} mcdc_parquet_codec;
+
+/** Parse a codec name ("snappy", "zstd", "gzip", "uncompressed"/"none", any case).
+ *  @return 0; MCDC_EINVAL for another name. */
+int mcdc_parquet_codec_parse(mcdc_parquet_codec *out, const char *name);
+
+/** One key-value pair of the footer's metadata. */
+typedef struct mcdc_parquet_kv {
+    const char *key;   /* borrowed for the duration of the open call; copied */
+    const char *value; /* NUL-terminated; NULL for a key without a value */
+} mcdc_parquet_kv;
+
+#define MCDC_PARQUET_WRITER_OPTIONS_VERSION 1
+
+/** Writer options. Start from MCDC_PARQUET_WRITER_OPTIONS_INIT. */
+typedef struct mcdc_parquet_writer_options {
+    unsigned            version;              /* MCDC_PARQUET_WRITER_OPTIONS_VERSION */
+    mcdc_parquet_codec  codec;                /* default SNAPPY */
+    int                 codec_level;          /* 0: the codec's default (zstd 3, gzip 6) */
+    size_t              row_group_bytes;      /* encoded bytes per row group; default 128 MiB */
+    size_t              page_bytes;           /* encoded bytes per data page; default 1 MiB */
+    size_t              page_max_values;      /* level entries per page at most; default 1 Mi */
+    bool                dictionary;           /* try dictionary encoding; default true */
+    size_t              dictionary_max_bytes; /* PLAIN after the dictionary passes this; 1 MiB */
+    bool                page_crc;             /* write a CRC-32 per page; default true */
+    const char         *created_by;           /* NULL: "mssql-cdc version X (build mcdc)" */
+    const mcdc_parquet_kv *kv;                /* n_kv footer key-value pairs, copied at open */
+    size_t              n_kv;
+} mcdc_parquet_writer_options;
+
+#define MCDC_PARQUET_WRITER_OPTIONS_INIT                                                    \
+    { MCDC_PARQUET_WRITER_OPTIONS_VERSION, MCDC_PARQUET_SNAPPY, 0, (size_t)128 << 20,       \
+      (size_t)1 << 20, (size_t)1 << 20, true, (size_t)1 << 20, true, NULL, NULL, 0 }
+
+/** Fill @p opts with the defaults (same as MCDC_PARQUET_WRITER_OPTIONS_INIT). */
+void mcdc_parquet_writer_options_init(mcdc_parquet_writer_options *opts);
+
+/** Statistics of one leaf column over the whole file. */
+typedef struct mcdc_parquet_column_stats {
+    char      *path;        /* dotted leaf path ("add.partitionValues.key_value.key"); owned */
+    mcdc_column type;       /* the leaf's type (name NULL) */
+    int64_t    null_count;  /* entries without a value, nulls of parents included */
+    bool       has_min_max; /* false when every value was null (or NaN) */
+    mcdc_value min, max;    /* string/binary bytes owned by the result */
+} mcdc_parquet_column_stats;
+
+/** What a closed writer produced. Dispose with mcdc_parquet_write_result_dispose. */
+typedef struct mcdc_parquet_write_result {
+    uint64_t                   file_size;    /* bytes of the file */
+    int64_t                    num_rows;
+    size_t                     n_row_groups;
+    size_t                     n_cols;       /* leaf columns, in schema order */
+    mcdc_parquet_column_stats *cols;         /* owned */
+} mcdc_parquet_write_result;
+
+/** Free what a result owns; accepts NULL; leaves it zeroed. */
+void mcdc_parquet_write_result_dispose(mcdc_parquet_write_result *r);
+
+typedef struct mcdc_parquet_writer mcdc_parquet_writer;
+
+/** Start a file of flat rows at @p path with the columns of @p schema (copied).
+ *  @param[out] out  the writer, or NULL on failure; free with mcdc_parquet_writer_free.
+ *  @param[in]  opts NULL for the defaults.
+ *  @return 0; MCDC_EINVAL for an empty schema or bad options; MCDC_EEXISTS when @p path
+ *          exists already; MCDC_EIO when the temporary file cannot be created. */
+int mcdc_parquet_writer_open(mcdc_parquet_writer **out, const char *path,
+                             const mcdc_schema *schema, const mcdc_parquet_writer_options *opts);
+
+/** Append one row: @p values holds one cell per schema column, in order.
+ *  @return 0; MCDC_EINVAL for a NULL in a non-nullable column or a value out of its
+ *          type's range (decimal over its precision, byte out of -128..127): nothing of
+ *          the row is written and the writer stays usable; MCDC_EIO, MCDC_ENOMEM (the
+ *          writer is then failed). */
+int mcdc_parquet_writer_write_row(mcdc_parquet_writer *w, const mcdc_value *values);
+
+/** Append @p n_rows rows stored one after another (n_rows * n_cols cells).
+ *  @return as mcdc_parquet_writer_write_row; rows before a refused one are written. */
+int mcdc_parquet_writer_write_rows(mcdc_parquet_writer *w, const mcdc_value *values,
+                                   size_t n_rows);
+
+/** Write the last row group and the footer, fsync, link the file to its path, fsync the
+ *  directory. Whatever the outcome, the writer is done: free it afterwards.
+ *  @param[out] result  file size, row count and statistics per leaf column; may be NULL.
+ *  @return 0; MCDC_EEXISTS when a file appeared at the path meanwhile; MCDC_EIO;
+ *          the writer's earlier error if it had failed. */
+int mcdc_parquet_writer_close(mcdc_parquet_writer *w, mcdc_parquet_write_result *result);
+
+/** Free a writer; without a successful close the temporary file is removed. Accepts NULL. */
+void mcdc_parquet_writer_free(mcdc_parquet_writer *w);
+
+/* ----------------------------------------------------------------- nested rows */
+
+/** A node of a nested schema: a leaf (one mcdc type), a struct, a list or a map. */
+typedef struct mcdc_parquet_node mcdc_parquet_node;
+
+/** A leaf named @p name of the type in @p type (its name is ignored; nullable, precision and
+ *  scale are used). @return the node, or NULL when out of memory or the type is bad. */
+mcdc_parquet_node *mcdc_parquet_node_leaf(const char *name, const mcdc_column *type);
+/** An empty struct; add fields with mcdc_parquet_node_add. */
+mcdc_parquet_node *mcdc_parquet_node_struct(const char *name, bool nullable);
+/** A list (LIST: repeated group "list" of field "element"). Takes ownership of @p element
+ *  (even on failure); the element's own name is replaced by "element". */
+mcdc_parquet_node *mcdc_parquet_node_list(const char *name, bool nullable,
+                                          mcdc_parquet_node *element);
+/** A map (MAP: repeated group "key_value" of "key", "value"). Takes ownership of @p key
+ *  (made non-nullable) and @p value; their names become "key" and "value". JSON rows give
+ *  maps as objects (string keys only) or as arrays of {"key":..,"value":..}. */
+mcdc_parquet_node *mcdc_parquet_node_map(const char *name, bool nullable, mcdc_parquet_node *key,
+                                         mcdc_parquet_node *value);
+/** Append @p child to struct @p parent, taking ownership of it (even on failure).
+ *  @return 0; MCDC_EINVAL when parent is not a struct or the name repeats; MCDC_ENOMEM. */
+int mcdc_parquet_node_add(mcdc_parquet_node *parent, mcdc_parquet_node *child);
+/** Free a node and its children; accepts NULL. Nodes given to a writer stay the caller's. */
+void mcdc_parquet_node_free(mcdc_parquet_node *n);
+
+/** Start a file of nested rows; @p root is a struct whose fields are the top-level
+ *  columns (its own name and nullability are ignored; the tree is copied).
+ *  @return as mcdc_parquet_writer_open. */
+int mcdc_parquet_writer_open_nested(mcdc_parquet_writer **out, const char *path,
+                                    const mcdc_parquet_node *root,
+                                    const mcdc_parquet_writer_options *opts);
+
+/** Append one nested row given as a JSON object (a jansson json_t *, passed as void * so
+ *  this header needs no jansson). Missing keys and JSON null are nulls; lists are arrays;
+ *  leaves: booleans; integers for byte..long, date (days) and timestamps (microseconds);
+ *  numbers for float/double; strings for string and binary (bytes as given), decimals
+ *  ("12.30") and dates ("2024-01-31").
+ *  @return 0; MCDC_EINVAL for a value that does not fit its node (the row is shredded
+ *          whole before any column sees it, so it is dropped and the writer stays
+ *          usable); MCDC_EIO; MCDC_ENOMEM (the writer is then failed). */
+int mcdc_parquet_writer_write_json(mcdc_parquet_writer *w, const void *row);
 
 /* ======================================================================================
  * Reader

@@ -1,16 +1,57 @@
 /*
  * delta/checkpoint_parquet.c: Parquet checkpoint parts and sidecars as actions.
  *
- * Until the nested Parquet reader is part of the build, a Parquet checkpoint is reported
- * as unreadable (MCDC_EUNSUPPORTED); the snapshot then replays the JSON commits instead
- * when they are all still in the log (snapshot.c, invariant S2).
+ * Each row (one top-level column per action kind, all null but one) comes from the
+ * Parquet reader as a JSON object and goes through the commit-line action parser; only
+ * the action columns are read (stats_parsed and partitionValues_parsed are skipped).
  */
+#include <string.h>
+
 #include "delta/internal.h"
+#include "mcdc/parquet.h"
+
+static const char *const action_cols[] = {
+    "txn", "add", "remove", "metaData", "protocol", "domainMetadata", "checkpointMetadata",
+    "sidecar",
+};
 
 int mcdc_delta__read_parquet_actions(const char *path, mcdc_delta__action_cb cb, void *payload)
 {
-    (void)cb;
-    (void)payload;
-    return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: Parquet checkpoints cannot be read by this build",
-                          path);
+    mcdc_parquet_reader *r = NULL;
+    int rc = mcdc_parquet_reader_open(&r, path, NULL);
+    if (rc < 0)
+        return rc;
+    const mcdc_schema *fs = mcdc_parquet_reader_schema(r);
+    const char *sel[sizeof action_cols / sizeof action_cols[0]];
+    size_t n_sel = 0;
+    for (size_t i = 0; i < sizeof action_cols / sizeof action_cols[0]; i++)
+        for (size_t k = 0; k < fs->n_cols; k++)
+            if (strcmp(fs->cols[k].name, action_cols[i]) == 0)
+                sel[n_sel++] = action_cols[i];
+    if (n_sel == 0)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: not a checkpoint (no action columns)", path);
+    if (rc == 0)
+        rc = mcdc_parquet_reader_select(r, sel, n_sel);
+    int64_t row = 0;
+    while (rc == 0) {
+        json_t *j = NULL;
+        rc = mcdc_parquet_reader_next_json(r, (struct json_t **)&j);
+        if (rc <= 0)
+            break;
+        rc = 0;
+        row++;
+        mcdc_delta_action a;
+        rc = mcdc_delta__action_from_json(&a, j);
+        json_decref(j);
+        if (rc < 0) {
+            mcdc_error_prefix("%s: row %lld", path, (long long)row);
+        } else {
+            rc = cb(&a, payload);
+            if (rc < 0 && !strstr(mcdc_error_last()->message, path))
+                mcdc_error_prefix("%s: row %lld", path, (long long)row);
+        }
+        mcdc_delta_action_clear(&a);
+    }
+    mcdc_parquet_reader_free(r);
+    return rc < 0 ? rc : 0;
 }

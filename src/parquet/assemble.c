@@ -99,16 +99,18 @@ int pqr_leaf_value(const pqr_node *leaf, const mcdc_pqdec_val *pv, mcdc_value *o
         return 0;
     }
     case PQR_CONV_INT96: {
+        /* (nanoseconds of day i64, Julian day i32), both signed, combined as Spark does:
+         * (day - 2440588) * 86400e6 + nanos / 1000 in wrapping 64-bit arithmetic, which
+         * reads back what Spark wrote for instants beyond the nanosecond range */
         const uint8_t *p = pv->ba.ptr;
         uint64_t nanos = 0;
         for (int i = 7; i >= 0; i--)
             nanos = nanos << 8 | p[i];
-        uint32_t jd = (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 |
-                      (uint32_t)p[11] << 24;
-        /* 2440588 is the Julian day of 1970-01-01; any u32 day times 86400e6 fits in int64 */
-        int64_t days = (int64_t)jd - 2440588;
-        int64_t us = floor_div((int64_t)nanos, 1000);
-        out->v.i = days * 86400000000LL + us;
+        int32_t jd = (int32_t)((uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 |
+                               (uint32_t)p[11] << 24);
+        int64_t us = (int64_t)nanos / 1000; /* truncates toward zero, as Java's division */
+        uint64_t days = (uint64_t)((int64_t)jd - 2440588);
+        out->v.i = (int64_t)(days * 86400000000ULL + (uint64_t)us);
         return 0;
     }
     case PQR_CONV_TIME_MILLIS:

@@ -12,12 +12,7 @@
 
 int mcdc_rle__bit_width(uint64_t max_value)
 {
-    int w = 0;
-    while (max_value) {
-        w++;
-        max_value >>= 1;
-    }
-    return w;
+    return max_value ? 64 - __builtin_clzll(max_value) : 0;
 }
 
 static size_t put_varint(uint8_t *p, uint64_t v)

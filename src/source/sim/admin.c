@@ -94,8 +94,7 @@ static int enable_in_tx(mcdc_sim *s, sim_table *tb, const char *ci_name, int64_t
             return rc;
         }
     }
-    mcdc_buf_printf(&b, ", \"__$command_id\" INTEGER NOT NULL);"
-                    "CREATE INDEX sim_ct_%lld_lsn ON sim_ct_%lld(\"__$start_lsn\");", (long long)id, (long long)id);
+    mcdc_buf_puts(&b, ", \"__$command_id\" INTEGER NOT NULL)");
     rc = b.ptr ? sim__exec_sql(s, b.ptr) : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     mcdc_buf_dispose(&b);
     return rc;
@@ -332,7 +331,7 @@ static int ddl_record(mcdc_sim *s, sim_table *tb, const mcdc_lsn *lsn, int64_t a
         char when[32];
         int64_t minute = sim__local_ticks(s, at_us);
         minute -= minute % (60 * TICKS_PER_SEC);
-        sim_format_dt(when, sizeof when, minute, 3);
+        sim_format_datetime(when, sizeof when, minute);
         sqlite3_prepare_v2(s->db, "INSERT INTO sim_ddl VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL);
         sqlite3_bind_int64(st, 1, ci->id);
         sim__bind_lsn(st, 2, lsn);

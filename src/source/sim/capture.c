@@ -172,7 +172,7 @@ int mcdc_sim_cleanup(mcdc_sim *s, int64_t retention_us, int64_t at_us, int64_t t
         bool has_off;
         int off, nf;
         if (sim_parse_dt(maxt, strlen(maxt), &ticks, &has_off, &off, &nf) == 0)
-            sim_format_dt(cutoff, sizeof cutoff, sim_round_datetime(ticks - retention_us * TICKS_PER_US), 3);
+            sim_format_datetime(cutoff, sizeof cutoff, sim_round_datetime(ticks - retention_us * TICKS_PER_US));
     }
     sqlite3_finalize(st);
     st = NULL;

@@ -357,6 +357,47 @@ static int op_ddl_history(mcdc_source *b, const char *ci_name, const mcdc_lsn *a
     return 0;
 }
 
+/* The smallest rowid of sim_ct_<id> whose start_lsn is above @p after, or -1 (S1). */
+static int first_rowid_after(mcdc_sim *s, int64_t id, const mcdc_lsn *after, int64_t *out)
+{
+    char sql[160];
+    sqlite3_stmt *bounds, *probe;
+    *out = -1;
+    snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM sim_ct_%lld", (long long)id);
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &bounds, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading changes");
+    int64_t lo = 0, hi = -1;
+    if (sqlite3_step(bounds) == SQLITE_ROW && sqlite3_column_type(bounds, 0) != SQLITE_NULL) {
+        lo = sqlite3_column_int64(bounds, 0);
+        hi = sqlite3_column_int64(bounds, 1);
+    }
+    sqlite3_finalize(bounds);
+    if (hi < lo) return 0;
+    snprintf(sql, sizeof sql, "SELECT rowid, \"__$start_lsn\" FROM sim_ct_%lld WHERE rowid >= ? ORDER BY rowid LIMIT 1",
+             (long long)id);
+    if ((rc = sqlite3_prepare_v2(s->db, sql, -1, &probe, NULL)) != SQLITE_OK) return sim__sqlite_error(s, rc, "reading changes");
+    /* invariant: every row below lo is at or below after; the answer, if any, is in [lo, hi] */
+    int64_t found = -1;
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        sqlite3_reset(probe);
+        sqlite3_bind_int64(probe, 1, mid);
+        if (sqlite3_step(probe) != SQLITE_ROW) { hi = mid - 1; continue; }
+        int64_t rid = sqlite3_column_int64(probe, 0);
+        mcdc_lsn l;
+        sim__column_lsn(probe, 1, &l);
+        if (mcdc_lsn_cmp(&l, after) > 0) {
+            found = rid;
+            hi = mid - 1;
+        } else {
+            lo = rid + 1;
+        }
+    }
+    sqlite3_finalize(probe);
+    *out = found;
+    return 0;
+}
+
 static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
                            mcdc_change_cb cb, void *payload)
 {
@@ -373,17 +414,12 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     if (mcdc_lsn_cmp(after, &hi) >= 0) return 0;
     commit_clock cc;
     if ((rc = clock_start(src, &cc, after)) < 0) return rc;
-    /* the first row: rowid order is read order (S1) */
-    char sql[256];
-    sqlite3_stmt *st;
-    snprintf(sql, sizeof sql, "SELECT rowid FROM sim_ct_%lld WHERE \"__$start_lsn\" > ? ORDER BY \"__$start_lsn\" LIMIT 1",
-             (long long)ci_id);
-    if ((rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL)) != SQLITE_OK) return sim__sqlite_error(s, rc, "reading changes");
-    sim__bind_lsn(st, 1, after);
-    int64_t next_rowid = -1;
-    if (sqlite3_step(st) == SQLITE_ROW) next_rowid = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    /* the first row past after: rowid order is read order (S1), so a binary search over rowids
+     * finds it without an index on __$start_lsn */
+    int64_t next_rowid;
+    if ((rc = first_rowid_after(s, ci_id, after, &next_rowid)) < 0) return rc;
     if (next_rowid < 0) return 0;
+    sqlite3_stmt *st;
     int page = 0;
     for (;;) {
         /* the instance may have been disabled between pages */

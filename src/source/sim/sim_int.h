@@ -89,6 +89,8 @@ typedef struct sim_arena {
 void *sim_arena_alloc(sim_arena *a, size_t n);
 char *sim_arena_strndup(sim_arena *a, const char *s, size_t n);
 void  sim_arena_free(sim_arena *a);
+/** Forget every allocation but keep one block for reuse. */
+void  sim_arena_reset(sim_arena *a);
 
 /* Where a conversion happens, for SQL Server's messages. */
 typedef struct sim_conv_ctx {
@@ -132,6 +134,8 @@ long sim_utf16_len(const char *s, size_t n);
 int64_t sim_round_datetime(int64_t ticks);
 /** Format wall-clock ticks as "YYYY-MM-DD HH:MM:SS" + @p digits fraction digits. */
 void sim_format_dt(char *out, size_t cap, int64_t ticks, int digits);
+/** Format datetime ticks as SQL Server shows them (milliseconds .000, .003, .007). */
+void sim_format_datetime(char *out, size_t cap, int64_t ticks);
 /** Parse "YYYY-MM-DD[( |T)HH:MM[:SS[.f]]]" into wall-clock ticks (no rounding: 7 digits kept);
  *  @p off gets the offset (minutes) when the text has one, else *has_off false. */
 int sim_parse_dt(const char *s, size_t n, int64_t *ticks, bool *has_off, int *off_min, int *n_frac);
@@ -275,6 +279,7 @@ struct mcdc_sim {
     int          n_inst;
     bool        in_tx;
     sqlite3_stmt *tx_ins; /* INSERT INTO sim_tx, prepared on first use */
+    mcdc_buf    keybuf;   /* scratch for key encodings */
 };
 
 /* store.c */

@@ -307,7 +307,7 @@ int mcdc_sim_open(mcdc_sim **out, const char *path, bool create, const char *tim
         return mcdc_error_set(MCDC_ECORRUPT, "%s is not a simulator database (empty file)", path);
     int rc = open_db(&s, path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0));
     if (rc < 0) return rc;
-    if ((rc = sim__exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")) < 0)
+    if ((rc = sim__exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;")) < 0)
         goto fail;
     bool has_state = false;
     {
@@ -387,6 +387,7 @@ void mcdc_sim_close(mcdc_sim *s)
     sim__free_catalog(s);
     mcdc_tz_free(s->tz);
     if (s->db) sqlite3_close_v2(s->db);
+    mcdc_buf_dispose(&s->keybuf);
     free(s->path);
     free(s);
 }
@@ -510,7 +511,7 @@ int64_t sim__local_ticks(mcdc_sim *s, int64_t utc_us)
 
 void sim__datetime_text(mcdc_sim *s, int64_t utc_us, char out[32])
 {
-    sim_format_dt(out, 32, sim__local_ticks(s, utc_us), 3);
+    sim_format_datetime(out, 32, sim__local_ticks(s, utc_us));
 }
 
 sim_table *sim__find_table(mcdc_sim *s, const char *schema, const char *name)

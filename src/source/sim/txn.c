@@ -191,10 +191,11 @@ int sim__check_row(sim_txn *t, sim_table *tb, sim_val *row, bool is_insert)
 
 static int write_source(sim_txn *t, sim_table *tb, sqlite3_stmt *st, const sim_val *row, int64_t rowid)
 {
-    mcdc_buf key = MCDC_BUF_INIT(1 << 20);
-    int rc = sim__table_key(tb, row, &key);
-    if (rc < 0) goto done;
-    sqlite3_bind_blob(st, 1, key.ptr ? key.ptr : "", (int)key.len, SQLITE_TRANSIENT);
+    mcdc_buf *key = &t->s->keybuf;
+    if (key->max == 0) key->max = 1 << 20;
+    int rc = sim__table_key(tb, row, key);
+    if (rc < 0) return rc;
+    sqlite3_bind_blob(st, 1, key->ptr ? key->ptr : "", (int)key->len, SQLITE_STATIC);
     for (int k = 0; k < tb->n_live; k++) {
         int i = tb->live[k];
         sim_bind(st, 2 + k, &tb->cols[i].type, &row[i]);
@@ -204,8 +205,6 @@ static int write_source(sim_txn *t, sim_table *tb, sqlite3_stmt *st, const sim_v
     if (rc == SQLITE_CONSTRAINT) rc = sim__dup_key_error(tb, row);
     else rc = rc == SQLITE_DONE ? 0 : sim__sqlite_error(t->s, rc, "writing a source row");
     sqlite3_reset(st);
-done:
-    mcdc_buf_dispose(&key);
     return rc;
 }
 

@@ -59,6 +59,16 @@ char *sim_arena_strndup(sim_arena *a, const char *s, size_t n)
     return p;
 }
 
+void sim_arena_reset(sim_arena *a)
+{
+    while (a->head && a->head->next) {
+        sim_arena_block *n = a->head->next;
+        free(a->head);
+        a->head = n;
+    }
+    if (a->head) a->head->used = 0;
+}
+
 void sim_arena_free(sim_arena *a)
 {
     while (a->head) {
@@ -459,20 +469,55 @@ static int64_t floordiv(int64_t a, int64_t b)
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+void sim_format_datetime(char *out, size_t cap, int64_t ticks)
+{
+    /* datetime shows milliseconds rounded from its 1/300 s ticks: .000, .003, .007 */
+    int64_t days = floordiv(ticks, TICKS_PER_DAY), rem = ticks - days * TICKS_PER_DAY;
+    int64_t t300 = (rem * 3 + 50000) / 100000;
+    int64_t ms = (t300 * 10 + 1) / 3;
+    sim_format_dt(out, cap, days * TICKS_PER_DAY + ms * 10000, 3);
+}
+
+static char *put_digits(char *p, int64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return p + n;
+}
+
 void sim_format_dt(char *out, size_t cap, int64_t ticks, int digits)
 {
+    char buf[40], *p = buf;
     int64_t days = floordiv(ticks, TICKS_PER_DAY), rem = ticks - days * TICKS_PER_DAY;
     int64_t y;
     unsigned m, d;
     mcdc_civil_from_days(days, &y, &m, &d);
     int64_t secs = rem / TICKS_PER_SEC, frac = rem % TICKS_PER_SEC;
-    int k = snprintf(out, cap, "%04lld-%02u-%02u %02d:%02d:%02d", (long long)y, m, d, (int)(secs / 3600),
-                     (int)(secs / 60 % 60), (int)(secs % 60));
-    if (digits > 0 && k > 0 && (size_t)k < cap) {
-        char fr[24];
-        snprintf(fr, sizeof fr, "%07lld", (long long)(frac % TICKS_PER_SEC));
-        snprintf(out + k, cap - (size_t)k, ".%.*s", digits > 7 ? 7 : digits, fr);
+    p = put_digits(p, y, 4);
+    *p++ = '-';
+    p = put_digits(p, m, 2);
+    *p++ = '-';
+    p = put_digits(p, d, 2);
+    *p++ = ' ';
+    p = put_digits(p, secs / 3600, 2);
+    *p++ = ':';
+    p = put_digits(p, secs / 60 % 60, 2);
+    *p++ = ':';
+    p = put_digits(p, secs % 60, 2);
+    if (digits > 0) {
+        char fr[8];
+        put_digits(fr, frac, 7);
+        *p++ = '.';
+        for (int i = 0; i < digits && i < 7; i++) *p++ = fr[i];
     }
+    *p = '\0';
+    size_t n = (size_t)(p - buf);
+    if (cap == 0) return;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, buf, n);
+    out[n] = '\0';
 }
 
 static void format_time(char *out, size_t cap, int64_t ticks, int digits)
@@ -1036,7 +1081,7 @@ static int text_of(const sim_type *t, const sim_val *v, char *buf, size_t cap)
     switch (t->k) {
     case ST_DATE: format_date(buf, cap, v->u.i); break;
     case ST_TIME: format_time(buf, cap, v->u.i, t->scale); break;
-    case ST_DATETIME: sim_format_dt(buf, cap, v->u.i, 3); break;
+    case ST_DATETIME: sim_format_datetime(buf, cap, v->u.i); break;
     case ST_SMALLDATETIME: sim_format_dt(buf, cap, v->u.i, 0); break;
     case ST_DATETIME2: sim_format_dt(buf, cap, v->u.i, t->scale); break;
     case ST_DATETIMEOFFSET: format_dto(buf, cap, v->u.i, v->off, t->scale); break;

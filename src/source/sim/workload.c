@@ -157,25 +157,6 @@ static int read_by_rowid(mcdc_sim *s, sim_table *tb, int64_t rowid, sim_arena *a
     return rc;
 }
 
-static int key_exists(mcdc_sim *s, sim_table *tb, const sim_val *row, sqlite3_stmt **probe)
-{
-    if (!*probe) {
-        char sql[128];
-        snprintf(sql, sizeof sql, "SELECT 1 FROM sim_src_%lld WHERE __key = ?", (long long)tb->id);
-        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, probe, NULL) != SQLITE_OK)
-            return sim__sqlite_error(s, SQLITE_ERROR, "probing a key");
-    }
-    mcdc_buf key = MCDC_BUF_INIT(1 << 20);
-    int rc = sim__table_key(tb, row, &key);
-    if (rc < 0) return rc;
-    sqlite3_reset(*probe);
-    sqlite3_bind_blob(*probe, 1, key.ptr ? key.ptr : "", (int)key.len, SQLITE_TRANSIENT);
-    rc = sqlite3_step(*probe) == SQLITE_ROW;
-    sqlite3_reset(*probe);
-    mcdc_buf_dispose(&key);
-    return rc;
-}
-
 static void sleep_until(int64_t host_us)
 {
     int64_t d = host_us - mcdc_time_now_us();
@@ -202,7 +183,6 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
     if ((rc = sim__begin(s)) < 0) return rc;
     sim_table *tb = sim__find_table(s, schema, name);
     live_rows live = {0};
-    sqlite3_stmt *probe = NULL;
     sim_arena a = {0};
     if (!tb) {
         rc = mcdc_error_set(MCDC_ENOTFOUND, "workload: table %s.%s does not exist in %s", schema, name, s->path);
@@ -238,8 +218,6 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
             if ((rc = sim__begin(s)) < 0) break;
             tb = sim__find_table(s, schema, name);
             if (!tb) { rc = mcdc_error_set(MCDC_ENOTFOUND, "workload: table %s vanished", o->table); break; }
-            sqlite3_finalize(probe);
-            probe = NULL;
         }
         /* capture cycles due at or before this commit */
         int64_t cycles = 0;
@@ -270,16 +248,17 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
                     }
                     counter++;
                     if (rc < 0) break;
-                    int ex = key_exists(s, tb, row, &probe);
-                    if (ex < 0) { rc = ex; break; }
-                    if (!ex) break;
+                    rc = sim__txn_insert(&t, tb, row);
+                    if (rc == 0) break;
+                    if (rc != MCDC_EINVAL || strncmp(mcdc_error_last()->message, "Msg 2627", 8)) break;
+                    rc = 0;
+                    mcdc_error_clear();
                     if (tries > 1000) {
                         rc = mcdc_error_set(MCDC_EINVAL, "workload: no free key found in %s after 1000 tries", tb->full);
                         break;
                     }
                 }
                 if (rc < 0) break;
-                if ((rc = sim__txn_insert(&t, tb, row)) < 0) break;
                 if ((rc = live_push(&live, sqlite3_last_insert_rowid(s->db))) < 0) break;
                 out->n_inserts++;
             } else {
@@ -315,27 +294,22 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
         out->n_changes += t.n_changes;
         out->n_transactions++;
         out->end_us = now;
-        sim_arena_free(&a);
+        sim_arena_reset(&a);
         if (++in_batch >= 20000 && !o->realtime) {
             if ((rc = sim__commit(s)) < 0 || (rc = sim__begin(s)) < 0) break;
             tb = sim__find_table(s, schema, name);
-            sqlite3_finalize(probe);
-            probe = NULL;
             in_batch = 0;
         }
     }
     free(row);
     free(nrow);
     if (rc < 0) goto fail;
-    sqlite3_finalize(probe);
-    probe = NULL;
     if ((rc = sim__commit(s)) < 0) goto fail;
     free(live.rowid);
     sim_arena_free(&a);
     out->elapsed_us = mcdc_time_mono_us() - host0;
     return 0;
 fail:
-    sqlite3_finalize(probe);
     sim__rollback(s);
     free(live.rowid);
     sim_arena_free(&a);

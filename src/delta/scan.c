@@ -36,6 +36,7 @@ struct mcdc_delta_scan {
     uint64_t                  *deleted;   /* DV rows of the current file, ascending */
     size_t                     n_deleted, at_deleted;
     int64_t                    row_index; /* index of the next row in the current file */
+    char                     **renamed;   /* per output column: nested JSON with logical names */
     int64_t                    files_skipped;
     int                        failed;    /* sticky error */
 };
@@ -67,6 +68,9 @@ void mcdc_delta_scan_free(mcdc_delta_scan *s)
     free(s->row);
     free(s->pvals);
     free(s->pbufs);
+    for (size_t i = 0; s->renamed && i < s->n_out; i++)
+        free(s->renamed[i]);
+    free(s->renamed);
     free(s);
 }
 
@@ -159,7 +163,8 @@ int mcdc_delta_scan_open(mcdc_delta_scan **out, const mcdc_delta_snapshot *snap,
     s->row = calloc(want + 1, sizeof *s->row);
     s->pvals = calloc(want + 1, sizeof *s->pvals);
     s->pbufs = calloc(want + 1, sizeof *s->pbufs);
-    if (!s->schema || !s->nested || !s->field || !s->part || !s->row || !s->pvals || !s->pbufs) {
+    s->renamed = calloc(want + 1, sizeof *s->renamed);
+    if (!s->renamed || !s->schema || !s->nested || !s->field || !s->part || !s->row || !s->pvals || !s->pbufs) {
         mcdc_delta_scan_free(s);
         return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
     }
@@ -288,6 +293,74 @@ static int open_next(mcdc_delta_scan *s)
     return 1;
 }
 
+/* Rename physical field names to logical ones inside a nested value (column mapping). */
+static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
+{
+    if (!v || json_is_null(v))
+        return json_incref(v);
+    switch (t->kind) {
+    case MCDC_DELTA_TYPE_STRUCT: {
+        if (!json_is_object(v))
+            return json_incref(v);
+        json_t *o = json_object();
+        for (size_t i = 0; o && i < t->n_fields; i++) {
+            const mcdc_delta_field *f = &t->fields[i];
+            json_t *x = json_object_get(v, f->physical_name);
+            if (!x)
+                x = json_object_get(v, f->name);
+            if (x)
+                json_object_set_new(o, f->name, rename_nested(x, &f->type));
+        }
+        return o;
+    }
+    case MCDC_DELTA_TYPE_ARRAY: {
+        if (!json_is_array(v))
+            return json_incref(v);
+        json_t *a = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) json_array_append_new(a, rename_nested(x, t->element));
+        return a;
+    }
+    case MCDC_DELTA_TYPE_MAP: {
+        if (!json_is_array(v))
+            return json_incref(v);
+        json_t *a = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) {
+            json_t *kv = json_object();
+            json_object_set_new(kv, "key", rename_nested(json_object_get(x, "key"), t->key));
+            json_object_set_new(kv, "value", rename_nested(json_object_get(x, "value"), t->element));
+            json_array_append_new(a, kv);
+        }
+        return a;
+    }
+    default:
+        return json_incref(v);
+    }
+}
+
+static int rename_cell(mcdc_delta_scan *s, size_t i)
+{
+    mcdc_value *c = &s->row[i];
+    free(s->renamed[i]);
+    s->renamed[i] = NULL;
+    json_t *j = json_loadb(c->v.s.ptr, c->v.s.len, JSON_DECODE_ANY, NULL);
+    if (!j)
+        return mcdc_error_set(MCDC_ECORRUPT, "scan: nested value of column %s is not JSON",
+                              s->schema->cols[i].name);
+    json_t *r = rename_nested(j, &s->snap->schema->fields[s->field[i]].type);
+    json_decref(j);
+    s->renamed[i] = r ? json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
+    json_decref(r);
+    if (!s->renamed[i])
+        return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+    c->v.s.ptr = s->renamed[i];
+    c->v.s.len = strlen(s->renamed[i]);
+    return 0;
+}
+
 int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
 {
     *row = NULL;
@@ -326,6 +399,13 @@ int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
             else {
                 memset(&s->row[i], 0, sizeof s->row[i]);
                 s->row[i].is_null = true;
+            }
+            if (s->nested[i] && !s->row[i].is_null && s->snap->column_mapping != MCDC_DELTA_CM_NONE) {
+                int rr = rename_cell(s, i);
+                if (rr < 0) {
+                    close_file(s);
+                    return s->failed = rr;
+                }
             }
         }
         *row = s->row;

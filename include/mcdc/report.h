@@ -1,0 +1,83 @@
+/*
+ * mcdc/report.h: the monitoring report: one self-contained HTML page with inline SVG
+ * charts per table, drawn from the facts table and the control table.
+ *
+ * The page needs no network, no script and no font files: it opens from disk in any
+ * browser and can be mailed as it is. Per table it shows the rows of each batch by
+ * operation, the ingestion and capture lags over time, and finalized_until against the
+ * newest commit over time (both on the source's clock), then a table of the latest
+ * verdicts and their freshness.
+ *
+ * Caveats:
+ * - Rendering is pure: mcdc_report_render() reads only the data it is given. Loading the
+ *   data from Delta tables is mcdc_report_load().
+ */
+#ifndef MCDC_REPORT_H
+#define MCDC_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcdc/buf.h"
+#include "mcdc/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** NULL for a time or lag: this value. */
+#define MCDC_REPORT_NONE INT64_MIN
+
+/** One facts row, as the report uses it. */
+typedef struct mcdc_report_batch {
+    char   *target;          /* facts.target: the table the batch went into (owned) */
+    char   *event;           /* facts.event, or NULL for a plain batch (owned) */
+    int64_t batch_id;
+    int64_t rows, inserts, updates, deletes;
+    int64_t end_commit_ts_us;       /* source clock (UTC); MCDC_REPORT_NONE when unknown */
+    int64_t written_at_us;          /* host clock */
+    int64_t capture_lag_ms;         /* MCDC_REPORT_NONE when NULL */
+    int64_t ingestion_lag_ms;       /* MCDC_REPORT_NONE when NULL */
+} mcdc_report_batch;
+
+/** One verdict observation: finalized_until of a table at a moment of the source clock. */
+typedef struct mcdc_report_point {
+    char   *table;           /* control.table_name (owned) */
+    int64_t at_us;           /* the end commit the verdict was computed from (source clock) */
+    int64_t finalized_until_us;
+} mcdc_report_point;
+
+/** The latest verdict of a table (one control row). */
+typedef struct mcdc_report_verdict {
+    char   *table;           /* owned */
+    int64_t finalized_until_us; /* MCDC_REPORT_NONE when none */
+    char    end_lsn[23];     /* "0x…" or "" */
+    int64_t end_commit_ts_us;
+    int64_t updated_at_us;   /* host clock */
+} mcdc_report_verdict;
+
+/** Everything one report shows. Build with the add functions; free with mcdc_report_data_free. */
+typedef struct mcdc_report_data {
+    mcdc_report_batch   *batches;  size_t n_batches;
+    mcdc_report_point   *points;   size_t n_points;
+    mcdc_report_verdict *verdicts; size_t n_verdicts;
+    int64_t              generated_at_us; /* host clock, shown in the footer */
+    int64_t              source_now_us;   /* the newest source time seen, for freshness */
+    char                *title;           /* owned; NULL for the default */
+} mcdc_report_data;
+
+/** Copy a batch in (strings are copied). @return 0; MCDC_ENOMEM. */
+int mcdc_report_add_batch(mcdc_report_data *d, const mcdc_report_batch *b);
+int mcdc_report_add_point(mcdc_report_data *d, const mcdc_report_point *p);
+int mcdc_report_add_verdict(mcdc_report_data *d, const mcdc_report_verdict *v);
+/** Free what the data holds (not @p d itself); accepts NULL. */
+void mcdc_report_data_free(mcdc_report_data *d);
+
+/** Append the HTML page for @p d to @p out. @return 0; MCDC_ENOMEM. */
+int mcdc_report_render(mcdc_buf *out, const mcdc_report_data *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+/* Unit tests for report/report.c: the page is self-contained, escapes data, and draws
+ * one chart of each kind per table with the data given. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mcdc/report.h"
+#include "mcdc/time.h"
+
+static int64_t at(const char *s)
+{
+    int64_t us = 0;
+    assert_int_equal(0, mcdc_time_parse(&us, s));
+    return us;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void fill(mcdc_report_data *d)
+{
+    const char *ends[] = {"2026-10-01T09:10:00", "2026-10-01T10:20:00", "2026-10-01T11:05:00"};
+    for (int i = 0; i < 3; i++) {
+        mcdc_report_batch b = {"bronze.orders", NULL, i, 10 + i, 5, 3 + i, 2, at(ends[i]),
+                               at(ends[i]) + 2000000, 1500, 2500};
+        assert_int_equal(0, mcdc_report_add_batch(d, &b));
+        mcdc_report_point p = {"bronze.orders", at(ends[i]), mcdc_time_truncate(at(ends[i]), MCDC_GRAN_HOUR)};
+        assert_int_equal(0, mcdc_report_add_point(d, &p));
+    }
+    mcdc_report_batch ev = {"bronze.orders", "bootstrap", 0, 100, 0, 0, 0, MCDC_REPORT_NONE, 0,
+                            MCDC_REPORT_NONE, MCDC_REPORT_NONE};
+    assert_int_equal(0, mcdc_report_add_batch(d, &ev));
+    mcdc_report_verdict v = {"bronze.orders", at("2026-10-01T11:00:00"), "0x0000002D000001A00003",
+                             at(ends[2]), at("2026-10-01T11:05:03")};
+    assert_int_equal(0, mcdc_report_add_verdict(d, &v));
+    d->generated_at_us = at("2026-10-01T12:00:00");
+    d->source_now_us = at("2026-10-01T11:06:00");
+}
+
+static void test_report_report__page_is_self_contained_with_three_charts(void **state)
+{
+    (void)state;
+    mcdc_report_data d = {0};
+    mcdc_buf out = MCDC_BUF_INIT(1 << 24);
+    fill(&d);
+    assert_int_equal(0, mcdc_report_render(&out, &d));
+    assert_non_null(strstr(out.ptr, "<!DOCTYPE html>"));
+    assert_null(strstr(out.ptr, "<script"));
+    assert_null(strstr(out.ptr, "http:"));
+    assert_null(strstr(out.ptr, "https:"));
+    assert_null(strstr(out.ptr, "@import"));
+    assert_int_equal(3, count(out.ptr, "<svg "));
+    assert_non_null(strstr(out.ptr, "data-points='3'")); /* three batches, event row left out */
+    assert_non_null(strstr(out.ptr, "batch 2: 5 updates"));
+    assert_non_null(strstr(out.ptr, "2026-10-01 11:00:00")); /* the verdict */
+    assert_non_null(strstr(out.ptr, "<td>6m</td>"));         /* its age on the source clock */
+    mcdc_buf_dispose(&out);
+    mcdc_report_data_free(&d);
+}
+
+static void test_report_report__names_are_escaped(void **state)
+{
+    (void)state;
+    mcdc_report_data d = {0};
+    mcdc_buf out = MCDC_BUF_INIT(1 << 24);
+    mcdc_report_verdict v = {"<b>x</b>&'\"", MCDC_REPORT_NONE, "", MCDC_REPORT_NONE, MCDC_REPORT_NONE};
+    assert_int_equal(0, mcdc_report_add_verdict(&d, &v));
+    d.title = strdup("t<i>");
+    assert_int_equal(0, mcdc_report_render(&out, &d));
+    assert_null(strstr(out.ptr, "<b>x"));
+    assert_null(strstr(out.ptr, "t<i>"));
+    assert_non_null(strstr(out.ptr, "&lt;b&gt;x&lt;/b&gt;&amp;&#39;&quot;"));
+    assert_non_null(strstr(out.ptr, "no batches yet"));
+    mcdc_buf_dispose(&out);
+    mcdc_report_data_free(&d);
+}
+
+static void test_report_report__empty_data_says_so(void **state)
+{
+    (void)state;
+    mcdc_report_data d = {0};
+    mcdc_buf out = MCDC_BUF_INIT(1 << 24);
+    assert_int_equal(0, mcdc_report_render(&out, &d));
+    assert_non_null(strstr(out.ptr, "hold no rows yet"));
+    assert_int_equal(0, count(out.ptr, "<svg "));
+    mcdc_buf_dispose(&out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_report_report__page_is_self_contained_with_three_charts),
+        cmocka_unit_test(test_report_report__names_are_escaped),
+        cmocka_unit_test(test_report_report__empty_data_says_so),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
