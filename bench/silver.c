@@ -28,6 +28,7 @@
 #include "mcdc/pipeline.h"
 #include "mcdc/silver.h"
 #include "mcdc/time.h"
+#include "silver/datafile.h"
 
 static char bronze[512], silver[512], control[512];
 static mcdc_schema *bschema;
@@ -54,13 +55,8 @@ static uint64_t next_rand(void)
  * @p n changes with keys drawn by @p pick. */
 static void append_batch(int64_t n, bool snapshot, int64_t (*pick)(int64_t), int64_t arg)
 {
-    mcdc_delta_snapshot *snap = NULL;
-    if (mcdc_delta_snapshot_open(&snap, bronze, -1) < 0)
-        die("bronze");
-    mcdc_delta_writer *w = NULL;
-    mcdc_delta_writer_options wo = MCDC_DELTA_WRITER_OPTIONS_INIT;
-    wo.target_file_bytes = 256 << 20;
-    if (mcdc_delta_writer_open(&w, snap, &wo) < 0)
+    mcdc_silver_datafile *w = NULL;
+    if (mcdc_silver_datafile_open(&w, bronze, bschema) < 0)
         die("writer");
     size_t nc = bschema->n_cols;
     mcdc_value *v = calloc(nc, sizeof *v);
@@ -98,20 +94,18 @@ static void append_batch(int64_t n, bool snapshot, int64_t (*pick)(int64_t), int
         v[12].v.s.ptr = lsn;
         v[12].v.s.len = 22;
         v[13].is_null = true;
-        if (mcdc_delta_writer_write(w, v) < 0)
+        if (mcdc_silver_datafile_write(w, v) < 0)
             die("write");
     }
     free(v);
-    mcdc_delta_file *files = NULL;
-    size_t n_files = 0;
-    if (mcdc_delta_writer_finish(w, &files, &n_files) < 0)
-        die("finish");
+    mcdc_delta_file file;
+    if (mcdc_silver_datafile_close(w, &file) < 0)
+        die("close");
     mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-    if (mcdc_delta_append(bronze, files, n_files, &co, NULL) < 0)
+    if (mcdc_delta_append(bronze, &file, 1, &co, NULL) < 0)
         die("append");
-    mcdc_delta_files_free(files, n_files);
-    mcdc_delta_writer_free(w);
-    mcdc_delta_snapshot_free(snap);
+    mcdc_delta_file_clear(&file);
+    mcdc_silver_datafile_free(w);
 }
 
 static int64_t pick_uniform(int64_t n) { return (int64_t)(next_rand() % (uint64_t)n); }

@@ -42,6 +42,7 @@
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "mcdc/time.h"
+#include "silver/datafile.h"
 
 #define TAG_KEY_MIN "mcdc.silver.key_min"
 #define TAG_KEY_MAX "mcdc.silver.key_max"
@@ -299,33 +300,26 @@ static int push_add(ctx *c, mcdc_delta_file *f)
 /* Write rows ents[from..to) (sorted) as one silver file with its key range in tags. */
 static int write_piece(ctx *c, const sort_ent *ents, size_t from, size_t to)
 {
-    mcdc_delta_writer *w = NULL;
-    mcdc_delta_writer_options wo = MCDC_DELTA_WRITER_OPTIONS_INIT;
-    wo.target_file_bytes = INT64_MAX / 4; /* the split is ours, by rows */
-    int rc = mcdc_delta_writer_open(&w, c->silver, &wo);
+    mcdc_silver_datafile *w = NULL;
+    mcdc_delta_file file;
+    memset(&file, 0, sizeof file);
+    int rc = mcdc_silver_datafile_open(&w, c->o->silver_path, c->silver_flat);
     for (size_t i = from; rc == 0 && i < to; i++)
-        rc = mcdc_delta_writer_write(w, &c->rb.vals[ents[i].row * c->rb.n_cols]);
-    mcdc_delta_file *files = NULL;
-    size_t n_files = 0;
+        rc = mcdc_silver_datafile_write(w, &c->rb.vals[ents[i].row * c->rb.n_cols]);
     if (rc == 0)
-        rc = mcdc_delta_writer_finish(w, &files, &n_files);
+        rc = mcdc_silver_datafile_close(w, &file);
     char *lo = rc == 0 ? hex_of(ents[from].key, ents[from].len) : NULL;
     char *hi = rc == 0 ? hex_of(ents[to - 1].key, ents[to - 1].len) : NULL;
     if (rc == 0 && (!lo || !hi))
         rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-    for (size_t i = 0; rc == 0 && i < n_files; i++) {
-        if ((rc = mcdc_delta_map_set(&files[i].tags, TAG_KEY_MIN, lo)) < 0 ||
-            (rc = mcdc_delta_map_set(&files[i].tags, TAG_KEY_MAX, hi)) < 0)
-            break;
-        rc = push_add(c, &files[i]);
-        if (rc == 0)
-            c->res->silver_files_added++;
-    }
+    if (rc == 0 && (rc = mcdc_delta_map_set(&file.tags, TAG_KEY_MIN, lo)) == 0 &&
+        (rc = mcdc_delta_map_set(&file.tags, TAG_KEY_MAX, hi)) == 0 &&
+        (rc = push_add(c, &file)) == 0)
+        c->res->silver_files_added++;
     free(lo);
     free(hi);
-    if (files)
-        mcdc_delta_files_free(files, n_files); /* moved entries are zeroed */
-    mcdc_delta_writer_free(w);
+    mcdc_delta_file_clear(&file);
+    mcdc_silver_datafile_free(w);
     return rc;
 }
 

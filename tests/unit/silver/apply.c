@@ -18,6 +18,7 @@
 #include "mcdc/fs.h"
 #include "mcdc/pipeline.h"
 #include "mcdc/silver.h"
+#include "silver/datafile.h"
 
 #define MAXK 64
 
@@ -94,10 +95,8 @@ static void str(mcdc_value *v, const char *s)
 /* Append one bronze commit holding @p rows. */
 static void append(fixture *f, const brow *rows, size_t n)
 {
-    mcdc_delta_snapshot *snap = NULL;
-    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->bronze, -1));
-    mcdc_delta_writer *w = NULL;
-    assert_int_equal(0, mcdc_delta_writer_open(&w, snap, NULL));
+    mcdc_silver_datafile *w = NULL;
+    assert_int_equal(0, mcdc_silver_datafile_open(&w, f->bronze, f->bschema));
     size_t nc = f->bschema->n_cols;
     mcdc_value *v = calloc(nc, sizeof *v);
     for (size_t i = 0; i < n; i++) {
@@ -117,17 +116,15 @@ static void append(fixture *f, const brow *rows, size_t n)
         v[mcdc_schema_find(f->bschema, "_batch_id")].is_null = r->op == 0;
         str(&v[mcdc_schema_find(f->bschema, "_snapshot")], r->op == 0 ? lsn_text(r->snapshot) : NULL);
         v[mcdc_schema_find(f->bschema, "_chunk")].is_null = true;
-        assert_int_equal(0, mcdc_delta_writer_write(w, v));
+        assert_int_equal(0, mcdc_silver_datafile_write(w, v));
     }
     free(v);
-    mcdc_delta_file *files = NULL;
-    size_t n_files = 0;
-    assert_int_equal(0, mcdc_delta_writer_finish(w, &files, &n_files));
+    mcdc_delta_file file;
+    assert_int_equal(0, mcdc_silver_datafile_close(w, &file));
     mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-    assert_int_equal(0, mcdc_delta_append(f->bronze, files, n_files, &co, NULL));
-    mcdc_delta_files_free(files, n_files);
-    mcdc_delta_writer_free(w);
-    mcdc_delta_snapshot_free(snap);
+    assert_int_equal(0, mcdc_delta_append(f->bronze, &file, 1, &co, NULL));
+    mcdc_delta_file_clear(&file);
+    mcdc_silver_datafile_free(w);
 }
 
 static const char *const keys_id[] = { "id" };
