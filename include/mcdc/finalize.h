@@ -35,6 +35,7 @@
 #include "mcdc/log.h"
 #include "mcdc/offset.h"
 #include "mcdc/time.h"
+#include "mcdc/value.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -162,6 +163,180 @@ void mcdc_tracker_get_stats(mcdc_tracker *t, mcdc_tracker_stats *out);
 /** Stop the worker (after an advance in flight returns; pending progress is dropped) and
  *  free the tracker. NULL is a no-op. Call mcdc_tracker_join first to keep what is left. */
 void mcdc_tracker_free(mcdc_tracker *t);
+
+/* ---- Control table ------------------------------------------------------------------- */
+
+/* The control table (architecture §5, anchor-features §2.6): one row per table, one data
+ * file per row (docs/decisions/0002-control-table-one-file-per-row.md). Functions take
+ * the table's directory (resolve names with the warehouse first). Every write goes
+ * through Delta's optimistic concurrency: advances of different tables never conflict;
+ * advances of the same table retry from a fresh snapshot with backoff for up to a
+ * minute. */
+
+/** Columns of a control row. NULL columns have has_* false or a NULL pointer. */
+typedef struct mcdc_control_row {
+    char        *table_name;       /* owned; the key, exactly as given */
+    mcdc_verdict finalized_until;  /* the verdict (none: NULL) */
+    bool         has_end_lsn;
+    mcdc_lsn     end_lsn;          /* commit LSN of the end offset that last moved it */
+    bool         has_end_commit_ts;
+    int64_t      end_commit_ts_us; /* its commit time, UTC */
+    bool         has_updated_at;
+    int64_t      updated_at_us;    /* host clock when the verdict last moved, UTC */
+    char        *applied_lsn;      /* owned or NULL; silver only */
+    char        *snapshot_lsn;     /* owned or NULL; silver only */
+    char        *open_snapshot_lsn;/* owned or NULL; silver only */
+    bool         has_snapshot_wave;
+    int32_t      snapshot_wave;    /* silver only */
+} mcdc_control_row;
+
+/** Free what @p r owns and zero it. */
+void mcdc_control_row_clear(mcdc_control_row *r);
+
+/** Columns of the control table, in order: table_name, finalized_until, end_lsn,
+ *  end_commit_ts, updated_at, applied_lsn, snapshot_lsn, open_snapshot_lsn,
+ *  snapshot_wave. */
+#define MCDC_CONTROL_NCOLS 9
+
+/** The control table's schema (borrowed, static; NULL only when out of memory). */
+const mcdc_schema *mcdc_control_schema(void);
+
+/** The cells of @p r in schema order (strings borrowed from @p r and @p lsn_buf). */
+int mcdc_control_row_values(const mcdc_control_row *r, mcdc_value out[MCDC_CONTROL_NCOLS],
+                            char lsn_buf[MCDC_LSN_STRLEN]);
+
+/** Append @p r as one JSON object in the jsonl encoding (architecture §7), keys in schema
+ *  order. @return 0; MCDC_ENOMEM. */
+int mcdc_control_row_to_json(mcdc_buf *out, const mcdc_control_row *r);
+
+/** What an advance did. */
+typedef struct mcdc_advance_result {
+    mcdc_verdict verdict;     /* the table's verdict after the call */
+    bool         wrote;       /* a commit was written (for advance: it moved the verdict) */
+    bool         created;     /* this call created the control table */
+    int64_t      version;     /* control table version written, or read when not written */
+    int          n_conflicts; /* lost conflicts retried from a fresh snapshot */
+    int          n_rebases;   /* lost version races moved on without rebuilding */
+} mcdc_advance_result;
+
+/** Create the control table at @p path when missing, or check that the table there has
+ *  the control columns with their types.
+ *  @param[out] created  may be NULL; true when this call created it.
+ *  @return 0; MCDC_EINVAL when @p path holds another kind of table (the message names
+ *          the missing or mistyped column); MCDC_EIO; codes of the Delta layer. */
+int mcdc_control_ensure(const char *path, bool *created);
+
+/** Changes one control row in place. Called with the row as stored (@p exists true), or
+ *  with a new row holding only table_name. Return 0 when the row changed, MCDC_EALREADY
+ *  to write nothing, or a negative code that stops the update and is returned. Called
+ *  again with a fresh row after each lost conflict; must not change table_name. */
+typedef int (*mcdc_control_mutate_fn)(mcdc_control_row *row, bool exists, void *payload);
+
+/** Read-modify-write of one row (@p table_name) with the guarantees of advance: a
+ *  copy-on-write of the row's file with read predicate table_name = <key>, retried from
+ *  a fresh snapshot for up to a minute on conflicts with writers of the same row; writers
+ *  of other rows never conflict. Creates the control table on first use. For silver's
+ *  position columns and for advance itself.
+ *  @param[out] out  may be NULL; verdict is the row's finalized_until after the call.
+ *  @return 0 (also when @p fn wrote nothing); codes of @p fn; MCDC_ETIMEOUT; MCDC_EIO. */
+int mcdc_control_update(const char *path, const char *table_name, mcdc_control_mutate_fn fn,
+                        void *payload, mcdc_advance_result *out);
+
+/** Advance the verdict of @p table_name to the candidate of @p end (mcdc_finalize_candidate)
+ *  when that moves it forward; otherwise write nothing. Creates the control table and the
+ *  row on first use. Call only after the data up to @p end is committed.
+ *  @param[out] out  may be NULL.
+ *  @return 0; MCDC_EINVAL for an empty name, a bad granularity or an end offset without a
+ *          commit time (checked before anything is written); MCDC_ETIMEOUT when conflicts
+ *          with writers of the same row outlasted the retry budget (a minute); MCDC_EIO;
+ *          MCDC_ECORRUPT for a control file that cannot be read. */
+int mcdc_control_advance(const char *path, const char *table_name, const mcdc_offset *end,
+                         mcdc_granularity g, mcdc_advance_result *out);
+
+/** Every row of the control table, sorted by table_name.
+ *  @param[out] rows  an array of @p n_out rows; free with mcdc_control_rows_free().
+ *  @return 0; MCDC_ENOTFOUND when there is no control table at @p path; MCDC_EINVAL
+ *          when the table there is not a control table; MCDC_ECORRUPT; MCDC_EIO. */
+int mcdc_control_read_all(mcdc_control_row **rows, size_t *n_out, const char *path);
+
+/** Free an array from mcdc_control_read_all; accepts NULL. */
+void mcdc_control_rows_free(mcdc_control_row *rows, size_t n);
+
+/** The row of @p table_name.
+ *  @param[out] out  filled; release with mcdc_control_row_clear().
+ *  @return 0; MCDC_ENOTFOUND when the control table or the row does not exist (the
+ *          message says which); other codes as mcdc_control_read_all. */
+int mcdc_control_get(mcdc_control_row *out, const char *path, const char *table_name);
+
+/** Whether the period ending at @p period_end_us is complete for @p table_name:
+ *  finalized_until >= period_end.
+ *  @return 0 with *out set; MCDC_ENOTFOUND when the control table or the row does not
+ *          exist, so that a typo never reads as "not yet". */
+int mcdc_control_is_final(bool *out, const char *path, const char *table_name,
+                          int64_t period_end_us);
+
+/** The verdict of @p table_name (none when the row has no verdict yet).
+ *  @return 0; MCDC_ENOTFOUND as mcdc_control_get. */
+int mcdc_control_finalized_until(mcdc_verdict *out, const char *path, const char *table_name);
+
+/** How fresh a table's verdict is, and why it may lag (anchor-features §1, monitoring). */
+typedef struct mcdc_freshness {
+    int64_t      now_us;          /* the clock every age is measured against */
+    bool         now_is_source;   /* now_us is the source's server_now (else host clock) */
+    mcdc_verdict verdict;         /* finalized_until */
+    int64_t      verdict_age_us;  /* now - finalized_until; valid when verdict.has */
+    bool         has_updated_at;
+    int64_t      updated_at_us;   /* when the verdict last moved (host clock) */
+    bool         has_facts_end;   /* the facts table holds a batch row of the table */
+    int64_t      facts_end_commit_ts_us; /* newest end_commit_ts of its batch rows */
+    int64_t      facts_end_age_us;       /* now - facts_end_commit_ts */
+    bool         has_facts_written;
+    int64_t      facts_written_at_us;    /* newest written_at of its batch rows (host) */
+    bool         has_source;      /* source_max_commit_ts is known */
+    int64_t      source_max_commit_ts_us; /* commit time of the source's max LSN (from the
+                                             source, else the newest facts row's
+                                             source_max_commit_ts) */
+    int64_t      source_lag_us;   /* now - source_max_commit_ts */
+} mcdc_freshness;
+
+/** Measure the freshness of @p table_name's verdict.
+ *  @param facts_path  the facts table's directory, or NULL: its batch rows (event NULL)
+ *                     whose target is @p table_name give the newest end offset seen, so a
+ *                     held verdict (facts move, verdict does not) can be told from a
+ *                     stopped stream (neither moves).
+ *  @param src         an open source, or NULL: its server_now is the clock and its max
+ *                     LSN's commit time the source position; without one the host clock
+ *                     is used.
+ *  @return 0; MCDC_ENOTFOUND when the control table, the row or the facts table does not
+ *          exist; MCDC_EINVAL when the facts table lacks target or end_commit_ts;
+ *          MCDC_ESOURCE and other codes from the source; MCDC_ECORRUPT; MCDC_EIO. */
+struct mcdc_source;
+int mcdc_control_freshness(mcdc_freshness *out, const char *path, const char *table_name,
+                           const char *facts_path, struct mcdc_source *src);
+
+/** A tracker store that writes to a control table: pass &target as the payload of
+ *  mcdc_control_store_advance. The strings are borrowed and must outlive the tracker. */
+typedef struct mcdc_control_target {
+    const char         *path;       /* the control table's directory */
+    const char         *table_name; /* the row's key */
+    mcdc_advance_result last;       /* the result of the last successful advance
+                                       (written by the tracker's worker thread) */
+} mcdc_control_target;
+
+/** mcdc_finalize_advance_fn over mcdc_control_advance; @p payload is a
+ *  mcdc_control_target. */
+int mcdc_control_store_advance(void *payload, const mcdc_offset *end, mcdc_granularity g,
+                               mcdc_verdict *out);
+
+/** Start a tracker that advances @p target's row, as a stream does with --control: the
+ *  control table is created (or checked) first, so a wrong name fails before the stream
+ *  reads anything; then the worker starts and, when @p seed is not NULL (the checkpoint's
+ *  last committed end offset), applies it, so a run that finds nothing new still catches
+ *  up a verdict a crash left behind.
+ *  @param[out] out  the tracker; free with mcdc_tracker_free().
+ *  @return 0; codes of mcdc_control_ensure and mcdc_tracker_start. */
+int mcdc_control_track(mcdc_tracker **out, mcdc_control_target *target, const char *run_id,
+                       const mcdc_tracker_options *opts, const mcdc_offset *seed);
 
 #ifdef __cplusplus
 }
