@@ -2,17 +2,20 @@
  * parquet/column.c: one column chunk, page by page, as a stream of (repetition level,
  * definition level, value) entries.
  *
- * The chunk's bytes are read whole (its range checked against the file, R1); then each
- * page header is parsed, its body checked to lie inside the chunk, its CRC verified when
+ * The chunk's range is checked against the file (R1); then each page header is parsed,
+ * its body checked to lie inside the chunk, its CRC verified when
  * the header has one, decompressed into a buffer of exactly the size the header promises,
  * and decoded: levels first (v1: RLE with a length prefix or legacy BIT_PACKED; v2: RLE
  * stored uncompressed before the values), then the present values in the page's
- * encoding. Dictionary pages fill the chunk's dictionary. Only one data page is held
- * decoded at a time. Every failure names the file, the column and the page's offset (R4).
+ * encoding. Dictionary pages fill the chunk's dictionary. From a file descriptor, pages
+ * are read one at a time: a column holds its dictionary and one page (compressed and
+ * decoded), never the whole chunk. Every failure names the file, the column and the
+ * page's offset (R4).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -33,6 +36,8 @@ int pqr_col_fail(pqr_col *c, int rc)
 
 static void page_reset(pqr_col *c)
 {
+    free(c->body_buf);
+    c->body_buf = NULL;
     free(c->page_buf);
     free(c->rep);
     free(c->def);
@@ -54,36 +59,39 @@ void pqr_col_close(pqr_col *c)
         return;
     page_reset(c);
     mcdc_buf_dispose(&c->arena);
-    free(c->chunk_own);
+    free(c->hdr_buf);
     free(c->dict_buf);
     free(c->dict);
     memset(c, 0, sizeof *c);
 }
 
-static int read_range(mcdc_parquet_reader *r, uint64_t off, size_t len, uint8_t **own,
-                      const uint8_t **p)
+/* Bytes [off, off+len) of the chunk: borrowed from a memory file, else read into a new
+ * buffer in *own (freed by the caller). */
+static int fetch(pqr_col *c, size_t off, size_t len, uint8_t **own, const uint8_t **p)
 {
-    if (r->mem) {
-        *own = NULL;
-        *p = r->mem + off;
+    mcdc_parquet_reader *r = c->r;
+    *own = NULL;
+    if (c->chunk) {
+        *p = c->chunk + off;
         return 0;
     }
+    uint64_t at = c->chunk_off + off;
     uint8_t *b = malloc(len ? len : 1);
     if (!b)
-        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory for %zu bytes at byte %" PRIu64,
-                              r->name, len, off);
+        return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for %zu bytes", len));
     size_t got = 0;
     while (got < len) {
-        ssize_t n = pread(r->fd, b + got, len - got, (off_t)(off + got));
+        ssize_t n = pread(r->fd, b + got, len - got, (off_t)(at + got));
         if (n < 0) {
             free(b);
-            return mcdc_error_set(MCDC_EIO, "%s: read at byte %" PRIu64 " failed: %m", r->name,
-                                  off + got);
+            return pqr_col_fail(c, mcdc_error_set(MCDC_EIO, "read at byte %" PRIu64 " failed: %s",
+                                                  at + got, strerror(errno)));
         }
         if (n == 0) {
             free(b);
-            return mcdc_error_set(MCDC_ECORRUPT, "%s: file ends at byte %" PRIu64
-                                  " inside a column chunk", r->name, off + got);
+            return pqr_col_fail(c, mcdc_error_set(MCDC_ECORRUPT, "file ends at byte %" PRIu64
+                                                  " inside the column chunk",
+                                                  at + got));
         }
         got += (size_t)n;
     }
@@ -141,9 +149,7 @@ int pqr_col_open(pqr_col *c, mcdc_parquet_reader *r, size_t rg, const pqr_node *
                     len, start, r->file_len);
     c->chunk_off = (uint64_t)start;
     c->chunk_len = (size_t)len;
-    int rc = read_range(r, c->chunk_off, c->chunk_len, &c->chunk_own, &c->chunk);
-    if (rc < 0)
-        return pqr_col_fail(c, rc);
+    c->chunk = r->mem ? r->mem + c->chunk_off : NULL;
     /* built values may be up to 256 times the page plus 16 MiB (see decode.h) */
     c->arena.max = r->opt.max_page_bytes;
     return 0;
@@ -285,6 +291,9 @@ static int dictionary_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8
         if (rc < 0)
             return rc;
         p = c->dict_buf;
+    } else if (c->body_buf) { /* the values point into the body: keep it with the chunk */
+        c->dict_buf = c->body_buf;
+        c->body_buf = NULL;
     }
     size_t plen = c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED ? (size_t)h->uncompressed_page_size
                                                                 : (size_t)h->compressed_page_size;
@@ -388,12 +397,27 @@ static int next_page(pqr_col *c)
         }
         c->page_off = c->chunk_off + c->pos;
         mcdc_pq_page_header h;
-        size_t hlen;
-        int rc = mcdc_pq__parse_page_header(&h, &hlen, c->chunk + c->pos, c->chunk_len - c->pos,
-                                            c->page_off);
+        size_t hlen, chunk_left = c->chunk_len - c->pos;
+        const uint8_t *hp;
+        int rc;
+        /* a descriptor's page header is read through a window that grows until it holds
+         * the whole header (statistics may make one large) */
+        for (size_t win = chunk_left < 4096 ? chunk_left : 4096;;) {
+            free(c->hdr_buf);
+            c->hdr_buf = NULL;
+            rc = fetch(c, c->pos, win, &c->hdr_buf, &hp);
+            if (rc < 0)
+                return rc;
+            rc = mcdc_pq__parse_page_header(&h, &hlen, hp, win, c->page_off);
+            if (rc == 0 || win == chunk_left || win >= ((size_t)64 << 20) || rc != MCDC_ECORRUPT)
+                break;
+            win = chunk_left / 8 < win ? chunk_left : win * 8;
+        }
+        free(c->hdr_buf);
+        c->hdr_buf = NULL;
         if (rc < 0)
             return pqr_col_fail(c, rc);
-        size_t left = c->chunk_len - c->pos - hlen;
+        size_t left = chunk_left - hlen;
         if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0 ||
             (size_t)h.compressed_page_size > left) {
             rc = FAIL("page of %" PRId32 " bytes overruns the column chunk (%zu bytes left)",
@@ -407,7 +431,12 @@ static int next_page(pqr_col *c)
             mcdc_pq__page_header_dispose(&h);
             return rc;
         }
-        const uint8_t *body = c->chunk + c->pos + hlen;
+        const uint8_t *body;
+        rc = fetch(c, c->pos + hlen, (size_t)h.compressed_page_size, &c->body_buf, &body);
+        if (rc < 0) {
+            mcdc_pq__page_header_dispose(&h);
+            return rc;
+        }
         if (h.has_crc) {
             uint32_t want = (uint32_t)h.crc;
             uint32_t got = (uint32_t)crc32(0L, body, (uInt)h.compressed_page_size);

@@ -275,10 +275,10 @@ static int open_common(mcdc_parquet_reader *r)
     if (rc < 0)
         return rc;
     if (!memcmp(tail + 4, MCDC_PQ_MAGIC_ENCRYPTED, 4) || !memcmp(head, MCDC_PQ_MAGIC_ENCRYPTED, 4))
-        return mcdc_error_hint("decrypt it with the writer's tool first"),
-               mcdc_error_set(MCDC_EUNSUPPORTED, "%s: the file is encrypted (magic \"PARE\"), which "
+        return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: the file is encrypted (magic \"PARE\"), which "
                               "this reader does not support",
-                              r->name);
+                              r->name),
+               mcdc_error_hint("decrypt it with the tool that wrote it, then read the plain copy");
     if (memcmp(tail + 4, MCDC_PQ_MAGIC, 4))
         return mcdc_error_set(MCDC_ECORRUPT, "%s: bad magic at byte %" PRIu64
                               ": not a Parquet file (or truncated)",

@@ -82,16 +82,19 @@ typedef struct pqr_col {
     const pqr_node      *leaf;      /* borrowed */
     const mcdc_pq_column_meta *meta;/* borrowed from the footer */
     char                 path[256]; /* dotted path, for messages */
-    uint8_t             *chunk_own; /* the chunk's bytes when read from a file (owned) */
-    const uint8_t       *chunk;     /* the chunk's bytes */
+    const uint8_t       *chunk;     /* the chunk's bytes in a memory file, NULL for a file
+                                     * descriptor (pages are then read one at a time) */
     size_t               chunk_len;
     uint64_t             chunk_off; /* file offset of chunk[0] */
     size_t               pos;       /* next page header, as an offset into chunk */
     int64_t              n_read;    /* entries decoded so far in this chunk */
     bool                 done;      /* no more pages */
     /* dictionary */
-    uint8_t             *dict_buf;  /* owned decompressed dictionary page, or NULL */
+    uint8_t             *dict_buf;  /* owned dictionary page bytes (decompressed, or the
+                                     * body read from a descriptor), or NULL */
     mcdc_pqdec_val      *dict;      /* owned; n_dict entries pointing into dict_buf/chunk */
+    uint8_t             *hdr_buf;   /* owned page header bytes read from a descriptor */
+    uint8_t             *body_buf;  /* owned current page body read from a descriptor */
     size_t               n_dict;
     bool                 has_dict;
     /* current data page */
