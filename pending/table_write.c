@@ -7,7 +7,8 @@
  * is closed and a new one started once its rows pass the target size (estimated from
  * the values' sizes). Files get unique names (a UUID) at the table root, are fsynced and
  * linked by the Parquet writer, and stay invisible until a commit names them; a writer
- * freed without finish removes the files it wrote. Stats (numRecords, minValues,
+ * freed without finish removes the files it wrote. Failpoint: delta.writer.file_closed
+ * (a data file is complete and linked, nothing committed). Stats (numRecords, minValues,
  * maxValues, nullCount) come from the Parquet writer's exact per-column statistics:
  * decimals written exactly, timestamps truncated to milliseconds (readers widen a max by
  * 999 µs), strings longer than 32 characters get a 32-character min prefix and no max,
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "delta/internal.h"
+#include "mcdc/failpoint.h"
 #include "mcdc/parquet.h"
 #include "mcdc/time.h"
 
@@ -73,8 +75,14 @@ void mcdc_delta_writer_free(mcdc_delta_writer *w)
         mcdc_delta_map_clear(&w->parts[i].values);
     }
     free(w->parts);
-    for (size_t i = 0; i < w->n_done; i++)
+    for (size_t i = 0; i < w->n_done; i++) {
+        /* written but never handed out: nobody will commit it */
+        char *p = mcdc_delta__join(w->table, w->done[i].path);
+        if (p)
+            unlink(p);
+        free(p);
         mcdc_delta_file_clear(&w->done[i]);
+    }
     free(w->done);
     for (size_t i = 0; i < w->n_part; i++)
         free(w->part_names[i]);
@@ -368,6 +376,7 @@ static int close_part(mcdc_delta_writer *w, part_file *p)
     p->pw = NULL;
     if (rc < 0)
         return rc;
+    mcdc_failpoint("delta.writer.file_closed");
     mcdc_buf stats = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
     rc = build_stats(&stats, w, &res);
     mcdc_delta_file *d = realloc(w->done, (w->n_done + 1) * sizeof *d);

@@ -78,7 +78,7 @@ typedef struct mcdc_parquet_writer_options {
     int                 codec_level;          /* 0: the codec's default (zstd 3, gzip 6) */
     size_t              row_group_bytes;      /* encoded bytes per row group; default 128 MiB */
     size_t              page_bytes;           /* encoded bytes per data page; default 1 MiB */
-    size_t              page_max_values;      /* level entries per page at most; default 1 Mi */
+    size_t              page_max_values;      /* level entries per page at most; default 128 Ki */
     bool                dictionary;           /* try dictionary encoding; default true */
     size_t              dictionary_max_bytes; /* PLAIN after the dictionary passes this; 1 MiB */
     bool                page_crc;             /* write a CRC-32 per page; default true */
@@ -89,7 +89,7 @@ typedef struct mcdc_parquet_writer_options {
 
 #define MCDC_PARQUET_WRITER_OPTIONS_INIT                                                    \
     { MCDC_PARQUET_WRITER_OPTIONS_VERSION, MCDC_PARQUET_SNAPPY, 0, (size_t)128 << 20,       \
-      (size_t)1 << 20, (size_t)1 << 20, true, (size_t)1 << 20, true, NULL, NULL, 0 }
+      (size_t)1 << 20, (size_t)1 << 17, true, (size_t)1 << 20, true, NULL, NULL, 0 }
 
 /** Fill @p opts with the defaults (same as MCDC_PARQUET_WRITER_OPTIONS_INIT). */
 void mcdc_parquet_writer_options_init(mcdc_parquet_writer_options *opts);

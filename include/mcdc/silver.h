@@ -46,6 +46,7 @@
 
 #include "mcdc/buf.h"
 #include "mcdc/error.h"
+#include "mcdc/finalize.h"
 #include "mcdc/lsn.h"
 #include "mcdc/value.h"
 
@@ -190,11 +191,124 @@ size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint
 int mcdc_silver_changes_row_key(const mcdc_silver_changes *cs, mcdc_buf *out,
                                 const mcdc_value *silver_row);
 
+/** A bronze row of snapshot @p snapshot (operation 0 with coalesce(_snapshot, _start_lsn)
+ *  = snapshot) as a silver row: @p out gets silver's columns (strings borrowed from the
+ *  row and from @p lsn_text, which receives the _start_lsn text). Snapshot rows are not
+ *  ranked: a snapshot holds each key once, so a rebuild streams them past the change set
+ *  (mcdc_silver_changes_match) instead of holding them.
+ *  @return 1 when the row is one of the snapshot's; 0 for any other row; MCDC_EINVAL for
+ *          a capture instance not allowed (S4); MCDC_ECORRUPT for a malformed LSN. */
+int mcdc_silver_changes_snapshot_row(const mcdc_silver_changes *cs, const mcdc_value *bronze_row,
+                                     const mcdc_lsn *snapshot, mcdc_value *out,
+                                     char lsn_text[MCDC_LSN_STRLEN]);
+
 /** Silver's schema the change set was made with (borrowed). */
 const mcdc_schema *mcdc_silver_changes_schema(const mcdc_silver_changes *cs);
 
 /** Indices of the key columns in silver's schema (borrowed, count in @p n_out). */
 const int *mcdc_silver_changes_key_index(const mcdc_silver_changes *cs, size_t *n_out);
+
+
+/* ------------------------------------------------------------------------------------ */
+/* The apply (apply.c)                                                                  */
+
+/** One silver apply. Start from MCDC_SILVER_APPLY_OPTIONS_INIT. Strings are borrowed. */
+typedef struct mcdc_silver_apply_options {
+    int                version;        /* 1 */
+    const char        *bronze_name;    /* bronze as given: its control row and facts target */
+    const char        *bronze_path;    /* bronze's directory */
+    const char        *silver_name;    /* silver as given: its control row */
+    const char        *silver_path;    /* silver's directory (created on the first call) */
+    const char        *control_path;   /* the control table's directory */
+    const char        *facts_path;     /* the facts table's directory, or NULL: the verdict
+                                          is held (an emptied table's snapshot is only
+                                          visible in the facts) */
+    const char *const *capture_instances; /* the source table's instances (S4), >= 1 */
+    size_t             n_capture_instances;
+    const char *const *keys;           /* key columns, >= 1 */
+    size_t             n_keys;
+    mcdc_granularity   granularity;    /* of the verdict; default hour */
+    int64_t            target_file_rows; /* rows per silver file; a file past 1.5x is split;
+                                            default 262144 */
+    size_t             max_bytes;      /* memory cap of the change set; 0: 4 GiB */
+} mcdc_silver_apply_options;
+
+#define MCDC_SILVER_APPLY_OPTIONS_INIT \
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0 }
+
+/** What an apply did. */
+typedef struct mcdc_silver_apply_result {
+    bool         bronze_found;    /* false: bronze does not exist yet; nothing was done */
+    bool         rebuilt;         /* silver was rebuilt from a (newer) snapshot */
+    bool         has_applied_lsn;
+    mcdc_lsn     applied_lsn;     /* the position after the call */
+    bool         has_snapshot_lsn;
+    mcdc_lsn     snapshot_lsn;    /* the snapshot silver was last rebuilt from */
+    mcdc_verdict finalized_until; /* silver's verdict after the call */
+    int64_t      bronze_version;  /* the bronze version read (pinned) */
+    int64_t      silver_version;  /* silver's version after the call (-1: none) */
+    uint64_t     bronze_files_read, bronze_files_skipped;
+    uint64_t     bronze_rows_read;
+    uint64_t     changed_keys;    /* distinct keys in the change set */
+    uint64_t     rows_inserted, rows_updated, rows_deleted;
+    uint64_t     silver_files_before;  /* live files before the merge */
+    uint64_t     silver_files_rewritten; /* removed by the merge */
+    uint64_t     silver_files_added;
+    uint64_t     silver_rows_read;     /* rows of rewritten files */
+    size_t       change_set_bytes;     /* peak memory of the change set */
+} mcdc_silver_apply_result;
+
+/** Apply what bronze holds beyond silver's position, then record the position and
+ *  advance silver's verdict (anchor-features §2.7):
+ *  1. take the lock <silver>/_mcdc_silver_apply.lock (one call per silver table);
+ *  2. read bronze's verdict and silver's control row, then pin bronze at its latest
+ *     version;
+ *  3. find the newest snapshot (facts bootstrap/resnapshot rows, bronze's op-0 rows);
+ *     rebuild when it is newer than the one silver was built from, or on the first call;
+ *  4. merge the latest image per changed key (rules S1-S4) by copy-on-write of the silver
+ *     files whose key range holds a changed key, one Delta commit that declares what it
+ *     read; a column bronze gained is first added to silver;
+ *  5. record applied_lsn and snapshot_lsn in the control table (failpoint
+ *     silver.after_merge before this, silver.after_position after it);
+ *  6. with facts_path, advance silver's finalized_until to at most bronze's verdict read
+ *     in step 2.
+ *  A crash anywhere is repaired by running again: the merge is idempotent (S3).
+ *  @param[out] out  filled (also partly on failure).
+ *  @return 0; MCDC_ELOCKED when another apply holds the lock; MCDC_EINVAL for bad
+ *          options, rows of another table (S4), keys that differ from the ones silver was
+ *          built with; MCDC_ESCHEMA for a column whose type changed; MCDC_ENOMEM past
+ *          the memory cap; MCDC_ECONFLICT or MCDC_ETIMEOUT when another writer changed
+ *          silver meanwhile; codes of the Delta, Parquet and control layers. */
+int mcdc_silver_apply(const mcdc_silver_apply_options *opts, mcdc_silver_apply_result *out);
+
+
+/* ------------------------------------------------------------------------------------ */
+/* Following a stream (follow.c)                                                        */
+
+/** Applies silver after a stream's batches, on a worker thread of its own. */
+typedef struct mcdc_silver_follower mcdc_silver_follower;
+
+/** Start the worker (it waits for a notify). @p opts is copied, strings included.
+ *  @param[out] out  free with mcdc_silver_follower_free().
+ *  @return 0; MCDC_EINVAL as mcdc_silver_apply; MCDC_ENOMEM; MCDC_ERROR when the thread
+ *          cannot start. */
+int mcdc_silver_follower_start(mcdc_silver_follower **out, const mcdc_silver_apply_options *opts);
+
+/** A batch of bronze is committed: apply soon. Never blocks on I/O (a flag and a signal);
+ *  batches that land during an apply are taken by the next one. Thread-safe. */
+void mcdc_silver_follower_notify(mcdc_silver_follower *f);
+
+/** Stop the worker after the applies pending (and one more with @p apply_once_more),
+ *  and report the last apply.
+ *  @param[out] last       its result; may be NULL.
+ *  @param[out] n_applies  how many applies ran; may be NULL.
+ *  @return 0 when the last apply succeeded (or none ran); else its code, with its error
+ *          recorded on the calling thread. */
+int mcdc_silver_follower_finish(mcdc_silver_follower *f, bool apply_once_more,
+                                mcdc_silver_apply_result *last, uint64_t *n_applies);
+
+/** Stop (dropping a pending apply) and free; accepts NULL. */
+void mcdc_silver_follower_free(mcdc_silver_follower *f);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ typedef enum { MCDC_GRAN_MINUTE = 1, MCDC_GRAN_HOUR = 2, MCDC_GRAN_DAY = 3 } mcd
 
 /** Parse ISO-8601 into UTC microseconds.
  *  @return 0; MCDC_EINVAL with the reason (bad field, out-of-range value, leap second,
- *          24:00, bad offset, trailing text). */
+ *          24:00, bad offset, trailing text, an instant outside years 0001..9999 in UTC). */
 int mcdc_time_parse(int64_t *out_us, const char *s);
 /** Parse without a zone and report whether a zone was given (for local-time inputs).
  *  @param[out] has_zone  true when the text carried Z or ±HH:MM. */

@@ -105,7 +105,8 @@ int mcdc_type_parse(mcdc_column *col, const char *name);
 char *mcdc_decimal_format(char out[48], mcdc_int128 unscaled, int scale);
 /** Parse decimal text ("12.3", "-0.05", "1e3" refused) into an unscaled value at
  *  @p scale. @return 0; MCDC_EINVAL for bad text, too many fraction digits for the
- *  scale (never rounds silently) or more than @p precision digits. */
+ *  scale (never rounds silently), more than @p precision digits, or a precision outside
+ *  1..38 or scale outside 0..precision. */
 int mcdc_decimal_parse(mcdc_int128 *out, const char *s, size_t len, int precision, int scale);
 
 /** Append one value in the jsonl encoding of architecture §7 (null, numbers, decimals as

@@ -519,8 +519,17 @@ int32_t mcdc_tz_offset_at(const mcdc_tz *tz, int64_t utc_us)
     return tz->type_off[tz->trans_type[lo]];
 }
 
+/* Instants are clamped to ±2^62 us (about ±146,000 years) so that adding offsets and
+ * days can never overflow, whatever a caller passes. */
+static int64_t clamp_us(int64_t v)
+{
+    const int64_t lim = INT64_C(1) << 62;
+    return v < -lim ? -lim : v > lim ? lim : v;
+}
+
 int64_t mcdc_tz_utc_to_local(const mcdc_tz *tz, int64_t utc_us)
 {
+    utc_us = clamp_us(utc_us);
     return utc_us + (int64_t)mcdc_tz_offset_at(tz, utc_us) * MCDC_US_PER_SEC;
 }
 
@@ -530,6 +539,7 @@ int64_t mcdc_tz_utc_to_local(const mcdc_tz *tz, int64_t utc_us)
 static int local_candidates(const mcdc_tz *tz, int64_t local_us, int64_t *first, int64_t *second,
                             int32_t *off_before)
 {
+    local_us = clamp_us(local_us);
     int32_t ob = mcdc_tz_offset_at(tz, local_us - MCDC_US_PER_DAY);
     int32_t oa = mcdc_tz_offset_at(tz, local_us + MCDC_US_PER_DAY);
     int64_t ub = local_us - (int64_t)ob * MCDC_US_PER_SEC;
@@ -557,7 +567,7 @@ int64_t mcdc_tz_local_to_utc(const mcdc_tz *tz, int64_t local_us, bool later_pas
     if (was_gap)
         *was_gap = n == 0;
     if (n == 0)
-        return local_us - (int64_t)ob * MCDC_US_PER_SEC;
+        return clamp_us(local_us) - (int64_t)ob * MCDC_US_PER_SEC;
     return later_pass ? b : a;
 }
 
@@ -567,6 +577,8 @@ void mcdc_tz_sequencer_init(mcdc_tz_sequencer *seq, const mcdc_tz *tz, int64_t p
 {
     int64_t a, b;
     int32_t ob;
+    if (prev_local_us != INT64_MIN)
+        prev_local_us = clamp_us(prev_local_us);
     seq->tz = tz;
     seq->prev_local_us = prev_local_us;
     seq->prev_utc_us = prev_utc_us;
@@ -580,6 +592,7 @@ int64_t mcdc_tz_sequencer_next(mcdc_tz_sequencer *seq, int64_t local_us)
 {
     int64_t a, b, utc;
     int32_t ob;
+    local_us = clamp_us(local_us);
     int n = local_candidates(seq->tz, local_us, &a, &b, &ob);
     if (n == 2) {
         if (seq->prev_local_us != INT64_MIN && local_us < seq->prev_local_us - MCDC_US_PER_MIN)

@@ -90,6 +90,9 @@ int mcdc_delta__read_parquet_actions(const char *path, mcdc_delta__action_cb cb,
 bool mcdc_delta__may_match(const mcdc_delta_snapshot *snap, const mcdc_delta_file *f,
                            const mcdc_delta_pred *pred);
 
+/* Restrict a scan (before its first row) to the files at these indexes of its snapshot. */
+int mcdc_delta__scan_restrict(mcdc_delta_scan *s, const size_t *files, size_t n);
+
 /* ---- deletion vectors (dv.c) -------------------------------------------------------- */
 
 /* The deleted row indexes of a DV, ascending. @p out is malloc'd (caller frees). */

@@ -27,7 +27,9 @@ struct mcdc_delta_scan {
     int                       *part;   /* per output column: partition column index or -1 */
     size_t                     n_out;
     mcdc_delta_pred            pred;
-    size_t                     next_file; /* index into snap->files */
+    size_t                     next_file; /* index into snap->files (or into only) */
+    size_t                    *only;      /* owned: the files to read, or NULL for all */
+    size_t                     n_only;
     mcdc_parquet_reader       *reader;    /* the open file, or NULL */
     int                       *src;       /* per output column: index in the reader row, or -1 */
     mcdc_value                *row;       /* output cells */
@@ -71,6 +73,7 @@ void mcdc_delta_scan_free(mcdc_delta_scan *s)
     for (size_t i = 0; s->renamed && i < s->n_out; i++)
         free(s->renamed[i]);
     free(s->renamed);
+    free(s->only);
     free(s);
 }
 
@@ -203,6 +206,22 @@ int mcdc_delta_scan_open(mcdc_delta_scan **out, const mcdc_delta_snapshot *snap,
     return 0;
 }
 
+int mcdc_delta__scan_restrict(mcdc_delta_scan *s, const size_t *files, size_t n)
+{
+    free(s->only);
+    s->only = malloc((n ? n : 1) * sizeof *s->only);
+    if (!s->only)
+        return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (files[i] >= s->snap->n_files)
+            return mcdc_error_set(MCDC_EINVAL, "scan: file index %zu out of range", files[i]);
+        s->only[i] = files[i];
+    }
+    s->n_only = n;
+    s->next_file = 0;
+    return 0;
+}
+
 const mcdc_schema *mcdc_delta_scan_schema(const mcdc_delta_scan *s)
 {
     return s->schema;
@@ -222,8 +241,10 @@ int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s)
 static int open_next(mcdc_delta_scan *s)
 {
     const mcdc_delta_snapshot *snap = s->snap;
-    while (s->next_file < snap->n_files) {
-        const mcdc_delta_file *f = &snap->files[s->next_file++];
+    while (s->next_file < (s->only ? s->n_only : snap->n_files)) {
+        size_t fi = s->only ? s->only[s->next_file] : s->next_file;
+        s->next_file++;
+        const mcdc_delta_file *f = &snap->files[fi];
         if (s->pred.op != MCDC_DELTA_PRED_NONE && s->pred.op != MCDC_DELTA_PRED_ALL &&
             !mcdc_delta__may_match(snap, f, &s->pred)) {
             s->files_skipped++;

@@ -58,6 +58,7 @@ int mcdc_pq__column_init(mcdc_pq_column *c, const mcdc_column *type, const char 
     c->type.name = NULL;
     c->max_def = max_def;
     c->max_rep = max_rep;
+    c->level_bits = mcdc_rle__bit_width((uint64_t)max_def) + mcdc_rle__bit_width((uint64_t)max_rep);
     c->cfg = cfg;
     switch (type->type) {
     case MCDC_TYPE_BOOLEAN: c->physical = MCDC_PQ_BOOLEAN; c->value_width = 1; break;
@@ -505,6 +506,7 @@ int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v
                     c->idx_cap = ncap;
                 }
                 c->idx[c->n_idx++] = index;
+                c->page_raw_bytes += len + (c->physical == MCDC_PQ_BYTE_ARRAY ? 4 : 0);
                 if (is_new && (rc = stats_add(c, &c->chunk_stats, v)) < 0)
                     return rc;
                 goto levels;
@@ -520,6 +522,10 @@ int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v
             if (len)
                 memcpy(c->values.ptr + c->values.len + 4, p, len);
             c->values.len += 4 + len;
+        } else if (c->values.len + len < c->values.cap) {
+            memcpy(c->values.ptr + c->values.len, p, len);
+            c->values.len += len;
+            c->values.ptr[c->values.len] = 0;
         } else if ((rc = mcdc_buf_put(&c->values, p, len)) < 0) {
             return rc;
         }
@@ -539,14 +545,16 @@ levels:
     return 0;
 }
 
+static inline int width_of(uint32_t max)
+{
+    return max ? 32 - __builtin_clz(max) : 1;
+}
+
 static size_t page_estimate(const mcdc_pq_column *c)
 {
-    size_t levels = c->n_levels * (size_t)(mcdc_rle__bit_width((uint64_t)c->max_def) +
-                                           mcdc_rle__bit_width((uint64_t)c->max_rep)) / 8;
-    if (c->dict_on && c->n_idx) {
-        int w = mcdc_rle__bit_width(c->dict.n ? c->dict.n - 1 : 0);
-        return levels + c->n_idx * (size_t)(w ? w : 1) / 8 + 1;
-    }
+    size_t levels = c->n_levels * (size_t)c->level_bits / 8;
+    if (c->dict_on && c->n_idx)
+        return levels + c->n_idx * (size_t)width_of(c->dict.n - 1) / 8 + 1;
     return levels + (c->physical == MCDC_PQ_BOOLEAN ? c->values.len / 8 : c->values.len);
 }
 
@@ -598,6 +606,12 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
     if (c->max_def > 0 && (rc = mcdc_rle__encode_u16(b, c->def, c->n_levels,
                                                      mcdc_rle__bit_width((uint64_t)c->max_def), true)) < 0)
         return rc;
+    /* The first page of a chunk decides whether the dictionary pays: when indices plus
+     * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does). */
+    if (c->dict_on && c->n_idx > 0 && c->n_dict_pages == 0 &&
+        c->n_idx * (size_t)width_of(c->dict.n - 1) / 8 + c->dict.plain.len >= c->page_raw_bytes &&
+        (rc = dictionary_fallback(c)) < 0)
+        return rc;
     bool dict_page = c->dict_on && c->n_idx > 0;
     if (dict_page) {
         int w = mcdc_rle__bit_width(c->dict.n - 1);
@@ -635,7 +649,7 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
         c->n_dict_pages++;
     else
         c->n_plain_pages++;
-    c->n_levels = c->n_idx = c->n_values = 0;
+    c->n_levels = c->n_idx = c->n_values = c->page_raw_bytes = 0;
     mcdc_buf_clear(&c->values);
     return 0;
 }

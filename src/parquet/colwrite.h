@@ -52,6 +52,7 @@ typedef struct mcdc_pq_column {
     int          type_length;     /* FIXED_LEN_BYTE_ARRAY bytes, else 0 */
     int          value_width;     /* PLAIN bytes per value for fixed widths, 0 for byte arrays */
     const mcdc_pq_write_config *cfg; /* borrowed from the writer */
+    int          level_bits;      /* bits of one rep + def level entry, for size estimates */
 
     /* the open page */
     uint16_t    *def, *rep;       /* level entries (allocated only when max > 0) */
@@ -60,6 +61,7 @@ typedef struct mcdc_pq_column {
     size_t       n_idx, idx_cap;
     mcdc_buf     values;          /* PLAIN values (BOOLEAN: one byte each, packed at flush) */
     size_t       n_values;        /* present values in the page */
+    size_t       page_raw_bytes;  /* PLAIN size of the page's dictionary-encoded values */
 
     /* dictionary of the chunk */
     bool         dict_on;         /* values still go to the dictionary */

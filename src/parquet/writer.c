@@ -271,16 +271,23 @@ static int flush_row_group(mcdc_parquet_writer *w)
 
 int mcdc_pq__writer_begin_row(mcdc_parquet_writer *w)
 {
-    size_t total = 0;
+    bool flushed = false;
     for (size_t i = 0; i < w->n_cols; i++) {
         mcdc_pq_column *c = &w->cols[i];
         if (mcdc_pq__column_page_full(c)) {
             int rc = mcdc_pq__column_flush_page(c);
             if (rc < 0)
                 return mcdc_pq__writer_fail(w, rc);
+            flushed = true;
         }
-        total += mcdc_pq__column_chunk_bytes(c);
     }
+    /* The row group grows mostly by whole pages: measure it when one was cut, and every
+     * 1024 rows for columns whose pages fill slowly. */
+    if (!flushed && (w->rg_rows & 1023) != 0)
+        return 0;
+    size_t total = 0;
+    for (size_t i = 0; i < w->n_cols; i++)
+        total += mcdc_pq__column_chunk_bytes(&w->cols[i]);
     if (total >= w->row_group_bytes)
         return mcdc_pq__writer_fail(w, flush_row_group(w));
     return 0;

@@ -374,6 +374,24 @@ static int parse_lsn_value(mcdc_lsn *out, const mcdc_value *v, const char *what)
     return 0;
 }
 
+/* S4: the row's capture instance must be one of the allowed ones. */
+static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
+{
+    if (!cs->n_cis)
+        return 0;
+    const mcdc_value *v = cs->i_ci >= 0 ? &r[cs->i_ci] : NULL;
+    for (size_t i = 0; v && !v->is_null && i < cs->n_cis; i++)
+        if (strlen(cs->cis[i]) == v->v.s.len && strncasecmp(cs->cis[i], v->v.s.ptr, v->v.s.len) == 0)
+            return 0;
+    int n = v && !v->is_null ? (int)(v->v.s.len > 200 ? 200 : v->v.s.len) : 4;
+    mcdc_error_set(MCDC_EINVAL, "bronze holds rows of capture instance '%.*s', which is not one "
+                   "of this source table's instances (%s%s)", n,
+                   v && !v->is_null ? v->v.s.ptr : "NULL", cs->cis[0], cs->n_cis > 1 ? ", ..." : "");
+    return mcdc_error_hint("one bronze table holds one source table: pass --source so the "
+                           "instances of the table are read, or list them in "
+                           "--capture-instance a,b");
+}
+
 static int grow_slots(mcdc_silver_changes *cs)
 {
     size_t n = cs->n_slots * 2;
@@ -463,25 +481,11 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
                               vop->is_null ? "NULL" : "",
                               vop->is_null ? 0LL : (long long)vop->v.i);
     int op = (int)vop->v.i;
-    if (cs->n_cis) {
-        const mcdc_value *v = cs->i_ci >= 0 ? &r[cs->i_ci] : NULL;
-        bool ok = false;
-        for (size_t i = 0; v && !v->is_null && !ok && i < cs->n_cis; i++)
-            ok = strlen(cs->cis[i]) == v->v.s.len &&
-                 strncasecmp(cs->cis[i], v->v.s.ptr, v->v.s.len) == 0;
-        if (!ok) {
-            int n = v && !v->is_null ? (int)(v->v.s.len > 200 ? 200 : v->v.s.len) : 4;
-            mcdc_error_set(MCDC_EINVAL, "bronze holds rows of capture instance '%.*s', which is "
-                           "not one of this source table's instances (%s%s)", n,
-                           v && !v->is_null ? v->v.s.ptr : "NULL", cs->cis[0],
-                           cs->n_cis > 1 ? ", ..." : "");
-            return mcdc_error_hint("one bronze table holds one source table: pass --source so the "
-                                   "instances of the table are read, or list them in "
-                                   "--capture-instance a,b");
-        }
-    }
+    int rc = check_instance(cs, r);
+    if (rc < 0)
+        return rc;
     mcdc_lsn lsn;
-    int rc = parse_lsn_value(&lsn, &r[cs->i_lsn], "_start_lsn");
+    rc = parse_lsn_value(&lsn, &r[cs->i_lsn], "_start_lsn");
     if (rc < 0)
         return rc;
     if (op == 0) {
@@ -730,4 +734,40 @@ int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uin
     if (i < cs->n_sorted && key_cmp(cs->sorted[i]->key, cs->sorted[i]->key_len, key, key_len) == 0)
         return (int64_t)i;
     return -1;
+}
+
+int mcdc_silver_changes_snapshot_row(const mcdc_silver_changes *cs, const mcdc_value *r,
+                                     const mcdc_lsn *snapshot, mcdc_value *out,
+                                     char lsn_text[MCDC_LSN_STRLEN])
+{
+    const mcdc_value *vop = &r[cs->i_op];
+    if (vop->is_null || vop->v.i != 0)
+        return 0;
+    int rc = check_instance(cs, r);
+    if (rc < 0)
+        return rc;
+    mcdc_lsn lsn, snap;
+    if ((rc = parse_lsn_value(&lsn, &r[cs->i_lsn], "_start_lsn")) < 0)
+        return rc;
+    snap = lsn;
+    if (cs->i_snap >= 0 && !r[cs->i_snap].is_null &&
+        (rc = parse_lsn_value(&snap, &r[cs->i_snap], "_snapshot")) < 0)
+        return rc;
+    if (mcdc_lsn_cmp(&snap, snapshot) != 0)
+        return 0;
+    for (size_t i = 0; i < cs->silver->n_cols; i++) {
+        int b = cs->b_of_s[i];
+        if (b >= 0) {
+            out[i] = r[b];
+        } else {
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].is_null = true;
+        }
+    }
+    mcdc_lsn_format(lsn_text, &lsn);
+    out[cs->s_lsn].is_null = false;
+    out[cs->s_lsn].v.s.ptr = lsn_text;
+    out[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
+    out[cs->s_ts] = r[cs->i_ts];
+    return 1;
 }

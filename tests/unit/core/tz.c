@@ -1,6 +1,7 @@
 /* Unit tests for core/tz.c and core/tz_windows.c: TZif loading, conversions on DST nights,
  * the POSIX footer for far-future instants, malformed files, Windows names and the
  * LSN-order sequencer across a repeated hour. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -157,6 +158,16 @@ static void test_core_tz__utc_and_fixed_zones(void **state)
     check_l2u(u, "2025-06-01T12:00:00", true, "2025-06-01T12:00:00Z", false);
     check_u2l(g, "2025-06-01T12:00:00Z", "2025-06-01T07:00:00", -5 * 3600);
     check_u2l(g, "1900-06-01T12:00:00Z", "1900-06-01T07:00:00", -5 * 3600);
+    /* Extreme instants neither overflow nor fail. */
+    mcdc_tz *ny = load("America/New_York");
+    assert_true(mcdc_tz_utc_to_local(ny, INT64_MAX) > 0);
+    assert_true(mcdc_tz_utc_to_local(ny, INT64_MIN) < 0);
+    assert_true(mcdc_tz_local_to_utc(ny, INT64_MAX, true, NULL) > 0);
+    assert_true(mcdc_tz_local_to_utc(ny, INT64_MIN + 1, false, NULL) < 0);
+    mcdc_tz_sequencer seq;
+    mcdc_tz_sequencer_init(&seq, ny, INT64_MIN + 1, 0);
+    assert_true(mcdc_tz_sequencer_next(&seq, INT64_MAX) > 0);
+    mcdc_tz_free(ny);
     mcdc_tz_free(u);
     mcdc_tz_free(g);
     mcdc_tz_free(NULL);
@@ -392,6 +403,48 @@ static void test_core_tz__sequencer_is_monotonic_over_a_day_of_commits(void **st
     mcdc_tz_free(tz);
 }
 
+/* Zones loaded and used on several threads at once give the same answers as on one. */
+typedef struct thread_job {
+    const mcdc_tz *shared; /* one zone used by every thread */
+    int64_t        sum;    /* of every conversion, to compare */
+    int            ok;
+} thread_job;
+
+static void *convert_many(void *arg)
+{
+    thread_job *j = arg;
+    mcdc_tz *own = NULL;
+    j->ok = mcdc_tz_load(&own, "Europe/Berlin") == 0;
+    j->sum = 0;
+    for (int64_t u = INT64_C(1700000000000000); u < INT64_C(1700000000000000) + 400 * MCDC_US_PER_DAY;
+         u += 3 * MCDC_US_PER_HOUR + 7) {
+        j->sum += mcdc_tz_utc_to_local(j->shared, u) - u;
+        j->sum += mcdc_tz_local_to_utc(own, u, true, NULL) - u;
+    }
+    mcdc_tz_free(own);
+    return NULL;
+}
+
+static void test_core_tz__threads_share_zones(void **state)
+{
+    (void)state;
+    mcdc_tz *ny = load("America/New_York");
+    thread_job jobs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i].shared = ny;
+        assert_int_equal(0, pthread_create(&th[i], NULL, convert_many, &jobs[i]));
+    }
+    thread_job solo = {ny, 0, 0};
+    convert_many(&solo);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(0, pthread_join(th[i], NULL));
+        assert_true(jobs[i].ok);
+        assert_int_equal(solo.sum, jobs[i].sum);
+    }
+    mcdc_tz_free(ny);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_core_tz__malformed_files_are_corrupt),
         cmocka_unit_test(test_core_tz__sequencer_orders_the_repeated_hour),
         cmocka_unit_test(test_core_tz__sequencer_is_monotonic_over_a_day_of_commits),
+        cmocka_unit_test(test_core_tz__threads_share_zones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "mcdc/delta.h"
 #include "mcdc/error.h"
 #include "mcdc/finalize.h"
+#include "mcdc/parquet.h"
 
 static char root[256], ctl[300];
 
@@ -348,6 +349,70 @@ static void test_finalize_control__tracker_on_the_control_table(void **state)
     assert_null(t);
 }
 
+/* A file written by another engine: two rows, no tag, no stats. Reads see both rows; an
+ * advance of one moves the other to a file of its own and keeps its values. */
+static void test_finalize_control__foreign_multi_row_file(void **state)
+{
+    (void)state;
+    assert_int_equal(0, mcdc_control_ensure(ctl, NULL));
+    char abs[600];
+    snprintf(abs, sizeof abs, "%s/part-foreign.parquet", ctl);
+    mcdc_parquet_writer *w = NULL;
+    assert_int_equal(0, mcdc_parquet_writer_open(&w, abs, mcdc_control_schema(), NULL));
+    mcdc_control_row a = { .table_name = "a", .finalized_until = { true, at("2026-10-01T10:00:00") } };
+    mcdc_control_row b = { .table_name = "b", .finalized_until = { true, at("2026-10-01T11:00:00") },
+                           .applied_lsn = "0x00000000000000000007" };
+    mcdc_value v[MCDC_CONTROL_NCOLS];
+    char lsn[MCDC_LSN_STRLEN];
+    mcdc_control_row_values(&a, v, lsn);
+    assert_int_equal(0, mcdc_parquet_writer_write_row(w, v));
+    mcdc_control_row_values(&b, v, lsn);
+    assert_int_equal(0, mcdc_parquet_writer_write_row(w, v));
+    mcdc_parquet_write_result res;
+    assert_int_equal(0, mcdc_parquet_writer_close(w, &res));
+    mcdc_parquet_writer_free(w);
+    mcdc_delta_file f;
+    memset(&f, 0, sizeof f);
+    f.path = "part-foreign.parquet";
+    f.size = (int64_t)res.file_size;
+    f.modification_time = 1;
+    f.deletion_timestamp = -1;
+    f.data_change = true;
+    f.base_row_id = -1;
+    f.default_row_commit_version = -1;
+    mcdc_parquet_write_result_dispose(&res);
+    assert_int_equal(0, mcdc_delta_append(ctl, &f, 1, NULL, NULL));
+
+    mcdc_control_row *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(0, mcdc_control_read_all(&rows, &n, ctl));
+    assert_int_equal(2, n);
+    mcdc_control_rows_free(rows, n);
+
+    mcdc_offset o = off(9, "2026-10-01T12:30:00");
+    mcdc_advance_result r;
+    assert_int_equal(0, mcdc_control_advance(ctl, "a", &o, MCDC_GRAN_HOUR, &r));
+    assert_true(r.wrote);
+    assert_int_equal(at("2026-10-01T12:00:00"), r.verdict.until_us);
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, ctl, -1));
+    assert_int_equal(2, snap->n_files); /* one row per file again */
+    for (size_t i = 0; i < snap->n_files; i++)
+        assert_non_null(mcdc_delta_map_get(&snap->files[i].tags, "mcdc.control_row", NULL));
+    mcdc_delta_snapshot_free(snap);
+    mcdc_control_row got;
+    assert_int_equal(0, mcdc_control_get(&got, ctl, "b"));
+    assert_string_equal("0x00000000000000000007", got.applied_lsn);
+    assert_int_equal(at("2026-10-01T11:00:00"), got.finalized_until.until_us);
+    mcdc_control_row_clear(&got);
+    /* an advance that does not move "b" still writes nothing now that it is alone */
+    int64_t v0 = version_of(ctl);
+    o = off(10, "2026-10-01T11:30:00");
+    assert_int_equal(0, mcdc_control_advance(ctl, "b", &o, MCDC_GRAN_HOUR, &r));
+    assert_false(r.wrote);
+    assert_int_equal(v0, version_of(ctl));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +424,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finalize_control__threads_on_different_tables_do_not_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_control__first_advances_of_one_table_give_one_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_control__tracker_on_the_control_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finalize_control__foreign_multi_row_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

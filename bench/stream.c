@@ -1,0 +1,240 @@
+/*
+ * bench/stream.c: how fast the stream ingests a capture instance, against reading the
+ * source alone and writing bronze alone, and how much memory it takes.
+ *
+ *   bench_stream DB CI [N_LIMIT]
+ *
+ * DB is a simulator database (bench/stream.sh makes one with 2 million changes on an
+ * 8-column table); CI its capture instance. Each phase runs in its own child process, so
+ * its peak RSS is its own:
+ *   read    read_changes over everything CDC holds, rows counted and dropped
+ *   write   the same number of synthetic rows of bronze's schema into bronze data files
+ *           and Delta commits (one per 500,000 rows), no source
+ *   stream  mcdc_stream_run, available-now, unlimited batch
+ *   stream-limit  the same with --max-commits-per-batch N_LIMIT (default 1000): memory
+ *           must not depend on the batch size
+ * Prints changes/s and peak RSS per phase and the ratio stream / read (target <= 1.5).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mcdc/delta.h"
+#include "mcdc/fs.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/source.h"
+#include "mcdc/time.h"
+#include "pipeline/datafile.h"
+
+static const char *db, *ci;
+static char dir[256];
+
+static int count_change(const mcdc_change *c, void *payload)
+{
+    (void)c;
+    (*(int64_t *)payload)++;
+    return 0;
+}
+
+static int phase_read(int64_t *n)
+{
+    mcdc_source *src = NULL;
+    char spec[512];
+    snprintf(spec, sizeof spec, "sim:%s", db);
+    int rc = mcdc_source_open(&src, spec);
+    mcdc_lsn min, max, after;
+    if (rc == 0)
+        rc = src->ops->min_lsn(src, ci, &min);
+    if (rc == 0)
+        rc = src->ops->max_lsn(src, &max);
+    if (rc == 0)
+        rc = mcdc_lsn_decrement(&after, &min);
+    if (rc == 0)
+        rc = src->ops->read_changes(src, ci, &after, &max, count_change, n);
+    mcdc_source_close(src);
+    return rc;
+}
+
+/* Bronze-shaped rows without a source: the metadata columns and 8 captured columns. */
+static int phase_write(int64_t n_rows)
+{
+    mcdc_source *src = NULL;
+    char spec[512], table[400];
+    snprintf(spec, sizeof spec, "sim:%s", db);
+    snprintf(table, sizeof table, "%s/write-alone", dir);
+    mcdc_schema *cap = NULL, *bs = NULL;
+    int rc = mcdc_source_open(&src, spec);
+    if (rc == 0)
+        rc = src->ops->captured_columns(src, ci, &cap);
+    mcdc_source_close(src);
+    if (rc == 0)
+        rc = mcdc_bronze_schema(&bs, cap, true);
+    if (rc == 0)
+        rc = mcdc_fs_mkdirs(table);
+    if (rc < 0)
+        return rc;
+    rc = mcdc_delta_create(table, bs, NULL, 0, NULL, NULL);
+    mcdc_value *row = calloc(bs->n_cols, sizeof *row);
+    char lsn[MCDC_LSN_STRLEN], text[64];
+    int64_t done = 0, version = 0;
+    while (rc == 0 && done < n_rows) {
+        mcdc_datafile *f = NULL;
+        if ((rc = mcdc_datafile__open(&f, table, bs)) < 0)
+            break;
+        for (int64_t i = 0; i < 500000 && done < n_rows && rc == 0; i++, done++) {
+            mcdc_lsn l = mcdc_lsn_from_u64(0, (uint64_t)done / 4 + 1000);
+            mcdc_lsn_format(lsn, &l);
+            snprintf(text, sizeof text, "customer %" PRId64, done % 5000);
+            for (size_t c = 0; c < bs->n_cols; c++) {
+                mcdc_value *v = &row[c];
+                v->is_null = false;
+                switch (bs->cols[c].type) {
+                case MCDC_TYPE_STRING:
+                    v->v.s.ptr = c < 3 ? lsn : text;
+                    v->v.s.len = strlen(v->v.s.ptr);
+                    break;
+                case MCDC_TYPE_DECIMAL:
+                    v->v.dec = done * 7 % 100000;
+                    break;
+                case MCDC_TYPE_DOUBLE:
+                    v->v.d = (double)done / 3;
+                    break;
+                case MCDC_TYPE_FLOAT:
+                    v->v.f = (float)done;
+                    break;
+                case MCDC_TYPE_BOOLEAN:
+                    v->v.b = done & 1;
+                    break;
+                case MCDC_TYPE_BINARY:
+                    v->v.s.ptr = lsn;
+                    v->v.s.len = 10;
+                    break;
+                case MCDC_TYPE_INT:
+                    v->v.i = (int32_t)(done % 1000000);
+                    break;
+                default:
+                    v->v.i = done;
+                }
+            }
+            rc = mcdc_datafile__add(f, row);
+        }
+        mcdc_delta_file add;
+        if (rc < 0) {
+            mcdc_datafile__discard(f);
+            break;
+        }
+        if ((rc = mcdc_datafile__finish(f, &add)) < 0)
+            break;
+        mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+        co.app_id = "bench";
+        co.txn_version = version++;
+        rc = mcdc_delta_append(table, &add, 1, &co, NULL);
+        mcdc_delta_file_clear(&add);
+    }
+    free(row);
+    mcdc_schema_free(cap);
+    mcdc_schema_free(bs);
+    return rc;
+}
+
+static int phase_stream(int64_t *n, int64_t limit)
+{
+    mcdc_source *src = NULL;
+    char spec[512], target[400], ck[400], facts[400];
+    snprintf(spec, sizeof spec, "sim:%s", db);
+    snprintf(target, sizeof target, "%s/bronze-%" PRId64, dir, limit);
+    snprintf(ck, sizeof ck, "%s/ck-%" PRId64, dir, limit);
+    snprintf(facts, sizeof facts, "%s/facts-%" PRId64, dir, limit);
+    int rc = mcdc_source_open(&src, spec);
+    if (rc < 0)
+        return rc;
+    mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
+    o.source = src;
+    o.capture_instance = ci;
+    o.target = o.target_path = target;
+    o.facts = o.facts_path = facts;
+    o.app_id = "bench";
+    o.checkpoint = ck;
+    o.max_commits_per_batch = limit;
+    mcdc_stream *s = NULL;
+    mcdc_stream_result res;
+    if ((rc = mcdc_stream_new(&s, &o)) == 0)
+        rc = mcdc_stream_run(s, &res);
+    if (rc == 0)
+        *n = res.n_rows;
+    mcdc_stream_free(s);
+    mcdc_source_close(src);
+    return rc;
+}
+
+/* Run one phase in a child; report its rate and peak RSS. Returns seconds, < 0 on error. */
+static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return -1;
+    int64_t t0 = mcdc_time_mono_us();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        int64_t n = arg;
+        int rc = which == 0 ? phase_read(&n) : which == 1 ? phase_write(arg)
+                                                          : phase_stream(&n, arg);
+        if (rc < 0)
+            fprintf(stderr, "%s: %s\n", name, mcdc_error_last()->message);
+        if (write(fds[1], &n, sizeof n) != (ssize_t)sizeof n)
+            _exit(3);
+        _exit(rc < 0 ? 1 : 0);
+    }
+    close(fds[1]);
+    int64_t n = 0;
+    if (read(fds[0], &n, sizeof n) != (ssize_t)sizeof n)
+        n = 0;
+    close(fds[0]);
+    int status = 0;
+    struct rusage ru;
+    wait4(pid, &status, 0, &ru);
+    double secs = (double)(mcdc_time_mono_us() - t0) / 1e6;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    printf("%-13s %10" PRId64 " changes %8.2f s %12.0f changes/s  peak RSS %7.1f MiB\n", name, n,
+           secs, (double)n / secs, (double)ru.ru_maxrss / 1024.0);
+    fflush(stdout);
+    *n_out = n;
+    return secs;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_stream DB CAPTURE_INSTANCE [N_LIMIT]\n");
+        return 2;
+    }
+    db = argv[1];
+    ci = argv[2];
+    int64_t limit = argc > 3 ? atoll(argv[3]) : 1000;
+    snprintf(dir, sizeof dir, "/tmp/mcdc-bench-stream-XXXXXX");
+    if (!mkdtemp(dir))
+        return 3;
+    int64_t n_read = 0, n_write = 0, n_stream = 0, n_limit = 0;
+    double t_read = run_phase("read", 0, 0, &n_read);
+    double t_write = t_read > 0 ? run_phase("write", 1, n_read, &n_write) : -1;
+    double t_stream = t_write > 0 ? run_phase("stream", 2, 0, &n_stream) : -1;
+    double t_limit = t_stream > 0 ? run_phase("stream-limit", 2, limit, &n_limit) : -1;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    if (t_limit < 0 || n_stream != n_read || n_limit != n_read) {
+        fprintf(stderr, "bench_stream: a phase failed or counts differ (read %" PRId64
+                ", stream %" PRId64 ", limited %" PRId64 ")\n", n_read, n_stream, n_limit);
+        return 1;
+    }
+    printf("stream / read time: %.2f (target <= 1.5); write alone %.2f of the stream's time\n",
+           t_stream / t_read, t_write / t_stream);
+    return 0;
+}

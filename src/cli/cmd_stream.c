@@ -1,0 +1,309 @@
+/*
+ * cli/cmd_stream.c: `mssql-cdc stream`: run a stream from a capture instance into a bronze
+ * table (and a facts table), exactly once, with an optional finalization tracker.
+ *
+ * Parses and checks the arguments, opens the source, resolves table names, starts the
+ * tracker (--control) before anything is read, runs the engine (src/pipeline/stream.c)
+ * and prints one line per batch on stdout and a summary. SIGINT and SIGTERM finish the
+ * batch in flight and exit 0. Reference: docs/reference/cli-stream.md.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "mcdc/delta.h"
+#include "mcdc/finalize.h"
+#include "mcdc/fs.h"
+#include "mcdc/log.h"
+#include "mcdc/options.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/source.h"
+#include "mcdc/time.h"
+#include "mcdc/warehouse.h"
+
+static const mcdc_opt opts[] = {
+    { "source", 0, MCDC_OPT_VALUE, "SRC", "sim:PATH, odbc:CONNECTION-STRING or @FILE (default $MSSQL_CDC_SOURCE)" },
+    { "capture-instance", 0, MCDC_OPT_VALUE, "CI", "the capture instance to read (required)" },
+    { "target", 0, MCDC_OPT_VALUE, "NAME", "bronze table name or path (required)" },
+    { "app-id", 0, MCDC_OPT_VALUE, "ID", "Delta txn appId of this stream's writes (required)" },
+    { "checkpoint", 0, MCDC_OPT_VALUE, "DIR", "the stream's checkpoint directory (required)" },
+    { "facts", 0, MCDC_OPT_VALUE, "NAME", "facts table: one row per batch" },
+    { "trigger", 0, MCDC_OPT_VALUE, "T", "available-now (default), once or interval:DURATION" },
+    { "max-commits-per-batch", 0, MCDC_OPT_VALUE, "N", "at most N source commits per batch (default unlimited)" },
+    { "starting-lsn", 0, MCDC_OPT_VALUE, "X", "earliest (default), latest or an LSN; only for a new checkpoint" },
+    { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
+    { "progress", 0, MCDC_OPT_VALUE, "FILE", "append progress events as JSON lines" },
+    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone)" },
+    { 0 }
+};
+
+static const char *const known_options[] = {
+    "captureInstance", "maxCommitsPerBatch", "startingLsn", "failOnDataLoss",
+    "includeCommandId", "sourceTimeZone", NULL
+};
+
+static mcdc_stream *volatile running; /* the stream a signal stops */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (running)
+        mcdc_stream_stop(running);
+}
+
+/* ---- printing and the tracker, as listeners -------------------------------------------- */
+
+typedef struct cli_state {
+    mcdc_tracker *tracker;   /* NULL without --control */
+    const char   *target;
+} cli_state;
+
+static void print_offset(FILE *f, const mcdc_offset *o)
+{
+    char l[MCDC_LSN_STRLEN], t[MCDC_TIME_STRLEN];
+    fprintf(f, "%s", mcdc_lsn_format(l, &o->lsn));
+    if (o->has_commit_ts)
+        fprintf(f, " (%s)", mcdc_time_format(t, o->commit_ts_us, 3, false));
+}
+
+static void listener(const mcdc_stream_progress *p, void *payload)
+{
+    cli_state *st = payload;
+    switch (p->kind) {
+    case MCDC_PROGRESS_START:
+        if (st->tracker && p->has_end)
+            mcdc_tracker_seed(st->tracker, &p->end);
+        break;
+    case MCDC_PROGRESS_BATCH:
+        printf("batch %" PRId64 ": %" PRId64 " rows, end ", p->batch_id, p->num_input_rows);
+        print_offset(stdout, &p->end);
+        printf("%s\n", p->replayed ? " (replayed)" : "");
+        fflush(stdout);
+        if (st->tracker)
+            mcdc_tracker_on_progress(st->tracker, p->run_id, &p->end);
+        break;
+    case MCDC_PROGRESS_IDLE:
+        if (st->tracker && p->has_end)
+            mcdc_tracker_on_progress(st->tracker, p->run_id, &p->end);
+        break;
+    case MCDC_PROGRESS_TERMINATED:
+        if (st->tracker)
+            mcdc_tracker_on_terminated(st->tracker, p->run_id);
+        break;
+    }
+}
+
+/* ---- argument checks ------------------------------------------------------------------------ */
+
+/* A flag and its --option spelling must agree; the option alone counts as the flag. */
+static int merge_setting(const char **value, const char *flag, const mcdc_options *o,
+                         const char *key)
+{
+    const char *ov = mcdc_options_get_str(o, key, NULL);
+    if (ov && *value && strcmp(ov, *value) != 0) {
+        mcdc_error_set(MCDC_EINVAL, "--%s %s and --option %s=%s disagree", flag, *value, key, ov);
+        return mcdc_error_hint("give the setting once");
+    }
+    if (!*value)
+        *value = ov;
+    return 0;
+}
+
+static int resolve(char out[MCDC_PATH_MAX], const mcdc_cli_ctx *ctx, const char *name)
+{
+    return mcdc_warehouse_resolve(out, ctx->warehouse, name);
+}
+
+static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
+{
+    mcdc_stream_options so = MCDC_STREAM_OPTIONS_INIT;
+    mcdc_options *o = NULL;
+    mcdc_source *src = NULL;
+    mcdc_stream *s = NULL;
+    mcdc_tracker *tracker = NULL;
+    int rc, exit_code = MCDC_EXIT_OK;
+    static char target_path[MCDC_PATH_MAX], facts_path[MCDC_PATH_MAX];
+
+    if ((rc = mcdc_options_new(&o, "stream option", known_options)) < 0)
+        return mcdc_cli_fail();
+    int n_opt = 0;
+    const char *const *items = mcdc_cli_list(a, "option", &n_opt);
+    for (int i = 0; i < n_opt; i++)
+        if ((rc = mcdc_options_add(o, items[i])) < 0)
+            goto usage;
+    mcdc_options_warn_unknown(o);
+
+    const char *ci = mcdc_cli_get(a, "capture-instance");
+    const char *mcpb = mcdc_cli_get(a, "max-commits-per-batch");
+    const char *start = mcdc_cli_get(a, "starting-lsn");
+    if ((rc = merge_setting(&ci, "capture-instance", o, "captureInstance")) < 0 ||
+        (rc = merge_setting(&mcpb, "max-commits-per-batch", o, "maxCommitsPerBatch")) < 0 ||
+        (rc = merge_setting(&start, "starting-lsn", o, "startingLsn")) < 0)
+        goto usage;
+    const char *missing = !ci ? "--capture-instance" : !mcdc_cli_get(a, "target") ? "--target"
+                        : !mcdc_cli_get(a, "app-id") ? "--app-id"
+                        : !mcdc_cli_get(a, "checkpoint") ? "--checkpoint" : NULL;
+    if (missing) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "%s is required", missing);
+        goto done;
+    }
+    so.capture_instance = ci;
+    so.target = mcdc_cli_get(a, "target");
+    so.app_id = mcdc_cli_get(a, "app-id");
+    so.checkpoint = mcdc_cli_get(a, "checkpoint");
+    so.facts = mcdc_cli_get(a, "facts");
+    so.progress_path = mcdc_cli_get(a, "progress");
+    so.bootstrap = mcdc_cli_has(a, "bootstrap");
+    if (mcdc_cli_get(a, "trigger") &&
+        (rc = mcdc_trigger_parse(&so.trigger, &so.interval_us, mcdc_cli_get(a, "trigger"))) < 0)
+        goto usage;
+    if (mcpb) {
+        char *end = NULL;
+        long long n = strtoll(mcpb, &end, 10);
+        if (!*mcpb || *end || n < 1) {
+            mcdc_error_set(MCDC_EINVAL, "max commits per batch '%s': not a positive integer", mcpb);
+            goto usage;
+        }
+        so.max_commits_per_batch = n;
+    }
+    if (start) {
+        if ((rc = mcdc_start_parse(&so.starting, &so.starting_lsn, start)) < 0)
+            goto usage;
+        so.starting_given = true;
+    }
+    if (so.bootstrap && so.starting_given) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap and --starting-lsn: pass one or "
+                                         "the other (the snapshot's LSN is where the stream "
+                                         "starts)");
+        goto done;
+    }
+    if ((rc = mcdc_options_get_bool(o, "failOnDataLoss", true, &so.fail_on_data_loss)) < 0 ||
+        (rc = mcdc_options_get_bool(o, "includeCommandId", true, &so.include_command_id)) < 0)
+        goto usage;
+    if (!so.fail_on_data_loss && !so.facts) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "failOnDataLoss=false needs --facts (skipped "
+                                         "changes are recorded there as a data_skipped row)");
+        goto done;
+    }
+    if ((rc = resolve(target_path, ctx, so.target)) < 0)
+        goto usage;
+    so.target_path = target_path;
+    if (so.facts) {
+        if ((rc = resolve(facts_path, ctx, so.facts)) < 0)
+            goto usage;
+        so.facts_path = facts_path;
+    }
+
+    const char *spec = mcdc_cli_get(a, "source");
+    if (!spec)
+        spec = getenv("MSSQL_CDC_SOURCE");
+    if (!spec || !*spec) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "no source: pass --source or set "
+                                         "MSSQL_CDC_SOURCE");
+        goto done;
+    }
+    if ((rc = mcdc_source_open(&src, spec)) < 0)
+        goto usage; /* unknown scheme, odbc: not built, missing database: exit 2 */
+    const char *tz = mcdc_options_get_str(o, "sourceTimeZone", NULL);
+    if (tz && strcasecmp(tz, "auto") != 0) {
+        const char *have = src->ops->server_time_zone(src);
+        if (have && strcasecmp(have, tz) != 0) {
+            mcdc_error_set(MCDC_EINVAL, "sourceTimeZone=%s but %s keeps its clock in %s", tz,
+                           src->description ? src->description : "the source", have);
+            mcdc_error_hint("leave sourceTimeZone out (auto), or give the source's zone");
+            goto usage;
+        }
+    }
+    so.source = src;
+
+    cli_state st = { NULL, so.target };
+    mcdc_stream_result res;
+    char run_id[40];
+    mcdc_delta_uuid(run_id);
+    so.run_id = run_id;
+    if ((rc = mcdc_stream_new(&s, &so)) < 0)
+        goto usage;
+    mcdc_stream_add_listener(s, listener, &st);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    running = s;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    rc = mcdc_stream_run(s, &res);
+    running = NULL;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (rc < 0) {
+        mcdc_error saved = *mcdc_error_last();
+        if (tracker) {
+            mcdc_tracker_join(tracker, -1);
+            mcdc_error_set(saved.code, "%s", saved.message);
+            if (saved.hint[0])
+                mcdc_error_hint("%s", saved.hint);
+        }
+        exit_code = mcdc_cli_fail();
+        goto done;
+    }
+
+    printf("stream %s: %" PRId64 " batch%s, %" PRId64 " rows", so.app_id, res.n_batches,
+           res.n_batches == 1 ? "" : "es", res.n_rows);
+    if (res.n_snapshot_rows)
+        printf(", %" PRId64 " snapshot rows", res.n_snapshot_rows);
+    if (res.has_end) {
+        printf("; %s is complete up to ", so.target);
+        print_offset(stdout, &res.end);
+    } else {
+        printf("; nothing committed yet");
+    }
+    printf("\n");
+    if (tracker) {
+        mcdc_tracker_join(tracker, -1);
+        mcdc_tracker_stats ts;
+        mcdc_tracker_get_stats(tracker, &ts);
+        if (ts.pending_failed) {
+            mcdc_error_set(MCDC_EIO, "%s: data committed but the verdict could not be written: "
+                           "%s", mcdc_cli_get(a, "control"), ts.last_error);
+            mcdc_error_hint("the verdict lags the data; the next run (or mssql-cdc "
+                            "finalization advance --checkpoint) catches it up");
+            exit_code = mcdc_cli_fail();
+            if (exit_code == MCDC_EXIT_OK)
+                exit_code = MCDC_EXIT_RUNTIME;
+            goto done;
+        }
+        if (ts.verdict.has) {
+            char t[MCDC_TIME_STRLEN];
+            printf("finalized_until %s for %s in %s\n",
+                   mcdc_time_format(t, ts.verdict.until_us, 0, false), so.target,
+                   mcdc_cli_get(a, "control"));
+        } else {
+            printf("no verdict yet for %s in %s\n", so.target, mcdc_cli_get(a, "control"));
+        }
+    }
+    goto done;
+usage:
+    exit_code = mcdc_cli_fail();
+done:
+    mcdc_tracker_free(tracker);
+    mcdc_stream_free(s);
+    mcdc_source_close(src);
+    mcdc_options_free(o);
+    fflush(stdout);
+    return exit_code;
+}
+
+const mcdc_cli_command mcdc_cmd_stream = {
+    "stream",
+    "stream a capture instance into a bronze table and a facts table, exactly once",
+    "",
+    0, 0, opts,
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts",
+    run
+};

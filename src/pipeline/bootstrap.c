@@ -1,0 +1,161 @@
+/*
+ * pipeline/bootstrap.c: the first snapshot of a stream (--bootstrap).
+ *
+ * S = max_lsn is written to <checkpoint>/bootstrap before the table is read, so rows may
+ * be newer than S, never older. The rows go to bronze as operation 0 with _start_lsn =
+ * _snapshot = S, in one commit with txn{app_id#snapshot, 0} and userMetadata {"snapshot",
+ * "lsn", "commit_ts", "rows"}; then the facts get a `bootstrap` row with
+ * txn{app_id#events, 0}. A rerun that finds bronze's #snapshot txn reads nothing again and
+ * only offers the event row (Delta keeps it once). A crash before the bronze commit takes
+ * the snapshot again with a new S; the stream starts after S only once it is committed.
+ * An empty table writes no bronze commit. Design: anchor-features §1 (bootstrap), §3.3.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcdc/failpoint.h"
+#include "mcdc/fs.h"
+#include "mcdc/log.h"
+#include "pipeline/stream_int.h"
+
+
+static int bootstrap_path(char out[MCDC_PATH_MAX], const mcdc_stream *s)
+{
+    if ((size_t)snprintf(out, MCDC_PATH_MAX, "%s/bootstrap", s->o.checkpoint) >= MCDC_PATH_MAX)
+        return mcdc_error_set(MCDC_EINVAL, "%s: path too long", s->o.checkpoint);
+    return 0;
+}
+
+static int read_bootstrap(const char *path, mcdc_offset *out, bool *found)
+{
+    *found = false;
+    mcdc_buf b = MCDC_BUF_INIT(1 << 16);
+    int rc = mcdc_fs_read_all(&b, path);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        mcdc_buf_dispose(&b);
+        return 0;
+    }
+    if (rc == 0) {
+        json_t *j = json_loadb(b.ptr ? b.ptr : "", b.len, 0, NULL);
+        const char *l = json_string_value(json_object_get(j, "lsn"));
+        const char *t = json_string_value(json_object_get(j, "commit_ts"));
+        memset(out, 0, sizeof *out);
+        if (!l || !t || mcdc_lsn_parse(&out->lsn, l) < 0 ||
+            (t[0] && mcdc_time_parse(&out->commit_ts_us, t) < 0))
+            rc = mcdc_error_set(MCDC_ECORRUPT, "%s: not a snapshot offset {lsn, commit_ts}", path);
+        else {
+            out->has_commit_ts = t[0] != '\0';
+            *found = true;
+        }
+        json_decref(j);
+    }
+    mcdc_buf_dispose(&b);
+    return rc;
+}
+
+/* Take (or find) the bootstrap snapshot; *S gets its offset. */
+int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
+{
+    char path[MCDC_PATH_MAX];
+    int rc = bootstrap_path(path, s);
+    if (rc < 0)
+        return rc;
+    size_t n = strlen(s->o.app_id) + 16;
+    char *snap_app = malloc(n);
+    if (!snap_app)
+        return mcdc_error_set(MCDC_ENOMEM, "bootstrap: out of memory");
+    snprintf(snap_app, n, "%s#snapshot", s->o.app_id);
+    int64_t snap_txn = -1;
+    bool found = false;
+    read_ctx x = { 0 };
+    if ((rc = mcdc_stream__table_txn(s->o.target_path, snap_app, &snap_txn, NULL, NULL)) < 0)
+        goto done;
+    if ((rc = read_bootstrap(path, S, &found)) < 0)
+        goto done;
+    if (snap_txn >= 0) {
+        /* the snapshot is in bronze: read nothing again */
+        char *um = NULL;
+        int64_t ver;
+        if ((rc = mcdc_stream__find_commit_metadata(s->o.target_path, snap_app, 0, &um, &ver)) < 0)
+            goto done;
+        json_t *j = um ? json_loads(um, 0, NULL) : NULL;
+        free(um);
+        json_t *jr = json_object_get(j, "rows");
+        int64_t rows = json_is_integer(jr) ? json_integer_value(jr) : -1;
+        if (!found) {
+            const char *l = json_string_value(json_object_get(j, "lsn"));
+            const char *t = json_string_value(json_object_get(j, "commit_ts"));
+            memset(S, 0, sizeof *S);
+            if (!l || mcdc_lsn_parse(&S->lsn, l) < 0) {
+                json_decref(j);
+                rc = mcdc_error_set(MCDC_ECORRUPT, "%s: holds the snapshot of app_id %s but "
+                                    "neither the checkpoint nor the commit says its LSN",
+                                    s->o.target, s->o.app_id);
+                goto done;
+            }
+            if (t && t[0] && mcdc_time_parse(&S->commit_ts_us, t) == 0)
+                S->has_commit_ts = true;
+        }
+        json_decref(j);
+        mcdc_log(MCDC_LOG_INFO, LOGGER, "bootstrap: %s already holds the snapshot; not read "
+                 "again", s->o.target);
+        rc = mcdc_stream__write_bootstrap_event(s, S, rows, rows >= 0, 0, 0);
+        goto done;
+    }
+    /* record S before the table is read: rows may be newer than S, never older */
+    int64_t t0 = mcdc_time_mono_us(), started = mcdc_time_now_us();
+    mcdc_lsn M;
+    if ((rc = mcdc_stream__max_lsn(s, &M)) < 0 || (rc = mcdc_stream__offset_at(s, &M, S)) < 0)
+        goto done;
+    {
+        char js[128];
+        mcdc_offset_to_json(js, sizeof js, S);
+        if ((rc = mcdc_fs_write_atomic(path, js, strlen(js))) < 0)
+            goto done;
+    }
+    if ((rc = mcdc_stream__read_init(&x, s)) < 0)
+        goto done;
+    x.batch_id = -1;
+    x.snapshot = &S->lsn;
+    x.has_snapshot_ts = S->has_commit_ts;
+    x.snapshot_ts_us = S->commit_ts_us;
+    if ((rc = s->o.source->ops->snapshot(s->o.source, s->o.capture_instance, NULL, NULL,
+                                         mcdc_stream__on_snapshot_row, &x)) < 0)
+        goto done;
+    int64_t rows = x.facts.rows;
+    if (x.df) {
+        char lsn[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN] = "";
+        if (S->has_commit_ts)
+            mcdc_time_format(ts, S->commit_ts_us, 3, false);
+        json_t *j = json_pack("{s:s,s:s,s:s,s:I}", "snapshot", s->o.capture_instance, "lsn",
+                              mcdc_stream__lsn_text(lsn, &S->lsn), "commit_ts", ts, "rows", (json_int_t)rows);
+        char *um = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(j);
+        if (!um) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "bootstrap: out of memory");
+            goto done;
+        }
+        int64_t ver;
+        rc = mcdc_stream__commit_bronze(s, &x, snap_app, 0, um, "WRITE", &ver);
+        free(um);
+        if (rc < 0)
+            goto done;
+    }
+    mcdc_failpoint("stream.bootstrap.after_snapshot");
+    s->res->n_snapshot_rows = rows;
+    mcdc_log(MCDC_LOG_INFO, LOGGER, "bootstrap: %" PRId64 " rows of %s as of %s", rows,
+             s->o.capture_instance, mcdc_stream__lsn_text((char[MCDC_LSN_STRLEN]){ 0 }, &S->lsn));
+    rc = mcdc_stream__write_bootstrap_event(s, S, rows, true, started, (mcdc_time_mono_us() - t0) / 1000);
+    if (rc == 0)
+        mcdc_failpoint("stream.bootstrap.after_event");
+done:
+    mcdc_stream__read_dispose(&x);
+    free(snap_app);
+    return rc;
+}
+
+/* ---- the run ------------------------------------------------------------------------------- */

@@ -1,0 +1,585 @@
+/*
+ * pipeline/sink.c: where a batch goes: rows into one bronze data file as they are read,
+ * the bronze commit with txn{app_id, N} and the facts as userMetadata, the facts rows
+ * with txn{app_id#facts, N}, and the txn checks that make a replay write nothing twice.
+ *
+ * A batch is never held in memory: each row goes to the Parquet writer as the source
+ * hands it over, and the facts are counted from the same rows (invariant 5). A batch
+ * without rows opens no file and writes no bronze commit. Bronze's schema rules: captured
+ * columns it lacks are added (nullable) before writing; columns it has that the capture
+ * instance no longer captures are written NULL; a type change stops with MCDC_ESCHEMA.
+ * Design: docs/architecture.md §3, §5; anchor-features §2.3-§2.5.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcdc/failpoint.h"
+#include "mcdc/fs.h"
+#include "mcdc/log.h"
+#include "pipeline/stream_int.h"
+
+int mcdc_stream__table_txn(const char *path, const char *app_id, int64_t *out, bool *exists,
+                     mcdc_delta_snapshot **keep)
+{
+    *out = -1;
+    if (exists)
+        *exists = false;
+    mcdc_delta_snapshot *snap = NULL;
+    int rc = mcdc_delta_snapshot_open(&snap, path, -1);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    if (exists)
+        *exists = true;
+    *out = mcdc_delta_snapshot_txn(snap, app_id);
+    if (keep)
+        *keep = snap;
+    else
+        mcdc_delta_snapshot_free(snap);
+    return 0;
+}
+
+/* userMetadata of the commit that recorded txn{app_id, version}, or NULL (malloc'd). */
+int mcdc_stream__find_commit_metadata(const char *path, const char *app_id, int64_t version,
+                                char **out, int64_t *out_version)
+{
+    *out = NULL;
+    *out_version = -1;
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, path);
+    if (rc < 0)
+        return rc;
+    for (size_t i = n; i-- > 0 && *out_version < 0;) {
+        for (size_t k = 0; k < h[i].n_txns; k++) {
+            if (strcmp(h[i].txns[k].app_id, app_id) == 0 && h[i].txns[k].version == version) {
+                *out_version = h[i].version;
+                if (h[i].user_metadata && !(*out = strdup(h[i].user_metadata)))
+                    rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+        }
+    }
+    mcdc_delta_history_free(h, n);
+    return rc;
+}
+
+static int table_config(mcdc_delta_map *m, const char *kind, const char *version)
+{
+    int rc = mcdc_delta_map_set(m, "mcdc.schema_version", version);
+    if (rc == 0)
+        rc = mcdc_delta_map_set(m, "mcdc.kind", kind);
+    return rc;
+}
+
+/* Create the table at @p path unless it exists (a create that loses the race takes the
+ * winner's table when its schema is the same). */
+int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const char *kind,
+                        const char *version)
+{
+    int64_t v;
+    if (mcdc_delta_latest_version(&v, path) == 0)
+        return 0;
+    mcdc_error_clear();
+    mcdc_delta_map cfg = { 0 };
+    int rc = table_config(&cfg, kind, version);
+    if (rc == 0)
+        rc = mcdc_fs_mkdirs(path);
+    if (rc == 0)
+        rc = mcdc_delta_create(path, schema, NULL, 0, &cfg, NULL);
+    mcdc_delta_map_clear(&cfg);
+    return rc;
+}
+
+/* Bronze's write schema and the map from its columns to where values come from. When
+ * bronze exists its schema rules: captured columns it lacks are added first; columns it
+ * has that are no longer captured are written NULL. */
+int mcdc_stream__prepare_bronze(mcdc_stream *s)
+{
+    mcdc_schema *want = NULL;
+    int rc = mcdc_bronze_schema(&want, s->captured, s->o.include_command_id);
+    if (rc < 0)
+        return rc;
+    mcdc_delta_snapshot *snap = NULL;
+    rc = mcdc_stream__table_txn(s->o.target_path, s->o.app_id, &s->bronze_txn, &s->bronze_exists, &snap);
+    if (rc < 0)
+        goto done;
+    if (s->bronze_exists) {
+        mcdc_schema *have = NULL;
+        if ((rc = mcdc_delta_schema_to_flat(&have, snap->schema)) < 0)
+            goto done;
+        mcdc_schema *missing = mcdc_schema_new();
+        if (!missing) {
+            mcdc_schema_free(have);
+            rc = mcdc_error_set(MCDC_ENOMEM, "bronze schema: out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < want->n_cols && rc == 0; i++) {
+            const mcdc_column *w = &want->cols[i];
+            int k = mcdc_schema_find(have, w->name);
+            if (k < 0) {
+                rc = mcdc_schema_add(missing, w->name, w->type, w->precision, w->scale, true);
+                continue;
+            }
+            const mcdc_column *h = &have->cols[k];
+            if (h->type != w->type || (w->type == MCDC_TYPE_DECIMAL &&
+                                       (h->precision != w->precision || h->scale != w->scale))) {
+                char a[64], b[64];
+                rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s in bronze but the "
+                                    "capture instance %s gives %s", s->o.target, w->name,
+                                    mcdc_type_name(a, sizeof a, h),
+                                    s->o.capture_instance, mcdc_type_name(b, sizeof b, w));
+                mcdc_error_hint("a type change needs a decision: write to a new target, or "
+                                "change bronze's column type first");
+            }
+        }
+        if (rc == 0 && missing->n_cols > 0) {
+            mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: adding %zu column(s) the capture instance "
+                     "captures", s->o.target, missing->n_cols);
+            rc = mcdc_delta_add_columns(s->o.target_path, missing, NULL);
+            for (size_t i = 0; i < missing->n_cols && rc == 0; i++) {
+                const mcdc_column *c = &missing->cols[i];
+                rc = mcdc_schema_add(have, c->name, c->type, c->precision, c->scale, true);
+            }
+        }
+        mcdc_schema_free(missing);
+        if (rc < 0) {
+            mcdc_schema_free(have);
+            goto done;
+        }
+        s->bronze_schema = have;
+    } else {
+        s->bronze_schema = want;
+        want = NULL;
+    }
+    s->bronze_map = calloc(s->bronze_schema->n_cols ? s->bronze_schema->n_cols : 1, sizeof(int));
+    if (!s->bronze_map) {
+        rc = mcdc_error_set(MCDC_ENOMEM, "bronze schema: out of memory");
+        goto done;
+    }
+    static const struct { const char *name; int src; } meta[] = {
+        { "_capture_instance", BCOL_CI }, { "_start_lsn", BCOL_START },
+        { "_seqval", BCOL_SEQVAL }, { "_operation", BCOL_OP }, { "_command_id", BCOL_CMD },
+        { "_commit_ts", BCOL_COMMIT_TS }, { "_batch_id", BCOL_BATCH },
+        { "_snapshot", BCOL_SNAPSHOT }, { "_chunk", BCOL_CHUNK },
+    };
+    for (size_t i = 0; i < s->bronze_schema->n_cols; i++) {
+        const char *name = s->bronze_schema->cols[i].name;
+        int src = BCOL_NULL;
+        for (size_t k = 0; k < sizeof meta / sizeof *meta; k++)
+            if (strcmp(name, meta[k].name) == 0)
+                src = meta[k].src;
+        if (src == BCOL_CMD && !s->o.include_command_id)
+            src = BCOL_NULL;
+        if (src == BCOL_NULL) {
+            int k = mcdc_schema_find(s->captured, name);
+            if (k >= 0)
+                src = k;
+        }
+        s->bronze_map[i] = src;
+    }
+done:
+    mcdc_delta_snapshot_free(snap);
+    mcdc_schema_free(want);
+    return rc;
+}
+
+/* ---- facts rows --------------------------------------------------------------------------- */
+
+
+static void fset_null(mcdc_value *v)
+{
+    for (int i = 0; i < MCDC_FACTS_N_COLUMNS; i++)
+        v[i].is_null = true;
+}
+static void fset_i64(mcdc_value *v, int c, int64_t x)
+{
+    v[c].is_null = false;
+    v[c].v.i = x;
+}
+static void fset_dbl(mcdc_value *v, int c, double x)
+{
+    v[c].is_null = false;
+    v[c].v.d = x;
+}
+static void fset_str(mcdc_value *v, int c, const char *x)
+{
+    if (!x)
+        return;
+    v[c].is_null = false;
+    v[c].v.s.ptr = x;
+    v[c].v.s.len = strlen(x);
+}
+
+void mcdc_stream__facts_rows_clear(facts_rows *f)
+{
+    for (int i = 0; i < MAX_FACTS_ROWS; i++)
+        free(f->detail[i]);
+}
+
+/* What a batch measured beyond its facts. */
+
+/* The batch's own row, in slot 0 (reserved when the batch started). */
+void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
+                          const mcdc_batch_facts *bf, const mcdc_batch_range *r,
+                          const batch_metrics *m)
+{
+    mcdc_value *v = f->v[0];
+    char (*t)[MCDC_TIME_STRLEN] = f->text[0];
+    fset_null(v);
+    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
+    fset_i64(v, MCDC_FACTS_BATCH_ID, batch_id);
+    if (bf->counts_known) {
+        fset_i64(v, MCDC_FACTS_ROWS, bf->rows);
+        fset_i64(v, MCDC_FACTS_DELETES, bf->deletes);
+        fset_i64(v, MCDC_FACTS_INSERTS, bf->inserts);
+        fset_i64(v, MCDC_FACTS_UPDATES, bf->updates);
+        if (bf->rows > 0) {
+            fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(t[0], &bf->min_lsn));
+            fset_str(v, MCDC_FACTS_MAX_LSN, mcdc_stream__lsn_text(t[1], &bf->max_lsn));
+            fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, bf->min_commit_ts_us);
+            fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, bf->max_commit_ts_us);
+        }
+    }
+    fset_i64(v, MCDC_FACTS_STARTED_AT, m->started_at_us);
+    if (m->duration_ms >= 0)
+        fset_i64(v, MCDC_FACTS_DURATION_MS, m->duration_ms);
+    if (m->read_seconds >= 0)
+        fset_dbl(v, MCDC_FACTS_READ_SECONDS, m->read_seconds);
+    if (m->read_mb >= 0)
+        fset_dbl(v, MCDC_FACTS_READ_MB, m->read_mb);
+    fset_str(v, MCDC_FACTS_END_LSN, mcdc_stream__lsn_text(t[2], &r->end.lsn));
+    if (r->end.has_commit_ts)
+        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, r->end.commit_ts_us);
+    if (m->has_watermark) {
+        fset_i64(v, MCDC_FACTS_RETENTION_WATERMARK_TS, m->watermark_ts_us);
+        int64_t ref = r->end.has_commit_ts ? r->end.commit_ts_us
+                                            : (bf->rows > 0 ? bf->max_commit_ts_us : INT64_MIN);
+        if (ref != INT64_MIN)
+            fset_dbl(v, MCDC_FACTS_RETENTION_HEADROOM_HOURS,
+                     round((double)(ref - m->watermark_ts_us) / 3600e6 * 100.0) / 100.0);
+    }
+    if (m->has_source_max) {
+        fset_i64(v, MCDC_FACTS_SOURCE_MAX_COMMIT_TS, m->source_max_ts_us);
+        if (m->has_server_now)
+            fset_dbl(v, MCDC_FACTS_CAPTURE_LAG_SECONDS,
+                     (double)(m->server_now_us - m->source_max_ts_us) / 1e6);
+        if (r->end.has_commit_ts)
+            fset_dbl(v, MCDC_FACTS_INGESTION_LAG_SECONDS,
+                     (double)(m->source_max_ts_us - r->end.commit_ts_us) / 1e6);
+    }
+    fset_str(v, MCDC_FACTS_TARGET, s->o.target);
+}
+
+/* A data_skipped event row of batch @p batch_id: changes from..to are gone. */
+int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id, const mcdc_lsn *from,
+                        const mcdc_lsn *to, const mcdc_batch_range *r, bool certain)
+{
+    if (f->n >= MAX_FACTS_ROWS)
+        return mcdc_error_set(MCDC_ERROR, "batch %" PRId64 ": too many event rows", batch_id);
+    mcdc_value *v = f->v[f->n];
+    char (*t)[MCDC_TIME_STRLEN] = f->text[f->n];
+    int idx = f->n++;
+    fset_null(v);
+    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
+    fset_i64(v, MCDC_FACTS_BATCH_ID, batch_id);
+    fset_i64(v, MCDC_FACTS_ROWS, 0);
+    fset_i64(v, MCDC_FACTS_DELETES, 0);
+    fset_i64(v, MCDC_FACTS_INSERTS, 0);
+    fset_i64(v, MCDC_FACTS_UPDATES, 0);
+    fset_str(v, MCDC_FACTS_EVENT, "data_skipped");
+    mcdc_offset at;
+    int rc = mcdc_stream__offset_at(s, to, &at);
+    if (rc < 0)
+        return rc;
+    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(t[0], to));
+    fset_str(v, MCDC_FACTS_MAX_LSN, t[0]);
+    fset_str(v, MCDC_FACTS_END_LSN, t[0]);
+    if (at.has_commit_ts) {
+        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, at.commit_ts_us);
+        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, at.commit_ts_us);
+        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, at.commit_ts_us);
+        fset_i64(v, MCDC_FACTS_LOST_TO_TS, at.commit_ts_us);
+    }
+    if (r->start.has_commit_ts)
+        fset_i64(v, MCDC_FACTS_LOST_FROM_TS, r->start.commit_ts_us);
+    char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+    mcdc_buf d = MCDC_BUF_INIT(4096);
+    rc = mcdc_buf_printf(&d, "{\"from\":\"%s\",\"to\":\"%s\",\"certain\":%s", mcdc_stream__lsn_text(a, from),
+                         mcdc_stream__lsn_text(b, to), certain ? "true" : "false");
+    if (rc == 0 && !certain)
+        rc = mcdc_buf_printf(&d, ",\"reason\":\"CDC cleanup moved min_lsn past the start of the "
+                                 "range %s..%s while it was read: its changes below min_lsn may "
+                                 "be missing\"", a, b);
+    if (rc == 0)
+        rc = mcdc_buf_putc(&d, '}');
+    if (rc < 0) {
+        mcdc_buf_dispose(&d);
+        return rc;
+    }
+    f->detail[idx] = mcdc_buf_detach(&d);
+    fset_str(v, MCDC_FACTS_DETAIL, f->detail[idx]);
+    fset_str(v, MCDC_FACTS_TARGET, s->o.target);
+    return 0;
+}
+
+/* Write the rows as one facts commit with txn{app_id, version}. */
+int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id, int64_t version,
+                       int64_t *out_version)
+{
+    *out_version = -1;
+    int64_t now = mcdc_time_now_us();
+    for (int i = 0; i < f->n; i++)
+        fset_i64(f->v[i], MCDC_FACTS_WRITTEN_AT, now);
+    mcdc_datafile *df = NULL;
+    mcdc_delta_file add = { 0 };
+    int rc = mcdc_datafile__open(&df, s->o.facts_path, s->facts_schema);
+    for (int i = 0; i < f->n && rc == 0; i++)
+        rc = mcdc_datafile__add(df, f->v[i]);
+    if (rc < 0) {
+        mcdc_datafile__discard(df);
+        return rc;
+    }
+    if ((rc = mcdc_datafile__finish(df, &add)) < 0)
+        return rc;
+    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    co.operation = "STREAMING UPDATE";
+    co.app_id = app_id;
+    co.txn_version = version;
+    mcdc_delta_commit_result res = { 0 };
+    rc = mcdc_delta_append(s->o.facts_path, &add, 1, &co, &res);
+    if (rc == MCDC_EALREADY) {
+        mcdc_error_clear();
+        mcdc_datafile__remove(s->o.facts_path, add.path);
+        rc = 0;
+    } else if (rc == 0) {
+        *out_version = res.version;
+    }
+    mcdc_delta_file_clear(&add);
+    return rc;
+}
+
+/* ---- data loss ------------------------------------------------------------------------------ */
+
+
+static double value_bytes(const mcdc_column *c, const mcdc_value *v)
+{
+    if (v->is_null)
+        return 0;
+    if (c->type == MCDC_TYPE_STRING || c->type == MCDC_TYPE_BINARY)
+        return (double)v->v.s.len;
+    return c->type == MCDC_TYPE_DECIMAL ? 16 : 8;
+}
+
+static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *ch)
+{
+    mcdc_stream *s = x->s;
+    if (!x->df) {
+        int rc = mcdc_datafile__open(&x->df, s->o.target_path, s->bronze_schema);
+        if (rc < 0)
+            return rc;
+    }
+    const mcdc_schema *bs = s->bronze_schema;
+    if (ch) {
+        mcdc_stream__lsn_text(x->start_text, &ch->start_lsn);
+        mcdc_stream__lsn_text(x->seq_text, &ch->seqval);
+    } else {
+        mcdc_stream__lsn_text(x->start_text, x->snapshot);
+    }
+    for (size_t i = 0; i < bs->n_cols; i++) {
+        mcdc_value *v = &x->row[i];
+        v->is_null = false;
+        switch (s->bronze_map[i]) {
+        case BCOL_CI:
+            v->v.s.ptr = s->o.capture_instance;
+            v->v.s.len = strlen(s->o.capture_instance);
+            break;
+        case BCOL_START:
+            v->v.s.ptr = x->start_text;
+            v->v.s.len = MCDC_LSN_STRLEN - 1;
+            break;
+        case BCOL_SEQVAL:
+            if (ch) {
+                v->v.s.ptr = x->seq_text;
+                v->v.s.len = MCDC_LSN_STRLEN - 1;
+            } else {
+                v->is_null = true;
+            }
+            break;
+        case BCOL_OP:
+            v->v.i = ch ? ch->operation : 0;
+            break;
+        case BCOL_CMD:
+            if (ch)
+                v->v.i = ch->command_id;
+            else
+                v->is_null = true;
+            break;
+        case BCOL_COMMIT_TS:
+            if (ch)
+                v->v.i = ch->commit_ts_us;
+            else if (x->has_snapshot_ts)
+                v->v.i = x->snapshot_ts_us;
+            else
+                v->is_null = true;
+            break;
+        case BCOL_BATCH:
+            if (ch)
+                v->v.i = x->batch_id;
+            else
+                v->is_null = true;
+            break;
+        case BCOL_SNAPSHOT:
+            if (ch) {
+                v->is_null = true;
+            } else {
+                v->v.s.ptr = x->start_text;
+                v->v.s.len = MCDC_LSN_STRLEN - 1;
+            }
+            break;
+        case BCOL_CHUNK:
+        case BCOL_NULL:
+            v->is_null = true;
+            break;
+        default: {
+            int k = s->bronze_map[i];
+            *v = captured[k];
+            x->bytes += value_bytes(&s->captured->cols[k], v);
+        }
+        }
+    }
+    return mcdc_datafile__add(x->df, x->row);
+}
+
+int mcdc_stream__on_change(const mcdc_change *ch, void *payload)
+{
+    read_ctx *x = payload;
+    mcdc_failpoint("stream.mid_read");
+    int rc = put_row(x, ch->values, ch);
+    if (rc < 0)
+        return rc;
+    mcdc_batch_facts_add(&x->facts, &ch->start_lsn, ch->operation, ch->commit_ts_us);
+    x->bytes += 60; /* the metadata columns */
+    return 0;
+}
+
+int mcdc_stream__on_snapshot_row(const mcdc_value *values, void *payload)
+{
+    read_ctx *x = payload;
+    mcdc_failpoint("stream.bootstrap.mid_read");
+    int rc = put_row(x, values, NULL);
+    if (rc == 0)
+        x->facts.rows++;
+    return rc;
+}
+
+int mcdc_stream__read_init(read_ctx *x, mcdc_stream *s)
+{
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->facts = (mcdc_batch_facts)MCDC_BATCH_FACTS_INIT;
+    x->row = calloc(s->bronze_schema->n_cols ? s->bronze_schema->n_cols : 1, sizeof *x->row);
+    if (!x->row)
+        return mcdc_error_set(MCDC_ENOMEM, "bronze row: out of memory");
+    return 0;
+}
+
+void mcdc_stream__read_dispose(read_ctx *x)
+{
+    mcdc_datafile__discard(x->df);
+    x->df = NULL;
+    free(x->row);
+    x->row = NULL;
+}
+
+/* Append the finished data file of @p x to bronze with txn{app_id, version}.
+ * *out_version: the version written, -1 when found already committed. */
+int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, int64_t version,
+                         const char *user_metadata, const char *operation, int64_t *out_version)
+{
+    *out_version = -1;
+    mcdc_delta_file add = { 0 };
+    mcdc_datafile *df = x->df;
+    x->df = NULL;
+    int rc = mcdc_datafile__finish(df, &add);
+    if (rc < 0)
+        return rc;
+    mcdc_failpoint(x->snapshot ? "stream.bootstrap.after_data_file" : "stream.after_data_file");
+    if (!s->bronze_exists) {
+        if ((rc = mcdc_stream__ensure_table(s->o.target_path, s->bronze_schema, "bronze", "2")) < 0)
+            goto done;
+        s->bronze_exists = true;
+    }
+    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    char params[160];
+    snprintf(params, sizeof params, "{\"outputMode\":\"Append\",\"queryId\":\"%s\",\"epochId\":"
+             "\"%" PRId64 "\"}", s->stream_id, version);
+    co.operation = operation;
+    co.operation_parameters = x->snapshot ? NULL : params;
+    co.user_metadata = user_metadata;
+    co.app_id = app_id;
+    co.txn_version = version;
+    mcdc_delta_commit_result res = { 0 };
+    rc = mcdc_delta_append(s->o.target_path, &add, 1, &co, &res);
+    if (rc == MCDC_EALREADY) {
+        mcdc_error_clear();
+        mcdc_datafile__remove(s->o.target_path, add.path);
+        rc = 0;
+    } else if (rc == 0) {
+        *out_version = res.version;
+    }
+done:
+    mcdc_delta_file_clear(&add);
+    return rc;
+}
+
+/* ---- one batch ------------------------------------------------------------------------------ */
+
+int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int64_t rows,
+                                 bool rows_known, int64_t started_at_us, int64_t duration_ms)
+{
+    if (!s->o.facts_path)
+        return 0;
+    facts_rows f = { 0 };
+    mcdc_value *v = f.v[0];
+    f.n = 1;
+    fset_null(v);
+    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
+    if (rows_known)
+        fset_i64(v, MCDC_FACTS_ROWS, rows);
+    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(f.text[0][0], &S->lsn));
+    fset_str(v, MCDC_FACTS_MAX_LSN, f.text[0][0]);
+    fset_str(v, MCDC_FACTS_END_LSN, f.text[0][0]);
+    if (S->has_commit_ts) {
+        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, S->commit_ts_us);
+        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, S->commit_ts_us);
+        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, S->commit_ts_us);
+    }
+    fset_i64(v, MCDC_FACTS_DELETES, 0);
+    fset_i64(v, MCDC_FACTS_INSERTS, 0);
+    fset_i64(v, MCDC_FACTS_UPDATES, 0);
+    if (started_at_us) {
+        fset_i64(v, MCDC_FACTS_STARTED_AT, started_at_us);
+        fset_i64(v, MCDC_FACTS_DURATION_MS, duration_ms);
+    }
+    fset_str(v, MCDC_FACTS_EVENT, "bootstrap");
+    fset_str(v, MCDC_FACTS_TARGET, s->o.target);
+    size_t n = strlen(s->o.app_id) + 8;
+    char *events = malloc(n);
+    if (!events)
+        return mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
+    snprintf(events, n, "%s#events", s->o.app_id);
+    int64_t fv;
+    int rc = mcdc_stream__write_facts(s, &f, events, 0, &fv);
+    free(events);
+    mcdc_stream__facts_rows_clear(&f);
+    return rc;
+}
+

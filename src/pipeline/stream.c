@@ -1,0 +1,817 @@
+/*
+ * pipeline/stream.c: the stream engine: plan, record, read, commit, report, batch after
+ * batch, exactly once.
+ *
+ * One batch, in this order (each step is a failpoint "stream.<step>" for crash tests):
+ *
+ *   plan       max_lsn (an idle poll stops here: one query), the batch limit through
+ *              nth_commit_after, the data-loss guard on min_lsn
+ *   record     offsets/N, durable                        -> after_offsets       (C1)
+ *   read       (after, upto] streamed into one bronze data file, facts counted from
+ *              the same rows (invariant 5)               -> mid_read (per row)
+ *              min_lsn checked again (a purge between pages)
+ *   file       footer, fsync, publish                    -> after_data_file
+ *   bronze     append with txn{app_id, N} + userMetadata -> after_bronze_commit
+ *              (a batch without rows: no file, no commit)
+ *   facts      the batch row (+ event rows), txn{app_id#facts, N} -> after_facts
+ *   commit     commits/N                                 -> before_commit       (C2)
+ *   report     progress event to listeners and --progress
+ *
+ * Replay (invariant 2): an offsets/N without commits/N is run again with exactly its
+ * recorded range. When bronze already holds N (its txn for app_id is N or more), nothing
+ * is read: the facts row comes from bronze commit N's userMetadata. A batch without
+ * rows has no bronze commit and is simply read again; the data-loss guard then applies.
+ *
+ * Checkpoint safety (invariant 8): the checkpoint lock; its metadata against the
+ * arguments; bronze's txn for app_id (and facts' for app_id#facts) may not be above the
+ * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
+ * refuses to run rather than let Delta silently skip its writes.
+ *
+ * Bootstrap: <checkpoint>/bootstrap records S = max_lsn before the table is read; the
+ * snapshot goes to bronze with txn{app_id#snapshot, 0} and its event row to facts with
+ * txn{app_id#events, 0}. A rerun that finds the snapshot reads nothing again.
+ * Design: docs/architecture.md §3, §5, §6; docs/guides/streaming.md.
+ */
+#include "mcdc/pipeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcdc/failpoint.h"
+#include "mcdc/fs.h"
+#include "mcdc/log.h"
+#include "mcdc/time.h"
+#include "pipeline/stream_int.h"
+
+int mcdc_trigger_parse(mcdc_trigger *out, int64_t *interval_us, const char *s)
+{
+    *interval_us = 0;
+    if (s && strcmp(s, "available-now") == 0) {
+        *out = MCDC_TRIGGER_AVAILABLE_NOW;
+        return 0;
+    }
+    if (s && strcmp(s, "once") == 0) {
+        *out = MCDC_TRIGGER_ONCE;
+        return 0;
+    }
+    if (s && strncmp(s, "interval:", 9) == 0) {
+        int rc = mcdc_duration_parse(interval_us, s + 9);
+        if (rc < 0)
+            return rc;
+        *out = MCDC_TRIGGER_INTERVAL;
+        return 0;
+    }
+    mcdc_error_set(MCDC_EINVAL, "trigger '%s': not available-now, once or interval:DURATION",
+                   s ? s : "");
+    return mcdc_error_hint("for example --trigger interval:30s");
+}
+
+int mcdc_start_parse(mcdc_start_kind *out, mcdc_lsn *lsn, const char *s)
+{
+    if (s && strcmp(s, "earliest") == 0) {
+        *out = MCDC_START_EARLIEST;
+        return 0;
+    }
+    if (s && strcmp(s, "latest") == 0) {
+        *out = MCDC_START_LATEST;
+        return 0;
+    }
+    char buf[32];
+    if (s && s[0] && strlen(s) <= 22) {
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+            snprintf(buf, sizeof buf, "%s", s);
+        else
+            snprintf(buf, sizeof buf, "0x%s", s);
+        if (mcdc_lsn_parse(lsn, buf) == 0) {
+            *out = MCDC_START_LSN;
+            return 0;
+        }
+    }
+    mcdc_error_set(MCDC_EINVAL, "starting LSN '%s': not earliest, latest or an LSN (up to 20 "
+                   "hex digits)", s ? s : "");
+    return mcdc_error_hint("for example --starting-lsn 0x0000002D000001A00003");
+}
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+char *mcdc_stream__lsn_text(char buf[MCDC_LSN_STRLEN], const mcdc_lsn *l)
+{
+    return mcdc_lsn_format(buf, l);
+}
+
+/* The commit time of @p lsn into @p o (has_commit_ts false when the source maps none). */
+int mcdc_stream__offset_at(mcdc_stream *s, const mcdc_lsn *lsn, mcdc_offset *o)
+{
+    o->lsn = *lsn;
+    o->has_commit_ts = false;
+    o->commit_ts_us = 0;
+    if (mcdc_lsn_is_zero(lsn))
+        return 0;
+    int rc = s->o.source->ops->lsn_to_commit_ts(s->o.source, lsn, &o->commit_ts_us);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    o->has_commit_ts = true;
+    return 0;
+}
+
+int mcdc_stream__max_lsn(mcdc_stream *s, mcdc_lsn *out)
+{
+    return s->o.source->ops->max_lsn(s->o.source, out);
+}
+
+static int src_min_lsn(mcdc_stream *s, mcdc_lsn *out)
+{
+    return s->o.source->ops->min_lsn(s->o.source, s->o.capture_instance, out);
+}
+
+static void emit(mcdc_stream *s, const mcdc_stream_progress *p)
+{
+    if (p->json && s->progress_fd >= 0) {
+        size_t len = strlen(p->json);
+        char *line = malloc(len + 2);
+        if (line) {
+            memcpy(line, p->json, len);
+            line[len] = '\n';
+            ssize_t w = write(s->progress_fd, line, len + 1); /* O_APPEND: one write per line */
+            if (w != (ssize_t)(len + 1))
+                mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: progress event not written: %s",
+                         s->o.progress_path, w < 0 ? strerror(errno) : "short write");
+            free(line);
+        }
+    }
+    for (int i = 0; i < s->n_listeners; i++)
+        s->listeners[i].fn(p, s->listeners[i].payload);
+}
+
+/* The JSON of a progress event, like Spark's StreamingQueryProgress. */
+static int progress_json(mcdc_buf *b, mcdc_stream *s, const mcdc_stream_progress *p,
+                         int64_t plan_ms, int64_t wal_ms, int64_t add_ms, int64_t commit_ms)
+{
+    char ts[MCDC_TIME_STRLEN], o1[96], o2[96], o3[96];
+    mcdc_time_format(ts, mcdc_time_now_us(), 3, true);
+    double secs = p->duration_ms > 0 ? (double)p->duration_ms / 1000.0 : 0.0;
+    double rate = secs > 0 ? (double)p->num_input_rows / secs : 0.0;
+    int rc = mcdc_buf_printf(b, "{\"id\":\"%s\",\"runId\":\"%s\",\"name\":", s->stream_id,
+                             s->run_id);
+    if (rc == 0)
+        rc = mcdc_json_quote(b, s->o.app_id, strlen(s->o.app_id));
+    if (rc == 0)
+        rc = mcdc_buf_printf(b, ",\"timestamp\":\"%s\",\"batchId\":%" PRId64
+                                ",\"numInputRows\":%" PRId64 ",\"processedRowsPerSecond\":%.1f,"
+                                "\"durationMs\":{\"latestOffset\":%" PRId64 ",\"walCommit\":%"
+                                PRId64 ",\"addBatch\":%" PRId64 ",\"commitOffsets\":%" PRId64
+                                ",\"triggerExecution\":%" PRId64 "},\"sources\":[{"
+                                "\"description\":",
+                             ts, p->batch_id, p->num_input_rows, rate, plan_ms, wal_ms, add_ms,
+                             commit_ms, p->duration_ms);
+    if (rc == 0) {
+        char desc[256];
+        snprintf(desc, sizeof desc, "mssql-cdc[%s]", s->o.capture_instance);
+        rc = mcdc_json_quote(b, desc, strlen(desc));
+    }
+    if (rc == 0)
+        rc = mcdc_buf_printf(b, ",\"startOffset\":%s,\"endOffset\":%s,\"latestOffset\":%s,"
+                                "\"numInputRows\":%" PRId64 "}],\"sink\":{\"description\":",
+                             p->has_end ? mcdc_offset_to_json(o1, sizeof o1, &p->start) : "null",
+                             p->has_end ? mcdc_offset_to_json(o2, sizeof o2, &p->end) : "null",
+                             p->has_latest ? mcdc_offset_to_json(o3, sizeof o3, &p->latest)
+                                           : "null",
+                             p->num_input_rows);
+    if (rc == 0) {
+        char desc[1024];
+        snprintf(desc, sizeof desc, "DeltaSink[%s]", s->o.target);
+        rc = mcdc_json_quote(b, desc, strlen(desc));
+    }
+    if (rc == 0)
+        rc = mcdc_buf_printf(b, ",\"numOutputRows\":%" PRId64 "}}", p->num_input_rows);
+    return rc;
+}
+
+/* ---- tables ------------------------------------------------------------------------------- */
+
+/* The txn version of @p app_id in the table at @p path (-1 when none or no table). */
+static int data_loss_error(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn *min,
+                           bool during_read)
+{
+    char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN], c[MCDC_LSN_STRLEN];
+    mcdc_lsn from = *after, to = *min;
+    mcdc_lsn_increment(&from, after);
+    mcdc_lsn_decrement(&to, min);
+    mcdc_error_set(MCDC_EDATALOSS, "%s: change data from %s to %s is gone (min_lsn is now %s): "
+                   "purged by CDC cleanup%s", s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
+                   mcdc_stream__lsn_text(b, &to), mcdc_stream__lsn_text(c, min),
+                   during_read ? " while the batch was read" : " before it was read");
+    return mcdc_error_hint("take a new snapshot: run a new stream with --bootstrap, a new "
+                           "--checkpoint and a new --app-id; or skip the lost changes with "
+                           "--option failOnDataLoss=false (needs --facts; the gap is recorded "
+                           "as a data_skipped facts row)");
+}
+
+/* ---- reading a batch into bronze --------------------------------------------------------- */
+
+static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
+{
+    int64_t t0 = mcdc_time_mono_us();
+    int64_t N = r->batch_id;
+    batch_metrics m = { .started_at_us = mcdc_time_now_us(), .duration_ms = -1,
+                        .read_seconds = -1, .read_mb = -1 };
+    mcdc_batch_facts bf = MCDC_BATCH_FACTS_INIT;
+    facts_rows fr = { .n = 1 }; /* slot 0: the batch row, filled at the end */
+    read_ctx x;
+    int rc = mcdc_stream__read_init(&x, s);
+    if (rc < 0)
+        return rc;
+    int64_t bronze_version = -1, facts_version = -1;
+    bool mid_read_loss = false;
+    mcdc_lsn mid_min = { { 0 } };
+    mcdc_lsn read_after = r->start.lsn;
+    if (r->has_skip) {
+        /* recorded when planned: the gap goes into the facts with the batch, replays too */
+        mcdc_lsn_decrement(&read_after, &r->skip_to);
+        if ((rc = mcdc_stream__add_skip_row(&fr, s, N, &r->skip_from, &r->skip_to, r, true)) < 0)
+            goto done;
+    }
+
+    if (replay && s->bronze_txn >= N) {
+        /* invariant 2: bronze holds N; take its facts from the commit, read nothing */
+        char *um = NULL;
+        if ((rc = mcdc_stream__find_commit_metadata(s->o.target_path, s->o.app_id, N, &um,
+                                       &bronze_version)) < 0)
+            goto done;
+        int64_t bid;
+        if (um && mcdc_batch_facts_parse_json(&bf, &bid, NULL, um) == 0 && bid == N) {
+            mcdc_log(MCDC_LOG_INFO, LOGGER, "batch %" PRId64 ": bronze already holds it "
+                     "(version %" PRId64 "); facts from its commit", N, bronze_version);
+        } else {
+            mcdc_error_clear();
+            bf = (mcdc_batch_facts)MCDC_BATCH_FACTS_INIT;
+            bf.counts_known = false;
+            mcdc_log(MCDC_LOG_WARN, LOGGER, "batch %" PRId64 ": bronze holds it but its commit "
+                     "information is gone (log cleanup); facts row without counts", N);
+        }
+        free(um);
+    } else {
+        /* the data-loss guard, for ranges bronze does not hold yet */
+        mcdc_lsn min, from;
+        if ((rc = src_min_lsn(s, &min)) < 0)
+            goto done;
+        if ((rc = mcdc_lsn_increment(&from, &read_after)) < 0)
+            goto done;
+        if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
+            /* purged after the range was recorded */
+            if (s->o.fail_on_data_loss) {
+                rc = data_loss_error(s, &read_after, &min, false);
+                goto done;
+            }
+            if ((rc = mcdc_stream__add_skip_row(&fr, s, N, &from, &min, r, true)) < 0)
+                goto done;
+            mcdc_lsn_decrement(&read_after, &min);
+            from = min;
+            mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: changes purged before they were read; skipped "
+                     "ahead (failOnDataLoss=false)", s->o.capture_instance);
+        }
+        int64_t tr = mcdc_time_mono_us();
+        x.batch_id = N;
+        rc = s->o.source->ops->read_changes(s->o.source, s->o.capture_instance, &read_after,
+                                            &r->end.lsn, mcdc_stream__on_change, &x);
+        if (rc < 0)
+            goto done;
+        m.read_seconds = (double)(mcdc_time_mono_us() - tr) / 1e6;
+        m.read_mb = x.bytes / 1e6;
+        bf = x.facts;
+        /* a purge between two pages of the read is caught here */
+        if ((rc = src_min_lsn(s, &min)) < 0)
+            goto done;
+        if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
+            if (s->o.fail_on_data_loss) {
+                rc = data_loss_error(s, &read_after, &min, true);
+                goto done;
+            }
+            mid_read_loss = true;
+            mid_min = min;
+        }
+        if (!mcdc_lsn_is_zero(&min)) {
+            mcdc_offset w;
+            if ((rc = mcdc_stream__offset_at(s, &min, &w)) < 0)
+                goto done;
+            m.has_watermark = w.has_commit_ts;
+            m.watermark_ts_us = w.commit_ts_us;
+        }
+        mcdc_lsn mx;
+        if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
+            goto done;
+        mcdc_offset mo;
+        if ((rc = mcdc_stream__offset_at(s, &mx, &mo)) < 0)
+            goto done;
+        m.has_source_max = mo.has_commit_ts;
+        m.source_max_ts_us = mo.commit_ts_us;
+        s->has_latest = true;
+        s->latest = mo;
+        if ((rc = s->o.source->ops->server_now(s->o.source, &m.server_now_us)) == 0)
+            m.has_server_now = true;
+        else
+            mcdc_error_clear(), rc = 0;
+        if (mid_read_loss) {
+            if ((rc = mcdc_stream__add_skip_row(&fr, s, N, &from, &mid_min, r, false)) < 0)
+                goto done;
+            mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: CDC cleanup moved min_lsn past the start of "
+                     "batch %" PRId64 " while it was read: changes may be missing "
+                     "(failOnDataLoss=false; recorded as data_skipped)", s->o.capture_instance, N);
+        }
+        if (x.df) {
+            mcdc_buf um = MCDC_BUF_INIT(1 << 16);
+            rc = mcdc_batch_facts_to_json(&um, &bf, N, s->o.app_id);
+            if (rc == 0)
+                rc = mcdc_stream__commit_bronze(s, &x, s->o.app_id, N, um.ptr, "STREAMING UPDATE",
+                                   &bronze_version);
+            mcdc_buf_dispose(&um);
+            if (rc < 0)
+                goto done;
+            if (bronze_version >= 0 && N > s->bronze_txn)
+                s->bronze_txn = N;
+            mcdc_failpoint("stream.after_bronze_commit");
+        }
+        m.duration_ms = (mcdc_time_mono_us() - t0) / 1000;
+    }
+
+    if (s->o.facts_path) {
+        mcdc_stream__set_batch_row(&fr, s, N, &bf, r, &m);
+        if ((rc = mcdc_stream__write_facts(s, &fr, s->facts_app_id, N, &facts_version)) < 0)
+            goto done;
+        mcdc_failpoint("stream.after_facts");
+    }
+    int64_t add_ms = (mcdc_time_mono_us() - t0) / 1000, tc = mcdc_time_mono_us();
+    mcdc_failpoint("stream.before_commit");
+    mcdc_batch_commit c = { .batch_id = N, .bronze_version = bronze_version,
+                            .facts_version = facts_version,
+                            .committed_at_us = mcdc_time_now_us() };
+    if ((rc = mcdc_checkpoint_record_commit(s->ck, &c)) < 0)
+        goto done;
+    s->has_last = true;
+    s->last_end = r->end;
+    s->last_batch = N;
+    s->res->n_batches++;
+    s->res->n_rows += bf.counts_known ? bf.rows : 0;
+
+    mcdc_stream_progress p = { .kind = MCDC_PROGRESS_BATCH, .id = s->stream_id,
+                               .run_id = s->run_id, .batch_id = N,
+                               .num_input_rows = bf.counts_known ? bf.rows : 0,
+                               .replayed = replay, .has_end = true, .start = r->start,
+                               .end = r->end, .has_latest = s->has_latest, .latest = s->latest,
+                               .duration_ms = (mcdc_time_mono_us() - t0) / 1000 +
+                                              s->plan_ms + s->wal_ms };
+    mcdc_buf js = MCDC_BUF_INIT(1 << 16);
+    if (progress_json(&js, s, &p, s->plan_ms, s->wal_ms, add_ms,
+                      (mcdc_time_mono_us() - tc) / 1000) == 0)
+        p.json = js.ptr;
+    emit(s, &p);
+    mcdc_buf_dispose(&js);
+done:
+    mcdc_stream__facts_rows_clear(&fr);
+    mcdc_stream__read_dispose(&x);
+    return rc;
+}
+
+/* ---- planning ---------------------------------------------------------------------------- */
+
+/* Plan the batch after @p after: *has = false when there is nothing new (an idle poll). */
+static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *cap,
+                      int64_t batch_id, mcdc_batch_range *out, bool *has)
+{
+    *has = false;
+    mcdc_lsn M;
+    int rc;
+    if (s->has_fresh_max) { /* available-now's first plan reuses the query that set its target */
+        M = s->fresh_max;
+        s->has_fresh_max = false;
+    } else if ((rc = mcdc_stream__max_lsn(s, &M)) < 0) {
+        return rc;
+    }
+    /* latestOffset: an idle poll costs this one query; the commit time is asked only
+     * when max_lsn moved (and not at all when it is the offset already processed) */
+    if (mcdc_lsn_cmp(&M, &after->lsn) == 0) {
+        s->latest = *after;
+        s->has_latest = true;
+    } else if (!s->has_latest || mcdc_lsn_cmp(&M, &s->latest.lsn) != 0) {
+        if ((rc = mcdc_stream__offset_at(s, &M, &s->latest)) < 0)
+            return rc;
+        s->has_latest = true;
+    }
+    mcdc_lsn upto = M;
+    if (cap && mcdc_lsn_cmp(cap, &upto) < 0)
+        upto = *cap;
+    if (mcdc_lsn_cmp(&upto, &after->lsn) <= 0)
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->batch_id = batch_id;
+    out->start = *after;
+    bool have_ts = false;
+    if (s->o.max_commits_per_batch > 0) {
+        mcdc_lsn nth;
+        int64_t ts = 0, found = 0;
+        rc = s->o.source->ops->nth_commit_after(s->o.source, &after->lsn,
+                                                s->o.max_commits_per_batch, &nth, &ts, &found);
+        if (rc < 0)
+            return rc;
+        if (found > 0 && mcdc_lsn_cmp(&nth, &upto) < 0) {
+            upto = nth;
+            out->end.lsn = nth;
+            out->end.commit_ts_us = ts;
+            out->end.has_commit_ts = true;
+            have_ts = true;
+        }
+    }
+    if (!have_ts && (rc = mcdc_stream__offset_at(s, &upto, &out->end)) < 0)
+        return rc;
+    /* the guard: increment(after) below min_lsn means purged changes */
+    mcdc_lsn min, from;
+    if ((rc = src_min_lsn(s, &min)) < 0)
+        return rc;
+    if ((rc = mcdc_lsn_increment(&from, &after->lsn)) < 0)
+        return rc;
+    if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
+        if (s->o.fail_on_data_loss)
+            return data_loss_error(s, &after->lsn, &min, false);
+        out->has_skip = true;
+        out->skip_from = from;
+        out->skip_to = mcdc_lsn_cmp(&min, &upto) <= 0 ? min : upto;
+        char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+        mcdc_lsn last;
+        mcdc_lsn_decrement(&last, &out->skip_to);
+        mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: changes from %s to %s were purged before they were "
+                 "read; skipping them (failOnDataLoss=false), recorded as data_skipped in batch %"
+                 PRId64, s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
+                 mcdc_stream__lsn_text(b, &last), batch_id);
+    }
+    out->planned_at_us = mcdc_time_now_us();
+    *has = true;
+    return 0;
+}
+
+/* ---- bootstrap --------------------------------------------------------------------------- */
+
+int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
+{
+    MCDC_ASSERT_ARG(out && opts);
+    *out = NULL;
+    if (!opts->source || !opts->capture_instance || !opts->target || !opts->target_path ||
+        !opts->app_id || !opts->checkpoint)
+        return mcdc_error_set(MCDC_EINVAL, "stream: source, capture instance, target, app_id "
+                              "and checkpoint are required");
+    if (!opts->app_id[0] || strchr(opts->app_id, '#'))
+        return mcdc_error_set(MCDC_EINVAL, "app_id '%s': must be non-empty and without '#' "
+                              "(reserved for the facts and snapshot keys)", opts->app_id);
+    if (opts->bootstrap && opts->starting_given) {
+        mcdc_error_set(MCDC_EINVAL, "--bootstrap and a starting LSN: pass one or the other");
+        return mcdc_error_hint("--bootstrap starts the stream at its snapshot's LSN");
+    }
+    if (!opts->fail_on_data_loss && !opts->facts_path) {
+        mcdc_error_set(MCDC_EINVAL, "failOnDataLoss=false needs a facts table");
+        return mcdc_error_hint("add --facts NAME: skipped changes are recorded there as a "
+                               "data_skipped row");
+    }
+    if ((opts->facts == NULL) != (opts->facts_path == NULL))
+        return mcdc_error_set(MCDC_EINVAL, "stream: facts name and path go together");
+    if (opts->trigger == MCDC_TRIGGER_INTERVAL && opts->interval_us <= 0)
+        return mcdc_error_set(MCDC_EINVAL, "trigger interval must be positive");
+    if (opts->max_commits_per_batch < 0)
+        return mcdc_error_set(MCDC_EINVAL, "maxCommitsPerBatch must be at least 1");
+    mcdc_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
+    s->o = *opts;
+    if (s->o.idle_event_interval_us <= 0)
+        s->o.idle_event_interval_us = 10 * MCDC_US_PER_SEC;
+    if (s->o.poll_interval_us <= 0)
+        s->o.poll_interval_us = 100000;
+    if (opts->run_id)
+        snprintf(s->run_id, sizeof s->run_id, "%s", opts->run_id);
+    else
+        mcdc_delta_uuid(s->run_id);
+    s->progress_fd = -1;
+    *out = s;
+    return 0;
+}
+
+int mcdc_stream_add_listener(mcdc_stream *s, mcdc_stream_listener_fn fn, void *payload)
+{
+    MCDC_ASSERT_ARG(s && fn);
+    if (s->n_listeners >= MAX_LISTENERS)
+        return mcdc_error_set(MCDC_EINVAL, "stream: at most %d listeners", MAX_LISTENERS);
+    s->listeners[s->n_listeners].fn = fn;
+    s->listeners[s->n_listeners].payload = payload;
+    s->n_listeners++;
+    return 0;
+}
+
+void mcdc_stream_stop(mcdc_stream *s)
+{
+    if (s)
+        s->stop = 1;
+}
+
+void mcdc_stream_free(mcdc_stream *s)
+{
+    free(s);
+}
+
+/* Sleep until @p until_mono_us or a stop request. */
+static void wait_until(mcdc_stream *s, int64_t until_mono_us)
+{
+    while (!s->stop) {
+        int64_t left = until_mono_us - mcdc_time_mono_us();
+        if (left <= 0)
+            return;
+        if (left > s->o.poll_interval_us)
+            left = s->o.poll_interval_us;
+        struct timespec ts = { (time_t)(left / 1000000), (long)(left % 1000000) * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Where a checkpoint without offsets starts; *ready false while it cannot be known yet
+ * (earliest on a capture instance capture has not processed). */
+static int initial_offset(mcdc_stream *s, mcdc_offset *out, bool *ready)
+{
+    *ready = false;
+    int rc;
+    mcdc_lsn l;
+    switch (s->o.starting) {
+    case MCDC_START_LATEST:
+        if ((rc = mcdc_stream__max_lsn(s, &l)) < 0)
+            return rc;
+        break;
+    case MCDC_START_LSN:
+        l = s->o.starting_lsn;
+        break;
+    default: {
+        mcdc_lsn min;
+        if ((rc = src_min_lsn(s, &min)) < 0)
+            return rc;
+        if (mcdc_lsn_is_zero(&min)) {
+            mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: min_lsn is 0x00: capture has not processed "
+                     "the capture instance yet; nothing to read", s->o.capture_instance);
+            return 0;
+        }
+        if ((rc = mcdc_lsn_decrement(&l, &min)) < 0)
+            return rc;
+    }
+    }
+    if ((rc = mcdc_stream__offset_at(s, &l, out)) < 0)
+        return rc;
+    *ready = true;
+    return 0;
+}
+
+static int check_txns(mcdc_stream *s, int64_t last_planned)
+{
+    if (s->bronze_txn > last_planned) {
+        if (last_planned < 0)
+            mcdc_error_set(MCDC_EINVAL, "%s: already holds batches of app_id '%s' (up to %"
+                           PRId64 ") but checkpoint %s has none: it was deleted or belongs to "
+                           "another stream", s->o.target, s->o.app_id, s->bronze_txn,
+                           s->o.checkpoint);
+        else
+            mcdc_error_set(MCDC_EINVAL, "%s: holds batch %" PRId64 " of app_id '%s' but "
+                           "checkpoint %s reaches only batch %" PRId64 ": it was rewound",
+                           s->o.target, s->bronze_txn, s->o.app_id, s->o.checkpoint,
+                           last_planned);
+        return mcdc_error_hint("Delta would skip every batch up to %" PRId64 " silently: restore "
+                               "the checkpoint, or start again with a new --app-id and "
+                               "--checkpoint", s->bronze_txn);
+    }
+    if (s->o.facts_path) {
+        int64_t vf = -1;
+        int rc = mcdc_stream__table_txn(s->o.facts_path, s->facts_app_id, &vf, NULL, NULL);
+        if (rc < 0)
+            return rc;
+        if (vf > last_planned) {
+            mcdc_error_set(MCDC_EINVAL, "%s: holds facts of batch %" PRId64 " of app_id '%s' "
+                           "but checkpoint %s reaches only batch %" PRId64 ": it was deleted "
+                           "or rewound", s->o.facts, vf, s->o.app_id, s->o.checkpoint,
+                           last_planned);
+            return mcdc_error_hint("restore the checkpoint, or start again with a new "
+                                   "--app-id and --checkpoint");
+        }
+    }
+    return 0;
+}
+
+static int run_loop(mcdc_stream *s)
+{
+    mcdc_batch_range last;
+    bool has_range = mcdc_checkpoint_last_range(s->ck, &last) == 0;
+    mcdc_batch_commit lc;
+    bool has_commit = mcdc_checkpoint_last_commit(s->ck, &lc) == 0;
+    mcdc_error_clear();
+    int rc;
+    int64_t last_planned = has_range ? last.batch_id : -1;
+    s->last_batch = has_commit ? lc.batch_id : -1;
+    if ((rc = check_txns(s, last_planned)) < 0)
+        return rc;
+
+    /* where the next batch starts: the end of the last finished one; while a batch is
+     * pending (offsets/N without commits/N) its start, which is that same end */
+    mcdc_offset after = { { { 0 } }, 0, false };
+    bool has_after = false;
+    if (has_range) {
+        after = (has_commit && lc.batch_id == last.batch_id) ? last.end : last.start;
+        has_after = true;
+    }
+    if (has_commit) {
+        s->has_last = true;
+        s->last_end = after;
+    }
+
+    /* bootstrap: only for a checkpoint that never planned a batch */
+    if (!has_range && s->o.bootstrap) {
+        if ((rc = mcdc_stream__bootstrap(s, &after)) < 0)
+            return rc;
+        has_after = true;
+    }
+
+    mcdc_stream_progress sp = { .kind = MCDC_PROGRESS_START, .id = s->stream_id,
+                                .run_id = s->run_id, .batch_id = -1, .has_end = s->has_last,
+                                .end = s->last_end, .start = s->last_end };
+    emit(s, &sp);
+
+    /* replay first (invariant 2) */
+    int n_done = 0;
+    if (has_range && (!has_commit || lc.batch_id < last.batch_id)) {
+        mcdc_log(MCDC_LOG_INFO, LOGGER, "batch %" PRId64 ": replaying the recorded range",
+                 last.batch_id);
+        s->plan_ms = s->wal_ms = 0; /* recorded by an earlier run */
+        if ((rc = run_batch(s, &last, true)) < 0)
+            return rc;
+        after = last.end;
+        n_done++;
+    }
+    if (s->o.trigger == MCDC_TRIGGER_ONCE && n_done)
+        return 0;
+
+    /* available-now: read up to max_lsn as seen at start */
+    mcdc_lsn target;
+    bool has_target = s->o.trigger == MCDC_TRIGGER_AVAILABLE_NOW;
+    if (has_target) {
+        if ((rc = mcdc_stream__max_lsn(s, &target)) < 0)
+            return rc;
+        s->fresh_max = target;
+        s->has_fresh_max = true;
+    }
+
+    int64_t next_trigger = mcdc_time_mono_us();
+    int64_t last_event = mcdc_time_mono_us();
+    while (!s->stop) {
+        int64_t tstart = mcdc_time_mono_us();
+        if (!has_after) {
+            bool ready;
+            if ((rc = initial_offset(s, &after, &ready)) < 0)
+                return rc;
+            has_after = ready;
+        }
+        mcdc_batch_range r;
+        bool has = false;
+        if (has_after) {
+            if ((rc = plan_batch(s, &after, has_target ? &target : NULL, s->last_batch + 1, &r,
+                                 &has)) < 0)
+                return rc;
+        } else if (!s->has_latest) {
+            mcdc_lsn M;
+            if ((rc = mcdc_stream__max_lsn(s, &M)) == 0)
+                rc = mcdc_stream__offset_at(s, &M, &s->latest), s->has_latest = rc == 0;
+            if (rc < 0)
+                return rc;
+        }
+        if (has) {
+            int64_t tw = mcdc_time_mono_us();
+            s->plan_ms = (tw - tstart) / 1000;
+            if ((rc = mcdc_checkpoint_record_range(s->ck, &r)) < 0)
+                return rc;
+            s->wal_ms = (mcdc_time_mono_us() - tw) / 1000;
+            mcdc_failpoint("stream.after_offsets");
+            if ((rc = run_batch(s, &r, false)) < 0)
+                return rc;
+            after = r.end;
+            last_event = mcdc_time_mono_us();
+            if (s->o.trigger == MCDC_TRIGGER_ONCE)
+                return 0;
+            if (s->o.trigger == MCDC_TRIGGER_AVAILABLE_NOW)
+                continue;
+        } else {
+            if (s->o.trigger != MCDC_TRIGGER_INTERVAL)
+                return 0;
+            if (mcdc_time_mono_us() - last_event >= s->o.idle_event_interval_us) {
+                mcdc_stream_progress p = { .kind = MCDC_PROGRESS_IDLE, .id = s->stream_id,
+                                           .run_id = s->run_id, .batch_id = s->last_batch + 1,
+                                           .has_end = s->has_last, .start = s->last_end,
+                                           .end = s->last_end, .has_latest = s->has_latest,
+                                           .latest = s->latest,
+                                           .duration_ms = (mcdc_time_mono_us() - tstart) / 1000 };
+                mcdc_buf js = MCDC_BUF_INIT(1 << 16);
+                if (progress_json(&js, s, &p, p.duration_ms, 0, 0, 0) == 0)
+                    p.json = js.ptr;
+                emit(s, &p);
+                mcdc_buf_dispose(&js);
+                last_event = mcdc_time_mono_us();
+            }
+        }
+        /* interval: the next batch starts one interval after this one started */
+        next_trigger += s->o.interval_us;
+        if (next_trigger < mcdc_time_mono_us())
+            next_trigger = mcdc_time_mono_us();
+        wait_until(s, next_trigger);
+    }
+    return 0;
+}
+
+int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
+{
+    MCDC_ASSERT_ARG(s && result);
+    memset(result, 0, sizeof *result);
+    result->last_batch_id = -1;
+    snprintf(result->run_id, sizeof result->run_id, "%s", s->run_id);
+    s->res = result;
+    s->bronze_txn = -1;
+    s->last_batch = -1;
+    int rc = mcdc_checkpoint_open(&s->ck, s->o.checkpoint, s->o.app_id, s->o.capture_instance,
+                                  s->o.target);
+    if (rc < 0)
+        goto done;
+    snprintf(s->stream_id, sizeof s->stream_id, "%s", mcdc_checkpoint_meta_get(s->ck)->id);
+    snprintf(result->id, sizeof result->id, "%s", s->stream_id);
+    if (s->o.progress_path) {
+        s->progress_fd = open(s->o.progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+        if (s->progress_fd < 0) {
+            rc = mcdc_error_set(MCDC_EIO, "%s: cannot open the progress file: %s",
+                                s->o.progress_path, strerror(errno));
+            goto done;
+        }
+    }
+    if ((rc = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance,
+                                                 &s->captured)) < 0)
+        goto done;
+    if ((rc = mcdc_stream__prepare_bronze(s)) < 0)
+        goto done;
+    if (s->o.facts_path) {
+        size_t n = strlen(s->o.app_id) + 8;
+        if (!(s->facts_app_id = malloc(n))) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
+            goto done;
+        }
+        snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
+        if ((rc = mcdc_facts_schema(&s->facts_schema)) < 0 ||
+            (rc = mcdc_stream__ensure_table(s->o.facts_path, s->facts_schema, "facts", "12")) < 0)
+            goto done;
+    }
+    rc = run_loop(s);
+done:
+    result->has_end = s->has_last;
+    result->end = s->last_end;
+    result->last_batch_id = s->last_batch;
+    {
+        mcdc_stream_progress p = { .kind = MCDC_PROGRESS_TERMINATED, .id = s->stream_id,
+                                   .run_id = s->run_id, .batch_id = s->last_batch,
+                                   .has_end = s->has_last, .start = s->last_end,
+                                   .end = s->last_end, .rc = rc };
+        if (rc < 0) {
+            /* listeners must not lose the error record */
+            mcdc_error saved = *mcdc_error_last();
+            emit(s, &p);
+            mcdc_error_set(saved.code, "%s", saved.message);
+            if (saved.hint[0])
+                mcdc_error_hint("%s", saved.hint);
+        } else {
+            emit(s, &p);
+        }
+    }
+    if (s->progress_fd >= 0)
+        close(s->progress_fd);
+    s->progress_fd = -1;
+    mcdc_checkpoint_close(s->ck);
+    s->ck = NULL;
+    mcdc_schema_free(s->captured);
+    s->captured = NULL;
+    mcdc_schema_free(s->bronze_schema);
+    s->bronze_schema = NULL;
+    free(s->bronze_map);
+    s->bronze_map = NULL;
+    mcdc_schema_free(s->facts_schema);
+    s->facts_schema = NULL;
+    free(s->facts_app_id);
+    s->facts_app_id = NULL;
+    s->res = NULL;
+    return rc;
+}

@@ -1,0 +1,158 @@
+/*
+ * pipeline/stream_int.h: what the stream engine's files share (internal).
+ *
+ * stream.c plans and runs batches; sink.c writes them (bronze data files and commits, the
+ * facts rows, the tables' txn checks); bootstrap.c takes the first snapshot. All run on the
+ * stream's one thread. Design: docs/architecture.md §3, §5.
+ */
+#ifndef MCDC_PIPELINE_STREAM_INT_H
+#define MCDC_PIPELINE_STREAM_INT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcdc/delta.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/source.h"
+#include "mcdc/time.h"
+#include "pipeline/datafile.h"
+
+#define MAX_LISTENERS 8
+#define LOGGER "stream"
+
+struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to its return */
+    mcdc_stream_options o;        /* copied; strings borrowed from the caller */
+    struct { mcdc_stream_listener_fn fn; void *payload; } listeners[MAX_LISTENERS];
+    int n_listeners;
+    volatile sig_atomic_t stop;   /* set by mcdc_stream_stop (signal handlers) */
+    char run_id[40];
+    char stream_id[40];
+
+    /* state of one run, owned by mcdc_stream_run */
+    mcdc_checkpoint *ck;
+    mcdc_schema *captured;        /* the capture instance's columns */
+    mcdc_schema *bronze_schema;   /* what data files are written with */
+    int         *bronze_map;      /* per bronze column: BCOL_* or a captured index */
+    bool         bronze_exists;
+    int64_t      bronze_txn;      /* bronze's txn version for app_id, -1 none */
+    mcdc_schema *facts_schema;
+    char        *facts_app_id;    /* app_id#facts */
+    int          progress_fd;     /* --progress file, -1 none */
+    bool         has_last;        /* last committed offset known */
+    mcdc_offset  last_end;
+    int64_t      last_batch;      /* last committed batch id, -1 none */
+    bool         has_latest;
+    mcdc_offset  latest;          /* max_lsn seen last */
+    bool         has_fresh_max;   /* fresh_max was just read and not used by a plan yet */
+    mcdc_lsn     fresh_max;
+    int64_t      plan_ms;         /* the batch's planning time (latestOffset), for its event */
+    int64_t      wal_ms;          /* the time to record offsets/N (walCommit) */
+    mcdc_stream_result *res;      /* the caller's, during mcdc_stream_run */
+};
+
+enum { /* bronze column sources (negative; >= 0 is a captured column index) */
+    BCOL_CI = -1, BCOL_START = -2, BCOL_SEQVAL = -3, BCOL_OP = -4, BCOL_CMD = -5,
+    BCOL_COMMIT_TS = -6, BCOL_BATCH = -7, BCOL_SNAPSHOT = -8, BCOL_CHUNK = -9, BCOL_NULL = -10
+};
+
+
+/* ---- facts rows ---------------------------------------------------------------------- */
+
+#define MAX_FACTS_ROWS 4 /* a batch row and its event rows (a skip planned, found before
+                            and found after the read) */
+typedef struct facts_rows {
+    mcdc_value v[MAX_FACTS_ROWS][MCDC_FACTS_N_COLUMNS];
+    char text[MAX_FACTS_ROWS][3][MCDC_TIME_STRLEN]; /* LSN texts the values borrow */
+    char *detail[MAX_FACTS_ROWS];                    /* malloc'd detail text */
+    int n;                                           /* rows used */
+} facts_rows;
+
+/* What a batch measured beyond its facts. */
+typedef struct batch_metrics {
+    int64_t started_at_us;     /* host clock */
+    int64_t duration_ms;       /* to the end of the bronze write; -1 unknown */
+    double  read_seconds;      /* < 0 unknown */
+    double  read_mb;           /* < 0 unknown */
+    bool    has_watermark;
+    int64_t watermark_ts_us;   /* commit time of min_lsn after the read */
+    bool    has_source_max;
+    int64_t source_max_ts_us;  /* commit time of max_lsn after the read */
+    bool    has_server_now;
+    int64_t server_now_us;     /* the source's clock after the read */
+} batch_metrics;
+
+/* ---- reading rows into a bronze data file ---------------------------------------------- */
+
+/* One read (a batch's changes or the bootstrap snapshot) going into one data file. */
+typedef struct read_ctx {
+    mcdc_stream      *s;
+    mcdc_datafile    *df;        /* opened at the first row: no file for an empty batch */
+    mcdc_value       *row;       /* bronze row under construction */
+    mcdc_batch_facts  facts;
+    int64_t           batch_id;  /* -1 for snapshot rows */
+    const mcdc_lsn   *snapshot;  /* S for snapshot rows, NULL for changes */
+    int64_t           snapshot_ts_us;
+    bool              has_snapshot_ts;
+    double            bytes;     /* size of the values read */
+    char              start_text[MCDC_LSN_STRLEN], seq_text[MCDC_LSN_STRLEN];
+} read_ctx;
+
+/* ---- stream.c ------------------------------------------------------------------------ */
+
+/* "0x" + 20 hex of @p l into @p buf; returns buf. */
+char *mcdc_stream__lsn_text(char buf[MCDC_LSN_STRLEN], const mcdc_lsn *l);
+/* @p lsn and its commit time (has_commit_ts false when the source maps none). */
+int mcdc_stream__offset_at(mcdc_stream *s, const mcdc_lsn *lsn, mcdc_offset *o);
+/* sys.fn_cdc_get_max_lsn(). */
+int mcdc_stream__max_lsn(mcdc_stream *s, mcdc_lsn *out);
+
+/* ---- sink.c ---------------------------------------------------------------------------- */
+
+/* The txn version of @p app_id in the table at @p path (-1: none, or no table); with
+ * @p keep, the snapshot read (caller frees). */
+int mcdc_stream__table_txn(const char *path, const char *app_id, int64_t *out, bool *exists,
+                           mcdc_delta_snapshot **keep);
+/* userMetadata (malloc'd, or NULL) and version of the commit that recorded
+ * txn{app_id, version}; *out_version -1 when no commit in the log has it. */
+int mcdc_stream__find_commit_metadata(const char *path, const char *app_id, int64_t version,
+                                      char **out, int64_t *out_version);
+/* Create the table unless it exists (configuration mcdc.kind and mcdc.schema_version). */
+int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const char *kind,
+                              const char *version);
+/* Bronze's write schema and column map; adds captured columns bronze lacks. */
+int mcdc_stream__prepare_bronze(mcdc_stream *s);
+void mcdc_stream__facts_rows_clear(facts_rows *f);
+/* Fill slot 0 with the batch's row. */
+void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
+                                const mcdc_batch_facts *bf, const mcdc_batch_range *r,
+                                const batch_metrics *m);
+/* Append a data_skipped row: changes from..to of batch @p batch_id are gone. */
+int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
+                              const mcdc_lsn *from, const mcdc_lsn *to,
+                              const mcdc_batch_range *r, bool certain);
+/* Write the rows as one facts commit with txn{app_id, version} (already committed: 0,
+ * *out_version -1). */
+int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id,
+                             int64_t version, int64_t *out_version);
+/* The bootstrap event row, txn{app_id#events, 0}. */
+int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int64_t rows,
+                                       bool rows_known, int64_t started_at_us,
+                                       int64_t duration_ms);
+int mcdc_stream__read_init(read_ctx *x, mcdc_stream *s);
+void mcdc_stream__read_dispose(read_ctx *x);
+/* Source callbacks: one change / one snapshot row into the data file. */
+int mcdc_stream__on_change(const mcdc_change *ch, void *payload);
+int mcdc_stream__on_snapshot_row(const mcdc_value *values, void *payload);
+/* Finish x's data file and append it to bronze with txn{app_id, version}; *out_version
+ * -1 when it was found already committed (the file is then removed). */
+int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id,
+                               int64_t version, const char *user_metadata,
+                               const char *operation, int64_t *out_version);
+
+/* ---- bootstrap.c --------------------------------------------------------------------- */
+
+/* Take (or find) the bootstrap snapshot; *S gets its offset. */
+int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S);
+
+#endif

@@ -1,0 +1,1214 @@
+/*
+ * silver/apply.c: one silver apply: bronze's changes beyond silver's position merged into
+ * the silver Delta table, then the position and the verdict (anchor-features §2.7;
+ * architecture §3 invariants 3, 4, 7).
+ *
+ * Order of one call (each step durable before the next):
+ *   lock -> read bronze's verdict and silver's control row -> pin bronze at its latest
+ *   version -> merge commit on silver -> [silver.after_merge] -> position (applied_lsn,
+ *   snapshot_lsn) -> [silver.after_position] -> verdict (capped at bronze's, read first).
+ * A crash between two steps leaves the later ones undone; the next call redoes them, and
+ * the merge is idempotent (rule S3 in mcdc/silver.h), so reruns converge and never
+ * resurrect a deleted row. The verdict can lag silver's data, never run ahead of it.
+ *
+ * Merge without rewriting the world:
+ * - Bronze files are skipped by their `_start_lsn` stats (LSN text of fixed width, so
+ *   text order is LSN order) and `_operation` stats (snapshot files hold only 0).
+ * - Every silver file this code writes is sorted by key and carries its exact key range in
+ *   add.tags (mcdc.silver.key_min / key_max: the hex of the order-preserving key encoding,
+ *   so no double and no truncated string is involved). A change touches only the files
+ *   whose range holds its key; a new key goes into the file whose range precedes it, so
+ *   ranges stay disjoint; a file past 1.5x the target size is split in key order. Files
+ *   without the tags (written by another tool) are read whenever anything changed.
+ * - Memory: the change set (one image per changed key) plus the rows of one silver file.
+ *   A rebuild streams the snapshot's rows past the change set in file-sized sorted runs.
+ * - The merge is one copy-on-write commit removing the rewritten files and adding their
+ *   replacements, declaring that it read the whole table (PRED_ALL): any concurrent
+ *   commit that adds or removes silver files conflicts and the apply fails cleanly
+ *   (MCDC_ECONFLICT); run it again.
+ * Chunked snapshots (backfill waves, `_chunk` set) are not handled here and are refused.
+ */
+#include "mcdc/silver.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mcdc/delta.h"
+#include "mcdc/failpoint.h"
+#include "mcdc/finalize.h"
+#include "mcdc/fs.h"
+#include "mcdc/log.h"
+#include "mcdc/time.h"
+#include "silver/datafile.h"
+
+#define TAG_KEY_MIN "mcdc.silver.key_min"
+#define TAG_KEY_MAX "mcdc.silver.key_max"
+#define CONF_KEYS   "mcdc.silver.keys"
+#define LOCK_NAME   "_mcdc_silver_apply.lock"
+
+/* ---- hex ------------------------------------------------------------------------------ */
+
+static char *hex_of(const uint8_t *p, size_t n)
+{
+    static const char d[] = "0123456789ABCDEF";
+    char *s = malloc(2 * n + 1);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        s[2 * i] = d[p[i] >> 4];
+        s[2 * i + 1] = d[p[i] & 15];
+    }
+    s[2 * n] = 0;
+    return s;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Decode hex text; NULL when malformed or out of memory. */
+static uint8_t *unhex(const char *s, size_t *n_out)
+{
+    size_t n = strlen(s);
+    if (n % 2)
+        return NULL;
+    uint8_t *p = malloc(n / 2 + 1);
+    if (!p)
+        return NULL;
+    for (size_t i = 0; i < n / 2; i++) {
+        int a = hexval(s[2 * i]), b = hexval(s[2 * i + 1]);
+        if (a < 0 || b < 0) {
+            free(p);
+            return NULL;
+        }
+        p[i] = (uint8_t)(a << 4 | b);
+    }
+    *n_out = n / 2;
+    return p;
+}
+
+static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    if (c)
+        return c;
+    return na < nb ? -1 : na > nb;
+}
+
+/* ---- rows held for one output run --------------------------------------------------- */
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t              used, cap;
+    char                data[];
+} arena_block;
+
+/* Rows in silver's order with their encoded keys; strings copied into an arena so that
+ * pointers stay valid until reset. */
+typedef struct rowbuf {
+    size_t       n_cols;
+    mcdc_value  *vals;     /* n_rows * n_cols */
+    size_t       n_rows, cap_rows;
+    size_t      *key_off;  /* per row: offset of its key in keys */
+    size_t      *key_len;
+    mcdc_buf     keys;
+    arena_block *blocks;
+    size_t       bytes;    /* rough memory held */
+} rowbuf;
+
+typedef struct sort_ent {
+    const uint8_t *key;
+    size_t         len;
+    size_t         row;
+} sort_ent;
+
+static void rowbuf_reset(rowbuf *rb)
+{
+    while (rb->blocks) {
+        arena_block *n = rb->blocks->next;
+        free(rb->blocks);
+        rb->blocks = n;
+    }
+    rb->n_rows = 0;
+    rb->bytes = 0;
+    mcdc_buf_clear(&rb->keys);
+}
+
+static void rowbuf_free(rowbuf *rb)
+{
+    rowbuf_reset(rb);
+    free(rb->vals);
+    free(rb->key_off);
+    free(rb->key_len);
+    mcdc_buf_dispose(&rb->keys);
+    memset(rb, 0, sizeof *rb);
+}
+
+static char *arena_copy(rowbuf *rb, const char *p, size_t n)
+{
+    arena_block *b = rb->blocks;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > (1u << 20) ? n : (1u << 20);
+        b = malloc(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->next = rb->blocks;
+        b->used = 0;
+        b->cap = cap;
+        rb->blocks = b;
+        rb->bytes += cap;
+    }
+    char *d = b->data + b->used;
+    if (n)
+        memcpy(d, p, n);
+    b->used += n;
+    return d;
+}
+
+static int rowbuf_add(rowbuf *rb, const mcdc_schema *s, const mcdc_value *row,
+                      const uint8_t *key, size_t key_len)
+{
+    if (rb->n_rows == rb->cap_rows) {
+        size_t cap = rb->cap_rows ? rb->cap_rows * 2 : 1024;
+        mcdc_value *v = realloc(rb->vals, cap * rb->n_cols * sizeof *v);
+        if (!v)
+            goto nomem;
+        rb->vals = v;
+        size_t *o = realloc(rb->key_off, cap * sizeof *o);
+        if (!o)
+            goto nomem;
+        rb->key_off = o;
+        size_t *l = realloc(rb->key_len, cap * sizeof *l);
+        if (!l)
+            goto nomem;
+        rb->key_len = l;
+        rb->cap_rows = cap;
+    }
+    mcdc_value *d = &rb->vals[rb->n_rows * rb->n_cols];
+    for (size_t i = 0; i < rb->n_cols; i++) {
+        d[i] = row[i];
+        mcdc_type_id t = s->cols[i].type;
+        if (!row[i].is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY)) {
+            d[i].v.s.ptr = arena_copy(rb, row[i].v.s.ptr, row[i].v.s.len);
+            if (!d[i].v.s.ptr)
+                goto nomem;
+        }
+    }
+    rb->key_off[rb->n_rows] = rb->keys.len;
+    rb->key_len[rb->n_rows] = key_len;
+    if (mcdc_buf_put(&rb->keys, key, key_len) < 0)
+        return MCDC_ENOMEM;
+    rb->n_rows++;
+    rb->bytes += rb->n_cols * sizeof(mcdc_value) + key_len + 2 * sizeof(size_t);
+    return 0;
+nomem:
+    return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory holding the rows of one file");
+}
+
+static int ent_cmp(const void *pa, const void *pb)
+{
+    const sort_ent *a = pa, *b = pb;
+    return key_cmp(a->key, a->len, b->key, b->len);
+}
+
+/* ---- the apply context ------------------------------------------------------------- */
+
+typedef struct sfile {
+    const mcdc_delta_file *f;   /* in ctx->silver (borrowed) */
+    bool     known;             /* the key range tags are present and valid */
+    uint8_t *lo, *hi;           /* owned */
+    size_t   lo_len, hi_len;
+    bool     touched;
+    size_t   first_img, n_img;  /* images whose insert target is this file (bucketed) */
+} sfile;
+
+typedef struct ctx {
+    const mcdc_silver_apply_options *o;
+    mcdc_silver_apply_result        *res;
+    mcdc_delta_snapshot *bronze;      /* pinned */
+    mcdc_schema         *bronze_flat;
+    mcdc_delta_snapshot *silver;      /* latest, after creation and evolution */
+    mcdc_schema         *silver_flat;
+    mcdc_silver_changes *cs;
+    mcdc_delta_file     *adds;        /* owned add actions of files written */
+    size_t               n_adds, cap_adds;
+    const mcdc_delta_file **removes;  /* borrowed from ctx->silver */
+    size_t               n_removes;
+    rowbuf               rb;
+    mcdc_buf             keybuf;
+} ctx;
+
+static void ctx_free(ctx *c)
+{
+    mcdc_delta_snapshot_free(c->bronze);
+    mcdc_delta_snapshot_free(c->silver);
+    mcdc_schema_free(c->bronze_flat);
+    mcdc_schema_free(c->silver_flat);
+    mcdc_silver_changes_free(c->cs);
+    for (size_t i = 0; i < c->n_adds; i++)
+        mcdc_delta_file_clear(&c->adds[i]);
+    free(c->adds);
+    free(c->removes);
+    rowbuf_free(&c->rb);
+    mcdc_buf_dispose(&c->keybuf);
+}
+
+/* Scan only @p files of @p snap: a view of the snapshot sharing everything but the file
+ * list. The view and the array must outlive the scan. */
+static int scan_subset(mcdc_delta_scan **out, mcdc_delta_snapshot *view, mcdc_delta_file *arr,
+                       const mcdc_delta_snapshot *snap, const mcdc_delta_file *const *files,
+                       size_t n, const char *const *columns, size_t n_columns)
+{
+    *view = *snap;
+    for (size_t i = 0; i < n; i++)
+        arr[i] = *files[i];
+    view->files = arr;
+    view->n_files = n;
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = columns;
+    so.n_columns = n_columns;
+    return mcdc_delta_scan_open(out, view, &so);
+}
+
+/* ---- writing silver files ---------------------------------------------------------- */
+
+static int push_add(ctx *c, mcdc_delta_file *f)
+{
+    if (c->n_adds == c->cap_adds) {
+        size_t cap = c->cap_adds ? c->cap_adds * 2 : 16;
+        mcdc_delta_file *a = realloc(c->adds, cap * sizeof *a);
+        if (!a)
+            return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        c->adds = a;
+        c->cap_adds = cap;
+    }
+    c->adds[c->n_adds++] = *f;
+    memset(f, 0, sizeof *f);
+    return 0;
+}
+
+/* Write rows ents[from..to) (sorted) as one silver file with its key range in tags. */
+static int write_piece(ctx *c, const sort_ent *ents, size_t from, size_t to)
+{
+    mcdc_silver_datafile *w = NULL;
+    mcdc_delta_file file;
+    memset(&file, 0, sizeof file);
+    int rc = mcdc_silver_datafile_open(&w, c->o->silver_path, c->silver_flat);
+    for (size_t i = from; rc == 0 && i < to; i++)
+        rc = mcdc_silver_datafile_write(w, &c->rb.vals[ents[i].row * c->rb.n_cols]);
+    if (rc == 0)
+        rc = mcdc_silver_datafile_close(w, &file);
+    char *lo = rc == 0 ? hex_of(ents[from].key, ents[from].len) : NULL;
+    char *hi = rc == 0 ? hex_of(ents[to - 1].key, ents[to - 1].len) : NULL;
+    if (rc == 0 && (!lo || !hi))
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    if (rc == 0 && (rc = mcdc_delta_map_set(&file.tags, TAG_KEY_MIN, lo)) == 0 &&
+        (rc = mcdc_delta_map_set(&file.tags, TAG_KEY_MAX, hi)) == 0 &&
+        (rc = push_add(c, &file)) == 0)
+        c->res->silver_files_added++;
+    free(lo);
+    free(hi);
+    mcdc_delta_file_clear(&file);
+    mcdc_silver_datafile_free(w);
+    return rc;
+}
+
+/* Sort the held rows by key and write them as one file, or several of about
+ * target_file_rows each when they are past 1.5x that. Resets the rows. */
+static int flush_rows(ctx *c)
+{
+    size_t n = c->rb.n_rows;
+    if (n == 0)
+        return 0;
+    sort_ent *ents = malloc(n * sizeof *ents);
+    if (!ents)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory sorting %zu rows", n);
+    for (size_t i = 0; i < n; i++) {
+        ents[i].key = (const uint8_t *)c->rb.keys.ptr + c->rb.key_off[i];
+        ents[i].len = c->rb.key_len[i];
+        ents[i].row = i;
+    }
+    qsort(ents, n, sizeof *ents, ent_cmp);
+    size_t target = (size_t)c->o->target_file_rows;
+    size_t pieces = 1;
+    if (n > target + target / 2)
+        pieces = (n + target - 1) / target;
+    int rc = 0;
+    for (size_t p = 0; rc == 0 && p < pieces; p++) {
+        size_t from = n * p / pieces, to = n * (p + 1) / pieces;
+        if (to > from)
+            rc = write_piece(c, ents, from, to);
+    }
+    free(ents);
+    rowbuf_reset(&c->rb);
+    return rc;
+}
+
+static int hold_row(ctx *c, const mcdc_value *row)
+{
+    int rc = mcdc_silver_changes_row_key(c->cs, &c->keybuf, row);
+    if (rc == 0)
+        rc = rowbuf_add(&c->rb, c->silver_flat, row, (const uint8_t *)c->keybuf.ptr,
+                        c->keybuf.len);
+    return rc;
+}
+
+/* ---- bronze files: stats ----------------------------------------------------------- */
+
+typedef struct bstats {
+    bool     has_lsn;
+    mcdc_lsn lsn_min, lsn_max;
+    bool     has_op;
+    int64_t  op_min, op_max;
+    bool     has_snap;        /* _snapshot max known (some row has one) */
+    mcdc_lsn snap_min, snap_max;
+    bool     has_chunk_rows;  /* nullCount proves some _chunk is set */
+} bstats;
+
+static bool json_lsn(mcdc_lsn *out, json_t *v)
+{
+    return json_is_string(v) && mcdc_lsn_parse(out, json_string_value(v)) == 0;
+}
+
+static void bronze_stats(const mcdc_delta_file *f, bstats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!f->stats)
+        return;
+    json_t *j = json_loads(f->stats, 0, NULL);
+    if (!j)
+        return;
+    json_t *mn = json_object_get(j, "minValues"), *mx = json_object_get(j, "maxValues");
+    json_t *nc = json_object_get(j, "nullCount"), *nr = json_object_get(j, "numRecords");
+    st->has_lsn = json_lsn(&st->lsn_min, json_object_get(mn, "_start_lsn")) &&
+                  json_lsn(&st->lsn_max, json_object_get(mx, "_start_lsn"));
+    json_t *a = json_object_get(mn, "_operation"), *b = json_object_get(mx, "_operation");
+    if (json_is_integer(a) && json_is_integer(b)) {
+        st->has_op = true;
+        st->op_min = json_integer_value(a);
+        st->op_max = json_integer_value(b);
+    }
+    st->has_snap = json_lsn(&st->snap_min, json_object_get(mn, "_snapshot")) &&
+                   json_lsn(&st->snap_max, json_object_get(mx, "_snapshot"));
+    json_t *cn = json_object_get(nc, "_chunk");
+    if (json_is_integer(nr) && json_is_integer(cn) && json_integer_value(cn) < json_integer_value(nr))
+        st->has_chunk_rows = true;
+    json_decref(j);
+}
+
+/* ---- the control rows -------------------------------------------------------------- */
+
+typedef struct position {
+    bool     has_applied;
+    mcdc_lsn applied;
+    bool     has_snapshot;
+    mcdc_lsn snapshot;
+} position;
+
+static int mutate_position(mcdc_control_row *row, bool exists, void *payload)
+{
+    const position *p = payload;
+    (void)exists;
+    char a[MCDC_LSN_STRLEN], s[MCDC_LSN_STRLEN];
+    const char *want_a = p->has_applied ? mcdc_lsn_format(a, &p->applied) : NULL;
+    const char *want_s = p->has_snapshot ? mcdc_lsn_format(s, &p->snapshot) : NULL;
+    bool same_a = (!want_a && !row->applied_lsn) ||
+                  (want_a && row->applied_lsn && strcmp(want_a, row->applied_lsn) == 0);
+    bool same_s = (!want_s && !row->snapshot_lsn) ||
+                  (want_s && row->snapshot_lsn && strcmp(want_s, row->snapshot_lsn) == 0);
+    if (same_a && same_s)
+        return MCDC_EALREADY;
+    char *na = want_a ? strdup(want_a) : NULL, *ns = want_s ? strdup(want_s) : NULL;
+    if ((want_a && !na) || (want_s && !ns)) {
+        free(na);
+        free(ns);
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    }
+    free(row->applied_lsn);
+    free(row->snapshot_lsn);
+    row->applied_lsn = na;
+    row->snapshot_lsn = ns;
+    return 0;
+}
+
+static bool text_lsn(mcdc_lsn *out, const char *s)
+{
+    return s && mcdc_lsn_parse(out, s) == 0;
+}
+
+/* ---- snapshot points --------------------------------------------------------------- */
+
+/* The newest bootstrap/resnapshot of @p bronze_name in the facts table (max max_lsn). */
+static int facts_snapshot(const char *facts_path, const char *bronze_name, bool *has, mcdc_lsn *out)
+{
+    *has = false;
+    mcdc_delta_snapshot *fs = NULL;
+    int rc = mcdc_delta_snapshot_open(&fs, facts_path, -1);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    static const char *const cols[] = { "target", "event", "max_lsn" };
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 3;
+    mcdc_delta_scan *sc = NULL;
+    rc = mcdc_delta_scan_open(&sc, fs, &so);
+    size_t name_len = strlen(bronze_name);
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        rc = 0;
+        if (r[0].is_null || r[1].is_null || r[2].is_null || r[0].v.s.len != name_len ||
+            memcmp(r[0].v.s.ptr, bronze_name, name_len) != 0)
+            continue;
+        bool snap = (r[1].v.s.len == 9 && memcmp(r[1].v.s.ptr, "bootstrap", 9) == 0) ||
+                    (r[1].v.s.len == 10 && memcmp(r[1].v.s.ptr, "resnapshot", 10) == 0);
+        char t[40];
+        mcdc_lsn l;
+        if (!snap || r[2].v.s.len >= sizeof t)
+            continue;
+        memcpy(t, r[2].v.s.ptr, r[2].v.s.len);
+        t[r[2].v.s.len] = 0;
+        if (mcdc_lsn_parse(&l, t) < 0)
+            continue;
+        if (!*has || mcdc_lsn_cmp(&l, out) > 0) {
+            *has = true;
+            *out = l;
+        }
+    }
+    mcdc_delta_scan_free(sc);
+    mcdc_delta_snapshot_free(fs);
+    return rc;
+}
+
+/* The newest whole snapshot in bronze: max coalesce(_snapshot, _start_lsn) of op-0 rows.
+ * Files whose stats show only op-0 rows answer from the stats; files that may mix
+ * operations (or have no stats) are read. Refuses chunked snapshot rows. */
+static int bronze_snapshot(ctx *c, const position *pos, bool *has, mcdc_lsn *out)
+{
+    *has = false;
+    const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
+    if (!read)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_read = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->bronze->n_files; i++) {
+        const mcdc_delta_file *f = &c->bronze->files[i];
+        bstats st;
+        bronze_stats(f, &st);
+        if (st.has_op && st.op_min > 0)
+            continue; /* changes only */
+        if (st.has_chunk_rows) {
+            rc = mcdc_error_set(MCDC_EUNSUPPORTED, "%s: bronze holds rows of a chunked snapshot "
+                                "(_chunk set)", c->o->bronze_path);
+            mcdc_error_hint("silver apply rebuilds from whole snapshots only; take a whole "
+                            "snapshot (mssql-cdc stream --bootstrap) into a new bronze table");
+            break;
+        }
+        if (st.has_lsn && pos->has_snapshot && mcdc_lsn_cmp(&st.lsn_max, &pos->snapshot) <= 0 &&
+            (!st.has_snap || mcdc_lsn_cmp(&st.snap_max, &pos->snapshot) <= 0))
+            continue; /* nothing newer than the snapshot silver was built from */
+        if (st.has_op && st.op_max == 0 && st.has_lsn) {
+            mcdc_lsn p = st.lsn_max;
+            if (st.has_snap && mcdc_lsn_cmp(&st.snap_max, &p) > 0)
+                p = st.snap_max;
+            if (!*has || mcdc_lsn_cmp(&p, out) > 0) {
+                *has = true;
+                *out = p;
+            }
+            continue;
+        }
+        read[n_read++] = f;
+    }
+    if (rc == 0 && n_read) {
+        mcdc_delta_snapshot view;
+        mcdc_delta_file *arr = malloc(n_read * sizeof *arr);
+        mcdc_delta_scan *sc = NULL;
+        static const char *const cols[] = { "_operation", "_start_lsn", "_snapshot" };
+        rc = arr ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        bool with_snap = mcdc_schema_find(c->bronze_flat, "_snapshot") >= 0;
+        if (rc == 0)
+            rc = scan_subset(&sc, &view, arr, c->bronze, read, n_read, cols, with_snap ? 3 : 2);
+        const mcdc_value *r;
+        while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+            rc = 0;
+            if (r[0].is_null || r[0].v.i != 0)
+                continue;
+            const mcdc_value *v = with_snap && !r[2].is_null ? &r[2] : &r[1];
+            char t[40];
+            mcdc_lsn l;
+            if (v->is_null || v->v.s.len >= sizeof t)
+                continue;
+            memcpy(t, v->v.s.ptr, v->v.s.len);
+            t[v->v.s.len] = 0;
+            if (mcdc_lsn_parse(&l, t) < 0)
+                continue;
+            if (!*has || mcdc_lsn_cmp(&l, out) > 0) {
+                *has = true;
+                *out = l;
+            }
+        }
+        if (rc == 0 && c->res)
+            c->res->bronze_files_read += n_read;
+        mcdc_delta_scan_free(sc);
+        free(arr);
+    }
+    free(read);
+    return rc;
+}
+
+/* ---- reading bronze into the change set -------------------------------------------- */
+
+/* Feed every change row beyond @p after (all when !has_after) to the change set. */
+static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
+{
+    const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
+    if (!read)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_read = 0;
+    for (size_t i = 0; i < c->bronze->n_files; i++) {
+        const mcdc_delta_file *f = &c->bronze->files[i];
+        bstats st;
+        bronze_stats(f, &st);
+        bool skip = (st.has_op && st.op_max == 0) ||
+                    (has_after && st.has_lsn && mcdc_lsn_cmp(&st.lsn_max, after) <= 0);
+        if (skip)
+            c->res->bronze_files_skipped++;
+        else
+            read[n_read++] = f;
+    }
+    int rc = 0;
+    if (n_read) {
+        mcdc_delta_snapshot view;
+        mcdc_delta_file *arr = malloc(n_read * sizeof *arr);
+        mcdc_delta_scan *sc = NULL;
+        rc = arr ? scan_subset(&sc, &view, arr, c->bronze, read, n_read, NULL, 0)
+                 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        const mcdc_value *r;
+        while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+            c->res->bronze_rows_read++;
+            rc = mcdc_silver_changes_add(c->cs, r);
+        }
+        c->res->bronze_files_read += n_read;
+        mcdc_delta_scan_free(sc);
+        free(arr);
+    }
+    free(read);
+    return rc;
+}
+
+/* ---- the merge --------------------------------------------------------------------- */
+
+static int push_remove(ctx *c, const mcdc_delta_file *f)
+{
+    c->removes[c->n_removes++] = f;
+    c->res->silver_files_rewritten++;
+    return 0;
+}
+
+/* Rebuild: every silver file goes; the snapshot's rows (if any) stream past the change
+ * set in sorted runs; then the changed keys no snapshot row held. */
+static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
+{
+    int rc = 0;
+    for (size_t i = 0; i < c->silver->n_files; i++)
+        push_remove(c, &c->silver->files[i]);
+    if (has_snapshot) {
+        const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
+        if (!read)
+            return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        size_t n_read = 0;
+        for (size_t i = 0; i < c->bronze->n_files; i++) {
+            const mcdc_delta_file *f = &c->bronze->files[i];
+            bstats st;
+            bronze_stats(f, &st);
+            if (st.has_op && st.op_min > 0)
+                continue;
+            bool in_lsn = st.has_lsn && mcdc_lsn_cmp(&st.lsn_min, snapshot) <= 0 &&
+                          mcdc_lsn_cmp(snapshot, &st.lsn_max) <= 0;
+            bool in_snap = st.has_snap && mcdc_lsn_cmp(&st.snap_min, snapshot) <= 0 &&
+                           mcdc_lsn_cmp(snapshot, &st.snap_max) <= 0;
+            if (st.has_lsn && !in_lsn && !in_snap)
+                continue;
+            read[n_read++] = f;
+        }
+        mcdc_delta_snapshot view;
+        mcdc_delta_file *arr = malloc((n_read + 1) * sizeof *arr);
+        mcdc_delta_scan *sc = NULL;
+        mcdc_value *row = calloc(c->silver_flat->n_cols + 1, sizeof *row);
+        rc = arr && row ? scan_subset(&sc, &view, arr, c->bronze, read, n_read, NULL, 0)
+                        : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        const mcdc_value *r;
+        char lsn_text[MCDC_LSN_STRLEN];
+        while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+            c->res->bronze_rows_read++;
+            rc = mcdc_silver_changes_snapshot_row(c->cs, r, snapshot, row, lsn_text);
+            if (rc <= 0)
+                continue;
+            mcdc_silver_fate fate;
+            const mcdc_value *img;
+            rc = mcdc_silver_changes_match(c->cs, row, &fate, &img);
+            if (rc == 0 && fate != MCDC_SILVER_DROP)
+                rc = hold_row(c, fate == MCDC_SILVER_REPLACE ? img : row);
+            if (rc == 0 && fate == MCDC_SILVER_REPLACE)
+                c->res->rows_updated++;
+            else if (rc == 0 && fate == MCDC_SILVER_DROP)
+                c->res->rows_deleted++;
+            else if (rc == 0)
+                c->res->rows_inserted++;
+            if (rc == 0 && c->rb.n_rows >= (size_t)c->o->target_file_rows)
+                rc = flush_rows(c);
+        }
+        c->res->bronze_files_read += n_read;
+        mcdc_delta_scan_free(sc);
+        free(arr);
+        free(row);
+        free(read);
+        if (rc == 0)
+            rc = flush_rows(c);
+    }
+    if (rc == 0)
+        rc = mcdc_silver_changes_sort(c->cs);
+    size_t n = mcdc_silver_changes_count(c->cs);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(c->cs, i, &im);
+        if (im.matched || im.is_delete)
+            continue;
+        rc = rowbuf_add(&c->rb, c->silver_flat, im.row, im.key, im.key_len);
+        c->res->rows_inserted++;
+        if (rc == 0 && c->rb.n_rows >= (size_t)c->o->target_file_rows)
+            rc = flush_rows(c);
+    }
+    if (rc == 0)
+        rc = flush_rows(c);
+    return rc;
+}
+
+static int sfile_lo_cmp(const void *pa, const void *pb)
+{
+    const sfile *a = pa, *b = pb;
+    if (a->known != b->known)
+        return a->known ? 1 : -1; /* files without a range first */
+    if (!a->known)
+        return strcmp(a->f->path, b->f->path);
+    return key_cmp(a->lo, a->lo_len, b->lo, b->lo_len);
+}
+
+/* Rewrite one silver file: its rows matched against the change set, plus the new keys
+ * whose target it is, in sorted runs. */
+static int rewrite_file(ctx *c, sfile *sf, const size_t *img_of, mcdc_value *scratch)
+{
+    (void)scratch;
+    mcdc_delta_snapshot view;
+    mcdc_delta_file arr[1];
+    mcdc_delta_scan *sc = NULL;
+    const mcdc_delta_file *one = sf->f;
+    int rc = scan_subset(&sc, &view, arr, c->silver, &one, 1, NULL, 0);
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        c->res->silver_rows_read++;
+        mcdc_silver_fate fate;
+        const mcdc_value *img;
+        rc = mcdc_silver_changes_match(c->cs, r, &fate, &img);
+        if (rc < 0)
+            break;
+        if (fate == MCDC_SILVER_DROP) {
+            c->res->rows_deleted++;
+            continue;
+        }
+        if (fate == MCDC_SILVER_REPLACE)
+            c->res->rows_updated++;
+        rc = hold_row(c, fate == MCDC_SILVER_REPLACE ? img : r);
+    }
+    mcdc_delta_scan_free(sc);
+    for (size_t k = 0; rc == 0 && k < sf->n_img; k++) {
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(c->cs, img_of[sf->first_img + k], &im);
+        if (im.matched || im.is_delete)
+            continue;
+        rc = rowbuf_add(&c->rb, c->silver_flat, im.row, im.key, im.key_len);
+        c->res->rows_inserted++;
+    }
+    if (rc == 0)
+        rc = push_remove(c, sf->f);
+    if (rc == 0)
+        rc = flush_rows(c);
+    return rc;
+}
+
+/* Incremental merge over the files whose key range holds a changed key. */
+static int merge_incremental(ctx *c)
+{
+    int rc = mcdc_silver_changes_sort(c->cs);
+    if (rc < 0)
+        return rc;
+    size_t n = mcdc_silver_changes_count(c->cs);
+    if (n == 0)
+        return 0;
+    size_t nf = c->silver->n_files;
+    sfile *fs = calloc(nf + 1, sizeof *fs);
+    size_t *target = malloc(n * sizeof *target);  /* file index in fs, or nf: a new file */
+    size_t *img_of = malloc(n * sizeof *img_of);
+    size_t *maxhi = calloc(nf + 1, sizeof *maxhi); /* index of the max hi among fs[0..i] */
+    if (!fs || !target || !img_of || !maxhi) {
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        sfile *s = &fs[i];
+        s->f = &c->silver->files[i];
+        const char *lo = mcdc_delta_map_get(&s->f->tags, TAG_KEY_MIN, NULL);
+        const char *hi = mcdc_delta_map_get(&s->f->tags, TAG_KEY_MAX, NULL);
+        if (lo && hi && (s->lo = unhex(lo, &s->lo_len)) && (s->hi = unhex(hi, &s->hi_len)))
+            s->known = true;
+    }
+    qsort(fs, nf, sizeof *fs, sfile_lo_cmp);
+    size_t first_known = 0;
+    while (first_known < nf && !fs[first_known].known)
+        first_known++;
+    for (size_t i = 0; i < first_known; i++)
+        fs[i].touched = true; /* no range: may hold any key */
+    /* maxhi[i]: the known file in [first_known, i] with the largest hi */
+    for (size_t i = first_known; i < nf; i++) {
+        maxhi[i] = i;
+        if (i > first_known &&
+            key_cmp(fs[maxhi[i - 1]].hi, fs[maxhi[i - 1]].hi_len, fs[i].hi, fs[i].hi_len) > 0)
+            maxhi[i] = maxhi[i - 1];
+    }
+    for (size_t k = 0; k < n; k++) {
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(c->cs, k, &im);
+        /* ub: first known file whose lo is above the key */
+        size_t lo = first_known, hi = nf;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (key_cmp(fs[mid].lo, fs[mid].lo_len, im.key, im.key_len) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t ub = lo;
+        size_t last = nf;
+        /* every known file before ub whose hi reaches the key holds it in its range */
+        for (size_t j = ub; j > first_known; j--) {
+            size_t m = maxhi[j - 1];
+            if (key_cmp(fs[m].hi, fs[m].hi_len, im.key, im.key_len) < 0)
+                break; /* no file in [first_known, j) reaches the key */
+            if (key_cmp(fs[j - 1].hi, fs[j - 1].hi_len, im.key, im.key_len) >= 0) {
+                fs[j - 1].touched = true;
+                if (last == nf)
+                    last = j - 1;
+            }
+        }
+        if (last == nf && !im.is_delete && first_known < nf) {
+            last = ub > first_known ? ub - 1 : first_known; /* the gap's file */
+            fs[last].touched = true;
+        }
+        target[k] = last;
+    }
+    /* bucket the images by target file */
+    for (size_t k = 0; k < n; k++)
+        if (target[k] < nf)
+            fs[target[k]].n_img++;
+    size_t at = 0;
+    for (size_t i = 0; i < nf; i++) {
+        fs[i].first_img = at;
+        at += fs[i].n_img;
+        fs[i].n_img = 0;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (target[k] < nf) {
+            sfile *s = &fs[target[k]];
+            img_of[s->first_img + s->n_img++] = k;
+        }
+    for (size_t i = 0; rc == 0 && i < nf; i++)
+        if (fs[i].touched)
+            rc = rewrite_file(c, &fs[i], img_of, NULL);
+    /* keys no file's range could hold (or no files at all) */
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        if (target[k] < nf)
+            continue;
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(c->cs, k, &im);
+        if (im.matched || im.is_delete)
+            continue;
+        rc = rowbuf_add(&c->rb, c->silver_flat, im.row, im.key, im.key_len);
+        c->res->rows_inserted++;
+        if (rc == 0 && c->rb.n_rows >= (size_t)c->o->target_file_rows * 3 / 2)
+            rc = flush_rows(c);
+    }
+    if (rc == 0)
+        rc = flush_rows(c);
+done:
+    for (size_t i = 0; fs && i < nf; i++) {
+        free(fs[i].lo);
+        free(fs[i].hi);
+    }
+    free(fs);
+    free(target);
+    free(img_of);
+    free(maxhi);
+    return rc;
+}
+
+/* The commit's actions: the build function checks that the files it removes are still
+ * live in the snapshot it is given (a retry after a conflict sees a fresh one). */
+static int build_merge(const mcdc_delta_snapshot *snap, mcdc_delta_action **actions,
+                       size_t *n_actions, void *payload)
+{
+    ctx *c = payload;
+    size_t n = c->n_removes + c->n_adds;
+    mcdc_delta_action *a = calloc(n + 1, sizeof *a);
+    if (!a)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    int rc = 0;
+    size_t k = 0;
+    int64_t now_ms = mcdc_time_now_us() / 1000;
+    for (size_t i = 0; rc == 0 && i < c->n_removes; i++) {
+        bool live = false;
+        for (size_t j = 0; !live && j < snap->n_files; j++)
+            live = strcmp(snap->files[j].path, c->removes[i]->path) == 0;
+        if (!live) {
+            rc = mcdc_error_set(MCDC_ECONFLICT, "%s: file %s was removed by another writer "
+                                "while silver apply rewrote it", c->o->silver_path,
+                                c->removes[i]->path);
+            mcdc_error_hint("run silver apply again; it starts from the new version");
+            break;
+        }
+        rc = mcdc_delta_remove_of(&a[k++], c->removes[i], now_ms);
+    }
+    for (size_t i = 0; rc == 0 && i < c->n_adds; i++) {
+        a[k].kind = MCDC_DELTA_ACTION_ADD;
+        rc = mcdc_delta_file_copy(&a[k].u.file, &c->adds[i]);
+        k++;
+    }
+    if (rc < 0) {
+        for (size_t i = 0; i < k; i++)
+            mcdc_delta_action_clear(&a[i]);
+        free(a);
+        return rc;
+    }
+    *actions = a;
+    *n_actions = k;
+    return 0;
+}
+
+/* ---- the call ---------------------------------------------------------------------- */
+
+static bool same_keys(const char *stored, const char *const *keys, size_t n)
+{
+    const char *p = stored;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(keys[i]);
+        if (strncasecmp(p, keys[i], l) != 0)
+            return false;
+        p += l;
+        if (i + 1 < n) {
+            if (*p != ',')
+                return false;
+            p++;
+        }
+    }
+    return *p == 0;
+}
+
+/* Create silver, or evolve its schema; check its keys. Leaves c->silver and silver_flat. */
+static int prepare_silver(ctx *c)
+{
+    const mcdc_silver_apply_options *o = c->o;
+    mcdc_delta_snapshot *s = NULL;
+    int rc = mcdc_delta_snapshot_open(&s, o->silver_path, -1);
+    mcdc_schema *existing = NULL, *want = NULL;
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        rc = mcdc_silver_schema(&want, c->bronze_flat, NULL);
+        mcdc_buf keys = MCDC_BUF_INIT(1 << 16);
+        for (size_t i = 0; rc == 0 && i < o->n_keys; i++)
+            rc = mcdc_buf_printf(&keys, "%s%s", i ? "," : "", o->keys[i]);
+        mcdc_delta_map conf = { NULL, 0 };
+        if (rc == 0)
+            rc = mcdc_delta_map_set(&conf, CONF_KEYS, keys.ptr);
+        if (rc == 0)
+            rc = mcdc_delta_create(o->silver_path, want, NULL, 0, &conf, NULL);
+        mcdc_delta_map_clear(&conf);
+        mcdc_buf_dispose(&keys);
+        mcdc_schema_free(want);
+        want = NULL;
+        if (rc == 0)
+            rc = mcdc_delta_snapshot_open(&s, o->silver_path, -1);
+    }
+    if (rc < 0)
+        goto done;
+    const char *stored = mcdc_delta_snapshot_config(s, CONF_KEYS, NULL);
+    if (stored && !same_keys(stored, o->keys, o->n_keys)) {
+        rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with keys (%s), not the ones "
+                            "given", o->silver_path, stored);
+        mcdc_error_hint("pass --keys %s, or apply into a new silver table", stored);
+        goto done;
+    }
+    if ((rc = mcdc_delta_schema_to_flat(&existing, s->schema)) < 0 ||
+        (rc = mcdc_silver_schema(&want, c->bronze_flat, existing)) < 0)
+        goto done;
+    if (want->n_cols > existing->n_cols) {
+        mcdc_schema *add = mcdc_schema_new();
+        rc = add ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        for (size_t i = existing->n_cols; rc == 0 && i < want->n_cols; i++) {
+            const mcdc_column *col = &want->cols[i];
+            rc = mcdc_schema_add(add, col->name, col->type, col->precision, col->scale, true);
+            if (rc == 0)
+                mcdc_log(MCDC_LOG_INFO, "silver", "%s: adding column %s that bronze gained",
+                         o->silver_path, col->name);
+        }
+        if (rc == 0)
+            rc = mcdc_delta_add_columns(o->silver_path, add, NULL);
+        mcdc_schema_free(add);
+        mcdc_delta_snapshot_free(s);
+        s = NULL;
+        if (rc == 0)
+            rc = mcdc_delta_snapshot_open(&s, o->silver_path, -1);
+        mcdc_schema_free(existing);
+        existing = NULL;
+        if (rc == 0)
+            rc = mcdc_delta_schema_to_flat(&existing, s->schema);
+    }
+    if (rc == 0) {
+        c->silver = s;
+        c->silver_flat = existing;
+        s = NULL;
+        existing = NULL;
+    }
+done:
+    mcdc_delta_snapshot_free(s);
+    mcdc_schema_free(existing);
+    mcdc_schema_free(want);
+    return rc;
+}
+
+static void lsn_max(bool *has, mcdc_lsn *acc, const mcdc_lsn *v)
+{
+    if (!*has || mcdc_lsn_cmp(v, acc) > 0) {
+        *acc = *v;
+        *has = true;
+    }
+}
+
+int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->bronze_version = out->silver_version = -1;
+    if (!o || !o->bronze_name || !o->bronze_path || !o->silver_name || !o->silver_path ||
+        !o->control_path || o->n_keys == 0 || o->n_capture_instances == 0)
+        return mcdc_error_set(MCDC_EINVAL, "silver apply: bronze, silver, control, keys and "
+                              "the capture instance are required");
+    if (o->target_file_rows < 1)
+        return mcdc_error_set(MCDC_EINVAL, "silver apply: target rows per file must be at "
+                              "least 1, not %lld", (long long)o->target_file_rows);
+    if (strcmp(o->bronze_name, o->silver_name) == 0 || strcmp(o->bronze_path, o->silver_path) == 0)
+        return mcdc_error_set(MCDC_EINVAL, "silver apply: silver and bronze are the same table "
+                              "(%s)", o->silver_name);
+    char lock_path[MCDC_PATH_MAX];
+    if (snprintf(lock_path, sizeof lock_path, "%s/%s", o->silver_path, LOCK_NAME) >=
+        (int)sizeof lock_path)
+        return mcdc_error_set(MCDC_EINVAL, "%s: path too long", o->silver_path);
+    int rc = mcdc_fs_mkdirs(o->silver_path);
+    if (rc < 0)
+        return rc;
+    mcdc_fs_lock *lock = NULL;
+    if ((rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
+        if (rc == MCDC_ELOCKED)
+            mcdc_error_hint("another silver apply of %s is running; wait for it", o->silver_name);
+        return rc;
+    }
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.res = out;
+    c.keybuf = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
+    mcdc_control_row brow, srow;
+    memset(&brow, 0, sizeof brow);
+    memset(&srow, 0, sizeof srow);
+    position pos, newpos;
+    memset(&pos, 0, sizeof pos);
+
+    /* 1-2: the verdicts and the position, before bronze is read */
+    if ((rc = mcdc_control_ensure(o->control_path, NULL)) < 0)
+        goto done;
+    rc = mcdc_control_get(&brow, o->control_path, o->bronze_name);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        rc = 0;
+    }
+    if (rc < 0)
+        goto done;
+    rc = mcdc_control_get(&srow, o->control_path, o->silver_name);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        rc = 0;
+    }
+    if (rc < 0)
+        goto done;
+    pos.has_applied = text_lsn(&pos.applied, srow.applied_lsn);
+    pos.has_snapshot = text_lsn(&pos.snapshot, srow.snapshot_lsn);
+    out->finalized_until = srow.finalized_until;
+    out->has_applied_lsn = pos.has_applied;
+    out->applied_lsn = pos.applied;
+    out->has_snapshot_lsn = pos.has_snapshot;
+    out->snapshot_lsn = pos.snapshot;
+
+    /* 3: bronze, pinned */
+    rc = mcdc_delta_snapshot_open(&c.bronze, o->bronze_path, -1);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        rc = 0;
+        goto done; /* bronze_found stays false: the previous position */
+    }
+    if (rc < 0)
+        goto done;
+    out->bronze_found = true;
+    out->bronze_version = c.bronze->version;
+    if ((rc = mcdc_delta_schema_to_flat(&c.bronze_flat, c.bronze->schema)) < 0)
+        goto done;
+
+    /* 4-7: the newest snapshot, and whether to rebuild */
+    bool has_snap = false, has_fsnap = false;
+    mcdc_lsn snap, fsnap;
+    if (o->facts_path && (rc = facts_snapshot(o->facts_path, o->bronze_name, &has_fsnap, &fsnap)) < 0)
+        goto done;
+    if ((rc = bronze_snapshot(&c, &pos, &has_snap, &snap)) < 0)
+        goto done;
+    if (has_fsnap)
+        lsn_max(&has_snap, &snap, &fsnap);
+    bool rebuild = !pos.has_applied ||
+                   (has_snap && (!pos.has_snapshot || mcdc_lsn_cmp(&snap, &pos.snapshot) > 0));
+    if (rebuild && !has_snap && pos.has_snapshot) {
+        has_snap = true; /* a first call after a lost position: rebuild from the same one */
+        snap = pos.snapshot;
+    }
+
+    if ((rc = prepare_silver(&c)) < 0)
+        goto done;
+    out->silver_files_before = c.silver->n_files;
+    c.rb.n_cols = c.silver_flat->n_cols;
+    c.rb.keys = (mcdc_buf)MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
+    c.removes = calloc(c.silver->n_files + 1, sizeof *c.removes);
+    if (!c.removes) {
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        goto done;
+    }
+
+    /* 8: the change set */
+    mcdc_silver_changes_options co = MCDC_SILVER_CHANGES_OPTIONS_INIT;
+    co.capture_instances = o->capture_instances;
+    co.n_capture_instances = o->n_capture_instances;
+    co.max_bytes = o->max_bytes;
+    if (rebuild) {
+        co.has_after = has_snap;
+        co.after = snap;
+    } else {
+        co.has_after = true;
+        co.after = pos.applied;
+    }
+    if ((rc = mcdc_silver_changes_new(&c.cs, c.bronze_flat, c.silver_flat, o->keys, o->n_keys,
+                                      &co)) < 0)
+        goto done;
+    if ((rc = read_changes(&c, co.has_after, &co.after)) < 0)
+        goto done;
+    mcdc_silver_changes_stats cst;
+    mcdc_silver_changes_get_stats(c.cs, &cst);
+    out->changed_keys = cst.n_keys;
+    out->change_set_bytes = cst.bytes;
+
+    /* 9-12: the merge */
+    rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
+    if (rc < 0)
+        goto done;
+    mcdc_failpoint("silver.before_merge_commit");
+    if (c.n_removes || c.n_adds) {
+        mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+        cmo.operation = "MERGE";
+        cmo.read_pred.op = MCDC_DELTA_PRED_ALL;
+        char meta[256];
+        char lsn_text[MCDC_LSN_STRLEN];
+        snprintf(meta, sizeof meta, "{\"silver_apply\":{\"bronze_version\":%lld,\"rebuilt\":%s,"
+                 "\"changed_keys\":%llu%s%s%s}}", (long long)c.bronze->version,
+                 rebuild ? "true" : "false", (unsigned long long)cst.n_keys,
+                 cst.has_max_change ? ",\"max_lsn\":\"" : "",
+                 cst.has_max_change ? mcdc_lsn_format(lsn_text, &cst.max_change_lsn) : "",
+                 cst.has_max_change ? "\"" : "");
+        cmo.user_metadata = meta;
+        mcdc_delta_commit_result cr;
+        if ((rc = mcdc_delta_commit(o->silver_path, build_merge, &c, &cmo, &cr)) < 0)
+            goto done;
+        out->silver_version = cr.version;
+    } else {
+        out->silver_version = c.silver->version;
+    }
+    out->rebuilt = rebuild;
+    mcdc_failpoint("silver.after_merge");
+
+    /* 13: the position */
+    newpos = pos;
+    if (rebuild) {
+        newpos.has_snapshot = has_snap;
+        newpos.snapshot = snap;
+        newpos.has_applied = false;
+        if (has_snap)
+            lsn_max(&newpos.has_applied, &newpos.applied, &snap);
+    }
+    if (cst.has_max_change)
+        lsn_max(&newpos.has_applied, &newpos.applied, &cst.max_change_lsn);
+    if (pos.has_applied && !rebuild)
+        lsn_max(&newpos.has_applied, &newpos.applied, &pos.applied);
+    if (newpos.has_applied || newpos.has_snapshot) {
+        rc = mcdc_control_update(o->control_path, o->silver_name, mutate_position, &newpos, NULL);
+        if (rc == MCDC_EALREADY) {
+            mcdc_error_clear();
+            rc = 0;
+        }
+        if (rc < 0)
+            goto done;
+    }
+    out->has_applied_lsn = newpos.has_applied;
+    out->applied_lsn = newpos.applied;
+    out->has_snapshot_lsn = newpos.has_snapshot;
+    out->snapshot_lsn = newpos.snapshot;
+    mcdc_failpoint("silver.after_position");
+
+    /* 14: the verdict, capped at bronze's as read before bronze */
+    if (o->facts_path && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
+        mcdc_offset end;
+        end.lsn = brow.end_lsn;
+        end.has_commit_ts = true;
+        end.commit_ts_us = brow.end_commit_ts_us < brow.finalized_until.until_us
+                               ? brow.end_commit_ts_us : brow.finalized_until.until_us;
+        mcdc_advance_result ar;
+        if ((rc = mcdc_control_advance(o->control_path, o->silver_name, &end, o->granularity,
+                                       &ar)) < 0)
+            goto done;
+        out->finalized_until = ar.verdict;
+    }
+done:
+    if (c.cs) {
+        mcdc_silver_changes_stats st;
+        mcdc_silver_changes_get_stats(c.cs, &st);
+        out->change_set_bytes = st.bytes;
+    }
+    mcdc_control_row_clear(&brow);
+    mcdc_control_row_clear(&srow);
+    ctx_free(&c);
+    mcdc_fs_lock_release(lock);
+    return rc;
+}

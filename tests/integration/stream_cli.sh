@@ -1,0 +1,68 @@
+# The stream's command line and checkpoint safety: two streams on one checkpoint (the
+# second fails at once), a checkpoint reused with another target or capture instance,
+# --bootstrap with --starting-lsn, options that contradict flags, unknown options and
+# sources, --progress events, SIGTERM of an interval stream.
+. "$(dirname "$0")/stream_lib.bash"
+sim_setup
+sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (1, 'a', 1.00, NULL)"
+sim_capture 2026-10-01T14:00:01
+
+expect() { # expect CODE CMD...: run, check the exit code, keep stderr in $err
+  local want=$1; shift
+  set +e
+  err=$("$@" 2>&1 >/dev/null)
+  local rc=$?
+  set -e
+  [ $rc = "$want" ] || die "exit $rc, want $want: $* : $err"
+}
+
+# an interval stream holds the checkpoint; a second one fails at once
+"$MCDC_BIN" stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one \
+  --app-id one --checkpoint "$T/ck/one" --facts ops.facts --trigger interval:100ms \
+  --progress "$T/progress.jsonl" >"$T/one.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do [ -s "$T/progress.jsonl" ] && break; sleep 0.05; done
+[ -s "$T/progress.jsonl" ] || die "no progress event from the interval stream"
+start=$(date +%s%N)
+expect 2 stream one
+echo "$err" | grep -q "already locked by pid $pid" || die "lock message: $err"
+[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ] || die "the second stream waited"
+kill -TERM $pid
+wait $pid || die "SIGTERM: the interval stream did not exit 0"
+grep -q "batch 0: 1 rows" "$T/one.out" || die "no batch line: $(cat "$T/one.out")"
+head -1 "$T/progress.jsonl" | grep -q '"batchId":0,"numInputRows":1' || die "progress: $(head -1 "$T/progress.jsonl")"
+head -1 "$T/progress.jsonl" | grep -q '"sources":\[{"description":"mssql-cdc\[dbo_orders\]","startOffset":{"lsn":"0x' || die "progress sources"
+
+# a checkpoint is one stream's
+expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.other \
+  --app-id one --checkpoint "$T/ck/one"
+echo "$err" | grep -q "belongs to target 'bronze.one'" || die "reuse message: $err"
+expect 2 M stream --source "sim:$DB" --capture-instance dbo_other --target bronze.one \
+  --app-id one --checkpoint "$T/ck/one"
+# a deleted checkpoint under the same app id is refused, not silently skipped
+rm -rf "$T/ck/one"
+expect 2 stream one
+echo "$err" | grep -q "already holds batches of app_id 'one'" || die "rewind message: $err"
+
+# usage errors
+expect 2 stream two --bootstrap --starting-lsn latest
+expect 2 stream two --option maxCommitsPerBatch=3 --max-commits-per-batch 2
+echo "$err" | grep -q "disagree" || die "contradiction message: $err"
+expect 2 stream two --trigger sometimes
+expect 2 stream two --starting-lsn 0xZZ
+expect 2 M stream --source "nope:x;PWD=secret" --capture-instance dbo_orders --target bronze.two \
+  --app-id two --checkpoint "$T/ck/two"
+echo "$err" | grep -q "secret" && die "password shown: $err"
+expect 2 M stream --capture-instance dbo_orders --target bronze.two --app-id two --checkpoint "$T/ck/two"
+# an option alone sets the setting; the same value twice is fine; unknown ones are named
+out=$(MSSQL_CDC_SOURCE="sim:$DB" M stream --target bronze.three --app-id three --checkpoint "$T/ck/three" \
+  --option captureInstance=dbo_orders --option maxCommitsPerBatch=1 --max-commits-per-batch 1 \
+  --option frobnicate=1 2>&1) || die "options: $out"
+echo "$out" | grep -q "frobnicate" || die "unknown option not named: $out"
+echo "$out" | grep -q "2 batches, 1 rows" || die "summary: $out"
+# includeCommandId=false leaves the column out
+stream four --option includeCommandId=false >/dev/null
+M table cat bronze.four --format jsonl | head -1 | grep -q '_command_id' && die "_command_id present"
+# starting at latest reads nothing of the past
+stream five --starting-lsn latest | grep -q "0 batches" || die "latest read the past"
+echo "ok"

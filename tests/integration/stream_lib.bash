@@ -1,0 +1,46 @@
+# tests/integration/stream_lib.bash: shared set-up for the stream's integration tests
+# (sourced, not a test itself). Gives a temp dir $T, a simulator database $DB with table
+# dbo.orders captured as dbo_orders, a warehouse, and helpers that run the CLI and check
+# bronze and facts with stream_check.mjs.
+set -euo pipefail
+: "${MCDC_BIN:?set by ctest}" "${MCDC_SRC:?set by ctest}"
+# on tmpfs when there is one: the runs fsync every state file, which a disk makes slow
+tmp=/tmp
+[ -d /dev/shm ] && [ -w /dev/shm ] && tmp=/dev/shm
+T=$(mktemp -d "$tmp/mcdc-stream-it-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export MSSQL_CDC_WAREHOUSE=$T/lake
+DB=$T/db.sqlite
+CHECK="node $MCDC_SRC/tests/integration/stream_check.mjs"
+M() { "$MCDC_BIN" "$@"; }
+die() { echo "FAIL: $*" >&2; exit 1; }
+
+sim_setup() {
+  M sim init "$DB" --table dbo.orders --keys order_id --at 2026-10-01T13:59:00 \
+    --schema 'order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, placed_at DATETIME2(3) NULL' >/dev/null
+  M sim capture "$DB" --at 2026-10-01T13:59:30 >/dev/null
+}
+# sim_exec AT 'STATEMENTS'
+sim_exec() { M sim exec "$DB" --at "$1" "$2" >/dev/null; }
+sim_capture() { M sim capture "$DB" --at "$1" "${@:2}" >/dev/null; }
+
+ct_rows() { M sim query "$DB" 'SELECT * FROM cdc.dbo_orders_CT' --format jsonl > "$1"; }
+cat_table() { M table cat "$1" --format jsonl > "$2"; }
+
+# check_bronze TARGET FACTS APP_ID: bronze holds exactly the change table, facts match
+check_bronze() {
+  ct_rows "$T/ct.jsonl"
+  cat_table "$1" "$T/bronze.jsonl"
+  $CHECK bronze-vs-ct "$T/ct.jsonl" "$T/bronze.jsonl" >/dev/null || die "bronze $1 differs from the change table"
+  if [ -n "${2:-}" ]; then
+    cat_table "$2" "$T/facts.jsonl"
+    $CHECK facts-vs-bronze "$T/facts.jsonl" "$T/bronze.jsonl" "$3" >/dev/null || die "facts $2 differ from bronze $1"
+  fi
+}
+
+# stream APP [ARGS...]: run a stream into bronze.$APP with checkpoint $T/ck/$APP
+stream() {
+  local app=$1; shift
+  M stream --source "sim:$DB" --capture-instance dbo_orders --target "bronze.$app" \
+    --app-id "$app" --checkpoint "$T/ck/$app" --facts ops.facts "$@"
+}

@@ -1,0 +1,426 @@
+/* Unit tests for silver/apply.c on real Delta tables (no stream): bronze batches written
+ * directly, silver applied after each and compared with a model of the source table;
+ * rebuilds from a snapshot, file clustering and splitting, the position, the lock and the
+ * capture-instance check. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mcdc/delta.h"
+#include "mcdc/finalize.h"
+#include "mcdc/fs.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/silver.h"
+#include "silver/datafile.h"
+
+#define MAXK 64
+
+typedef struct fixture {
+    char dir[256], bronze[300], silver[300], control[300];
+    mcdc_schema *bschema; /* bronze's */
+    int  lsn;             /* last commit LSN used */
+    /* the model: the source table */
+    bool present[MAXK];
+    char name[MAXK][32];
+    int  amount[MAXK];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/mcdc-silver-apply-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->bronze, sizeof f->bronze, "%s/bronze", f->dir);
+    snprintf(f->silver, sizeof f->silver, "%s/silver", f->dir);
+    snprintf(f->control, sizeof f->control, "%s/control", f->dir);
+    mcdc_schema *cap = mcdc_schema_new();
+    assert_int_equal(0, mcdc_schema_add(cap, "id", MCDC_TYPE_INT, 0, 0, false));
+    assert_int_equal(0, mcdc_schema_add(cap, "name", MCDC_TYPE_STRING, 0, 0, true));
+    assert_int_equal(0, mcdc_schema_add(cap, "amount", MCDC_TYPE_DECIMAL, 10, 2, true));
+    assert_int_equal(0, mcdc_bronze_schema(&f->bschema, cap, true));
+    mcdc_schema_free(cap);
+    assert_int_equal(0, mcdc_delta_create(f->bronze, f->bschema, NULL, 0, NULL, NULL));
+    f->lsn = 100;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+    assert_int_equal(0, system(cmd));
+    mcdc_schema_free(f->bschema);
+    free(f);
+    return 0;
+}
+
+/* A bronze row: op, key, name, amount at commit @p lsn (seq orders rows within it). */
+typedef struct brow {
+    int op, id;
+    const char *name;
+    int amount;
+    int lsn, seq, cmd;
+    const char *ci;
+    int snapshot; /* op 0: _snapshot */
+} brow;
+
+static char lsn_texts[4096][24];
+static int lsn_next;
+
+static const char *lsn_text(int n)
+{
+    char *t = lsn_texts[lsn_next++ % 4096];
+    snprintf(t, 24, "0x%020X", n);
+    return t;
+}
+
+static void str(mcdc_value *v, const char *s)
+{
+    v->is_null = !s;
+    if (s) {
+        v->v.s.ptr = s;
+        v->v.s.len = strlen(s);
+    }
+}
+
+/* Append one bronze commit holding @p rows. */
+static void append(fixture *f, const brow *rows, size_t n)
+{
+    mcdc_silver_datafile *w = NULL;
+    assert_int_equal(0, mcdc_silver_datafile_open(&w, f->bronze, f->bschema));
+    size_t nc = f->bschema->n_cols;
+    mcdc_value *v = calloc(nc, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        const brow *r = &rows[i];
+        memset(v, 0, nc * sizeof *v);
+        str(&v[mcdc_schema_find(f->bschema, "_capture_instance")], r->ci ? r->ci : "dbo_t");
+        str(&v[mcdc_schema_find(f->bschema, "_start_lsn")], lsn_text(r->lsn));
+        str(&v[mcdc_schema_find(f->bschema, "_seqval")], r->op ? lsn_text(r->seq) : NULL);
+        v[mcdc_schema_find(f->bschema, "_operation")].v.i = r->op;
+        mcdc_value *cmd = &v[mcdc_schema_find(f->bschema, "_command_id")];
+        cmd->is_null = r->op == 0;
+        cmd->v.i = r->cmd ? r->cmd : 1;
+        v[mcdc_schema_find(f->bschema, "_commit_ts")].v.i = 1790000000000000LL + r->lsn * 1000000LL;
+        v[mcdc_schema_find(f->bschema, "id")].v.i = r->id;
+        str(&v[mcdc_schema_find(f->bschema, "name")], r->name);
+        v[mcdc_schema_find(f->bschema, "amount")].v.dec = r->amount;
+        v[mcdc_schema_find(f->bschema, "_batch_id")].is_null = r->op == 0;
+        str(&v[mcdc_schema_find(f->bschema, "_snapshot")], r->op == 0 ? lsn_text(r->snapshot) : NULL);
+        v[mcdc_schema_find(f->bschema, "_chunk")].is_null = true;
+        assert_int_equal(0, mcdc_silver_datafile_write(w, v));
+    }
+    free(v);
+    mcdc_delta_file file;
+    assert_int_equal(0, mcdc_silver_datafile_close(w, &file));
+    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    assert_int_equal(0, mcdc_delta_append(f->bronze, &file, 1, &co, NULL));
+    mcdc_delta_file_clear(&file);
+    mcdc_silver_datafile_free(w);
+}
+
+static const char *const keys_id[] = { "id" };
+static const char *const ci_t[] = { "dbo_t" };
+
+static int apply(fixture *f, int64_t file_rows, mcdc_silver_apply_result *r)
+{
+    mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
+    o.bronze_name = "bronze.t";
+    o.bronze_path = f->bronze;
+    o.silver_name = "silver.t";
+    o.silver_path = f->silver;
+    o.control_path = f->control;
+    o.capture_instances = ci_t;
+    o.n_capture_instances = 1;
+    o.keys = keys_id;
+    o.n_keys = 1;
+    o.target_file_rows = file_rows;
+    return mcdc_silver_apply(&o, r);
+}
+
+/* Silver's rows equal the model; returns the number of live silver files. */
+static size_t check(fixture *f)
+{
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->silver, -1));
+    mcdc_delta_scan *sc = NULL;
+    assert_int_equal(0, mcdc_delta_scan_open(&sc, snap, NULL));
+    const mcdc_schema *s = mcdc_delta_scan_schema(sc);
+    int iid = mcdc_schema_find(s, "id"), iname = mcdc_schema_find(s, "name"),
+        iamt = mcdc_schema_find(s, "amount"), ilsn = mcdc_schema_find(s, "_start_lsn");
+    assert_true(iid == 0 && iname == 1 && iamt == 2 && ilsn == 3);
+    bool seen[MAXK] = { false };
+    const mcdc_value *r;
+    int rc;
+    while ((rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        int id = (int)r[iid].v.i;
+        assert_true(id >= 0 && id < MAXK);
+        if (!f->present[id] || seen[id])
+            fail_msg("silver holds key %d %s", id, seen[id] ? "twice" : "deleted in the source");
+        seen[id] = true;
+        assert_false(r[ilsn].is_null);
+        if (r[iname].v.s.len != strlen(f->name[id]) ||
+            memcmp(r[iname].v.s.ptr, f->name[id], r[iname].v.s.len) != 0)
+            fail_msg("key %d: name '%.*s', want '%s'", id, (int)r[iname].v.s.len,
+                     r[iname].v.s.ptr, f->name[id]);
+        assert_int_equal(f->amount[id], (int)r[iamt].v.dec);
+    }
+    assert_int_equal(0, rc);
+    for (int k = 0; k < MAXK; k++)
+        if (f->present[k] && !seen[k])
+            fail_msg("key %d missing from silver", k);
+    size_t n = snap->n_files;
+    mcdc_delta_scan_free(sc);
+    mcdc_delta_snapshot_free(snap);
+    return n;
+}
+
+static void set_row(fixture *f, int id, const char *name, int amount)
+{
+    f->present[id] = true;
+    snprintf(f->name[id], sizeof f->name[id], "%s", name);
+    f->amount[id] = amount;
+}
+
+static void test_silver_apply__bootstrap_then_changes(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    /* no silver yet and an empty bronze: nothing to apply, a silver table anyway */
+    brow snap[20];
+    for (int i = 0; i < 20; i++) {
+        brow b = { 0, i * 2, "s", i, 100, 0, 0, NULL, 100 };
+        snap[i] = b;
+        set_row(f, i * 2, "s", i);
+    }
+    append(f, snap, 20);
+    assert_int_equal(0, apply(f, 4, &r));
+    assert_true(r.bronze_found && r.rebuilt && r.has_applied_lsn && r.has_snapshot_lsn);
+    assert_string_equal("0x00000000000000000064", lsn_text(100));
+    assert_int_equal(100, r.applied_lsn.b[9]);
+    assert_int_equal(5, check(f)); /* 20 rows in files of 4 */
+    /* one update in the middle touches one file */
+    brow b1[] = { { 3, 10, "s", 5, 110, 1, 1, NULL, 0 }, { 4, 10, "upd", 55, 110, 1, 1, NULL, 0 } };
+    append(f, b1, 2);
+    set_row(f, 10, "upd", 55);
+    assert_int_equal(0, apply(f, 4, &r));
+    assert_false(r.rebuilt);
+    assert_int_equal(1, r.changed_keys);
+    assert_int_equal(1, r.silver_files_rewritten);
+    assert_int_equal(1, r.silver_files_added);
+    assert_int_equal(1, r.bronze_files_read); /* the snapshot file is skipped */
+    assert_int_equal(5, check(f));
+    /* a new key between existing ones goes into the file before it; deleting a key */
+    brow b2[] = { { 2, 11, "new", 1, 120, 1, 1, NULL, 0 }, { 1, 20, "s", 10, 121, 1, 1, NULL, 0 } };
+    append(f, b2, 2);
+    set_row(f, 11, "new", 1);
+    f->present[20] = false;
+    assert_int_equal(0, apply(f, 4, &r));
+    assert_int_equal(2, r.changed_keys);
+    assert_true(r.silver_files_rewritten <= 2);
+    assert_int_equal(5, check(f));
+    /* a rerun applies nothing */
+    assert_int_equal(0, apply(f, 4, &r));
+    assert_int_equal(0, r.changed_keys);
+    assert_int_equal(0, r.silver_files_rewritten);
+    assert_int_equal(121, r.applied_lsn.b[9]);
+    /* the position is in the control table */
+    mcdc_control_row row;
+    assert_int_equal(0, mcdc_control_get(&row, f->control, "silver.t"));
+    assert_string_equal(lsn_text(121), row.applied_lsn);
+    assert_string_equal(lsn_text(100), row.snapshot_lsn);
+    assert_false(row.finalized_until.has); /* no facts: held */
+    mcdc_control_row_clear(&row);
+}
+
+static void test_silver_apply__inserts_beyond_the_ends_and_splits(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    brow b[8];
+    for (int i = 0; i < 8; i++) {
+        brow x = { 2, 20 + i, "a", i, 100 + i, 1, 1, NULL, 0 };
+        b[i] = x;
+        set_row(f, 20 + i, "a", i);
+    }
+    append(f, b, 8);
+    assert_int_equal(0, apply(f, 4, &r));
+    assert_true(r.rebuilt); /* the first call builds silver from the changes */
+    assert_int_equal(2, check(f));
+    /* keys below and above every file, many of them: files grow and split */
+    brow c[12];
+    for (int i = 0; i < 6; i++) {
+        brow lo = { 2, i, "lo", i, 200, 1 + i, 1, NULL, 0 };
+        brow hi = { 2, 50 + i, "hi", i, 200, 10 + i, 1, NULL, 0 };
+        c[2 * i] = lo;
+        c[2 * i + 1] = hi;
+        set_row(f, i, "lo", i);
+        set_row(f, 50 + i, "hi", i);
+    }
+    append(f, c, 12);
+    assert_int_equal(0, apply(f, 4, &r));
+    assert_int_equal(12, r.rows_inserted);
+    assert_int_equal(2, r.silver_files_rewritten);
+    size_t n = check(f);
+    assert_true(n >= 5 && n <= 6);
+}
+
+static void test_silver_apply__random_histories_match_the_model(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    unsigned seed = 12345;
+    int lsn = 1000;
+    for (int round = 0; round < 25; round++) {
+        brow b[40];
+        size_t n = 0;
+        int commits = 1 + (int)(rand_r(&seed) % 4);
+        for (int c = 0; c < commits; c++) {
+            lsn += 3;
+            int ops = 1 + (int)(rand_r(&seed) % 8);
+            for (int o = 0; o < ops && n + 2 <= 40; o++) {
+                int k = (int)(rand_r(&seed) % 40);
+                int seq = o + 1;
+                char *nm = f->name[k];
+                if (!f->present[k]) {
+                    brow x = { 2, k, "ins", round, lsn, seq, o + 1, NULL, 0 };
+                    b[n++] = x;
+                    set_row(f, k, "ins", round);
+                } else if (rand_r(&seed) % 3 == 0) {
+                    brow x = { 1, k, nm, f->amount[k], lsn, seq, o + 1, NULL, 0 };
+                    b[n++] = x;
+                    f->present[k] = false;
+                } else if (rand_r(&seed) % 4 == 0) {
+                    /* the row moves to a free key: 3 on the old key, 4 on the new one */
+                    int to = 40 + (int)(rand_r(&seed) % 24);
+                    if (f->present[to])
+                        continue;
+                    brow x = { 3, k, nm, f->amount[k], lsn, seq, o + 1, NULL, 0 };
+                    brow y = { 4, to, "moved", f->amount[k], lsn, seq, o + 1, NULL, 0 };
+                    b[n++] = x;
+                    b[n++] = y;
+                    set_row(f, to, "moved", f->amount[k]);
+                    f->present[k] = false;
+                } else {
+                    brow x = { 3, k, nm, f->amount[k], lsn, seq, o + 1, NULL, 0 };
+                    brow y = { 4, k, "upd", round * 10 + o, lsn, seq, o + 1, NULL, 0 };
+                    b[n++] = x;
+                    b[n++] = y;
+                    set_row(f, k, "upd", round * 10 + o);
+                }
+            }
+        }
+        /* bronze files hold rows in any order */
+        for (size_t i = n; i > 1; i--) {
+            size_t j = rand_r(&seed) % i;
+            brow t = b[i - 1];
+            b[i - 1] = b[j];
+            b[j] = t;
+        }
+        if (n)
+            append(f, b, n);
+        if (round % 3 == 2 || round == 24) {
+            assert_int_equal(0, apply(f, 5, &r));
+            check(f);
+        }
+    }
+}
+
+static void test_silver_apply__newer_snapshot_rebuilds(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    brow b[] = { { 2, 1, "a", 1, 100, 1, 1, NULL, 0 }, { 2, 2, "b", 2, 101, 1, 1, NULL, 0 },
+                 { 2, 3, "c", 3, 102, 1, 1, NULL, 0 } };
+    append(f, b, 3);
+    assert_int_equal(0, apply(f, 100, &r));
+    /* a re-snapshot at 200 after a purged gap in which key 2 was deleted, key 4 added */
+    brow s[] = { { 0, 1, "a", 1, 200, 0, 0, NULL, 200 }, { 0, 3, "c2", 3, 200, 0, 0, NULL, 200 },
+                 { 0, 4, "d", 4, 200, 0, 0, NULL, 200 } };
+    append(f, s, 3);
+    brow after[] = { { 4, 4, "d2", 44, 210, 1, 1, NULL, 0 } };
+    append(f, after, 1);
+    memset(f->present, 0, sizeof f->present);
+    set_row(f, 1, "a", 1);
+    set_row(f, 3, "c2", 3);
+    set_row(f, 4, "d2", 44);
+    assert_int_equal(0, apply(f, 100, &r));
+    assert_true(r.rebuilt);
+    assert_int_equal(200, r.snapshot_lsn.b[9]);
+    assert_int_equal(210, r.applied_lsn.b[9]);
+    check(f);
+    /* the snapshot is not applied again */
+    assert_int_equal(0, apply(f, 100, &r));
+    assert_false(r.rebuilt);
+    assert_int_equal(0, r.changed_keys);
+}
+
+static void test_silver_apply__rows_of_another_table_are_refused(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    brow b[] = { { 2, 1, "a", 1, 100, 1, 1, NULL, 0 }, { 2, 2, "b", 2, 101, 1, 1, "dbo_other", 0 } };
+    append(f, b, 2);
+    assert_int_equal(MCDC_EINVAL, apply(f, 100, &r));
+    assert_non_null(strstr(mcdc_error_last()->message, "dbo_other"));
+    /* nothing was recorded */
+    mcdc_control_row row;
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_control_get(&row, f->control, "silver.t"));
+}
+
+static void test_silver_apply__one_apply_at_a_time(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    char lock_path[400];
+    assert_int_equal(0, mcdc_fs_mkdirs(f->silver));
+    snprintf(lock_path, sizeof lock_path, "%s/_mcdc_silver_apply.lock", f->silver);
+    pid_t pid = fork();
+    if (pid == 0) {
+        mcdc_fs_lock *l = NULL;
+        if (mcdc_fs_lock_acquire(&l, lock_path) < 0)
+            _exit(1);
+        sleep(3);
+        _exit(0);
+    }
+    usleep(300000);
+    assert_int_equal(MCDC_ELOCKED, apply(f, 100, &r));
+    kill(pid, 9);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_int_equal(0, apply(f, 100, &r));
+}
+
+static void test_silver_apply__missing_bronze_changes_nothing(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    snprintf(f->bronze, sizeof f->bronze, "%s/nope", f->dir);
+    assert_int_equal(0, apply(f, 100, &r));
+    assert_false(r.bronze_found);
+    assert_false(r.has_applied_lsn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(test_silver_apply__##name, setup, teardown)
+        T(bootstrap_then_changes),
+        T(inserts_beyond_the_ends_and_splits),
+        T(random_histories_match_the_model),
+        T(newer_snapshot_rebuilds),
+        T(rows_of_another_table_are_refused),
+        T(one_apply_at_a_time),
+        T(missing_bronze_changes_nothing),
+#undef T
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
