@@ -74,6 +74,15 @@ int mcdc_report_add_verdict(mcdc_report_data *d, const mcdc_report_verdict *v);
 /** Free what the data holds (not @p d itself); accepts NULL. */
 void mcdc_report_data_free(mcdc_report_data *d);
 
+/** Load the report's data from a facts table and a control table (paths of Delta
+ *  tables). Batches come from the facts rows; the latest verdicts from the control
+ *  table; the verdict over time from the control table's versions (the newest
+ *  @p max_versions of them, 0 for all). Reads only.
+ *  @return 0; MCDC_ENOTFOUND when a table does not exist (the message names it);
+ *          MCDC_ECORRUPT, MCDC_EIO, MCDC_ENOMEM from reading. */
+int mcdc_report_load(mcdc_report_data *d, const char *facts_path, const char *control_path,
+                     int64_t max_versions);
+
 /** Append the HTML page for @p d to @p out. @return 0; MCDC_ENOMEM. */
 int mcdc_report_render(mcdc_buf *out, const mcdc_report_data *d);
 

@@ -90,14 +90,13 @@ void mcdc_cli_print_help(const mcdc_cli_command *cmd, FILE *f)
     fprintf(f, "\noptions:\n");
     for (int i = 0; cmd->opts && cmd->opts[i].name; i++) {
         const mcdc_opt *o = &cmd->opts[i];
-        char left[96];
-        snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->short_name ? "-" : "",
-                 o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ", o->name,
-                 o->arg ? " " : "", o->arg ? o->arg : "");
-        fprintf(f, "  %-36s %s%s\n", o->short_name ? left : left + 2, o->help,
-                o->kind == MCDC_OPT_LIST ? " (repeatable)" : "");
+        char left[96], shortopt[8] = "    ";
+        if (o->short_name)
+            snprintf(shortopt, sizeof shortopt, "-%c, ", o->short_name);
+        snprintf(left, sizeof left, "%s--%s%s%s", shortopt, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(f, "  %-36s %s%s\n", left, o->help, o->kind == MCDC_OPT_LIST ? " (repeatable)" : "");
     }
-    fprintf(f, "  %-36s %s\n", "--help", "show this help");
+    fprintf(f, "  %-36s %s\n", "    --help", "show this help");
     if (cmd->example)
         fprintf(f, "\nexample:\n%s\n", cmd->example);
     fprintf(f, "\nexit codes: 0 ok, 1 no (is-final), 2 usage or input, 3 runtime failure,\n"

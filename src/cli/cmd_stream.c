@@ -37,6 +37,8 @@ static const mcdc_opt opts[] = {
     { "starting-lsn", 0, MCDC_OPT_VALUE, "X", "earliest (default), latest or an LSN; only for a new checkpoint" },
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append progress events as JSON lines" },
+    { "control", 0, MCDC_OPT_VALUE, "NAME", "control table: advance finalized_until while streaming" },
+    { "granularity", 0, MCDC_OPT_VALUE, "G", "verdict period with --control: minute, hour (default) or day" },
     { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone)" },
     { 0 }
 };
@@ -74,9 +76,7 @@ static void listener(const mcdc_stream_progress *p, void *payload)
 {
     cli_state *st = payload;
     switch (p->kind) {
-    case MCDC_PROGRESS_START:
-        if (st->tracker && p->has_end)
-            mcdc_tracker_seed(st->tracker, &p->end);
+    case MCDC_PROGRESS_START: /* the tracker was seeded from the checkpoint at its start */
         break;
     case MCDC_PROGRESS_BATCH:
         printf("batch %" PRId64 ": %" PRId64 " rows, end ", p->batch_id, p->num_input_rows);
@@ -126,7 +126,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     mcdc_stream *s = NULL;
     mcdc_tracker *tracker = NULL;
     int rc, exit_code = MCDC_EXIT_OK;
-    static char target_path[MCDC_PATH_MAX], facts_path[MCDC_PATH_MAX];
+    static char target_path[MCDC_PATH_MAX], facts_path[MCDC_PATH_MAX], control_path[MCDC_PATH_MAX];
+    static mcdc_control_target control;
 
     if ((rc = mcdc_options_new(&o, "stream option", known_options)) < 0)
         return mcdc_cli_fail();
@@ -189,6 +190,15 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
                                          "changes are recorded there as a data_skipped row)");
         goto done;
     }
+    mcdc_granularity gran = MCDC_GRAN_HOUR;
+    if (mcdc_cli_get(a, "granularity")) {
+        if (!mcdc_cli_get(a, "control")) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--granularity needs --control");
+            goto done;
+        }
+        if ((rc = mcdc_finalize_granularity_parse(&gran, mcdc_cli_get(a, "granularity"))) < 0)
+            goto usage;
+    }
     if ((rc = resolve(target_path, ctx, so.target)) < 0)
         goto usage;
     so.target_path = target_path;
@@ -227,6 +237,27 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.run_id = run_id;
     if ((rc = mcdc_stream_new(&s, &so)) < 0)
         goto usage;
+    if (mcdc_cli_get(a, "control")) {
+        if ((rc = resolve(control_path, ctx, mcdc_cli_get(a, "control"))) < 0)
+            goto usage;
+        /* the control table is created or checked before anything is read; the tracker
+         * starts from the checkpoint's last committed offset, so a verdict a crash left
+         * behind catches up even when nothing new arrives */
+        mcdc_offset seed;
+        bool has_seed = mcdc_finalize_checkpoint_last(&seed, NULL, so.checkpoint) == 0;
+        mcdc_error_clear();
+        control.path = control_path;
+        control.table_name = so.target;
+        mcdc_tracker_options to = MCDC_TRACKER_OPTIONS_INIT;
+        to.granularity = gran;
+        to.table_name = so.target;
+        if ((rc = mcdc_control_track(&tracker, &control, run_id, &to,
+                                     has_seed ? &seed : NULL)) < 0) {
+            exit_code = mcdc_cli_fail();
+            goto done;
+        }
+        st.tracker = tracker;
+    }
     mcdc_stream_add_listener(s, listener, &st);
 
     struct sigaction sa;

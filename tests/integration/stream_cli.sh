@@ -65,4 +65,13 @@ stream four --option includeCommandId=false >/dev/null
 M table cat bronze.four --format jsonl | head -1 | grep -q '_command_id' && die "_command_id present"
 # starting at latest reads nothing of the past
 stream five --starting-lsn latest | grep -q "0 batches" || die "latest read the past"
+# --control: the verdict follows the committed batches; a run with nothing new catches up
+sim_exec 2026-10-01T15:10:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (2, 'b', 2.00, NULL)"
+sim_capture 2026-10-01T15:10:01
+out=$(stream six --control ops.control) || die "--control: $out"
+echo "$out" | grep -q "finalized_until 2026-10-01T15:00:00 for bronze.six" || die "verdict: $out"
+out=$(stream six --control ops.control --granularity minute) || die "--control: $out"
+echo "$out" | grep -q "finalized_until 2026-10-01T15:10:00 for bronze.six" || die "catch-up: $out"
+expect 2 stream seven --granularity hour
+expect 2 stream seven --control ops.control --granularity week
 echo "ok"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The command line and its reference agree (style guide habit 15, architecture §7):
+# - `mssql-cdc --help` lists commands, and each one's `--help` exits 0 and shows an example;
+# - each command has a section "## <command>" in docs/reference/cli-<group>.md naming every
+#   option its --help lists;
+# - docs/reference/cli.md links every group page and holds the exit-code table of cli.h.
+set -uo pipefail
+bin=${MCDC_BIN:?} src=${MCDC_SRC:?}
+ref=$src/docs/reference
+fail=0 n=0
+bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
+
+mapfile -t cmds < <("$bin" --help | sed -n '/^commands:/,/^$/p' | sed -E -n 's/^  ([a-z][a-z-]*( [a-z][a-z-]*)?)  .*/\1/p')
+[ ${#cmds[@]} -gt 0 ] || bad "mssql-cdc --help lists no commands"
+
+for cmd in "${cmds[@]}"; do
+  n=$((n + 1))
+  group=${cmd%% *}
+  page=$ref/cli-$group.md
+  # shellcheck disable=SC2086
+  if ! help=$("$bin" $cmd --help 2>&1); then bad "'$cmd --help' does not exit 0"; continue; fi
+  grep -q '^example' <<<"$help" || bad "'$cmd --help' shows no example"
+  if [ ! -f "$page" ]; then bad "'$cmd': no reference page docs/reference/cli-$group.md"; continue; fi
+  grep -q "cli-$group.md" "$ref/cli.md" || bad "docs/reference/cli.md does not link cli-$group.md"
+  # The section: from its heading to the next heading of level 2.
+  section=$(awk -v c="$cmd" '
+    /^## / { on = 0; h = $0; gsub(/`/, "", h); sub(/^## +(mssql-cdc +)?/, "", h); sub(/ *[:(].*$/, "", h); if (h == c) on = 1; next }
+    on { print }' "$page")
+  if [ -z "$section" ]; then bad "'$cmd': no section '## $cmd' in docs/reference/cli-$group.md"; continue; fi
+  while read -r opt; do
+    [ "$opt" = "--help" ] && continue
+    grep -q -- "$opt\b" <<<"$section" || bad "'$cmd': option $opt is not in its section of cli-$group.md"
+  done < <(sed -n '/^options:/,/^$/p' <<<"$help" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+done
+
+# Exit codes: every MCDC_EXIT_* value of cli.h appears as a row of the table in cli.md.
+while read -r code; do
+  grep -qE "^\| $code \|" "$ref/cli.md" || bad "exit code $code of src/cli/cli.h is not in docs/reference/cli.md"
+done < <(sed -n 's/.*MCDC_EXIT_[A-Z]* *= *\([0-9]*\).*/\1/p' "$src/src/cli/cli.h")
+
+echo "cli_reference.sh: ${#cmds[@]} commands checked, $fail problems"
+[ "$fail" -eq 0 ]
