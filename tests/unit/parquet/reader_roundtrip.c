@@ -73,9 +73,7 @@ static void random_cell(const mcdc_column *c, mcdc_value *v, char *pool)
         break;
     case MCDC_TYPE_DECIMAL: {
         mcdc_int128 lim = pow10_128(c->precision);
-        mcdc_int128 r = ((mcdc_int128)rnd() << 64 | rnd()) % lim;
-        if (r < 0)
-            r = -r;
+        mcdc_int128 r = (mcdc_int128)(((unsigned __int128)(rnd() >> 1) << 64 | rnd()) % (unsigned __int128)lim);
         v->v.dec = pick == 0 ? lim - 1 : pick == 1 ? -(lim - 1) : (below(2) ? r : -r);
         break;
     }
