@@ -150,7 +150,7 @@ int pqr_col_open(pqr_col *c, mcdc_parquet_reader *r, size_t rg, const pqr_node *
     c->chunk_off = (uint64_t)start;
     c->chunk_len = (size_t)len;
     c->chunk = r->mem ? r->mem + c->chunk_off : NULL;
-    /* built values may be up to 256 times the page plus 16 MiB (see decode.h) */
+    /* values built by DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT: as much as a page may hold */
     c->arena.max = r->opt.max_page_bytes;
     return 0;
 }
