@@ -4,10 +4,11 @@
  *
  * The answer is conservative: "no" only when the stats prove it. Others' stats may be
  * truncated (PROTOCOL "Per-file Statistics"; reference/specs.md §1.6): timestamps to
- * milliseconds, so a max is widened by 999 µs; strings to a prefix, so a value above a max
- * that is its prefix may still be in the file. Numbers are read from their JSON tokens
- * as written, so decimals compare exactly and longs keep 64 bits. Missing stats, missing
- * columns, booleans, binaries and anything unparsable mean "may match".
+ * milliseconds, so a max is widened by 999 µs; strings to a prefix of 32 characters, so a
+ * value above a max of 32 or more characters that is its prefix may still be in the file.
+ * Numbers are read from their JSON tokens as written, so decimals compare exactly and
+ * longs keep 64 bits. Missing stats, missing columns, booleans, binaries and anything
+ * unparsable mean "may match".
  */
 #include <ctype.h>
 #include <math.h>
@@ -245,14 +246,29 @@ static bool comparable(const mcdc_column *col)
     return col->type != MCDC_TYPE_BOOLEAN && col->type != MCDC_TYPE_BINARY;
 }
 
-/* v above max? For strings, a max that is a prefix of v may be truncated: not above. */
+/* Writers truncate string stats to a prefix of this many characters (Delta's
+ * dataSkippingStringPrefixLength, 32 by default; parquet-rs keeps 64 bytes): a shorter
+ * max is the exact value. */
+#define STRING_STATS_PREFIX_CHARS 32
+
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* v above max? For strings, a max that is a prefix of v may be truncated (when it is as
+ * long as a truncated prefix): not above. */
 static bool above_max(const mcdc_column *col, const mcdc_value *v, const bound *max)
 {
     if (cmp_value(col, v, max) <= 0)
         return false;
     if (col->type == MCDC_TYPE_STRING) {
         size_t n = strlen(max->s);
-        if (v->v.s.len >= n && memcmp(v->v.s.ptr, max->s, n) == 0)
+        if (v->v.s.len >= n && memcmp(v->v.s.ptr, max->s, n) == 0 &&
+            utf8_chars(max->s) >= STRING_STATS_PREFIX_CHARS)
             return false;
     }
     return true;

@@ -256,8 +256,9 @@ static void test_finalize_control__threads_on_different_tables_do_not_conflict(v
     (void)state;
     assert_int_equal(0, mcdc_control_ensure(ctl, NULL));
     pthread_t th[4];
-    worker_arg a[4] = { { "t0", 15, 0, 0, 0 }, { "t1", 15, 0, 0, 0 }, { "t2", 15, 0, 0, 0 },
-                        { "t3", 15, 0, 0, 0 } };
+    /* names that are prefixes of each other must not conflict either */
+    worker_arg a[4] = { { "bronze.orders", 15, 0, 0, 0 }, { "bronze.orders_archive", 15, 0, 0, 0 },
+                        { "t2", 15, 0, 0, 0 }, { "t", 15, 0, 0, 0 } };
     for (int i = 0; i < 4; i++)
         pthread_create(&th[i], NULL, advancer, &a[i]);
     for (int i = 0; i < 4; i++)
