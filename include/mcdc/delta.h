@@ -439,6 +439,55 @@ int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s);
 /** Free a scan; accepts NULL. */
 void mcdc_delta_scan_free(mcdc_delta_scan *s);
 
+typedef struct mcdc_delta_writer mcdc_delta_writer;
+
+/** Options of a row writer. Start from MCDC_DELTA_WRITER_OPTIONS_INIT. */
+typedef struct mcdc_delta_writer_options {
+    int         version;           /* 1 */
+    int64_t     target_file_bytes; /* start a new file past this many bytes; default 128 MiB */
+    const char *codec;             /* NULL: delta.parquet.compression.codec, else zstd */
+} mcdc_delta_writer_options;
+
+#define MCDC_DELTA_WRITER_OPTIONS_INIT { 1, 0, NULL }
+
+/** Start writing rows (in the table's column order) into new data files of the table of
+ *  @p snap. Nothing is visible until the files are committed (mcdc_delta_append or a
+ *  build function that adds them).
+ *  @return 0; MCDC_EUNSUPPORTED for nested columns or column mapping; MCDC_EINVAL. */
+int mcdc_delta_writer_open(mcdc_delta_writer **out, const mcdc_delta_snapshot *snap,
+                           const mcdc_delta_writer_options *opts);
+/** Write one row. @return 0; MCDC_EINVAL for a value that does not fit its column (the row
+ *  is refused, the writer stays usable); MCDC_EIO, MCDC_ENOMEM (sticky). */
+int mcdc_delta_writer_write(mcdc_delta_writer *w, const mcdc_value *row);
+/** Close every open file (data fsynced) and hand out their add actions with stats.
+ *  @param[out] files  caller frees with mcdc_delta_files_free(). */
+int mcdc_delta_writer_finish(mcdc_delta_writer *w, mcdc_delta_file **files, size_t *n_files);
+/** Free a writer; files not handed out by finish are deleted. Accepts NULL. */
+void mcdc_delta_writer_free(mcdc_delta_writer *w);
+/** Free an array of file actions. */
+void mcdc_delta_files_free(mcdc_delta_file *files, size_t n);
+
+/** Write a checkpoint of the table at @p version (-1: latest), update _last_checkpoint
+ *  and clean up log files past the log retention.
+ *  @return 0; MCDC_EUNSUPPORTED for V2-checkpoint tables; snapshot and I/O codes. */
+int mcdc_delta_checkpoint(const char *path, int64_t version);
+
+/** What an optimize did. */
+typedef struct mcdc_delta_optimize_result {
+    int64_t version;   /* the version committed, or the table's version when nothing to do */
+    int64_t n_removed; /* small files rewritten */
+    int64_t n_added;   /* files written */
+    int64_t n_rows;    /* rows moved */
+} mcdc_delta_optimize_result;
+
+/** Rewrite the small files of each partition (under half of @p target_bytes, default
+ *  128 MiB when <= 0, or carrying a deletion vector) into files of the target size, in
+ *  one commit with dataChange=false.
+ *  @return 0 (also when nothing is small); MCDC_ECONFLICT when another writer removed one
+ *          of the files meanwhile; MCDC_EUNSUPPORTED for nested columns or column
+ *          mapping; snapshot and I/O codes. */
+int mcdc_delta_optimize(const char *path, int64_t target_bytes, mcdc_delta_optimize_result *result);
+
 /* ------------------------------------------------------------------------------------ */
 /* Maintenance                                                                          */
 /* ------------------------------------------------------------------------------------ */

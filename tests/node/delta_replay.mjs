@@ -1,22 +1,21 @@
 // tests/node/delta_replay.mjs: an independent Delta reader for the interop tests.
-// Usage: node delta_replay.mjs TABLE      prints the latest version's rows as JSON lines
-//        node delta_replay.mjs --sort F   prints the JSON lines of F sorted by their values
+// Usage: node delta_replay.mjs TABLE [OURS.jsonl OURS.sorted THEIRS.sorted]
+// Without files: prints the latest version's rows as JSON lines. With them: writes our
+// rows (OURS.jsonl, from `table cat`) and the replay's rows, each sorted by their values.
 // The log is replayed with plain JSON parsing: the checkpoint named by _last_checkpoint
 // (read by DuckDB's Parquet reader with the protocol's checkpoint schema), then the JSON
 // commits after it, which must be contiguous. Files are keyed by path; partition values
 // come from add.partitionValues; data files are read with DuckDB's read_parquet.
 import { DuckDBInstance } from '@duckdb/node-api';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 
 const canon = (v) => (v === null || v === undefined ? '\u0000' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const sortKey = (row) => Object.values(row).map(canon).join('\u0001');
 
-if (process.argv[2] === '--sort') {
-  const rows = readFileSync(process.argv[3], 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
-  rows.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
-  for (const r of rows) process.stdout.write(JSON.stringify(r) + '\n');
-  process.exit(0);
-}
+const sorted = (rows) => rows.map((r) => [sortKey(r), JSON.stringify(r)])
+  .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((x) => x[1] + '\n').join('');
+const [, , , oursIn, oursOut, theirsOut] = process.argv;
+const result = [];
 
 const table = process.argv[2];
 const log = `${table}/_delta_log`;
@@ -63,9 +62,21 @@ for (const f of files.values()) {
   for (const row of r.getRowObjectsJson()) {
     const out = {};
     for (const c of schema) {
-      if (parts.includes(c.name)) out[c.name] = pv[c.name] === undefined || pv[c.name] === '' ? null : pv[c.name];
+      if (parts.includes(c.name)) {
+        const v = pv[c.name] === undefined || pv[c.name] === '' ? null : pv[c.name];
+        // a binary partition value is the bytes of its text
+        out[c.name] = v !== null && c.type === 'binary'
+          ? '0x' + Buffer.from(v, 'utf8').toString('hex').toUpperCase() : v;
+      }
       else out[c.name] = row[c.name] === undefined ? null : row[c.name];
     }
-    process.stdout.write(JSON.stringify(out) + '\n');
+    result.push(out);
   }
+}
+if (oursIn) {
+  const ours = readFileSync(oursIn, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
+  writeFileSync(oursOut, sorted(ours));
+  writeFileSync(theirsOut, sorted(result));
+} else {
+  for (const r of result) process.stdout.write(JSON.stringify(r) + '\n');
 }

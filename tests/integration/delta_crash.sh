@@ -19,7 +19,7 @@ n=0
 for fp in delta.writer.file_closed delta.commit.before_link delta.commit.after_link; do
   n=$((n + 1))
   t=$work/t$n
-  cp -r "$MCDC_SHARED/testdata/delta/dat/multi_partitioned/delta" "$t"
+  cp -r "$MCDC_SHARED/testdata/delta/dat/basic_append/delta" "$t"
   want=$(rows "$t")
   MCDC_FAILPOINT=$fp "$BIN" table optimize "$t" --target-size 1M >/dev/null 2>&1
   rc=$?

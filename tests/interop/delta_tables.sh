@@ -13,9 +13,7 @@ trap 'rm -rf "$work"' EXIT
 
 check() { # table label
   "$BIN" table cat "$1" --format jsonl > "$work/ours.raw"
-  node "$NODE_DIR/delta_replay.mjs" "$1" > "$work/theirs.raw"
-  node "$NODE_DIR/delta_replay.mjs" --sort "$work/ours.raw" > "$work/ours.jsonl"
-  node "$NODE_DIR/delta_replay.mjs" --sort "$work/theirs.raw" > "$work/theirs.jsonl"
+  node "$NODE_DIR/delta_replay.mjs" "$1" "$work/ours.raw" "$work/ours.jsonl" "$work/theirs.jsonl"
   [ -s "$work/ours.jsonl" ] || { echo "$2: no rows"; exit 1; }
   node "$NODE_DIR/jsonl_compare.mjs" "$work/ours.jsonl" "$work/theirs.jsonl" | sed "s/^/$2: /"
 }
