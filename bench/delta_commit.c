@@ -116,8 +116,9 @@ static void run_cow(const char *label, const char *t, int n, double peer_p50)
 /* Write a JSON commit directly (no fsync: setup only). */
 static void put_commit(const char *t, int64_t v, const char *body, size_t len)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/_delta_log/%020lld.json", t, (long long)v);
+    char p[8300];
+    if (snprintf(p, sizeof p, "%s/_delta_log/%020lld.json", t, (long long)v) >= (int)sizeof p)
+        exit(1);
     FILE *f = fopen(p, "w");
     fwrite(body, 1, len, f);
     fclose(f);
@@ -158,15 +159,20 @@ int main(int argc, char **argv)
 {
     const char *base = argc > 1 ? argv[1] : "/tmp/mcdc-bench-delta";
     int n = argc > 2 ? atoi(argv[2]) : 200;
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", base, base);
+    char cmd[8400];
+    if (snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", base, base) >= (int)sizeof cmd)
+        return 1;
     if (system(cmd) != 0)
         return 1;
-    char fresh[4096], loaded[4096], big[4096], peer[4096];
-    snprintf(fresh, sizeof fresh, "%s/fresh", base);
-    snprintf(loaded, sizeof loaded, "%s/loaded", base);
-    snprintf(big, sizeof big, "%s/big", base);
-    snprintf(peer, sizeof peer, "%s/peer", base);
+    char fresh[8300], loaded[8300], big[8300], peer[8300];
+    if (snprintf(fresh, sizeof fresh, "%s/fresh", base) >= (int)sizeof fresh)
+        return 1;
+    if (snprintf(loaded, sizeof loaded, "%s/loaded", base) >= (int)sizeof loaded)
+        return 1;
+    if (snprintf(big, sizeof big, "%s/big", base) >= (int)sizeof big)
+        return 1;
+    if (snprintf(peer, sizeof peer, "%s/peer", base) >= (int)sizeof peer)
+        return 1;
     mcdc_fs_mkdirs(peer);
     double peer_p50 = peer_create(peer, n);
     printf("%-44s n=%d  p50 %8.3f ms\n", "peer: durable create-without-replace (1 KiB)", n, peer_p50);
@@ -227,6 +233,7 @@ int main(int argc, char **argv)
     double cp_ms = pct(lat, 7, 0.5);
     printf("%-44s %8.1f ms  (vs JSON replay: %.2fx)\n",
            "snapshot load, checkpoint + 0 commits, 100k files", cp_ms, cp_ms / json_ms);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    if (snprintf(cmd, sizeof cmd, "rm -rf '%s'", base) >= (int)sizeof cmd)
+        return 1;
     return system(cmd) == 0 ? 0 : 1;
 }
