@@ -136,7 +136,9 @@ typedef struct mcdc_sim_workload_result {
 /** Run a workload. Deterministic for a seed, a start and the database's prior state. */
 int mcdc_sim_workload(mcdc_sim *sim, const mcdc_sim_workload_options *opts, mcdc_sim_workload_result *out);
 
-/** A query result row: column names and types (the value model), values. Borrowed. */
+/** A query result row: column names and types (the value model), values. Borrowed. Called
+ *  once with @p values NULL before the rows (the header: names are final, types of computed
+ *  columns are settled per row). */
 typedef int (*mcdc_sim_row_cb)(const mcdc_schema *schema, const mcdc_value *values, void *payload);
 
 /** Run a read-only SELECT written with SQL Server's names (dbo.orders, cdc.dbo_orders_CT,

@@ -102,7 +102,8 @@ typedef struct mcdc_source_ops {
     int (*read_changes)(mcdc_source *src, const char *ci, const mcdc_lsn *after, const mcdc_lsn *upto,
                         mcdc_change_cb cb, void *payload);
     /** Stream the current rows of @p ci's source table (captured columns), ordered by key.
-     *  @p key_lo / @p key_hi: NULL for the whole table (key ranges are for backfill). */
+     *  @p key_lo / @p key_hi: NULL for the whole table (key ranges are for backfill); a range
+     *  is half-open, key_lo <= key < key_hi, values in key_columns() order. */
     int (*snapshot)(mcdc_source *src, const char *ci, const mcdc_value *key_lo, const mcdc_value *key_hi,
                     mcdc_row_cb cb, void *payload);
     /** The server's time zone as an IANA name ("UTC", "America/New_York"). Borrowed. */

@@ -25,12 +25,16 @@ static int print_row(const mcdc_schema *sc, const mcdc_value *v, void *payload)
     int rc = 0;
     mcdc_buf_clear(b);
     bool json = !strcmp(o->format, "jsonl"), csv = !strcmp(o->format, "csv");
-    if (o->n == 0 && !json) {
+    if (!v) { /* the header */
+        if (json) return 0;
         for (size_t i = 0; i < sc->n_cols; i++) {
             if (i) mcdc_buf_putc(b, csv ? ',' : '\t');
-            mcdc_buf_puts(b, sc->cols[i].name);
+            if (csv) mcdc_value_to_csv(b, &(mcdc_column){.type = MCDC_TYPE_STRING}, &(mcdc_value){.v.s = {sc->cols[i].name, strlen(sc->cols[i].name)}});
+            else mcdc_buf_puts(b, sc->cols[i].name);
         }
         mcdc_buf_putc(b, '\n');
+        if (b->ptr) fwrite(b->ptr, 1, b->len, stdout);
+        return 0;
     }
     if (json) mcdc_buf_putc(b, '{');
     for (size_t i = 0; rc == 0 && i < sc->n_cols; i++) {

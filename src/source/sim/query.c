@@ -197,6 +197,7 @@ int mcdc_sim_query(mcdc_sim *s, const char *sql, mcdc_sim_row_cb cb, void *paylo
             snprintf(name, sizeof name, "%s_%d", sqlite3_column_name(st, i), dup);
         if ((rc = mcdc_schema_add(sc, name, c.type, c.precision, c.scale, true)) < 0) goto freeall;
     }
+    rc = cb(sc, NULL, payload); /* the header: names known, values not */
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
         sim_arena a = {0};
         for (int i = 0; rc == 0 && i < n; i++) {

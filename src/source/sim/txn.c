@@ -133,8 +133,10 @@ static int prepare_table(mcdc_sim *s, sim_table *tb, int which)
         mcdc_buf_puts(&b, ")");
         break;
     case 1:
-        mcdc_buf_printf(&b, "UPDATE sim_src_%lld SET __key = ?", (long long)tb->id);
-        for (int k = 0; k < tb->n_live; k++) mcdc_buf_printf(&b, ", c%d = ?", tb->cols[tb->live[k]].column_id);
+        /* only non-key updates come here (key changes are a delete and an insert), so __key
+         * and its index stay untouched */
+        mcdc_buf_printf(&b, "UPDATE sim_src_%lld SET ", (long long)tb->id);
+        for (int k = 0; k < tb->n_live; k++) mcdc_buf_printf(&b, "%sc%d = ?", k ? ", " : "", tb->cols[tb->live[k]].column_id);
         mcdc_buf_puts(&b, " WHERE rowid = ?");
         break;
     case 2:
@@ -191,16 +193,19 @@ int sim__check_row(sim_txn *t, sim_table *tb, sim_val *row, bool is_insert)
 
 static int write_source(sim_txn *t, sim_table *tb, sqlite3_stmt *st, const sim_val *row, int64_t rowid)
 {
-    mcdc_buf *key = &t->s->keybuf;
-    if (key->max == 0) key->max = 1 << 20;
-    int rc = sim__table_key(tb, row, key);
-    if (rc < 0) return rc;
-    sqlite3_bind_blob(st, 1, key->ptr ? key->ptr : "", (int)key->len, SQLITE_STATIC);
+    /* insert: (__key, columns); update by rowid: (columns, rowid) */
+    int first = rowid >= 0 ? 1 : 2, rc;
+    if (rowid < 0) {
+        mcdc_buf *key = &t->s->keybuf;
+        if (key->max == 0) key->max = 1 << 20;
+        if ((rc = sim__table_key(tb, row, key)) < 0) return rc;
+        sqlite3_bind_blob(st, 1, key->ptr ? key->ptr : "", (int)key->len, SQLITE_STATIC);
+    }
     for (int k = 0; k < tb->n_live; k++) {
         int i = tb->live[k];
-        sim_bind(st, 2 + k, &tb->cols[i].type, &row[i]);
+        sim_bind(st, first + k, &tb->cols[i].type, &row[i]);
     }
-    if (rowid >= 0) sqlite3_bind_int64(st, 2 + tb->n_live, rowid);
+    if (rowid >= 0) sqlite3_bind_int64(st, first + tb->n_live, rowid);
     rc = sqlite3_step(st);
     if (rc == SQLITE_CONSTRAINT) rc = sim__dup_key_error(tb, row);
     else rc = rc == SQLITE_DONE ? 0 : sim__sqlite_error(t->s, rc, "writing a source row");

@@ -89,6 +89,7 @@ static __attribute__((unused)) void simt_capture(simt *t, const char *at, int ma
 static int dump_row(const mcdc_schema *sc, const mcdc_value *v, void *payload)
 {
     mcdc_buf *b = payload;
+    if (!v) return 0;
     mcdc_buf_putc(b, '{');
     for (size_t i = 0; i < sc->n_cols; i++) {
         if (i) mcdc_buf_putc(b, ',');
