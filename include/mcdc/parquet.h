@@ -195,9 +195,10 @@ int mcdc_parquet_writer_write_json(mcdc_parquet_writer *w, const void *row);
  * Reads any Parquet file: every encoding (PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY, RLE,
  * BIT_PACKED, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY,
  * BYTE_STREAM_SPLIT), data pages v1 and v2, every codec of codec.h, flat and nested
- * schemas. Row groups are read one at a time and, within one, each projected column
- * chunk is read whole and decoded a page at a time: memory stays about the size of the
- * projected column chunks of one row group plus one decoded page per column.
+ * schemas. Row groups are read one at a time and, within one, each projected column a
+ * page at a time: memory stays about one page (compressed and decoded) plus the
+ * dictionary per projected column, whatever the size of the file or its column chunks
+ * (a file opened from memory is read in place).
  *
  * Two ways to get rows:
  * - mcdc_parquet_reader_next: one mcdc_value per projected top-level column, typed per

@@ -60,11 +60,22 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     int rc = 0, exit_code = MCDC_EXIT_OK;
     if (mcdc_cli_get(a, "columns")) {
         char *list = strdup(mcdc_cli_get(a, "columns"));
-        const char *names[256];
+        size_t cap = 1;
+        for (const char *p = list ? list : ""; *p; p++)
+            cap += *p == ',';
+        const char **names = calloc(cap, sizeof *names);
         size_t n = 0;
-        for (char *save = NULL, *t = strtok_r(list, ",", &save); t && n < 256; t = strtok_r(NULL, ",", &save))
+        if (!list || !names) {
+            free(list);
+            free(names);
+            mcdc_parquet_reader_free(r);
+            fprintf(stderr, "mssql-cdc: error: out of memory\n");
+            return MCDC_EXIT_RUNTIME;
+        }
+        for (char *save = NULL, *t = strtok_r(list, ",", &save); t && n < cap; t = strtok_r(NULL, ",", &save))
             names[n++] = t;
         rc = mcdc_parquet_reader_select(r, names, n);
+        free(names);
         free(list);
         if (rc < 0) {
             exit_code = rc == MCDC_ENOTFOUND ? (mcdc_cli_fail(), MCDC_EXIT_USAGE) : mcdc_cli_fail();

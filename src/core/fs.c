@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/log.h"
 
 static atomic_uint temp_counter;
 
@@ -166,8 +167,10 @@ int mcdc_fs_publish_noreplace(const char *tmp_path, const char *path)
         }
         return mcdc_error_set(MCDC_EIO, "link %s to %s: %s", tmp_path, path, strerror(e));
     }
+    /* Published: a temp name left behind is debris (hidden from listings), not a failure
+     * of the publish, which callers must not retry. */
     if (unlink(tmp_path) != 0)
-        return IOERR("remove %s", tmp_path);
+        mcdc_log(MCDC_LOG_WARN, "fs", "published %s but could not remove %s: %s", path, tmp_path, strerror(errno));
     return mcdc_fs_fsync_parent(path);
 }
 

@@ -150,7 +150,7 @@ int pqr_col_open(pqr_col *c, mcdc_parquet_reader *r, size_t rg, const pqr_node *
     c->chunk_off = (uint64_t)start;
     c->chunk_len = (size_t)len;
     c->chunk = r->mem ? r->mem + c->chunk_off : NULL;
-    /* built values may be up to 256 times the page plus 16 MiB (see decode.h) */
+    /* values built by DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT: as much as a page may hold */
     c->arena.max = r->opt.max_page_bytes;
     return 0;
 }
@@ -249,16 +249,28 @@ static int values(pqr_col *c, mcdc_pqdec_cursor *cur, int encoding, size_t n)
     return rc < 0 ? pqr_col_fail(c, rc) : 0;
 }
 
+/* Levels and index scratch for @p n entries. */
 static int alloc_page(pqr_col *c, size_t n)
 {
     size_t cnt = n ? n : 1;
     c->rep = malloc(cnt);
     c->def = malloc(cnt);
     c->idx = malloc(cnt * sizeof *c->idx);
-    c->vals = malloc(cnt * sizeof *c->vals);
-    c->scratch = malloc(cnt * 2 * sizeof *c->scratch);
-    if (!c->rep || !c->def || !c->idx || !c->vals || !c->scratch)
+    if (!c->rep || !c->def || !c->idx)
         return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for a page of %zu values", n));
+    return 0;
+}
+
+/* Slots for @p present values, and delta scratch when the encoding needs it. */
+static int alloc_values(pqr_col *c, size_t present, int encoding)
+{
+    size_t cnt = present ? present : 1;
+    c->vals = malloc(cnt * sizeof *c->vals);
+    if (encoding == MCDC_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY || encoding == MCDC_PQ_ENC_DELTA_BYTE_ARRAY)
+        c->scratch = malloc(cnt * 2 * sizeof *c->scratch);
+    if (!c->vals || ((encoding == MCDC_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY ||
+                      encoding == MCDC_PQ_ENC_DELTA_BYTE_ARRAY) && !c->scratch))
+        return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for %zu values", present));
     return 0;
 }
 
@@ -376,7 +388,9 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
         present += c->def[i] == c->leaf->def_level;
     if (c->leaf->rep_level > 0 && n > 0 && c->n_read == 0 && c->rep[0] != 0)
         return FAIL("first entry of the chunk continues a row (repetition level %d)", c->rep[0]);
-    rc = values(c, &cur, encoding, present);
+    rc = alloc_values(c, present, encoding);
+    if (rc == 0)
+        rc = values(c, &cur, encoding, present);
     if (rc < 0)
         return rc;
     c->n = n;

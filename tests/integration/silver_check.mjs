@@ -6,7 +6,8 @@
 //       silver's rows without _start_lsn and _commit_ts equal the source's rows as a
 //       multiset (same columns, same values); every silver row has a _start_lsn.
 //   node silver_check.mjs json FILE KEY
-//       prints KEY of the JSON document in FILE.
+//       prints KEY of the JSON document in FILE (of its first element when it is an array;
+//       null when absent).
 import { readFileSync } from 'node:fs';
 
 const rows = (f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -33,7 +34,8 @@ if (cmd === 'silver-vs-source') {
   for (const [k, n] of want) if (n > 0) fail(`source row missing from silver: ${k}`);
   console.log(`${silver.length} rows equal`);
 } else if (cmd === 'json') {
-  const doc = JSON.parse(readFileSync(args[0], 'utf8'));
+  let doc = JSON.parse(readFileSync(args[0], 'utf8'));
+  if (Array.isArray(doc)) doc = doc[0] || {};
   const v = doc[args[1]];
   console.log(v === null || v === undefined ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 } else {
