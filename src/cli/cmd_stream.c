@@ -21,6 +21,7 @@
 #include "mcdc/log.h"
 #include "mcdc/options.h"
 #include "mcdc/pipeline.h"
+#include "mcdc/silver.h"
 #include "mcdc/source.h"
 #include "mcdc/time.h"
 #include "mcdc/warehouse.h"
@@ -39,6 +40,8 @@ static const mcdc_opt opts[] = {
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append progress events as JSON lines" },
     { "control", 0, MCDC_OPT_VALUE, "NAME", "control table: advance finalized_until while streaming" },
     { "granularity", 0, MCDC_OPT_VALUE, "G", "verdict period with --control: minute, hour (default) or day" },
+    { "silver", 0, MCDC_OPT_VALUE, "NAME", "silver table applied after the batches (needs --control)" },
+    { "keys", 0, MCDC_OPT_VALUE, "K1[,K2]", "silver's key columns (default: the capture instance's unique index)" },
     { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone)" },
     { 0 }
 };
@@ -62,6 +65,7 @@ static void on_signal(int sig)
 typedef struct cli_state {
     mcdc_tracker *tracker;   /* NULL without --control */
     const char   *target;
+    mcdc_silver_follower *silver; /* NULL without --silver */
 } cli_state;
 
 static void print_offset(FILE *f, const mcdc_offset *o)
@@ -85,6 +89,8 @@ static void listener(const mcdc_stream_progress *p, void *payload)
         fflush(stdout);
         if (st->tracker)
             mcdc_tracker_on_progress(st->tracker, p->run_id, &p->end);
+        if (st->silver)
+            mcdc_silver_follower_notify(st->silver);
         break;
     case MCDC_PROGRESS_IDLE:
         if (st->tracker && p->has_end)
@@ -118,6 +124,55 @@ static int resolve(char out[MCDC_PATH_MAX], const mcdc_cli_ctx *ctx, const char 
     return mcdc_warehouse_resolve(out, ctx->warehouse, name);
 }
 
+/* --silver: a follower that applies silver after the stream's batches. Keys come from
+ * --keys or from the capture instance's unique index. */
+static int start_silver(mcdc_silver_follower **out, const mcdc_cli_ctx *ctx,
+                        const mcdc_cli_args *a, const mcdc_stream_options *so, mcdc_source *src,
+                        const char *control_path, mcdc_granularity gran)
+{
+    static char silver_path[MCDC_PATH_MAX], keybuf[1024];
+    const char *keys[64];
+    char **src_keys = NULL;
+    size_t n_keys = 0, n_src_keys = 0;
+    int rc = resolve(silver_path, ctx, mcdc_cli_get(a, "silver"));
+    if (rc < 0)
+        return rc;
+    if (mcdc_cli_get(a, "keys")) {
+        snprintf(keybuf, sizeof keybuf, "%s", mcdc_cli_get(a, "keys"));
+        for (char *p = strtok(keybuf, ","); p && n_keys < 64; p = strtok(NULL, ","))
+            keys[n_keys++] = p;
+    } else {
+        if ((rc = src->ops->key_columns(src, so->capture_instance, &src_keys, &n_src_keys)) < 0)
+            return rc;
+        for (size_t i = 0; i < n_src_keys && n_keys < 64; i++)
+            keys[n_keys++] = src_keys[i];
+    }
+    if (n_keys == 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "--silver: capture instance %s has no unique index to "
+                            "key silver by", so->capture_instance);
+        mcdc_error_hint("pass --keys k1,k2");
+    } else {
+        mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
+        const char *cis[1] = { so->capture_instance };
+        o.bronze_name = so->target;
+        o.bronze_path = so->target_path;
+        o.silver_name = mcdc_cli_get(a, "silver");
+        o.silver_path = silver_path;
+        o.control_path = control_path;
+        o.facts_path = so->facts_path;
+        o.capture_instances = cis;
+        o.n_capture_instances = 1;
+        o.keys = keys;
+        o.n_keys = n_keys;
+        o.granularity = gran;
+        rc = mcdc_silver_follower_start(out, &o);
+    }
+    for (size_t i = 0; i < n_src_keys; i++)
+        free(src_keys[i]);
+    free(src_keys);
+    return rc;
+}
+
 static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
 {
     mcdc_stream_options so = MCDC_STREAM_OPTIONS_INIT;
@@ -125,6 +180,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     mcdc_source *src = NULL;
     mcdc_stream *s = NULL;
     mcdc_tracker *tracker = NULL;
+    mcdc_silver_follower *silver = NULL;
     int rc, exit_code = MCDC_EXIT_OK;
     static char target_path[MCDC_PATH_MAX], facts_path[MCDC_PATH_MAX], control_path[MCDC_PATH_MAX];
     static mcdc_control_target control;
@@ -199,6 +255,15 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         if ((rc = mcdc_finalize_granularity_parse(&gran, mcdc_cli_get(a, "granularity"))) < 0)
             goto usage;
     }
+    if (mcdc_cli_get(a, "silver") && !mcdc_cli_get(a, "control")) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--silver needs --control (silver's position "
+                                         "and verdict live there)");
+        goto done;
+    }
+    if (mcdc_cli_get(a, "keys") && !mcdc_cli_get(a, "silver")) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--keys needs --silver");
+        goto done;
+    }
     if ((rc = resolve(target_path, ctx, so.target)) < 0)
         goto usage;
     so.target_path = target_path;
@@ -230,7 +295,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     so.source = src;
 
-    cli_state st = { NULL, so.target };
+    cli_state st = { NULL, so.target, NULL };
     mcdc_stream_result res;
     char run_id[40];
     mcdc_delta_uuid(run_id);
@@ -258,6 +323,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         }
         st.tracker = tracker;
     }
+    if (mcdc_cli_get(a, "silver")) {
+        if ((rc = start_silver(&silver, ctx, a, &so, src, control_path, gran)) < 0) {
+            exit_code = mcdc_cli_fail();
+            goto done;
+        }
+        st.silver = silver;
+    }
     mcdc_stream_add_listener(s, listener, &st);
 
     struct sigaction sa;
@@ -273,6 +345,12 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     signal(SIGTERM, SIG_DFL);
     if (rc < 0) {
         mcdc_error saved = *mcdc_error_last();
+        if (silver) {
+            mcdc_silver_follower_finish(silver, false, NULL, NULL);
+            mcdc_error_set(saved.code, "%s", saved.message);
+            if (saved.hint[0])
+                mcdc_error_hint("%s", saved.hint);
+        }
         if (tracker) {
             mcdc_tracker_join(tracker, -1);
             mcdc_error_set(saved.code, "%s", saved.message);
@@ -317,10 +395,28 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
             printf("no verdict yet for %s in %s\n", so.target, mcdc_cli_get(a, "control"));
         }
     }
+    if (silver) {
+        /* once more after the tracker's last verdict, so silver's can follow it */
+        mcdc_silver_apply_result sr;
+        uint64_t n_applies = 0;
+        if (mcdc_silver_follower_finish(silver, true, &sr, &n_applies) < 0) {
+            mcdc_error_prefix("silver %s: data of bronze committed, silver not applied",
+                              mcdc_cli_get(a, "silver"));
+            exit_code = mcdc_cli_fail();
+            goto done;
+        }
+        char l[MCDC_LSN_STRLEN], t[MCDC_TIME_STRLEN];
+        printf("silver %s: %llu applies; applied_lsn %s, finalized_until %s\n",
+               mcdc_cli_get(a, "silver"), (unsigned long long)n_applies,
+               sr.has_applied_lsn ? mcdc_lsn_format(l, &sr.applied_lsn) : "none",
+               sr.finalized_until.has ? mcdc_time_format(t, sr.finalized_until.until_us, 0, false)
+                                      : "none");
+    }
     goto done;
 usage:
     exit_code = mcdc_cli_fail();
 done:
+    mcdc_silver_follower_free(silver);
     mcdc_tracker_free(tracker);
     mcdc_stream_free(s);
     mcdc_source_close(src);

@@ -267,6 +267,7 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
     int rc = logdir ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     char last_conflict[256] = "";
     int64_t cp_interval = 10; /* delta.checkpointInterval of the table we committed to */
+    bool wrote = false;       /* a version file was created */
 
     while (rc == 0) {
         mcdc_delta_snapshot *snap = NULL;
@@ -311,6 +312,7 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
             rc = mcdc_delta__create_noreplace(logdir, name, body.ptr, body.len);
             if (rc == 0) {
                 res.version = v;
+                wrote = true;
                 break;
             }
             if (rc != MCDC_EEXISTS)
@@ -357,7 +359,7 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
         backoff_sleep(backoff);
         backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
     }
-    if (rc == 0 && res.version >= 0 && !opts->no_checkpoint) {
+    if (rc == 0 && wrote && !opts->no_checkpoint) {
         bool written = false;
         int crc = mcdc_delta__maybe_checkpoint(path, res.version, cp_interval, &written);
         if (crc < 0) {

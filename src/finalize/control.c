@@ -41,6 +41,7 @@
 #define LOGGER "finalization"
 #define SCHEMA_VERSION "4"
 #define CHECKPOINT_INTERVAL "10"
+#define TOMBSTONE_RETENTION "interval 1 hour"
 
 enum {
     C_TABLE_NAME = 0,
@@ -475,6 +476,8 @@ int mcdc_control_ensure(const char *path, bool *created)
         rc = mcdc_delta_map_set(&conf, "mcdc.schema_version", SCHEMA_VERSION);
     if (rc == 0) /* bound log replay: every read replays at most 10 JSON commits */
         rc = mcdc_delta_map_set(&conf, "delta.checkpointInterval", CHECKPOINT_INTERVAL);
+    if (rc == 0) /* each advance leaves a tombstone: keep them out of checkpoints soon */
+        rc = mcdc_delta_map_set(&conf, "delta.deletedFileRetentionDuration", TOMBSTONE_RETENTION);
     if (rc == 0)
         rc = mcdc_delta_map_set(&conf, "comment",
                                 "completeness verdict per CDC-fed table, one row per table; "

@@ -17,7 +17,7 @@
 
 #define W 720          /* chart width, px */
 #define H 220          /* chart height, px */
-#define ML 70          /* left margin: y labels */
+#define ML 96          /* left margin: y labels (times need the room) */
 #define MR 16
 #define MT 16
 #define MB 36          /* bottom margin: x labels */
@@ -250,13 +250,12 @@ static void bar_chart(mcdc_buf *o, const mcdc_report_batch *const *b, size_t n)
     double ymax = 0;
     for (size_t i = 0; i < n; i++)
         ymax = fmax(ymax, (double)(b[i]->inserts + b[i]->updates + b[i]->deletes));
-    mcdc_buf_puts(o, "<figure><figcaption>Rows per batch by operation</figcaption>\n");
+    mcdc_buf_puts(o, "<figure><figcaption>Rows per batch by operation (x: batch number)</figcaption>\n");
     if (n == 0) {
         mcdc_buf_puts(o, "<p class='empty'>no batches yet</p></figure>\n");
         return;
     }
-    if (ymax <= 0)
-        ymax = 1;
+    ymax = ymax <= 0 ? 4 : ceil(ymax / 4) * 4; /* whole numbers on the four grid lines */
     mcdc_buf_printf(o, "<svg viewBox='0 0 %d %d' width='%d' height='%d' role='img' data-points='%zu'>\n", W, H, W, H, n);
     frame(o, 0, (double)(n > 1 ? n - 1 : 1), AXIS_NUMBER, 0, ymax, AXIS_NUMBER);
     double slot = (double)(W - ML - MR) / (double)n, bw = slot * 0.8 < 1 ? 1 : slot * 0.8;
@@ -368,8 +367,13 @@ int mcdc_report_render(mcdc_buf *o, const mcdc_report_data *d)
                 bs[nb++] = &d->batches[i];
         mcdc_buf_puts(o, "<h2>");
         esc(o, name);
-        mcdc_buf_printf(o, "</h2>\n<p class='meta'>%zu batches</p>\n", nb);
-        bar_chart(o, bs, nb);
+        if (nb == 0) {
+            mcdc_buf_puts(o, "</h2>\n<p class='meta'>No batches in the facts table: a table kept from another "
+                             "(silver, for one), with a verdict of its own.</p>\n");
+        } else {
+            mcdc_buf_printf(o, "</h2>\n<p class='meta'>%zu batches</p>\n", nb);
+            bar_chart(o, bs, nb);
+        }
 
         /* Lags over time (x: the batch's end commit on the source clock). */
         size_t nl = 0;
@@ -382,7 +386,8 @@ int mcdc_report_render(mcdc_buf *o, const mcdc_report_data *d)
             nl++;
         }
         series lags[2] = {{"capture lag", "#f08c00", x, y1, nl, false}, {"ingestion lag", "#7048e8", x, y2, nl, false}};
-        line_chart(o, "Capture and ingestion lag", lags, 2, AXIS_TIME, AXIS_SECONDS);
+        if (nb)
+            line_chart(o, "Capture and ingestion lag", lags, 2, AXIS_TIME, AXIS_SECONDS);
 
         /* Verdict against the newest commit over time. */
         for (size_t i = 0; i < d->n_points; i++)

@@ -611,11 +611,10 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 
 /* ---- the merge --------------------------------------------------------------------- */
 
-static int push_remove(ctx *c, const mcdc_delta_file *f)
+static void push_remove(ctx *c, const mcdc_delta_file *f)
 {
     c->removes[c->n_removes++] = f;
     c->res->silver_files_rewritten++;
-    return 0;
 }
 
 /* Rebuild: every silver file goes; the snapshot's rows (if any) stream past the change
@@ -709,9 +708,8 @@ static int sfile_lo_cmp(const void *pa, const void *pb)
 
 /* Rewrite one silver file: its rows matched against the change set, plus the new keys
  * whose target it is, in sorted runs. */
-static int rewrite_file(ctx *c, sfile *sf, const size_t *img_of, mcdc_value *scratch)
+static int rewrite_file(ctx *c, sfile *sf, const size_t *img_of)
 {
-    (void)scratch;
     mcdc_delta_snapshot view;
     mcdc_delta_file arr[1];
     mcdc_delta_scan *sc = NULL;
@@ -742,10 +740,10 @@ static int rewrite_file(ctx *c, sfile *sf, const size_t *img_of, mcdc_value *scr
         rc = rowbuf_add(&c->rb, c->silver_flat, im.row, im.key, im.key_len);
         c->res->rows_inserted++;
     }
-    if (rc == 0)
-        rc = push_remove(c, sf->f);
-    if (rc == 0)
+    if (rc == 0) {
+        push_remove(c, sf->f);
         rc = flush_rows(c);
+    }
     return rc;
 }
 
@@ -836,7 +834,7 @@ static int merge_incremental(ctx *c)
         }
     for (size_t i = 0; rc == 0 && i < nf; i++)
         if (fs[i].touched)
-            rc = rewrite_file(c, &fs[i], img_of, NULL);
+            rc = rewrite_file(c, &fs[i], img_of);
     /* keys no file's range could hold (or no files at all) */
     for (size_t k = 0; rc == 0 && k < n; k++) {
         if (target[k] < nf)

@@ -478,6 +478,45 @@ static void test_parquet_writer__an_empty_file_is_valid(void **state)
     mcdc_schema_free(s);
 }
 
+static void test_parquet_writer__float_bounds_skip_nan_and_widen_zeros(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/fl.parquet", dir);
+    mcdc_schema *s = mcdc_schema_new();
+    mcdc_schema_add(s, "zero", MCDC_TYPE_DOUBLE, 0, 0, true);
+    mcdc_schema_add(s, "nan", MCDC_TYPE_FLOAT, 0, 0, true);
+    mcdc_parquet_writer *w;
+    assert_int_equal(0, mcdc_parquet_writer_open(&w, path, s, NULL));
+    mcdc_value row[2] = { { .v.d = 0.0 }, { .v.f = NAN } };
+    assert_int_equal(0, mcdc_parquet_writer_write_row(w, row));
+    row[0].v.d = 0.0;
+    row[1].is_null = true;
+    assert_int_equal(0, mcdc_parquet_writer_write_row(w, row));
+    mcdc_parquet_write_result res;
+    assert_int_equal(0, mcdc_parquet_writer_close(w, &res));
+    mcdc_parquet_writer_free(w);
+    assert_true(res.cols[0].has_min_max);
+    assert_false(res.cols[1].has_min_max); /* NaN is no bound */
+    assert_int_equal(1, res.cols[1].null_count);
+    mcdc_pq_file_metadata m;
+    size_t size;
+    free(read_footer(path, &m, &size));
+    const mcdc_pq_statistics *z = &m.row_groups[0].columns[0].meta_data.statistics;
+    double lo, hi;
+    memcpy(&lo, z->min_value.ptr, 8);
+    memcpy(&hi, z->max_value.ptr, 8);
+    assert_true(lo == 0 && signbit(lo));  /* -0.0: a reader comparing -0.0 finds it */
+    assert_true(hi == 0 && !signbit(hi)); /* +0.0 */
+    const mcdc_pq_statistics *n = &m.row_groups[0].columns[1].meta_data.statistics;
+    assert_false(n->min_value.set);
+    assert_false(n->max_value.set);
+    assert_int_equal(1, n->null_count);
+    mcdc_pq__file_metadata_dispose(&m);
+    mcdc_parquet_write_result_dispose(&res);
+    mcdc_schema_free(s);
+}
+
 /* ---------------------------------------------------------------- interop files */
 
 static int write_text(const char *path, const char *text, size_t len)
@@ -551,6 +590,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parquet_writer__dictionary_falls_back_to_plain_mid_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parquet_writer__nested_rows_have_the_spark_shape_and_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parquet_writer__an_empty_file_is_valid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parquet_writer__float_bounds_skip_nan_and_widen_zeros, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,7 +77,7 @@ static void test_report_report__names_are_escaped(void **state)
     assert_null(strstr(out.ptr, "<b>x"));
     assert_null(strstr(out.ptr, "t<i>"));
     assert_non_null(strstr(out.ptr, "&lt;b&gt;x&lt;/b&gt;&amp;&#39;&quot;"));
-    assert_non_null(strstr(out.ptr, "no batches yet"));
+    assert_non_null(strstr(out.ptr, "No batches in the facts table"));
     mcdc_buf_dispose(&out);
     mcdc_report_data_free(&d);
 }
