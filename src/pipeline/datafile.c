@@ -48,9 +48,14 @@ int mcdc_datafile__open(mcdc_datafile **out, const char *table_path, const mcdc_
     }
     snprintf(f->name, nlen, "part-00000-%s-c000.snappy.parquet", uuid);
     snprintf(path, plen, "%s/%s", table_path, f->name);
+    /* No dictionary pages: bronze's columns are mostly distinct values (LSNs, seqvals, keys),
+     * for which building a dictionary that then falls back to PLAIN cost 2.5 times the
+     * encoding time (bench/stream); snappy still compresses repeated values. */
+    mcdc_parquet_writer_options wo = MCDC_PARQUET_WRITER_OPTIONS_INIT;
+    wo.dictionary = false;
     int rc = mcdc_fs_mkdirs(table_path); /* a table's first file may come before its log */
     if (rc == 0)
-        rc = mcdc_parquet_writer_open(&f->w, path, schema, NULL);
+        rc = mcdc_parquet_writer_open(&f->w, path, schema, &wo);
     free(path);
     if (rc < 0) {
         mcdc_datafile__discard(f);

@@ -383,6 +383,8 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
     mcdc_stream *s = x->s;
     if (!x->df) {
         int rc = mcdc_datafile__open(&x->df, s->o.target_path, s->bronze_schema);
+        if (rc == 0) /* reading and Parquet encoding overlap on two threads */
+            rc = mcdc_rowpipe__start(&x->pipe, x->df, s->bronze_schema);
         if (rc < 0)
             return rc;
     }
@@ -455,7 +457,7 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
         }
         }
     }
-    return mcdc_datafile__add(x->df, x->row);
+    return mcdc_rowpipe__add(x->pipe, x->row);
 }
 
 int mcdc_stream__on_change(const mcdc_change *ch, void *payload)
@@ -493,6 +495,8 @@ int mcdc_stream__read_init(read_ctx *x, mcdc_stream *s)
 
 void mcdc_stream__read_dispose(read_ctx *x)
 {
+    mcdc_rowpipe__abort(x->pipe); /* before the file it writes */
+    x->pipe = NULL;
     mcdc_datafile__discard(x->df);
     x->df = NULL;
     free(x->row);
@@ -507,8 +511,14 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, 
     *out_version = -1;
     mcdc_delta_file add = { 0 };
     mcdc_datafile *df = x->df;
+    int rc = mcdc_rowpipe__finish(x->pipe); /* every row is in the file */
+    x->pipe = NULL;
     x->df = NULL;
-    int rc = mcdc_datafile__finish(df, &add);
+    if (rc < 0) {
+        mcdc_datafile__discard(df);
+        return rc;
+    }
+    rc = mcdc_datafile__finish(df, &add);
     if (rc < 0)
         return rc;
     mcdc_failpoint(x->snapshot ? "stream.bootstrap.after_data_file" : "stream.after_data_file");

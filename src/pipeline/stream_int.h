@@ -17,6 +17,7 @@
 #include "mcdc/source.h"
 #include "mcdc/time.h"
 #include "pipeline/datafile.h"
+#include "pipeline/rowpipe.h"
 
 #define MAX_LISTENERS 8
 #define LOGGER "stream"
@@ -88,6 +89,7 @@ typedef struct batch_metrics {
 typedef struct read_ctx {
     mcdc_stream      *s;
     mcdc_datafile    *df;        /* opened at the first row: no file for an empty batch */
+    mcdc_rowpipe     *pipe;      /* hands rows to the thread that encodes df (with df) */
     mcdc_value       *row;       /* bronze row under construction */
     mcdc_batch_facts  facts;
     int64_t           batch_id;  /* -1 for snapshot rows */

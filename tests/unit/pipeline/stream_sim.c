@@ -1,6 +1,6 @@
 /* Unit tests for pipeline/stream.c against the simulator: a cleanup between two pages of
  * a read is caught (the data-loss guard re-checks min_lsn after every read), and without it
- * the same history streams whole. */
+ * the same history streams whole, with pages of 15 rows splitting transactions of 10. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -92,7 +92,7 @@ static int run(bool purge, mcdc_stream_result *res, purge_ctx *pc)
     mcdc_source *src = NULL;
     assert_int_equal(0, mcdc_sim_source_open(&src, db));
     pc->purge = purge;
-    assert_int_equal(0, mcdc_sim_source_set_paging(src, 10, between_pages, pc));
+    assert_int_equal(0, mcdc_sim_source_set_paging(src, 15, between_pages, pc));
     mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
     o.source = src;
     o.capture_instance = "dbo_t";

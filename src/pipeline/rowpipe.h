@@ -1,0 +1,34 @@
+/*
+ * pipeline/rowpipe.h: rows handed from the thread that reads the source to a thread that
+ * encodes them into a data file, so reading and Parquet encoding overlap (internal).
+ *
+ * The reader copies each row (strings and binaries into the chunk's own bytes) into a
+ * chunk of ROWPIPE_ROWS rows; a full chunk goes to the writer thread, which appends its
+ * rows to the data file in order. At most ROWPIPE_CHUNKS chunks exist, so memory is
+ * bounded whatever the batch size, and a reader that gets ahead waits. Rows reach the
+ * file in the order they were added. An error of the writer stops the pipe: the next add
+ * or the finish returns it, with its message, on the reader's thread.
+ */
+#ifndef MCDC_PIPELINE_ROWPIPE_H
+#define MCDC_PIPELINE_ROWPIPE_H
+
+#include "pipeline/datafile.h"
+
+typedef struct mcdc_rowpipe mcdc_rowpipe;
+
+/** Start the writer thread for @p df (borrowed until mcdc_rowpipe__finish or
+ *  mcdc_rowpipe__abort returns) with rows of @p schema (borrowed likewise).
+ *  @return 0; MCDC_ENOMEM; MCDC_ERROR when the thread cannot start. */
+int mcdc_rowpipe__start(mcdc_rowpipe **out, mcdc_datafile *df, const mcdc_schema *schema);
+
+/** Copy one row into the pipe (may wait for the writer). @return 0 or the writer's error. */
+int mcdc_rowpipe__add(mcdc_rowpipe *p, const mcdc_value *row);
+
+/** Hand over the last rows, wait for the writer to write them, stop it and free the pipe.
+ *  @return 0 or the writer's first error. */
+int mcdc_rowpipe__finish(mcdc_rowpipe *p);
+
+/** Stop the writer without waiting for pending rows and free; accepts NULL. */
+void mcdc_rowpipe__abort(mcdc_rowpipe *p);
+
+#endif
