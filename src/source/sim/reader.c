@@ -421,8 +421,9 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     if (next_rowid < 0) return 0;
     sqlite3_stmt *st;
     int page = 0;
-    mcdc_lsn prev_lsn = mcdc_lsn_zero(); /* the last row of the page before and its time */
-    int64_t prev_ts_us = 0;
+    mcdc_lsn prev_lsn = mcdc_lsn_zero();
+    int64_t prev_ts = 0;
+    bool have_prev = false;
     for (;;) {
         /* the instance may have been disabled between pages */
         if (page > 0) {
@@ -490,22 +491,22 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
                     while (j < ne && mcdc_lsn_cmp(&e[j].lsn, &c->start_lsn) < 0) j++;
                     if (j < ne && mcdc_lsn_cmp(&e[j].lsn, &c->start_lsn) == 0) {
                         c->commit_ts_us = e[j].utc_us;
-                    } else if (i > 0 && mcdc_lsn_cmp(&rows[i - 1].ch.start_lsn, &c->start_lsn) == 0) {
-                        c->commit_ts_us = rows[i - 1].ch.commit_ts_us;
-                    } else if (i == 0 && page > 0 && mcdc_lsn_cmp(&prev_lsn, &c->start_lsn) == 0) {
-                        c->commit_ts_us = prev_ts_us; /* a transaction split across two pages */
+                    } else if (have_prev && mcdc_lsn_cmp(&prev_lsn, &c->start_lsn) == 0) {
+                        /* a transaction whose rows span two pages: its entry was fed before */
+                        c->commit_ts_us = prev_ts;
                     } else {
                         char l[MCDC_LSN_STRLEN];
                         rc = mcdc_error_set(MCDC_ESOURCE, "%s: change rows at %s have no cdc.lsn_time_mapping entry",
                                             s->path, mcdc_lsn_format(l, &c->start_lsn));
                         break;
                     }
+                    prev_lsn = c->start_lsn;
+                    prev_ts = c->commit_ts_us;
+                    have_prev = true;
                     rc = cb(c, payload);
                 }
                 free(e);
             }
-            prev_lsn = rows[n - 1].ch.start_lsn;
-            prev_ts_us = rows[n - 1].ch.commit_ts_us;
         }
         free(rows);
         sim_arena_free(&a);

@@ -178,6 +178,30 @@ static void test_source_sim_reader__ranges_order_and_nth_commit(void **state)
     simt_close(&t);
 }
 
+static void test_source_sim_reader__transaction_spanning_pages_keeps_its_commit_time(void **state)
+{
+    (void)state;
+    simt t;
+    simt_open(&t, "Europe/Berlin");
+    simt_orders(&t, "2025-10-26T00:00:00");
+    simt_exec(&t, NULL, "2025-10-26T00:50:00", "INSERT INTO dbo.orders (order_id) VALUES (1), (2), (3)");
+    simt_exec(&t, NULL, "2025-10-26T01:10:00", "INSERT INTO dbo.orders (order_id) VALUES (4), (5), (6)");
+    simt_capture(&t, "2025-10-26T01:11:00", 0);
+    mcdc_source *src = open_src(&t);
+    assert_int_equal(0, mcdc_sim_source_set_paging(src, 2, NULL, NULL));
+    mcdc_lsn zero = mcdc_lsn_zero(), max;
+    assert_int_equal(0, src->ops->max_lsn(src, &max));
+    collected k = {0};
+    assert_int_equal(0, src->ops->read_changes(src, "dbo_orders", &zero, &max, collect, &k));
+    assert_int_equal(6, k.n);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(i + 1, k.key[i]);
+        assert_int_equal(T(i < 3 ? "2025-10-26T00:50:00" : "2025-10-26T01:10:00"), k.ts[i]);
+    }
+    mcdc_source_close(src);
+    simt_close(&t);
+}
+
 typedef struct cleanup_hook {
     simt   *t;
     int     at_page;
@@ -375,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_source_sim_reader__commit_times_on_fall_back_nights),
         cmocka_unit_test(test_source_sim_reader__mapping_holds_server_local_time),
         cmocka_unit_test(test_source_sim_reader__ranges_order_and_nth_commit),
+        cmocka_unit_test(test_source_sim_reader__transaction_spanning_pages_keeps_its_commit_time),
         cmocka_unit_test(test_source_sim_reader__cleanup_between_pages_of_one_read),
         cmocka_unit_test(test_source_sim_reader__instances_ddl_and_snapshots),
         cmocka_unit_test(test_source_sim_reader__source_strings),
