@@ -13,8 +13,9 @@ db=$dir/bench.sqlite
 bin=$build/mssql-cdc
 "$bin" sim init "$db" --table dbo.orders --keys order_id --at 2026-10-01T00:00:00 \
   --schema 'order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, placed_at DATETIME2(3) NULL, status VARCHAR(16) NULL, qty INT NULL, price FLOAT NULL, note NVARCHAR(100) NULL' >/dev/null
-# 4 change rows per transaction on average (an update is two rows)
-tx=$((n * 10 / 52))
+# 4 statements per transaction, an update writes two change rows: about 4.32 change rows
+# per transaction with the default mix (measured)
+tx=$((n * 100 / 432))
 start=$(date +%s.%N)
 "$bin" sim workload "$db" --table dbo.orders --transactions "$tx" --rows-per-transaction 4 \
   --seed 1 --start 2026-10-01T00:00:01 --interval 10ms --capture-every 1m >/dev/null
