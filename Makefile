@@ -20,8 +20,10 @@ demo: build
 test:
 	./scripts/test
 
+# The binary, libmcdc.a, its headers, mcdc.pc and the man page mssql-cdc.1.
 install: build
-	cmake --install build --prefix $(PREFIX)
+	cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --install build
 
 clean:
 	rm -rf build build-asan

@@ -34,23 +34,26 @@ int pqr_col_fail(pqr_col *c, int rc)
 
 #define FAIL(...) pqr_col_fail(c, mcdc_error_set(MCDC_ECORRUPT, __VA_ARGS__))
 
+/* Forget the current page; its buffers are kept for the next one. */
 static void page_reset(pqr_col *c)
 {
-    free(c->body_buf);
-    c->body_buf = NULL;
-    free(c->page_buf);
-    free(c->rep);
-    free(c->def);
-    free(c->vals);
-    free(c->idx);
-    free(c->scratch);
-    c->page_buf = NULL;
-    c->rep = c->def = NULL;
-    c->vals = NULL;
-    c->idx = NULL;
-    c->scratch = NULL;
     c->n = c->i = c->n_vals = c->vi = 0;
     mcdc_buf_clear(&c->arena);
+}
+
+/* Make *p hold at least @p need bytes (its contents are not kept). */
+static int reserve(pqr_col *c, void *pp, size_t *cap, size_t need)
+{
+    void **p = (void **)pp;
+    if (*p && need <= *cap)
+        return 0;
+    size_t ncap = need < 4096 ? 4096 : need;
+    free(*p);
+    *p = malloc(ncap);
+    *cap = *p ? ncap : 0;
+    if (!*p)
+        return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for %zu bytes", need));
+    return 0;
 }
 
 void pqr_col_close(pqr_col *c)
@@ -59,43 +62,46 @@ void pqr_col_close(pqr_col *c)
         return;
     page_reset(c);
     mcdc_buf_dispose(&c->arena);
+    free(c->body_buf);
+    free(c->page_buf);
+    free(c->rep);
+    free(c->def);
+    free(c->vals);
+    free(c->idx);
+    free(c->scratch);
     free(c->hdr_buf);
     free(c->dict_buf);
     free(c->dict);
     memset(c, 0, sizeof *c);
 }
 
-/* Bytes [off, off+len) of the chunk: borrowed from a memory file, else read into a new
- * buffer in *own (freed by the caller). */
-static int fetch(pqr_col *c, size_t off, size_t len, uint8_t **own, const uint8_t **p)
+/* Bytes [off, off+len) of the chunk: borrowed from a memory file, else read into *buf
+ * (grown as needed; *cap its size). */
+static int fetch(pqr_col *c, size_t off, size_t len, uint8_t **buf, size_t *cap,
+                 const uint8_t **p)
 {
     mcdc_parquet_reader *r = c->r;
-    *own = NULL;
     if (c->chunk) {
         *p = c->chunk + off;
         return 0;
     }
+    int rc = reserve(c, buf, cap, len);
+    if (rc < 0)
+        return rc;
+    uint8_t *b = *buf;
     uint64_t at = c->chunk_off + off;
-    uint8_t *b = malloc(len ? len : 1);
-    if (!b)
-        return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for %zu bytes", len));
     size_t got = 0;
     while (got < len) {
         ssize_t n = pread(r->fd, b + got, len - got, (off_t)(at + got));
-        if (n < 0) {
-            free(b);
+        if (n < 0)
             return pqr_col_fail(c, mcdc_error_set(MCDC_EIO, "read at byte %" PRIu64 " failed: %s",
                                                   at + got, strerror(errno)));
-        }
-        if (n == 0) {
-            free(b);
+        if (n == 0)
             return pqr_col_fail(c, mcdc_error_set(MCDC_ECORRUPT, "file ends at byte %" PRIu64
                                                   " inside the column chunk",
                                                   at + got));
-        }
         got += (size_t)n;
     }
-    *own = b;
     *p = b;
     return 0;
 }
@@ -253,35 +259,33 @@ static int values(pqr_col *c, mcdc_pqdec_cursor *cur, int encoding, size_t n)
 static int alloc_page(pqr_col *c, size_t n)
 {
     size_t cnt = n ? n : 1;
-    c->rep = malloc(cnt);
-    c->def = malloc(cnt);
-    c->idx = malloc(cnt * sizeof *c->idx);
-    if (!c->rep || !c->def || !c->idx)
-        return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for a page of %zu values", n));
-    return 0;
+    int rc = reserve(c, &c->rep, &c->rep_cap, cnt);
+    if (rc == 0)
+        rc = reserve(c, &c->def, &c->def_cap, cnt);
+    if (rc == 0)
+        rc = reserve(c, &c->idx, &c->idx_cap, cnt * sizeof *c->idx);
+    return rc;
 }
 
 /* Slots for @p present values, and delta scratch when the encoding needs it. */
 static int alloc_values(pqr_col *c, size_t present, int encoding)
 {
     size_t cnt = present ? present : 1;
-    c->vals = malloc(cnt * sizeof *c->vals);
-    if (encoding == MCDC_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY || encoding == MCDC_PQ_ENC_DELTA_BYTE_ARRAY)
-        c->scratch = malloc(cnt * 2 * sizeof *c->scratch);
-    if (!c->vals || ((encoding == MCDC_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY ||
-                      encoding == MCDC_PQ_ENC_DELTA_BYTE_ARRAY) && !c->scratch))
-        return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for %zu values", present));
-    return 0;
+    int rc = reserve(c, &c->vals, &c->vals_cap, cnt * sizeof *c->vals);
+    if (rc == 0 &&
+        (encoding == MCDC_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY || encoding == MCDC_PQ_ENC_DELTA_BYTE_ARRAY))
+        rc = reserve(c, &c->scratch, &c->scratch_cap, cnt * 2 * sizeof *c->scratch);
+    return rc;
 }
 
-/* Decompress @p len bytes at @p src into a new buffer of @p out_len bytes. */
-static int inflate_to(pqr_col *c, const uint8_t *src, size_t len, size_t out_len, uint8_t **out)
+/* Decompress @p len bytes at @p src into *out (grown to @p out_len bytes; *cap its size). */
+static int inflate_to(pqr_col *c, const uint8_t *src, size_t len, size_t out_len, uint8_t **out,
+                      size_t *cap)
 {
-    *out = malloc(out_len ? out_len : 1);
-    if (!*out)
-        return pqr_col_fail(c, mcdc_error_set(MCDC_ENOMEM, "out of memory for a page of %zu bytes",
-                                              out_len));
-    int rc = mcdc_codec__decompress(*out, out_len, c->meta->codec, src, len);
+    int rc = reserve(c, out, cap, out_len);
+    if (rc < 0)
+        return rc;
+    rc = mcdc_codec__decompress(*out, out_len, c->meta->codec, src, len);
     if (rc < 0)
         return pqr_col_fail(c, rc);
     return 0;
@@ -298,14 +302,16 @@ static int dictionary_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8
         return FAIL("dictionary of %" PRId32 " values", d->num_values);
     const uint8_t *p = body;
     if (c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED) {
+        size_t dict_cap = 0;
         int rc = inflate_to(c, body, (size_t)h->compressed_page_size,
-                            (size_t)h->uncompressed_page_size, &c->dict_buf);
+                            (size_t)h->uncompressed_page_size, &c->dict_buf, &dict_cap);
         if (rc < 0)
             return rc;
         p = c->dict_buf;
     } else if (c->body_buf) { /* the values point into the body: keep it with the chunk */
         c->dict_buf = c->body_buf;
         c->body_buf = NULL;
+        c->body_cap = 0;
     }
     size_t plen = c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED ? (size_t)h->uncompressed_page_size
                                                                 : (size_t)h->compressed_page_size;
@@ -339,7 +345,7 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
         const uint8_t *p = body;
         size_t plen = clen;
         if (c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED) {
-            rc = inflate_to(c, body, clen, ulen, &c->page_buf);
+            rc = inflate_to(c, body, clen, ulen, &c->page_buf, &c->page_cap);
             if (rc < 0)
                 return rc;
             p = c->page_buf;
@@ -375,7 +381,7 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
         const uint8_t *vp = body + rl + dl;
         size_t vlen = clen - rl - dl, vulen = ulen - rl - dl;
         if (d->is_compressed && c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED && vulen > 0) {
-            rc = inflate_to(c, vp, vlen, vulen, &c->page_buf);
+            rc = inflate_to(c, vp, vlen, vulen, &c->page_buf, &c->page_cap);
             if (rc < 0)
                 return rc;
             vp = c->page_buf;
@@ -417,9 +423,7 @@ static int next_page(pqr_col *c)
         /* a descriptor's page header is read through a window that grows until it holds
          * the whole header (statistics may make one large) */
         for (size_t win = chunk_left < 4096 ? chunk_left : 4096;;) {
-            free(c->hdr_buf);
-            c->hdr_buf = NULL;
-            rc = fetch(c, c->pos, win, &c->hdr_buf, &hp);
+            rc = fetch(c, c->pos, win, &c->hdr_buf, &c->hdr_cap, &hp);
             if (rc < 0)
                 return rc;
             rc = mcdc_pq__parse_page_header(&h, &hlen, hp, win, c->page_off);
@@ -427,8 +431,6 @@ static int next_page(pqr_col *c)
                 break;
             win = chunk_left / 8 < win ? chunk_left : win * 8;
         }
-        free(c->hdr_buf);
-        c->hdr_buf = NULL;
         if (rc < 0)
             return pqr_col_fail(c, rc);
         size_t left = chunk_left - hlen;
@@ -446,7 +448,7 @@ static int next_page(pqr_col *c)
             return rc;
         }
         const uint8_t *body;
-        rc = fetch(c, c->pos + hlen, (size_t)h.compressed_page_size, &c->body_buf, &body);
+        rc = fetch(c, c->pos + hlen, (size_t)h.compressed_page_size, &c->body_buf, &c->body_cap, &body);
         if (rc < 0) {
             mcdc_pq__page_header_dispose(&h);
             return rc;

@@ -95,9 +95,11 @@ typedef struct pqr_col {
     mcdc_pqdec_val      *dict;      /* owned; n_dict entries pointing into dict_buf/chunk */
     uint8_t             *hdr_buf;   /* owned page header bytes read from a descriptor */
     uint8_t             *body_buf;  /* owned current page body read from a descriptor */
+    size_t               hdr_cap, body_cap, page_cap; /* bytes allocated in those buffers */
+    size_t               rep_cap, def_cap, idx_cap, vals_cap, scratch_cap; /* likewise */
     size_t               n_dict;
     bool                 has_dict;
-    /* current data page */
+    /* current data page; the buffers are reused from page to page */
     uint8_t             *page_buf;  /* owned decompressed page, or NULL */
     uint8_t             *rep, *def; /* owned levels, n entries each */
     mcdc_pqdec_val      *vals;      /* owned; n_vals present values */
