@@ -132,3 +132,21 @@ char *mcdc_delta_uuid(char out[37])
              r[13], r[14], r[15]);
     return out;
 }
+
+int mcdc_delta_path_encode(mcdc_buf *out, const char *path)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    int rc = 0;
+    for (const unsigned char *p = (const unsigned char *)path; rc == 0 && *p; p++) {
+        unsigned char c = *p;
+        bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
+        if (keep) {
+            rc = mcdc_buf_putc(out, (char)c);
+        } else {
+            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+            rc = mcdc_buf_put(out, e, 3);
+        }
+    }
+    return rc;
+}

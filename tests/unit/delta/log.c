@@ -46,6 +46,18 @@ static void put(const char *t, int v, const char *text)
     testenv_write(p, text);
 }
 
+static void test_delta_log__path_encode_keeps_unreserved_and_slash(void **state)
+{
+    (void)state;
+    mcdc_buf b = MCDC_BUF_INIT(1 << 16);
+    assert_int_equal(0, mcdc_delta_path_encode(&b, "date=2026-10-01/part a%b~.parquet"));
+    assert_string_equal("date%3D2026-10-01/part%20a%25b~.parquet", b.ptr);
+    mcdc_buf_clear(&b);
+    assert_int_equal(0, mcdc_delta_path_encode(&b, "caf\xc3\xa9"));
+    assert_string_equal("caf%C3%A9", b.ptr);
+    mcdc_buf_dispose(&b);
+}
+
 static void test_delta_log__truncated_line_names_file_and_line(void **state)
 {
     const char *t = *state;
@@ -225,6 +237,7 @@ static void test_delta_log__schema_parse_nested_and_mapping(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        T(test_delta_log__path_encode_keeps_unreserved_and_slash),
         T(test_delta_log__truncated_line_names_file_and_line),
         T(test_delta_log__gap_in_versions_is_corrupt),
         T(test_delta_log__unknown_actions_and_fields_are_ignored),
