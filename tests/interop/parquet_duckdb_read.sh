@@ -91,7 +91,7 @@ done
 
 # projection and text/csv output agree with jsonl on a column
 f=$work/flat_snappy_v1.parquet
-"$BIN" parquet cat --format jsonl --columns s_dict,id "$f" | head -3 >"$work/proj.jsonl"
+"$BIN" parquet cat --format jsonl --columns s_dict,id -n 3 "$f" >"$work/proj.jsonl"
 node -e '
   const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
   const ok = l.length === 3 && JSON.stringify(Object.keys(l[0])) === "[\"s_dict\",\"id\"]" && l[0].s_dict === null && l[1].s_dict === "" && l[2].id === 2;
