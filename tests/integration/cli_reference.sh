@@ -2,7 +2,7 @@
 # The command line and its reference agree (style guide habit 15, architecture §7):
 # - `mssql-cdc --help` lists commands, and each one's `--help` exits 0 and shows an example;
 # - each command has a section "## <command>" in docs/reference/cli-<group>.md naming every
-#   option its --help lists;
+#   option its --help lists, and every option row of that section is an option it has;
 # - docs/reference/cli.md links every group page and holds the exit-code table of cli.h.
 set -uo pipefail
 bin=${MCDC_BIN:?} src=${MCDC_SRC:?}
@@ -31,6 +31,12 @@ for cmd in "${cmds[@]}"; do
     [ "$opt" = "--help" ] && continue
     grep -q -- "$opt\b" <<<"$section" || bad "'$cmd': option $opt is not in its section of cli-$group.md"
   done < <(sed -n '/^options:/,/^$/p' <<<"$help" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+  # The reverse: every option row of the section (a table row that starts with a flag)
+  # names an option the command has.
+  while read -r opt; do
+    sed -n '/^options:/,/^$/p' <<<"$help" | grep -qE -- "$opt( |,|$)" ||
+      bad "'$cmd': docs list option $opt, which '$cmd --help' does not have"
+  done < <(grep -E '^\| *`(-[a-zA-Z], )?--[a-z]' <<<"$section" | sed -E 's/^\| *`(-[a-zA-Z], )?(--[a-z][a-z0-9-]*).*/\2/' | sort -u)
 done
 
 # Exit codes: every MCDC_EXIT_* value of cli.h appears as a row of the table in cli.md.
