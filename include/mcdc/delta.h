@@ -464,6 +464,16 @@ int mcdc_delta_writer_write(mcdc_delta_writer *w, const mcdc_value *row);
 int mcdc_delta_writer_finish(mcdc_delta_writer *w, mcdc_delta_file **files, size_t *n_files);
 /** Free a writer; files not handed out by finish are deleted. Accepts NULL. */
 void mcdc_delta_writer_free(mcdc_delta_writer *w);
+
+struct mcdc_parquet_write_result;
+/** Append the add action's stats JSON (numRecords, minValues, maxValues, nullCount) for a
+ *  data file written with @p schema, from its Parquet writer's result. Bounds are exact
+ *  (decimals as written, timestamps cut down to milliseconds, a string min cut to a
+ *  32-code-point prefix, a longer string max, NaN and booleans left out, as readers take
+ *  a missing bound as "may match"). Every writer of data files uses this one function.
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_delta_stats_json(mcdc_buf *out, const mcdc_schema *schema,
+                          const struct mcdc_parquet_write_result *r);
 /** Free an array of file actions. */
 void mcdc_delta_files_free(mcdc_delta_file *files, size_t n);
 

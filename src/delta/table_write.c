@@ -330,15 +330,15 @@ static int stat_json(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v, boo
     }
 }
 
-static int build_stats(mcdc_buf *b, const mcdc_delta_writer *w, const mcdc_parquet_write_result *r)
+int mcdc_delta_stats_json(mcdc_buf *b, const mcdc_schema *schema, const mcdc_parquet_write_result *r)
 {
     int rc = mcdc_buf_printf(b, "{\"numRecords\":%lld", (long long)r->num_rows);
     static const char *const sections[] = { "minValues", "maxValues", "nullCount" };
     for (int s = 0; rc == 0 && s < 3; s++) {
         rc = mcdc_buf_printf(b, ",\"%s\":{", sections[s]);
         bool first = true;
-        for (size_t i = 0; rc == 0 && i < r->n_cols && i < w->file_schema->n_cols; i++) {
-            const mcdc_column *c = &w->file_schema->cols[i];
+        for (size_t i = 0; rc == 0 && i < r->n_cols && i < schema->n_cols; i++) {
+            const mcdc_column *c = &schema->cols[i];
             const mcdc_parquet_column_stats *cs = &r->cols[i];
             if (s < 2 && !cs->has_min_max)
                 continue;
@@ -378,7 +378,7 @@ static int close_part(mcdc_delta_writer *w, part_file *p)
         return rc;
     mcdc_failpoint("delta.writer.file_closed");
     mcdc_buf stats = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
-    rc = build_stats(&stats, w, &res);
+    rc = mcdc_delta_stats_json(&stats, w->file_schema, &res);
     mcdc_delta_file *d = realloc(w->done, (w->n_done + 1) * sizeof *d);
     if (rc == 0 && !d)
         rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");

@@ -4,25 +4,21 @@
  *
  * Rows go through the Parquet writer, which keeps about one row group in memory and
  * publishes the file (fsync, link without replace, directory fsync) only on close.
- * The add action's stats follow what Spark writes (PROTOCOL "Per-file Statistics"):
- * numRecords, nullCount for every column, minValues/maxValues for numbers, dates,
- * timestamps (milliseconds, truncated, so a reader widens a max by 999 µs; timestamp with
- * a Z, timestamp_ntz without) and strings of at most 32 bytes; none for booleans,
- * binaries, NaN or longer strings, which readers then take as "may match".
+ * The add action's stats are the Delta layer's (mcdc_delta_stats_json, shared by every
+ * writer of data files: exact bounds, timestamps cut down to milliseconds, a long string's
+ * max left out so readers take it as "may match").
  */
 #include "pipeline/datafile.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "mcdc/delta.h"
 #include "mcdc/fs.h"
 #include "mcdc/parquet.h"
 #include "mcdc/time.h"
-
-#define MAX_STAT_STRING 32
 
 struct mcdc_datafile {
     mcdc_parquet_writer *w;     /* the open writer; NULL once closed */
@@ -78,92 +74,6 @@ int64_t mcdc_datafile__rows(const mcdc_datafile *f)
     return f->rows;
 }
 
-/* Append the stats value of one column, or nothing (returns 1) when it has none. */
-static int stat_value(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v)
-{
-    char t[MCDC_TIME_STRLEN];
-    switch (c->type) {
-    case MCDC_TYPE_BYTE:
-    case MCDC_TYPE_SHORT:
-    case MCDC_TYPE_INT:
-    case MCDC_TYPE_LONG:
-        return mcdc_buf_printf(b, "%lld", (long long)v->v.i);
-    case MCDC_TYPE_FLOAT:
-        if (!isfinite(v->v.f))
-            return 1;
-        return mcdc_buf_printf(b, "%.9g", (double)v->v.f);
-    case MCDC_TYPE_DOUBLE:
-        if (!isfinite(v->v.d))
-            return 1;
-        return mcdc_buf_printf(b, "%.17g", v->v.d);
-    case MCDC_TYPE_DECIMAL: {
-        char d[48];
-        return mcdc_buf_puts(b, mcdc_decimal_format(d, v->v.dec, c->scale));
-    }
-    case MCDC_TYPE_DATE: {
-        int64_t y;
-        unsigned m, d;
-        mcdc_civil_from_days(v->v.i, &y, &m, &d);
-        return mcdc_buf_printf(b, "\"%04lld-%02u-%02u\"", (long long)y, m, d);
-    }
-    case MCDC_TYPE_TIMESTAMP:
-    case MCDC_TYPE_TIMESTAMP_NTZ: {
-        int64_t ms = v->v.i - (((v->v.i % 1000) + 1000) % 1000); /* truncate to ms */
-        mcdc_time_format(t, ms, 3, c->type == MCDC_TYPE_TIMESTAMP);
-        return mcdc_buf_printf(b, "\"%s\"", t);
-    }
-    case MCDC_TYPE_STRING:
-        if (v->v.s.len > MAX_STAT_STRING)
-            return 1;
-        return mcdc_json_quote(b, v->v.s.ptr, v->v.s.len);
-    default:
-        return 1; /* booleans, binaries */
-    }
-}
-
-static int stats_json(mcdc_buf *b, const mcdc_schema *s, const mcdc_parquet_write_result *r)
-{
-    int rc = mcdc_buf_printf(b, "{\"numRecords\":%lld", (long long)r->num_rows);
-    for (int pass = 0; pass < 2 && rc == 0; pass++) {
-        rc = mcdc_buf_puts(b, pass == 0 ? ",\"minValues\":{" : "},\"maxValues\":{");
-        bool first = true;
-        for (size_t i = 0; i < s->n_cols && i < r->n_cols && rc == 0; i++) {
-            const mcdc_parquet_column_stats *cs = &r->cols[i];
-            if (!cs->has_min_max)
-                continue;
-            size_t mark = b->len;
-            if (!first)
-                rc = mcdc_buf_putc(b, ',');
-            if (rc == 0)
-                rc = mcdc_json_quote(b, s->cols[i].name, strlen(s->cols[i].name));
-            if (rc == 0)
-                rc = mcdc_buf_putc(b, ':');
-            if (rc == 0)
-                rc = stat_value(b, &s->cols[i], pass == 0 ? &cs->min : &cs->max);
-            if (rc == 1) { /* no value for this column: take the key back */
-                b->len = mark;
-                b->ptr[mark] = '\0';
-                rc = 0;
-                continue;
-            }
-            first = false;
-        }
-    }
-    if (rc == 0)
-        rc = mcdc_buf_puts(b, "},\"nullCount\":{");
-    for (size_t i = 0; i < s->n_cols && i < r->n_cols && rc == 0; i++) {
-        if (i)
-            rc = mcdc_buf_putc(b, ',');
-        if (rc == 0)
-            rc = mcdc_json_quote(b, s->cols[i].name, strlen(s->cols[i].name));
-        if (rc == 0)
-            rc = mcdc_buf_printf(b, ":%lld", (long long)r->cols[i].null_count);
-    }
-    if (rc == 0)
-        rc = mcdc_buf_puts(b, "}}");
-    return rc;
-}
-
 int mcdc_datafile__finish(mcdc_datafile *f, mcdc_delta_file *out)
 {
     memset(out, 0, sizeof *out);
@@ -173,7 +83,7 @@ int mcdc_datafile__finish(mcdc_datafile *f, mcdc_delta_file *out)
     f->w = NULL;
     mcdc_buf st = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
     if (rc == 0)
-        rc = stats_json(&st, f->schema, &r);
+        rc = mcdc_delta_stats_json(&st, f->schema, &r);
     if (rc == 0) {
         out->path = strdup(f->name);
         out->size = (int64_t)r.file_size;
