@@ -8,8 +8,8 @@
 //   ```sh       shell commands, run in order with `bash -euo pipefail`; a failing command
 //               fails the test, named by file and line.
 //   ```console  a transcript: a line starting with `$ ` is a command (a line ending in `\`
-//               continues on the next one); the lines up to the next `$ ` are what it prints,
-//               stdout and stderr together. In them `...` matches any text within a line, a
+//               continues on the next one); the lines up to the next `$ ` are what it prints:
+//               its stdout, or its stdout followed by its stderr (logs may be left out). In them `...` matches any text within a line, a
 //               line of only `...` any number of lines, and any run of blanks any run of
 //               blanks. A command must exit 0 unless the next command is `echo $?`.
 //   ```sql      DuckDB SQL over the tables the examples before it wrote: `delta_scan('PATH')`
@@ -176,7 +176,7 @@ function runFile(file) {
         const id = `${b.line}.${j}`;
         emit(`trap - ERR; set +e; (exit $__rc)`, c.line);
         emit('{ ' + dataPaths(c.text, scratch), c.line);
-        emit(`} >"$__st/out.${id}" 2>&1; __rc=$?; set -e; echo $__rc >"$__st/rc.${id}"`, c.line);
+        emit(`} >"$__st/out.${id}" 2>"$__st/err.${id}"; __rc=$?; set -e; echo $__rc >"$__st/rc.${id}"`, c.line);
         emit(`trap 'echo $LINENO >"$__st/errline"' ERR`, c.line);
         consoles.push({ id, c, next: cmds[j + 1] });
       });
@@ -197,20 +197,22 @@ function runFile(file) {
   for (const { id, c, next } of consoles) {
     const rc = read(`rc.${id}`);
     if (rc === null) break; // not reached: the failure above says where it stopped
-    const out = read(`out.${id}`).replace(/\n$/, '');
-    const actual = out === '' ? [] : out.split('\n');
+    const lines = (f) => { const t = read(f).replace(/\n$/, ''); return t === '' ? [] : t.split('\n'); };
+    const actual = lines(`out.${id}`);
+    const both = actual.concat(lines(`err.${id}`));
+    const out = both.join('\n');
     if (Number(rc) !== 0 && !(next && next.text.trim() === 'echo $?')) {
       failures.push(`${rel}:${c.line}: \`${c.text.split('\n')[0]}\` exited ${rc.trim()}\n${tail(out)}`);
-    } else if (!matches(c.expected, actual)) {
-      failures.push(`${rel}:${c.line}: \`${c.text.split('\n')[0]}\` printed something else than the example shows.\n  shown:\n${c.expected.map((x) => '    | ' + x).join('\n')}\n  printed:\n${actual.map((x) => '    | ' + x).join('\n')}`);
+    } else if (!matches(c.expected, actual) && !matches(c.expected, both)) {
+      failures.push(`${rel}:${c.line}: \`${c.text.split('\n')[0]}\` printed something else than the example shows.\n  shown:\n${c.expected.map((x) => '    | ' + x).join('\n')}\n  printed (stdout, then stderr):\n${both.map((x) => '    | ' + x).join('\n')}`);
     }
   }
   if (ran === 0) failures.push(`${rel}: no example that runs (mark runnable blocks sh, console or sql)`);
   if (/\/cli-[^/]*\.md$/.test(file)) {
     for (const [s, n] of sections) if (!n) failures.push(`${rel}: section "## ${s}" has no example that runs (or is skipped with a reason)`);
   }
-  if (failures.length === 0) rmSync(scratch, { recursive: true, force: true });
-  else failures.push(`${rel}: scratch directory kept: ${scratch}`);
+  if (failures.length === 0 && !process.env.DOC_EXAMPLES_KEEP) rmSync(scratch, { recursive: true, force: true });
+  else console.log(`     scratch directory kept: ${scratch}`);
   return { rel, ran, skipped, failures, secs };
 }
 
