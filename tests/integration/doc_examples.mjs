@@ -204,7 +204,7 @@ function runFile(file) {
     if (Number(rc) !== 0 && !(next && next.text.trim() === 'echo $?')) {
       failures.push(`${rel}:${c.line}: \`${c.text.split('\n')[0]}\` exited ${rc.trim()}\n${tail(out)}`);
     } else if (!matches(c.expected, actual) && !matches(c.expected, both)) {
-      failures.push(`${rel}:${c.line}: \`${c.text.split('\n')[0]}\` printed something else than the example shows.\n  shown:\n${c.expected.map((x) => '    | ' + x).join('\n')}\n  printed (stdout, then stderr):\n${both.map((x) => '    | ' + x).join('\n')}`);
+      failures.push(`${rel}:${c.line}: \`${c.text.split('\n')[0]}\` printed something else than the example shows.\n  shown:\n${c.expected.map((x) => '    | ' + x).join('\n')}\n  printed (stdout, then stderr):\n${both.slice(0, 30).map((x) => '    | ' + x).join('\n')}${both.length > 30 ? `\n    (${both.length - 30} more lines)` : ''}`);
     }
   }
   if (ran === 0) failures.push(`${rel}: no example that runs (mark runnable blocks sh, console or sql)`);
