@@ -2,7 +2,7 @@
 // what the documentation says it prints. Called by doc_examples.sh with MCDC_BIN, MCDC_SRC.
 //
 //   node doc_examples.mjs [FILE.md ...]     (default: README.md, docs/guides/*.md,
-//                                            docs/reference/cli-*.md)
+//                                            docs/reference/cli.md and cli-*.md)
 //
 // The convention for code blocks in these files (a block's kind is its fence's language):
 //   ```sh       shell commands, run in order with `bash -euo pipefail`; a failing command
@@ -26,8 +26,10 @@
 // The blocks of one file run in one bash session in a fresh scratch directory, with
 // `mssql-cdc` on the PATH and MSSQL_CDC_WAREHOUSE unset (the default `./lake`); a path
 // starting with `/data/` means `<scratch>/data/`. Every file must have at least one block
-// that runs, and in docs/reference/cli-*.md every `## command` section must have one that
-// runs or is skipped with a reason. Exit 0 when everything holds, 1 listing each failure.
+// that runs, and in docs/reference/cli-*.md every `## command` section (a lower-case
+// heading such as `## sim init`) must have one that runs or is skipped with a reason.
+// Exit 0 when everything holds, 1 listing each failure. DOC_EXAMPLES_KEEP=1 keeps the
+// scratch directories (they are kept anyway for a file that failed).
 import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, symlinkSync, rmSync, existsSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join, relative } from 'node:path';
@@ -44,7 +46,7 @@ const docSql = join(src, 'tests/node/doc_sql.mjs');
 
 function defaultFiles() {
   const ls = (d, re) => readdirSync(join(src, d)).filter((f) => re.test(f)).sort().map((f) => join(src, d, f));
-  return [join(src, 'README.md'), ...ls('docs/guides', /\.md$/), ...ls('docs/reference', /^cli-.*\.md$/)];
+  return [join(src, 'README.md'), ...ls('docs/guides', /\.md$/), ...ls('docs/reference', /^cli(-.*)?\.md$/)];
 }
 
 // Parses one markdown file into its blocks: {kind, lang, line (1-based, of the fence),
@@ -209,7 +211,7 @@ function runFile(file) {
   }
   if (ran === 0) failures.push(`${rel}: no example that runs (mark runnable blocks sh, console or sql)`);
   if (/\/cli-[^/]*\.md$/.test(file)) {
-    for (const [s, n] of sections) if (!n) failures.push(`${rel}: section "## ${s}" has no example that runs (or is skipped with a reason)`);
+    for (const [s, n] of sections) if (!n && /^[a-z][a-z-]*( [a-z][a-z-]*)?$/.test(s)) failures.push(`${rel}: section "## ${s}" has no example that runs (or is skipped with a reason)`);
   }
   if (failures.length === 0 && !process.env.DOC_EXAMPLES_KEEP) rmSync(scratch, { recursive: true, force: true });
   else console.log(`     scratch directory kept: ${scratch}`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every example in README.md, docs/guides/*.md and docs/reference/cli-*.md runs in a scratch
+# Every example in README.md, docs/guides/*.md and docs/reference/cli*.md runs in a scratch
 # directory against the simulator, and the outputs they show are what the commands print
 # (the convention for marking blocks is in doc_examples.mjs). SQL examples run in DuckDB.
 set -euo pipefail
