@@ -4,7 +4,8 @@
 # - each command has a section "## <command>" in docs/reference/cli-<group>.md naming every
 #   option its --help lists, and every option row of that section is an option it has;
 # - docs/reference/cli.md links every group page, holds exactly the exit codes of cli.h and
-#   the global options of `mssql-cdc --help`.
+#   the global options of `mssql-cdc --help`;
+# - the man page docs/mssql-cdc.1 names every command.
 set -uo pipefail
 bin=${MCDC_BIN:?} src=${MCDC_SRC:?}
 ref=$src/docs/reference
@@ -56,6 +57,15 @@ help_globals=$("$bin" --help | sed -n '/^global options:/,/^$/p' | grep -oE -- '
 [ -n "$help_globals" ] || bad "mssql-cdc --help lists no global options"
 for o in $help_globals; do grep -qx -- "$o" <<<"$globals" || bad "global option $o is not in docs/reference/cli.md"; done
 for o in $globals; do grep -qx -- "$o" <<<"$help_globals" || bad "docs/reference/cli.md lists global option $o, which mssql-cdc --help does not have"; done
+
+# The man page names every command (a group's subcommands as `group a|b|c`).
+man=$src/docs/mssql-cdc.1
+for cmd in "${cmds[@]}"; do
+  g=${cmd%% *} w=${cmd##* }
+  line=$(grep -E "^\.B $g( |\$)" "$man" | sed 's/\\-/-/g')
+  if [ "$g" = "$w" ]; then [ -n "$line" ]; else grep -qE "[ |]$w([ |]|\$)" <<<"$line"; fi ||
+    bad "'$cmd' is not in the COMMANDS of docs/mssql-cdc.1"
+done
 
 echo "cli_reference.sh: ${#cmds[@]} commands checked, $fail problems"
 [ "$fail" -eq 0 ]
