@@ -11,7 +11,8 @@
  *      order tag a compacted file inherits from its oldest input), within a partition,
  *      rows kept in that order. Auto compaction combines only runs of consecutive small
  *      files, so a log-like table (bronze: `_start_lsn` ascending with the commits) keeps
- *      files with disjoint, tight ranges that readers prune by.
+ *      files with disjoint, tight ranges that readers prune by. Files of the same
+ *      millisecond are ordered by path (their order among themselves is not known).
  * (K3) Bounded work: one auto compaction reads at most the target size (128 MiB by
  *      default) of input and writes one file per group; a tiered plan rewrites each row
  *      about once per tier (log base F of min_file / file size), not once per run.
