@@ -76,11 +76,12 @@ void pqr_col_close(pqr_col *c)
 }
 
 /* Bytes [off, off+len) of the chunk: borrowed from a memory file, else read into *buf
- * (grown as needed; *cap its size). */
+ * (grown as needed; *cap its size). *p is NULL when it fails. */
 static int fetch(pqr_col *c, size_t off, size_t len, uint8_t **buf, size_t *cap,
                  const uint8_t **p)
 {
     mcdc_parquet_reader *r = c->r;
+    *p = NULL;
     if (c->chunk) {
         *p = c->chunk + off;
         return 0;
