@@ -4,7 +4,8 @@
  *
  * Rules S1-S4 are in include/mcdc/silver.h. Memory is bounded by the distinct changed
  * keys: one image per key (a row copy with its strings in one allocation) plus an
- * open-addressing index of pointers, counted against a cap. Keys are the concatenated
+ * open-addressing index of (hash, pointer) slots, so that a probe touches the image only
+ * when the hashes agree, counted against a cap. Keys are the concatenated
  * order-preserving encodings of the key columns, so the index is exact for decimals and
  * strings (never a double, never a collation) and sorting the encodings sorts the keys.
  * No I/O; the Delta side is in apply.c. Design: anchor-features §2.7 steps 11-12.
@@ -158,7 +159,6 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 /* One key's image. Allocated in one block: the struct, n_cols values, the key bytes, the
  * _start_lsn text, then the string bytes of the values. */
 typedef struct image {
-    uint64_t    hash;
     size_t      key_len;
     size_t      alloc;      /* bytes of this block, counted in cs->bytes */
     mcdc_lsn    lsn;        /* _start_lsn */
@@ -177,6 +177,12 @@ typedef struct image {
 #define IMAGE_HEAD ((sizeof(image) + _Alignof(mcdc_value) - 1) / _Alignof(mcdc_value) * \
                     _Alignof(mcdc_value))
 
+/* One slot of the index: the key's hash beside its image (NULL = empty). */
+typedef struct slot {
+    uint64_t hash;
+    image   *im;
+} slot;
+
 struct mcdc_silver_changes {
     mcdc_schema *bronze;      /* owned copy */
     mcdc_schema *silver;      /* owned copy */
@@ -189,7 +195,7 @@ struct mcdc_silver_changes {
     char       **cis;         /* allowed capture instances, owned */
     size_t       n_cis;
     mcdc_silver_changes_options opts;
-    image      **slots;       /* open addressing, power of two; NULL = empty */
+    slot        *slots;       /* open addressing, power of two, at most half full */
     size_t       n_slots;
     size_t       n_images;
     image      **sorted;      /* after sort(): images in key order */
@@ -226,7 +232,7 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs)
     if (!cs)
         return;
     for (size_t i = 0; i < cs->n_slots; i++)
-        free(cs->slots[i]);
+        free(cs->slots[i].im);
     free(cs->slots);
     free(cs->sorted);
     for (size_t i = 0; i < cs->n_cis; i++)
@@ -395,20 +401,19 @@ static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
 static int grow_slots(mcdc_silver_changes *cs)
 {
     size_t n = cs->n_slots * 2;
-    size_t add = (n - cs->n_slots) * sizeof(image *);
+    size_t add = (n - cs->n_slots) * sizeof(slot);
     if (cs->stats.bytes + add > cs->opts.max_bytes)
         return MCDC_ENOMEM;
-    image **s = calloc(n, sizeof *s);
+    slot *s = calloc(n, sizeof *s);
     if (!s)
         return MCDC_ENOMEM;
     for (size_t i = 0; i < cs->n_slots; i++) {
-        image *im = cs->slots[i];
-        if (!im)
+        if (!cs->slots[i].im)
             continue;
-        size_t j = (size_t)im->hash & (n - 1);
-        while (s[j])
+        size_t j = (size_t)cs->slots[i].hash & (n - 1);
+        while (s[j].im)
             j = (j + 1) & (n - 1);
-        s[j] = im;
+        s[j] = cs->slots[i];
     }
     free(cs->slots);
     cs->slots = s;
@@ -529,13 +534,13 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
     size_t key_len = cs->keybuf.len;
     uint64_t h = hash_bytes(key, key_len);
     size_t j = (size_t)h & (cs->n_slots - 1);
-    while (cs->slots[j]) {
-        image *o = cs->slots[j];
-        if (o->hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
+    while (cs->slots[j].im) {
+        const image *o = cs->slots[j].im;
+        if (cs->slots[j].hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
             break;
         j = (j + 1) & (cs->n_slots - 1);
     }
-    image *old = cs->slots[j];
+    image *old = cs->slots[j].im;
     if (old && rank_cmp(&cand, old) <= 0)
         return 0; /* an equal or higher-ranked image is already there (S1) */
     size_t need = IMAGE_HEAD + cs->silver->n_cols * sizeof(mcdc_value) + key_len;
@@ -548,7 +553,6 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
         free(im);
         return over_cap(cs);
     }
-    im->hash = h;
     im->lsn = cand.lsn;
     im->seqval = cand.seqval;
     im->has_seqval = cand.has_seqval;
@@ -566,9 +570,10 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
     if (old) {
         cs->stats.bytes -= old->alloc;
         free(old);
-        cs->slots[j] = im;
+        cs->slots[j].im = im;
     } else {
-        cs->slots[j] = im;
+        cs->slots[j].hash = h;
+        cs->slots[j].im = im;
         cs->n_images++;
         cs->stats.n_keys = cs->n_images;
         if (cs->n_images * 2 > cs->n_slots && grow_slots(cs) < 0) {
@@ -620,24 +625,21 @@ static image *lookup(const mcdc_silver_changes *cs, const uint8_t *key, size_t k
 {
     uint64_t h = hash_bytes(key, key_len);
     size_t j = (size_t)h & (cs->n_slots - 1);
-    while (cs->slots[j]) {
-        image *o = cs->slots[j];
-        if (o->hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
+    while (cs->slots[j].im) {
+        image *o = cs->slots[j].im;
+        if (cs->slots[j].hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
             return o;
         j = (j + 1) & (cs->n_slots - 1);
     }
     return NULL;
 }
 
-int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
-                              mcdc_silver_fate *fate, const mcdc_value **image_out)
+/* Rule S3 for a silver row whose key is @p im's (NULL: no image). */
+static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *silver_row,
+                  mcdc_silver_fate *fate, const mcdc_value **image_out)
 {
     *fate = MCDC_SILVER_KEEP;
     *image_out = NULL;
-    int rc = mcdc_silver_changes_row_key(cs, &cs->keybuf, silver_row);
-    if (rc < 0)
-        return rc;
-    image *im = lookup(cs, (const uint8_t *)cs->keybuf.ptr, cs->keybuf.len);
     if (!im)
         return 0;
     im->matched = true;
@@ -672,6 +674,44 @@ int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_
     return 0;
 }
 
+int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
+                              mcdc_silver_fate *fate, const mcdc_value **image_out)
+{
+    *fate = MCDC_SILVER_KEEP;
+    *image_out = NULL;
+    int rc = mcdc_silver_changes_row_key(cs, &cs->keybuf, silver_row);
+    if (rc < 0)
+        return rc;
+    return decide(cs, lookup(cs, (const uint8_t *)cs->keybuf.ptr, cs->keybuf.len), silver_row,
+                  fate, image_out);
+}
+
+int mcdc_silver_changes_match_key(mcdc_silver_changes *cs, const uint8_t *key, size_t key_len,
+                                  const mcdc_value *silver_row, mcdc_silver_fate *fate,
+                                  const mcdc_value **image_out)
+{
+    return decide(cs, lookup(cs, key, key_len), silver_row, fate, image_out);
+}
+
+int mcdc_silver_changes_match_at(mcdc_silver_changes *cs, size_t i, const mcdc_value *silver_row,
+                                 mcdc_silver_fate *fate, const mcdc_value **image_out)
+{
+    return decide(cs, cs->sorted[i], silver_row, fate, image_out);
+}
+
+unsigned mcdc_silver_changes_marks(const mcdc_silver_changes *cs, size_t i)
+{
+    const image *im = cs->sorted[i];
+    return (im->matched ? 1u : 0u) | (im->placed ? 2u : 0u);
+}
+
+void mcdc_silver_changes_set_marks(mcdc_silver_changes *cs, size_t i, unsigned marks)
+{
+    image *im = cs->sorted[i];
+    im->matched = (marks & 1u) != 0;
+    im->placed = (marks & 2u) != 0;
+}
+
 static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
     int c = memcmp(a, b, na < nb ? na : nb);
@@ -695,8 +735,8 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys",
                               cs->n_images);
     for (size_t i = 0; i < cs->n_slots; i++)
-        if (cs->slots[i])
-            cs->sorted[cs->n_sorted++] = cs->slots[i];
+        if (cs->slots[i].im)
+            cs->sorted[cs->n_sorted++] = cs->slots[i].im;
     qsort(cs->sorted, cs->n_sorted, sizeof *cs->sorted, image_cmp);
     return 0;
 }
