@@ -78,7 +78,7 @@ int mcdc_cli_usage_error(const mcdc_cli_command *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nhint: see 'mssql-cdc %s --help'\n", cmd ? cmd->name : "");
+    fprintf(stderr, "\nhint: see 'mssql-cdc %s%s--help'\n", cmd ? cmd->name : "", cmd ? " " : "");
     return MCDC_EXIT_USAGE;
 }
 

@@ -49,7 +49,7 @@ int mcdc_source_open(mcdc_source **out, const char *spec)
     *out = NULL;
     if (!spec || !*spec)
         return mcdc_error_set(MCDC_EINVAL, "no source given"),
-               mcdc_error_hint("pass --source sim:PATH (the simulator), odbc:CONNECTION-STRING or @FILE, or set $MSSQL_CDC_SOURCE");
+               mcdc_error_hint("pass --source sim:PATH (the simulator), odbc:CONNECTION-STRING or @FILE (stream also reads $MSSQL_CDC_SOURCE)");
     if (spec[0] == '@') {
         char *line;
         int rc = read_first_line(spec + 1, &line);
