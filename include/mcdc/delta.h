@@ -252,7 +252,8 @@ typedef enum {
 typedef struct mcdc_delta_snapshot {
     char               *table_path;  /* owned: the table root as given */
     int64_t             version;     /* the snapshot's version */
-    int64_t             checkpoint_version; /* the checkpoint replay started from, or -1 */
+    int64_t             checkpoint_version; /* the checkpoint replay started from (or that
+                                             * this process wrote for the state), or -1 */
     mcdc_delta_protocol protocol;
     mcdc_delta_metadata metadata;
     mcdc_delta_schema  *schema;      /* parsed metadata.schema_string */
@@ -266,19 +267,44 @@ typedef struct mcdc_delta_snapshot {
     mcdc_delta_domain  *domains;     /* live (not removed) domains */
     size_t              n_domains;
     int64_t             timestamp_ms; /* modification time of the version's commit file, or -1 */
+    struct mcdc_delta__snapshot_priv *priv; /* private to src/delta: sharing through the
+                                             * snapshot cache; NULL when not shared */
 } mcdc_delta_snapshot;
 
 /** Load the table at @p path at @p version (-1: the latest).
  *  Reads _last_checkpoint (falls back to listing when missing or corrupt), the newest
  *  complete checkpoint at or below the version (classic, multi-part or V2 with
  *  sidecars), then the JSON commits after it, which must be contiguous.
+ *  Through the in-process snapshot cache (see mcdc_delta_snapshot_cache_limit): when this
+ *  process already loaded the table at a version at or below the one wanted, only the
+ *  commits after it are read (probing N+1.json, N+2.json, ...); the result is always the
+ *  latest version at the time of the call (or exactly @p version), never a stale state.
+ *  The snapshot returned may be shared with other callers (read-only, thread-safe).
  *  @param[out] out  the snapshot, NULL on failure.
  *  @return 0; MCDC_ENOTFOUND when there is no _delta_log or the version does not exist;
  *          MCDC_ECORRUPT naming the file and line for a malformed log or a gap in the
  *          versions; MCDC_EUNSUPPORTED naming an unknown reader feature; MCDC_EIO. */
 int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_t version);
-/** Free a snapshot; accepts NULL. */
+/** Free a snapshot (drop this caller's reference to it); accepts NULL. */
 void mcdc_delta_snapshot_free(mcdc_delta_snapshot *s);
+
+/** Counters of the in-process snapshot cache, since the process started. */
+typedef struct mcdc_delta_cache_stats {
+    uint64_t hits;         /* opens served from the cache with no new commit */
+    uint64_t incremental;  /* opens that read only the commits after the cached version */
+    uint64_t full;         /* opens that loaded from the log (no usable cached state) */
+    uint64_t copies;       /* cached states copied because another holder still used them */
+    uint64_t commits_read; /* commit files read by incremental opens */
+} mcdc_delta_cache_stats;
+
+/** The cache's counters. Thread-safe. */
+void mcdc_delta_snapshot_cache_stats(mcdc_delta_cache_stats *out);
+
+/** Keep the latest snapshot of at most @p max_tables tables in the process (least
+ *  recently used dropped first; capped at 64); 0 turns the cache off and empties it.
+ *  The default is 8, or the environment variable MCDC_SNAPSHOT_CACHE (a count; 0 turns
+ *  it off) when set. Thread-safe; snapshots already handed out stay valid. */
+void mcdc_delta_snapshot_cache_limit(int max_tables);
 /** The latest version of the table, by listing (cheap: no replay).
  *  @return 0; MCDC_ENOTFOUND; MCDC_EIO. */
 int mcdc_delta_latest_version(int64_t *out, const char *path);
@@ -394,7 +420,10 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
 
 /** Append the given data files (already written and fsynced) as add actions: a blind
- *  append unless opts->read_pred says otherwise. */
+ *  append unless opts->read_pred says otherwise. After the commit, when the table then
+ *  holds enough small files, runs mcdc_delta_auto_compact (bounded; see there); its
+ *  failure is logged (a lost conflict at INFO, anything else at WARN) and never changes
+ *  the append's result. */
 int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_files,
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
 
@@ -492,11 +521,28 @@ typedef struct mcdc_delta_optimize_result {
 
 /** Rewrite the small files of each partition (under half of @p target_bytes, default
  *  128 MiB when <= 0, or carrying a deletion vector) into files of the target size, in
- *  one commit with dataChange=false.
- *  @return 0 (also when nothing is small); MCDC_ECONFLICT when another writer removed one
- *          of the files meanwhile; MCDC_EUNSUPPORTED for nested columns or column
- *          mapping; snapshot and I/O codes. */
+ *  one commit with dataChange=false. Files are combined in commit order (modificationTime,
+ *  or the mcdc.compact.order tag of a compacted file), each new file from at most
+ *  @p target_bytes of input.
+ *  @return 0 (also when nothing is small); MCDC_EINVAL for a finalization control table
+ *          (mcdc.kind = control: one file per row by design); MCDC_ECONFLICT when another
+ *          writer removed one of the files meanwhile; MCDC_EUNSUPPORTED for nested
+ *          columns or column mapping; snapshot and I/O codes. */
 int mcdc_delta_optimize(const char *path, int64_t target_bytes, mcdc_delta_optimize_result *result);
+
+/** Automatic compaction, as mcdc_delta_append runs it after each append that leaves work:
+ *  when the table's configuration enables it (`delta.autoOptimize.autoCompact` true or
+ *  auto; when absent, on for mcdc.kind bronze and facts; never for mcdc.kind control) and
+ *  a partition holds a run of `mcdc.autoCompact.minNumFiles` (default 50) consecutive
+ *  small files of one size tier (small: under `mcdc.autoCompact.minFileSize`, default half
+ *  of `delta.targetFileSize`, default 128 MiB), combine that run, in commit order, into
+ *  one file with dataChange=false. One run reads at most `delta.targetFileSize` of input.
+ *  A lost conflict gives up at once (no retries). docs/decisions/0004.
+ *  @param[out] result  may be NULL; n_removed 0 when there was nothing to do.
+ *  @return 0 (also when disabled or nothing to do); MCDC_ECONFLICT or MCDC_ETIMEOUT when
+ *          another writer removed an input meanwhile (nothing committed, the new file
+ *          deleted); snapshot, scan and I/O codes. */
+int mcdc_delta_auto_compact(const char *path, mcdc_delta_optimize_result *result);
 
 /* ------------------------------------------------------------------------------------ */
 /* Maintenance                                                                          */
