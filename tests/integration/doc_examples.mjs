@@ -32,7 +32,7 @@
 // Exit 0 when everything holds, 1 listing each failure. DOC_EXAMPLES_KEEP=1 keeps the
 // scratch directories (they are kept anyway for a file that failed).
 import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, symlinkSync, rmSync, existsSync, readdirSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 
@@ -140,7 +140,7 @@ function matches(expected, actual) {
   return go(0, 0);
 }
 
-function runFile(file) {
+async function runFile(file) {
   const rel = relative(src, file);
   const { blocks, errors } = parse(file);
   const failures = errors.slice();
@@ -188,7 +188,14 @@ function runFile(file) {
   emit('echo done >"$__st/block"', 0);
   writeFileSync(join(st, 'run.sh'), script.join('\n') + '\n');
   const t0 = Date.now();
-  const r = spawnSync('bash', [join(st, 'run.sh')], { encoding: 'utf8', env: { ...process.env, MCDC_SHARED: process.env.MCDC_SHARED || join(src, '../shared') }, maxBuffer: 64 << 20, timeout: 120000 });
+  const r = await new Promise((done) => {
+    const child = spawn('bash', [join(st, 'run.sh')], { env: { ...process.env, MCDC_SHARED: process.env.MCDC_SHARED || join(src, '../shared') } });
+    const res = { stdout: '', stderr: '', status: null, signal: null };
+    child.stdout.on('data', (d) => { if (res.stdout.length < (1 << 20)) res.stdout += d; });
+    child.stderr.on('data', (d) => { if (res.stderr.length < (1 << 20)) res.stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120000);
+    child.on('close', (status, signal) => { clearTimeout(timer); res.status = status; res.signal = signal; done(res); });
+  });
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   const tail = (s) => s.split('\n').filter((x) => x.trim()).slice(-12).map((x) => '    | ' + x).join('\n');
   const read = (f) => (existsSync(join(st, f)) ? readFileSync(join(st, f), 'utf8') : null);
@@ -216,21 +223,29 @@ function runFile(file) {
     for (const [s, n] of sections) if (!n && /^[a-z][a-z-]*( [a-z][a-z-]*)?$/.test(s)) failures.push(`${rel}: section "## ${s}" has no example that runs (or is skipped with a reason)`);
   }
   if (failures.length === 0 && !process.env.DOC_EXAMPLES_KEEP) rmSync(scratch, { recursive: true, force: true });
-  else console.log(`     scratch directory kept: ${scratch}`);
-  return { rel, ran, skipped, failures, secs };
+  const kept = existsSync(scratch) ? scratch : null;
+  return { rel, ran, skipped, failures, secs, kept };
 }
 
 const files = process.argv.length > 2 ? process.argv.slice(2) : defaultFiles();
 let bad = 0;
 let nRun = 0;
 let nSkip = 0;
-for (const f of files) {
-  const res = runFile(f);
+// Files run in parallel (DOC_EXAMPLES_JOBS, default 3: each spends much of its time
+// starting processes); results print in file order.
+const jobs = Math.max(1, Number(process.env.DOC_EXAMPLES_JOBS) || 3);
+const results = new Array(files.length);
+let next = 0;
+await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, async () => {
+  while (next < files.length) { const i = next++; results[i] = await runFile(files[i]); }
+}));
+for (const res of results) {
   nRun += res.ran;
   nSkip += res.skipped.length;
   console.log(`${res.failures.length ? 'FAIL' : 'ok  '} ${res.rel}: ${res.ran} examples run, ${res.skipped.length} skipped (${res.secs} s)`);
   for (const s of res.skipped) console.log(`     skipped ${s}`);
   for (const x of res.failures) console.log(`  ${x}`);
+  if (res.kept) console.log(`     scratch directory kept: ${res.kept}`);
   if (res.failures.length) bad++;
 }
 console.log(`doc_examples: ${nRun} examples run, ${nSkip} skipped, in ${files.length} files; ${bad} files failing`);
