@@ -16,10 +16,12 @@
 //               reads the Delta table at PATH and a dotted name `a.b` the warehouse's table
 //               a.b (node tests/node/doc_sql.mjs); it must run without error.
 //   any other language (`text`, `c`, `json`, ...) is not run: synopses, output samples,
-//   other engines' SQL. A fence without a language is an error, so nothing is left out
-//   by accident.
+//   file layouts. A fence without a language is an error, so nothing is left out by
+//   accident.
 //   <!-- example: skip REASON -->   on the line before a sh/console/sql block: not run; the
 //               reason is printed in the summary.
+//   <!-- example: rows N -->        on the line before a sql block: its last statement returns
+//               N rows (what the text around it says the query answers).
 //   <!-- example: setup             hidden shell lines up to `-->`, run at that point: what a
 //   ...                             reader already has (a simulator database, a file).
 //   -->
@@ -71,8 +73,8 @@ function parse(file) {
     }
     const fence = /^(\s*)(`{3,}|~{3,})(.*)$/.exec(l);
     if (!fence) {
-      if (/<!-- example:/.test(l) && !/^<!-- example: skip \S.* -->$/.test(l)) {
-        errors.push(`${relative(src, file)}:${i + 1}: malformed example comment (want "<!-- example: skip REASON -->" or "<!-- example: setup")`);
+      if (/<!-- example:/.test(l) && !/^<!-- example: (skip \S.*|rows \d+) -->$/.test(l)) {
+        errors.push(`${relative(src, file)}:${i + 1}: malformed example comment (want "<!-- example: skip REASON -->", "<!-- example: rows N -->" or "<!-- example: setup")`);
       }
       continue;
     }
@@ -91,8 +93,11 @@ function parse(file) {
     while (k >= 0 && lines[k].trim() === '') k--;
     const m = k >= 0 ? /^<!-- example: skip (\S.*) -->$/.exec(lines[k].trim()) : null;
     const skip = m ? m[1] : null;
+    const rm = k >= 0 ? /^<!-- example: rows (\d+) -->$/.exec(lines[k].trim()) : null;
+    const rows = rm ? Number(rm[1]) : null;
+    if (rm && lang !== 'sql') errors.push(`${relative(src, file)}:${start + 1}: "example: rows" before a ${lang || 'bare'} block; it is for sql blocks`);
     if (skip && !RUN.has(lang)) errors.push(`${relative(src, file)}:${start + 1}: "example: skip" before a ${lang || 'bare'} block, which never runs`);
-    blocks.push({ kind: RUN.has(lang) ? lang : 'other', lang, line: start + 1, bodyLine: start + 2, body, skip, section });
+    blocks.push({ kind: RUN.has(lang) ? lang : 'other', lang, line: start + 1, bodyLine: start + 2, body, skip, rows, section });
   }
   return { blocks, errors };
 }
@@ -158,6 +163,7 @@ async function runFile(file) {
   emit(`__st=${shq(st)}; __rc=0`, 0);
   emit(`trap 'echo $LINENO >"$__st/errline"' ERR`, 0);
   const consoles = [];
+  const sqls = [];
   let ran = 0;
   const skipped = [];
   const sections = new Map();
@@ -173,6 +179,7 @@ async function runFile(file) {
       const f = join(st, `sql.${b.line}`);
       writeFileSync(f, dataPaths(b.body.join('\n'), scratch) + '\n');
       emit(`node ${shq(docSql)} "\${MSSQL_CDC_WAREHOUSE:-lake}" ${shq(f)} >"$__st/sqlout.${b.line}"`, b.bodyLine);
+      if (b.rows !== null) sqls.push(b);
     } else {
       const cmds = transcript(b, rel, failures);
       cmds.forEach((c, j) => {
@@ -218,6 +225,12 @@ async function runFile(file) {
     }
   }
   const cliPage = /\/cli-[^/]*\.md$/.test(file);
+  for (const b of sqls) {
+    const out = read(`sqlout.${b.line}`);
+    if (out === null) break;
+    const n = out.split('\n').filter((x) => x.trim()).length;
+    if (n !== b.rows) failures.push(`${rel}:${b.line}: the query returned ${n} rows, the example says ${b.rows}\n${tail(out)}`);
+  }
   if (ran === 0 && !cliPage) failures.push(`${rel}: no example that runs (mark runnable blocks sh, console or sql)`);
   if (cliPage) {
     for (const [s, n] of sections) if (!n && /^[a-z][a-z-]*( [a-z][a-z-]*)?$/.test(s)) failures.push(`${rel}: section "## ${s}" has no example that runs (or is skipped with a reason)`);
