@@ -158,10 +158,11 @@ static void dump(char *buf, size_t cap, const table *t)
             memcpy(lines[j - 1], tmp, 96);
         }
     buf[0] = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (i)
-            strncat(buf, " ", cap - strlen(buf) - 1);
-        strncat(buf, lines[i], cap - strlen(buf) - 1);
+    for (size_t i = 0, len = 0; i < t->n; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? " " : "", lines[i]);
+        if (w < 0 || (size_t)w >= cap - len)
+            break; /* the text is cut at the buffer's end */
+        len += (size_t)w;
     }
 }
 
