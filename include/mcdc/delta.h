@@ -420,7 +420,10 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
 
 /** Append the given data files (already written and fsynced) as add actions: a blind
- *  append unless opts->read_pred says otherwise. */
+ *  append unless opts->read_pred says otherwise. After the commit, when the table then
+ *  holds enough small files, runs mcdc_delta_auto_compact (bounded; see there); its
+ *  failure is logged (a lost conflict at INFO, anything else at WARN) and never changes
+ *  the append's result. */
 int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_files,
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
 
@@ -518,11 +521,28 @@ typedef struct mcdc_delta_optimize_result {
 
 /** Rewrite the small files of each partition (under half of @p target_bytes, default
  *  128 MiB when <= 0, or carrying a deletion vector) into files of the target size, in
- *  one commit with dataChange=false.
- *  @return 0 (also when nothing is small); MCDC_ECONFLICT when another writer removed one
- *          of the files meanwhile; MCDC_EUNSUPPORTED for nested columns or column
- *          mapping; snapshot and I/O codes. */
+ *  one commit with dataChange=false. Files are combined in commit order (modificationTime,
+ *  or the mcdc.compact.order tag of a compacted file), each new file from at most
+ *  @p target_bytes of input.
+ *  @return 0 (also when nothing is small); MCDC_EINVAL for a finalization control table
+ *          (mcdc.kind = control: one file per row by design); MCDC_ECONFLICT when another
+ *          writer removed one of the files meanwhile; MCDC_EUNSUPPORTED for nested
+ *          columns or column mapping; snapshot and I/O codes. */
 int mcdc_delta_optimize(const char *path, int64_t target_bytes, mcdc_delta_optimize_result *result);
+
+/** Automatic compaction, as mcdc_delta_append runs it after each append that leaves work:
+ *  when the table's configuration enables it (`delta.autoOptimize.autoCompact` true or
+ *  auto; when absent, on for mcdc.kind bronze and facts; never for mcdc.kind control) and
+ *  a partition holds a run of `mcdc.autoCompact.minNumFiles` (default 50) consecutive
+ *  small files of one size tier (small: under `mcdc.autoCompact.minFileSize`, default half
+ *  of `delta.targetFileSize`, default 128 MiB), combine that run, in commit order, into
+ *  one file with dataChange=false. One run reads at most `delta.targetFileSize` of input.
+ *  A lost conflict gives up at once (no retries). docs/decisions/0004.
+ *  @param[out] result  may be NULL; n_removed 0 when there was nothing to do.
+ *  @return 0 (also when disabled or nothing to do); MCDC_ECONFLICT or MCDC_ETIMEOUT when
+ *          another writer removed an input meanwhile (nothing committed, the new file
+ *          deleted); snapshot, scan and I/O codes. */
+int mcdc_delta_auto_compact(const char *path, mcdc_delta_optimize_result *result);
 
 /* ------------------------------------------------------------------------------------ */
 /* Maintenance                                                                          */

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "delta/compact.h"
 #include "delta/internal.h"
 #include "mcdc/log.h"
 
@@ -382,13 +383,14 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
 typedef struct append_ctx {
     const mcdc_delta_file *files;
     size_t                 n;
+    bool                   compact_due; /* auto compaction would find work after this append */
 } append_ctx;
 
 static int build_append(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n_out,
                         void *payload)
 {
-    (void)snap;
     append_ctx *c = payload;
+    c->compact_due = mcdc_delta__compact_due(snap, c->files, c->n);
     *out = calloc(c->n ? c->n : 1, sizeof **out);
     *n_out = 0;
     if (!*out)
@@ -403,10 +405,31 @@ static int build_append(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
     return 0;
 }
 
+/* Post-commit hook of an append (docs/decisions/0004): the append stands whatever
+ * happens here; a compaction that lost a conflict is left for a later append. */
+static void auto_compact_after(const char *path)
+{
+    int64_t t0 = mcdc_delta__now_ms();
+    mcdc_delta_optimize_result r;
+    int rc = mcdc_delta_auto_compact(path, &r);
+    if (rc == 0 && r.n_removed > 0)
+        mcdc_log(MCDC_LOG_DEBUG, "delta", "%s: auto compaction at version %lld rewrote %lld "
+                 "files into %lld (%lld rows) in %lld ms", path, (long long)r.version,
+                 (long long)r.n_removed, (long long)r.n_added, (long long)r.n_rows,
+                 (long long)(mcdc_delta__now_ms() - t0));
+    else if (rc == MCDC_ECONFLICT || rc == MCDC_ETIMEOUT)
+        mcdc_log(MCDC_LOG_INFO, "delta", "%s: auto compaction gave up (left for a later "
+                 "append): %s", path, mcdc_error_last()->message);
+    else if (rc < 0)
+        mcdc_log(MCDC_LOG_WARN, "delta", "%s: auto compaction failed; the append stands: %s",
+                 path, mcdc_error_last()->message);
+    mcdc_error_clear();
+}
+
 int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_files,
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result)
 {
-    append_ctx c = { files, n_files };
+    append_ctx c = { files, n_files, false };
     mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     if (opts)
         o = *opts;
@@ -414,7 +437,10 @@ int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_f
         o.operation = "WRITE";
     if (!o.operation_parameters)
         o.operation_parameters = "{\"mode\":\"Append\"}";
-    return mcdc_delta_commit(path, build_append, &c, &o, result);
+    int rc = mcdc_delta_commit(path, build_append, &c, &o, result);
+    if (rc == 0 && c.compact_due)
+        auto_compact_after(path);
+    return rc;
 }
 
 /* ---- create ------------------------------------------------------------------------- */
