@@ -252,7 +252,8 @@ typedef enum {
 typedef struct mcdc_delta_snapshot {
     char               *table_path;  /* owned: the table root as given */
     int64_t             version;     /* the snapshot's version */
-    int64_t             checkpoint_version; /* the checkpoint replay started from, or -1 */
+    int64_t             checkpoint_version; /* the checkpoint replay started from (or that
+                                             * this process wrote for the state), or -1 */
     mcdc_delta_protocol protocol;
     mcdc_delta_metadata metadata;
     mcdc_delta_schema  *schema;      /* parsed metadata.schema_string */
@@ -266,19 +267,44 @@ typedef struct mcdc_delta_snapshot {
     mcdc_delta_domain  *domains;     /* live (not removed) domains */
     size_t              n_domains;
     int64_t             timestamp_ms; /* modification time of the version's commit file, or -1 */
+    struct mcdc_delta__snapshot_priv *priv; /* private to src/delta: sharing through the
+                                             * snapshot cache; NULL when not shared */
 } mcdc_delta_snapshot;
 
 /** Load the table at @p path at @p version (-1: the latest).
  *  Reads _last_checkpoint (falls back to listing when missing or corrupt), the newest
  *  complete checkpoint at or below the version (classic, multi-part or V2 with
  *  sidecars), then the JSON commits after it, which must be contiguous.
+ *  Through the in-process snapshot cache (see mcdc_delta_snapshot_cache_limit): when this
+ *  process already loaded the table at a version at or below the one wanted, only the
+ *  commits after it are read (probing N+1.json, N+2.json, ...); the result is always the
+ *  latest version at the time of the call (or exactly @p version), never a stale state.
+ *  The snapshot returned may be shared with other callers (read-only, thread-safe).
  *  @param[out] out  the snapshot, NULL on failure.
  *  @return 0; MCDC_ENOTFOUND when there is no _delta_log or the version does not exist;
  *          MCDC_ECORRUPT naming the file and line for a malformed log or a gap in the
  *          versions; MCDC_EUNSUPPORTED naming an unknown reader feature; MCDC_EIO. */
 int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_t version);
-/** Free a snapshot; accepts NULL. */
+/** Free a snapshot (drop this caller's reference to it); accepts NULL. */
 void mcdc_delta_snapshot_free(mcdc_delta_snapshot *s);
+
+/** Counters of the in-process snapshot cache, since the process started. */
+typedef struct mcdc_delta_cache_stats {
+    uint64_t hits;         /* opens served from the cache with no new commit */
+    uint64_t incremental;  /* opens that read only the commits after the cached version */
+    uint64_t full;         /* opens that loaded from the log (no usable cached state) */
+    uint64_t copies;       /* cached states copied because another holder still used them */
+    uint64_t commits_read; /* commit files read by incremental opens */
+} mcdc_delta_cache_stats;
+
+/** The cache's counters. Thread-safe. */
+void mcdc_delta_snapshot_cache_stats(mcdc_delta_cache_stats *out);
+
+/** Keep the latest snapshot of at most @p max_tables tables in the process (least
+ *  recently used dropped first; capped at 64); 0 turns the cache off and empties it.
+ *  The default is 8, or the environment variable MCDC_SNAPSHOT_CACHE (a count; 0 turns
+ *  it off) when set. Thread-safe; snapshots already handed out stay valid. */
+void mcdc_delta_snapshot_cache_limit(int max_tables);
 /** The latest version of the table, by listing (cheap: no replay).
  *  @return 0; MCDC_ENOTFOUND; MCDC_EIO. */
 int mcdc_delta_latest_version(int64_t *out, const char *path);

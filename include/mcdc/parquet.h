@@ -237,11 +237,12 @@ typedef struct mcdc_parquet_reader mcdc_parquet_reader;
 /** Limits on what a reader will allocate for hostile input. */
 typedef struct mcdc_parquet_read_options {
     int    version;          /* 1 */
-    size_t max_page_bytes;   /* decompressed page body; default 1 GiB */
+    size_t max_page_bytes;   /* decompressed page body; default 2^31-1, the format's own
+                                limit (page sizes are i32) */
     size_t max_page_values;  /* level entries in one page; default 2^24 */
     size_t max_footer_bytes; /* default 256 MiB */
 } mcdc_parquet_read_options;
-#define MCDC_PARQUET_READ_OPTIONS_INIT { 1, (size_t)1 << 30, (size_t)1 << 24, (size_t)1 << 28 }
+#define MCDC_PARQUET_READ_OPTIONS_INIT { 1, (size_t)INT32_MAX, (size_t)1 << 24, (size_t)1 << 28 }
 
 /** Comparison of a predicate: column = value, column >= value, column <= value. */
 typedef enum { MCDC_PARQUET_EQ = 1, MCDC_PARQUET_GE, MCDC_PARQUET_LE } mcdc_parquet_op;

@@ -210,6 +210,13 @@ int mcdc_json_quote(mcdc_buf *out, const char *s, size_t len)
         return rc;
     mcdc_buf_putc(out, '"');
     for (size_t i = 0; i < len; i++) {
+        size_t run = i; /* bytes that stand as they are go out in one piece */
+        while (run < len && (unsigned char)s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
+            run++;
+        if (run > i && (rc = mcdc_buf_put(out, s + i, run - i)) < 0)
+            return rc;
+        if ((i = run) == len)
+            break;
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
@@ -220,8 +227,6 @@ int mcdc_json_quote(mcdc_buf *out, const char *s, size_t len)
             else if (c == '\r') rc = mcdc_buf_put(out, "\\r", 2);
             else if (c == '\t') rc = mcdc_buf_put(out, "\\t", 2);
             else rc = mcdc_buf_put(out, e, 6);
-        } else {
-            rc = mcdc_buf_putc(out, (char)c);
         }
         if (rc < 0)
             return rc;

@@ -272,8 +272,10 @@ int mcdc_delta_checkpoint(const char *path, int64_t version)
     if (rc < 0)
         return rc;
     rc = mcdc_delta__checkpoint_write(s);
-    if (rc == 0)
+    if (rc == 0) {
+        mcdc_delta__snapshot_checkpointed(s);
         rc = mcdc_delta__cleanup_log(s);
+    }
     mcdc_delta_snapshot_free(s);
     return rc;
 }
@@ -351,6 +353,7 @@ int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, int64_t inte
         rc = 0;
     } else if (rc == 0) {
         *written = true;
+        mcdc_delta__snapshot_checkpointed(s);
         rc = mcdc_delta__cleanup_log(s);
     }
     mcdc_delta_snapshot_free(s);

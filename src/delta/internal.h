@@ -71,6 +71,11 @@ typedef int (*mcdc_delta__action_cb)(mcdc_delta_action *a, void *payload);
  * Errors name the file and line. Empty lines are skipped. */
 int mcdc_delta__read_json_actions(const char *path, mcdc_delta__action_cb cb, void *payload);
 
+/* The same for @p len bytes of such a file already in memory; @p name is the file's name
+ * in messages. */
+int mcdc_delta__parse_json_actions(const char *name, const char *data, size_t len,
+                                   mcdc_delta__action_cb cb, void *payload);
+
 /* Parse an already decoded JSON object into an action (actions.c). */
 int mcdc_delta__action_from_json(mcdc_delta_action *out, json_t *root);
 
@@ -129,7 +134,38 @@ char *mcdc_delta__join(const char *a, const char *b);
 /* Milliseconds since the epoch. */
 int64_t mcdc_delta__now_ms(void);
 
-/* ---- replay (snapshot.c) ------------------------------------------------------------ */
+/* ---- replay (snapshot.c) and the snapshot cache (snapshot_cache.c) ------------------- */
+
+/* What tells one file from another at the same name: a recreated table's commit file has
+ * another inode, size or change time. */
+typedef struct mcdc_delta__file_id {
+    bool     valid;     /* false: unknown (the file could not be stat'ed) */
+    uint64_t dev, ino;
+    int64_t  size;
+    int64_t  mtime_ns;  /* modification time, ns since the epoch */
+    int64_t  ctime_ns;  /* inode change time */
+} mcdc_delta__file_id;
+
+/* stat(2) @p path into @p out (out->valid false when it fails; never an error). */
+void mcdc_delta__file_id_of(mcdc_delta__file_id *out, const char *path);
+/* Both valid and equal. */
+bool mcdc_delta__file_id_same(const mcdc_delta__file_id *a, const mcdc_delta__file_id *b);
+
+/* The full load behind mcdc_delta_snapshot_open (no cache): listing, checkpoint, commits.
+ * When @p id is not NULL it receives the identity of the target version's commit file if
+ * that file was the same before and after the replay (else id->valid is false). */
+int mcdc_delta__snapshot_load(mcdc_delta_snapshot **out, const char *path, int64_t version,
+                              mcdc_delta__file_id *id);
+
+/* A checkpoint of @p s's version was written: when @p s is the cached state and the
+ * caller holds the only other reference, it now counts as read from that checkpoint
+ * (checkpoint_version, expired tombstones dropped), as a fresh load would be. */
+void mcdc_delta__snapshot_checkpointed(mcdc_delta_snapshot *s);
+
+/* Drop one reference to @p s: true when it was the last one (or @p s is not shared), so
+ * the caller frees the snapshot's contents. */
+bool mcdc_delta__snapshot_unref(mcdc_delta_snapshot *s);
+
 
 /* Check an action may appear in a commit file (not checkpointMetadata / sidecar). */
 bool mcdc_delta__commit_action_allowed(const mcdc_delta_action *a);

@@ -247,15 +247,11 @@ int64_t mcdc_delta__read_last_checkpoint(const char *table)
     return v;
 }
 
-int mcdc_delta__read_json_actions(const char *path, mcdc_delta__action_cb cb, void *payload)
+int mcdc_delta__parse_json_actions(const char *name, const char *data, size_t len,
+                                   mcdc_delta__action_cb cb, void *payload)
 {
-    mcdc_buf b = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
-    int rc = mcdc_delta__read_file(&b, path, MCDC_DELTA_MAX_COMMIT_BYTES);
-    if (rc < 0) {
-        mcdc_buf_dispose(&b);
-        return rc;
-    }
-    const char *p = b.ptr ? b.ptr : "", *end = p + b.len;
+    int rc = 0;
+    const char *p = data ? data : "", *end = p + len;
     size_t line = 0;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -269,7 +265,7 @@ int mcdc_delta__read_json_actions(const char *path, mcdc_delta__action_cb cb, vo
             json_error_t jerr;
             json_t *j = json_loadb(p, (size_t)(le - p), 0, &jerr);
             if (!j) {
-                rc = mcdc_error_set(MCDC_ECORRUPT, "%s: line %zu: %s: %s", path, line,
+                rc = mcdc_error_set(MCDC_ECORRUPT, "%s: line %zu: %s: %s", name, line,
                                     nl ? "malformed JSON" : "truncated or malformed last line",
                                     jerr.text);
                 break;
@@ -277,7 +273,7 @@ int mcdc_delta__read_json_actions(const char *path, mcdc_delta__action_cb cb, vo
             rc = mcdc_delta__action_from_json(&a, j);
             json_decref(j);
             if (rc < 0) {
-                mcdc_error_prefix("%s: line %zu", path, line);
+                mcdc_error_prefix("%s: line %zu", name, line);
                 mcdc_delta_action_clear(&a);
                 break;
             }
@@ -285,13 +281,22 @@ int mcdc_delta__read_json_actions(const char *path, mcdc_delta__action_cb cb, vo
             mcdc_delta_action_clear(&a);
             if (rc != 0) {
                 if (rc < 0 && mcdc_error_last()->code == rc &&
-                    !strstr(mcdc_error_last()->message, path))
-                    mcdc_error_prefix("%s: line %zu", path, line);
+                    !strstr(mcdc_error_last()->message, name))
+                    mcdc_error_prefix("%s: line %zu", name, line);
                 break;
             }
         }
         p = nl ? nl + 1 : end;
     }
+    return rc;
+}
+
+int mcdc_delta__read_json_actions(const char *path, mcdc_delta__action_cb cb, void *payload)
+{
+    mcdc_buf b = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
+    int rc = mcdc_delta__read_file(&b, path, MCDC_DELTA_MAX_COMMIT_BYTES);
+    if (rc == 0)
+        rc = mcdc_delta__parse_json_actions(path, b.ptr, b.len, cb, payload);
     mcdc_buf_dispose(&b);
     return rc;
 }

@@ -16,6 +16,8 @@
  * (S3) the reader-feature gate runs on the final protocol: a table we cannot read
  *      correctly is refused (MCDC_EUNSUPPORTED naming the feature).
  * Cost: O(actions) with a hash table over file keys; one listing of _delta_log.
+ * mcdc_delta_snapshot_open() itself lives in snapshot_cache.c, which calls the full load
+ * here only when it has no usable cached state.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -324,7 +326,7 @@ static int cmp_txn(const void *a, const void *b)
 
 void mcdc_delta_snapshot_free(mcdc_delta_snapshot *s)
 {
-    if (!s)
+    if (!s || !mcdc_delta__snapshot_unref(s))
         return;
     free(s->table_path);
     protocol_clear(&s->protocol);
@@ -468,9 +470,13 @@ int mcdc_delta_latest_version(int64_t *out, const char *path)
     return 0;
 }
 
-int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_t version)
+int mcdc_delta__snapshot_load(mcdc_delta_snapshot **out, const char *path, int64_t version,
+                              mcdc_delta__file_id *id)
 {
     *out = NULL;
+    mcdc_delta__file_id id_before = { 0 };
+    if (id)
+        memset(id, 0, sizeof *id);
     mcdc_delta__listing l;
     int rc = mcdc_delta__list(&l, path);
     if (rc < 0)
@@ -478,6 +484,7 @@ int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_
     char *logdir = mcdc_delta__join(path, "_delta_log");
     mcdc_delta_snapshot *s = calloc(1, sizeof *s);
     replay r = { 0 };
+    char *tpath = NULL;
     if (!logdir || !s) {
         rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
         goto done;
@@ -497,6 +504,11 @@ int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_
                             path, (long long)target, (long long)latest);
         goto done;
     }
+    char tname[32];
+    mcdc_delta__commit_name(tname, target);
+    tpath = id ? mcdc_delta__join(logdir, tname) : NULL;
+    if (tpath)
+        mcdc_delta__file_id_of(&id_before, tpath);
     int64_t hint = mcdc_delta__read_last_checkpoint(path);
     int64_t limit = target;
     for (;;) {
@@ -559,12 +571,17 @@ int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_
     char name[32];
     mcdc_delta__commit_name(name, target);
     char *cpath = mcdc_delta__join(logdir, name);
-    struct stat st;
-    s->timestamp_ms = cpath && stat(cpath, &st) == 0
-                          ? (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000
-                          : -1;
+    mcdc_delta__file_id after = { 0 };
+    if (cpath)
+        mcdc_delta__file_id_of(&after, cpath);
+    s->timestamp_ms = after.valid ? after.mtime_ns / 1000000 : -1;
     free(cpath);
+    /* the state can be cached only when the commit file it ends on was the same one
+     * before and after the replay (no table recreated meanwhile) */
+    if (id && id_before.valid && mcdc_delta__file_id_same(&id_before, &after))
+        *id = after;
 done:
+    free(tpath);
     replay_free(&r);
     mcdc_delta__listing_free(&l);
     free(logdir);

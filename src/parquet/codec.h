@@ -1,10 +1,10 @@
 /*
  * parquet/codec.h: page compression for every Parquet codec.
  *
- * Compression appends to a capped mcdc_buf; decompression fills a buffer of exactly the
- * size the page header promises and fails (MCDC_ECORRUPT) when the data inflates to any
- * other size or is malformed. Codec numbers are parquet.thrift's (MCDC_PQ_CODEC_* in
- * format.h). LZO is not supported.
+ * Compression appends to a capped mcdc_buf; decompression yields exactly the size the
+ * page header promises, in a buffer that grows with the output, and fails (MCDC_ECORRUPT)
+ * when the data inflates to any other size, could not inflate to it, or is malformed.
+ * Codec numbers are parquet.thrift's (MCDC_PQ_CODEC_* in format.h). LZO is not supported.
  *
  *   codec          on the wire
  *   -------------  ---------------------------------------------------------------------
@@ -39,11 +39,23 @@ bool mcdc_codec__supported(int codec);
  *          buffer's cap; MCDC_ERROR when the library fails. */
 int mcdc_codec__compress(mcdc_buf *out, int codec, int level, const void *src, size_t len);
 
-/** Decompress @p src_len bytes into exactly @p dst_len bytes at @p dst.
- *  An empty input with @p dst_len 0 is fine for every codec.
+/** The most bytes @p src_len bytes at @p src can inflate to with @p codec: the size itself
+ *  (UNCOMPRESSED), the size a snappy block states, 1032 times the input (GZIP: deflate's
+ *  maximum ratio), 255 times (LZ4, LZ4_RAW); SIZE_MAX for ZSTD and BROTLI, whose streams
+ *  are bounded only by their own end (decompression grows with their output). */
+size_t mcdc_codec__inflate_bound(int codec, const void *src, size_t src_len);
+
+/** Decompress @p src_len bytes into exactly @p dst_len bytes at *dst.
+ *  *dst is a malloc'd buffer of *cap bytes (NULL and 0 at first), reused and grown with
+ *  realloc as needed; the caller frees it. A @p dst_len beyond mcdc_codec__inflate_bound
+ *  is refused before anything is allocated; GZIP, ZSTD and BROTLI grow the buffer as
+ *  their output arrives, never past @p dst_len, so memory follows what the data really
+ *  inflates to whatever the header claims. An empty input with @p dst_len 0 is fine for
+ *  every codec.
  *  @return 0; MCDC_ECORRUPT ("<codec>: why", e.g. "SNAPPY: inflates to 90 bytes, the page
  *          says 100"); MCDC_EUNSUPPORTED; MCDC_ENOMEM. Callers add the file and offset
  *          with mcdc_error_prefix. */
-int mcdc_codec__decompress(void *dst, size_t dst_len, int codec, const void *src, size_t src_len);
+int mcdc_codec__decompress(uint8_t **dst, size_t *cap, size_t dst_len, int codec, const void *src,
+                           size_t src_len);
 
 #endif

@@ -76,11 +76,12 @@ void pqr_col_close(pqr_col *c)
 }
 
 /* Bytes [off, off+len) of the chunk: borrowed from a memory file, else read into *buf
- * (grown as needed; *cap its size). */
+ * (grown as needed; *cap its size). *p is NULL when it fails. */
 static int fetch(pqr_col *c, size_t off, size_t len, uint8_t **buf, size_t *cap,
                  const uint8_t **p)
 {
     mcdc_parquet_reader *r = c->r;
+    *p = NULL;
     if (c->chunk) {
         *p = c->chunk + off;
         return 0;
@@ -278,17 +279,13 @@ static int alloc_values(pqr_col *c, size_t present, int encoding)
     return rc;
 }
 
-/* Decompress @p len bytes at @p src into *out (grown to @p out_len bytes; *cap its size). */
+/* Decompress @p len bytes at @p src into *out (grown with the output to @p out_len bytes;
+ * *cap its size). */
 static int inflate_to(pqr_col *c, const uint8_t *src, size_t len, size_t out_len, uint8_t **out,
                       size_t *cap)
 {
-    int rc = reserve(c, out, cap, out_len);
-    if (rc < 0)
-        return rc;
-    rc = mcdc_codec__decompress(*out, out_len, c->meta->codec, src, len);
-    if (rc < 0)
-        return pqr_col_fail(c, rc);
-    return 0;
+    int rc = mcdc_codec__decompress(out, cap, out_len, c->meta->codec, src, len);
+    return rc < 0 ? pqr_col_fail(c, rc) : 0;
 }
 
 static int dictionary_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *body)

@@ -18,6 +18,7 @@
 int mcdc_pqdec_uleb(mcdc_pqdec_cursor *c, uint64_t *out)
 {
     uint64_t v = 0;
+    *out = 0; /* defined on every path, failures included */
     for (int shift = 0; shift < 70; shift += 7) {
         if (c->pos >= c->end)
             return CORRUPT("varint: truncated");
@@ -158,6 +159,7 @@ static inline uint64_t le64(const uint8_t *p)
 
 static int fixed_width(int ptype, int32_t type_len, size_t *out)
 {
+    *out = 0; /* defined on every path, failures included */
     switch (ptype) {
     case MCDC_PQDEC_INT32:
     case MCDC_PQDEC_FLOAT: *out = 4; return 0;

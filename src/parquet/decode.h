@@ -84,7 +84,8 @@ static inline size_t mcdc_pqdec_left(const mcdc_pqdec_cursor *c)
     return (size_t)(c->end - c->pos);
 }
 
-/* Read an unsigned LEB128 varint of at most 64 bits. @return 0; MCDC_ECORRUPT. */
+/* Read an unsigned LEB128 varint of at most 64 bits into *out (0 when it fails).
+ * @return 0; MCDC_ECORRUPT. */
 int mcdc_pqdec_uleb(mcdc_pqdec_cursor *c, uint64_t *out);
 
 /* Decode @p n values of the RLE/bit-packed hybrid of @p bit_width (0..32) from the whole

@@ -341,7 +341,12 @@ static mcdc_parquet_reader *reader_new(const char *name, const mcdc_parquet_read
     r->fd = -1;
     mcdc_parquet_read_options def = MCDC_PARQUET_READ_OPTIONS_INIT;
     r->opt = opt ? *opt : def;
-    r->rowtext = (mcdc_buf)MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
+    /* the JSON text of one row's nested cells: twice the largest page, so that a page of
+     * text fits with its quoting, and at least 1 GiB */
+    size_t text_max = MCDC_BUF_DEFAULT_MAX;
+    if (r->opt.max_page_bytes > text_max / 2)
+        text_max = r->opt.max_page_bytes <= SIZE_MAX / 2 ? 2 * r->opt.max_page_bytes : SIZE_MAX;
+    r->rowtext = (mcdc_buf)MCDC_BUF_INIT(text_max);
     if (!r->name) {
         free(r);
         return NULL;

@@ -215,6 +215,7 @@ static int need(mcdc_thrift_reader *r, size_t n, const char *what)
 int mcdc_thrift__read_varint(mcdc_thrift_reader *r, uint64_t *v)
 {
     uint64_t x = 0;
+    *v = 0; /* defined on every path, failures included */
     for (int shift = 0, i = 0; i < 10; i++, shift += 7) {
         if (r->pos >= r->end)
             return mcdc_thrift__corrupt(r, "varint runs past the end");
@@ -234,6 +235,7 @@ static int read_zigzag(mcdc_thrift_reader *r, int64_t *v, int64_t lo, int64_t hi
 {
     const uint8_t *at = r->pos;
     uint64_t u;
+    *v = 0;
     int rc = mcdc_thrift__read_varint(r, &u);
     if (rc < 0)
         return rc;
@@ -248,6 +250,7 @@ static int read_zigzag(mcdc_thrift_reader *r, int64_t *v, int64_t lo, int64_t hi
 
 int mcdc_thrift__read_i8(mcdc_thrift_reader *r, int8_t *v)
 {
+    *v = 0;
     int rc = need(r, 1, "i8");
     if (rc < 0)
         return rc;
@@ -259,8 +262,7 @@ int mcdc_thrift__read_i16(mcdc_thrift_reader *r, int16_t *v)
 {
     int64_t x = 0;
     int rc = read_zigzag(r, &x, INT16_MIN, INT16_MAX, "i16");
-    if (rc == 0)
-        *v = (int16_t)x;
+    *v = (int16_t)x; /* 0 on failure */
     return rc;
 }
 
@@ -268,8 +270,7 @@ int mcdc_thrift__read_i32(mcdc_thrift_reader *r, int32_t *v)
 {
     int64_t x = 0;
     int rc = read_zigzag(r, &x, INT32_MIN, INT32_MAX, "i32");
-    if (rc == 0)
-        *v = (int32_t)x;
+    *v = (int32_t)x; /* 0 on failure */
     return rc;
 }
 
@@ -280,6 +281,7 @@ int mcdc_thrift__read_i64(mcdc_thrift_reader *r, int64_t *v)
 
 int mcdc_thrift__read_double(mcdc_thrift_reader *r, double *v)
 {
+    *v = 0;
     int rc = need(r, 8, "double");
     if (rc < 0)
         return rc;
@@ -295,6 +297,8 @@ int mcdc_thrift__read_binary(mcdc_thrift_reader *r, const uint8_t **p, size_t *l
 {
     const uint8_t *at = r->pos;
     uint64_t n;
+    *p = NULL;
+    *len = 0;
     int rc = mcdc_thrift__read_varint(r, &n);
     if (rc < 0)
         return rc;

@@ -111,7 +111,8 @@ void mcdc_thrift__write_bool(mcdc_thrift_writer *w, bool v);
 /* ---------------------------------------------------------------- reader */
 
 /** Decodes from [pos, end). Every read checks the end; errors are MCDC_ECORRUPT with the
- *  byte offset (base_off + position) in the message. */
+ *  byte offset (base_off + position) in the message. The scalar reads (varint, i8..i64,
+ *  double, binary) set their outputs on every path: zero (NULL, 0) when they fail. */
 typedef struct mcdc_thrift_reader {
     const uint8_t *start;                       /* first byte of the range */
     const uint8_t *pos;                         /* next byte to decode */

@@ -3,7 +3,9 @@
 # - `mssql-cdc --help` lists commands, and each one's `--help` exits 0 and shows an example;
 # - each command has a section "## <command>" in docs/reference/cli-<group>.md naming every
 #   option its --help lists, and every option row of that section is an option it has;
-# - docs/reference/cli.md links every group page and holds the exit-code table of cli.h.
+# - docs/reference/cli.md links every group page, holds exactly the exit codes of cli.h and
+#   the global options of `mssql-cdc --help`;
+# - the man page docs/mssql-cdc.1 names every command.
 set -uo pipefail
 bin=${MCDC_BIN:?} src=${MCDC_SRC:?}
 ref=$src/docs/reference
@@ -43,6 +45,27 @@ done
 while read -r code; do
   grep -qE "^\| $code \|" "$ref/cli.md" || bad "exit code $code of src/cli/cli.h is not in docs/reference/cli.md"
 done < <(sed -n 's/.*MCDC_EXIT_[A-Z]* *= *\([0-9]*\).*/\1/p' "$src/src/cli/cli.h")
+
+# ...and every row of that table is a code of cli.h.
+while read -r code; do
+  grep -qE "MCDC_EXIT_[A-Z]+ *= *$code\b" "$src/src/cli/cli.h" || bad "docs/reference/cli.md lists exit code $code, which src/cli/cli.h does not have"
+done < <(awk '/^## Exit codes/ {on=1; next} /^## / {on=0} on' "$ref/cli.md" | sed -n -E 's/^\| ([0-9]+) \|.*/\1/p')
+
+# Global options, both ways: `mssql-cdc --help` and the table of "## Global options" in cli.md.
+globals=$(awk '/^## Global options/ {on=1; next} /^## / {on=0} on' "$ref/cli.md" | grep -E '^\| *`-' | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+help_globals=$("$bin" --help | sed -n '/^global options:/,/^$/p' | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+[ -n "$help_globals" ] || bad "mssql-cdc --help lists no global options"
+for o in $help_globals; do grep -qx -- "$o" <<<"$globals" || bad "global option $o is not in docs/reference/cli.md"; done
+for o in $globals; do grep -qx -- "$o" <<<"$help_globals" || bad "docs/reference/cli.md lists global option $o, which mssql-cdc --help does not have"; done
+
+# The man page names every command (a group's subcommands as `group a|b|c`).
+man=$src/docs/mssql-cdc.1
+for cmd in "${cmds[@]}"; do
+  g=${cmd%% *} w=${cmd##* }
+  line=$(grep -E "^\.B $g( |\$)" "$man" | sed 's/\\-/-/g')
+  if [ "$g" = "$w" ]; then [ -n "$line" ]; else grep -qE "[ |]$w([ |]|\$)" <<<"$line"; fi ||
+    bad "'$cmd' is not in the COMMANDS of docs/mssql-cdc.1"
+done
 
 echo "cli_reference.sh: ${#cmds[@]} commands checked, $fail problems"
 [ "$fail" -eq 0 ]

@@ -8,6 +8,7 @@
 #   expect       rows identical to the JSON lines below, from the file's .md (DuckDB refuses
 #                map_no_value, and wraps int96_from_spark's year 290000 around)
 #   twins        each *_byte_stream_split column equals its *_plain twin (DuckDB refuses it)
+#   md5:HASH     the jsonl output has this MD5 (rows too large to hold; see below)
 #   error:TEXT   `parquet cat` exits 3 and its message contains TEXT
 set -euo pipefail
 T=$MCDC_SHARED/testdata/parquet-testing
@@ -36,7 +37,7 @@ declare -A want=(
   [non_hadoop_lz4_compressed]=same:lz4_raw_compressed
   [incorrect_map_schema]=duck [int32_decimal]=duck [int32_with_null_pages]=duck
   [int64_decimal]=duck [int96_from_spark]=expect
-  [large_string_map.brotli]="error:page of 1073741828 bytes uncompressed (at most 1073741824)"
+  [large_string_map.brotli]=md5:b886c86c3fa80f75da53f6391394e9af
   [list_columns]=duck [lz4_raw_compressed]=duck [lz4_raw_compressed_larger]=duck
   [map_no_value]=expect [nan_in_stats]=duck
   [nation.dict-malformed]="error:column name, page at byte 421: page of 28 bytes overruns the column chunk"
@@ -51,6 +52,16 @@ declare -A want=(
   [bloom_filter.bin]="error:bad magic at byte 1032: not a Parquet file"
   [bloom_filter.xxhash.bin]="error:bad magic at byte 1036: not a Parquet file"
 )
+
+# large_string_map.brotli: 4 KiB of brotli that inflate to a dictionary page and a data
+# page of 1 GiB + 4 bytes each (valid: page sizes go up to 2^31-1). DuckDB's reading, too
+# slow to run here (2 minutes, 6 GiB; `SELECT len(map_keys(arr)), length(map_keys(arr)[1]),
+# md5(map_keys(arr)[1]), map_values(arr) FROM read_parquet(...)`): 2 rows, each a map of
+# one key of 1073741824 bytes with MD5 adb5a28fda6ec2a01075b9945887a083 (that of 2^30 'a')
+# and the value 1. The jsonl of those rows has the MD5 above:
+#   for i in 1 2; do printf '{"arr":[{"key":"'; head -c 1073741824 /dev/zero | tr '\0' a
+#   printf '","value":1}]}\n'; done | md5sum
+# Reading it takes about 35 s of CPU and 4.2 GiB; this test is not run under ASan.
 
 cat >"$work/map_no_value.expect" <<'EOF'
 {"my_map":[{"key":1,"value":null},{"key":2,"value":null},{"key":3,"value":null}],"my_map_no_v":[1,2,3],"my_list":[1,2,3]}
@@ -86,6 +97,12 @@ for f in "$T"/*.parquet "$T"/*.bin; do
   w=${want[$name]:-}
   if [ -z "$w" ]; then check "$name" "no expected outcome in tests/interop/parquet_testing.sh"; continue; fi
   ours=$work/$name.jsonl
+  if [[ $w == md5:* ]]; then
+    got=$("$BIN" parquet cat --format jsonl "$f" 2>"$work/$name.err" | md5sum) || true
+    if [ "${got%% *}" = "${w#md5:}" ]; then check "$name" ok
+    else check "$name" "jsonl MD5 ${got%% *}, expected ${w#md5:}: $(cat "$work/$name.err")"; fi
+    continue
+  fi
   set +e
   "$BIN" parquet cat --format jsonl "$f" >"$ours" 2>"$work/$name.err"
   rc=$?

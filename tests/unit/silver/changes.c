@@ -158,10 +158,11 @@ static void dump(char *buf, size_t cap, const table *t)
             memcpy(lines[j - 1], tmp, 96);
         }
     buf[0] = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (i)
-            strncat(buf, " ", cap - strlen(buf) - 1);
-        strncat(buf, lines[i], cap - strlen(buf) - 1);
+    for (size_t i = 0, len = 0; i < t->n; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? " " : "", lines[i]);
+        if (w < 0 || (size_t)w >= cap - len)
+            break; /* the text is cut at the buffer's end */
+        len += (size_t)w;
     }
 }
 
@@ -571,6 +572,103 @@ static void test_silver_changes__many_keys_grow_the_index(void **state)
     mcdc_silver_changes_free(cs);
 }
 
+/* Replaced images are garbage until a compaction: many changes of a few keys keep the
+ * memory near the live images, and the images (strings included) survive the moves. */
+static void test_silver_changes__replaced_images_are_compacted(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, NULL));
+    char name[32];
+    for (int i = 0; i < 60000; i++) {
+        snprintf(name, sizeof name, "name-%d", i);
+        brow r = { NULL, 10 + i, 1, 4, 1, i % 3, name, i, 0 };
+        assert_int_equal(0, offer(cs, &r));
+    }
+    mcdc_silver_changes_stats st;
+    mcdc_silver_changes_get_stats(cs, &st);
+    assert_true(st.bytes < ((size_t)3 << 20)); /* 60000 images would be ~20 MB */
+    assert_int_equal(3, mcdc_silver_changes_count(cs));
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    for (int k = 0; k < 3; k++) {
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(cs, (size_t)k, &im);
+        int last = 60000 - 3 + k;
+        snprintf(name, sizeof name, "name-%d", last);
+        assert_int_equal(k, im.row[0].v.i);
+        assert_int_equal(strlen(name), im.row[1].v.s.len);
+        assert_memory_equal(name, im.row[1].v.s.ptr, strlen(name));
+        assert_int_equal(last, (int)im.row[2].v.dec);
+        assert_int_equal(22, im.row[3].v.s.len);
+        assert_int_equal(10 + last, (int)strtol(im.row[3].v.s.ptr + 2, NULL, 16));
+    }
+    mcdc_silver_changes_free(cs);
+}
+
+/* At the cap, a compaction makes room: one key changed many times never hits it. */
+static void test_silver_changes__cap_counts_live_images_after_compaction(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_changes_options o = MCDC_SILVER_CHANGES_OPTIONS_INIT;
+    o.max_bytes = 64 * 1024;
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, &o));
+    for (int i = 0; i < 5000; i++) {
+        brow r = { NULL, 10 + i, 1, 4, 1, 7, "a longer name to fill the cap", i, 0 };
+        assert_int_equal(0, offer(cs, &r));
+        mcdc_silver_changes_stats st;
+        mcdc_silver_changes_get_stats(cs, &st);
+        assert_true(st.bytes <= o.max_bytes);
+    }
+    assert_int_equal(1, mcdc_silver_changes_count(cs));
+    mcdc_silver_changes_free(cs);
+}
+
+/* Deciding rows by sorted index gives what the hashed match gives; marks save and restore. */
+static void test_silver_changes__match_at_and_marks(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, NULL));
+    brow rows[] = {
+        { NULL, 20, 1, 4, 1, 1, "new one", 100, 0 },
+        { NULL, 20, 2, 1, 1, 2, "gone", 0, 0 },
+        { NULL, 20, 3, 2, 1, 3, "fresh", 300, 0 },
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(0, offer(cs, &rows[i]));
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    /* a silver row of key 1 written at LSN 10 */
+    mcdc_value row[5];
+    memset(row, 0, sizeof row);
+    row[0].v.i = 1;
+    set_str(&row[1], "old one");
+    row[2].v.dec = 1;
+    set_str(&row[3], lsn_text(10));
+    row[4].v.i = 10;
+    mcdc_silver_fate fate;
+    const mcdc_value *img;
+    assert_int_equal(0, mcdc_silver_changes_marks(cs, 0));
+    assert_int_equal(0, mcdc_silver_changes_match_at(cs, 0, row, &fate, &img));
+    assert_int_equal(MCDC_SILVER_REPLACE, fate);
+    assert_int_equal(100, (int)img[2].v.dec);
+    assert_int_equal(3, mcdc_silver_changes_marks(cs, 0)); /* met and placed */
+    assert_int_equal(0, mcdc_silver_changes_match_at(cs, 0, row, &fate, &img));
+    assert_int_equal(MCDC_SILVER_DROP, fate); /* a second copy of the key */
+    mcdc_silver_changes_set_marks(cs, 0, 0);
+    mcdc_buf key = MCDC_BUF_INIT(1024);
+    assert_int_equal(0, mcdc_silver_changes_row_key(cs, &key, row));
+    assert_int_equal(0, mcdc_silver_changes_match_key(cs, (const uint8_t *)key.ptr, key.len, row,
+                                                      &fate, &img));
+    assert_int_equal(MCDC_SILVER_REPLACE, fate); /* as if never matched */
+    row[0].v.i = 2;
+    assert_int_equal(0, mcdc_silver_changes_match_at(cs, 1, row, &fate, &img));
+    assert_int_equal(MCDC_SILVER_DROP, fate);
+    assert_int_equal(1, mcdc_silver_changes_marks(cs, 1));
+    mcdc_buf_dispose(&key);
+    mcdc_silver_changes_free(cs);
+}
+
 static int enc_cmp(const mcdc_column *c, const mcdc_value *a, const mcdc_value *b)
 {
     mcdc_buf x = MCDC_BUF_INIT(1024), y = MCDC_BUF_INIT(1024);
@@ -648,6 +746,9 @@ int main(void)
         T(bad_rows_and_keys_are_refused),
         T(memory_cap_is_enforced),
         T(many_keys_grow_the_index),
+        T(replaced_images_are_compacted),
+        T(cap_counts_live_images_after_compaction),
+        T(match_at_and_marks),
         T(key_encoding_preserves_order),
 #undef T
     };
