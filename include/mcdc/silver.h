@@ -201,6 +201,10 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs);
 /** The @p i-th image in key order (0 <= i < count); call after mcdc_silver_changes_sort. */
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out);
 
+/** The encoded key of the @p i-th image in key order, from a copy of the keys kept back to
+ *  back (reading keys in order touches no image). Needs sort. */
+const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len);
+
 /** The index (in key order) of the image whose encoded key is @p key, or -1. Needs sort. */
 int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
                                         size_t key_len);

@@ -214,6 +214,8 @@ struct mcdc_silver_changes {
     size_t       n_images;
     image      **sorted;      /* after sort(): images in key order */
     size_t       n_sorted;
+    uint8_t     *skeys;       /* after sort(): their keys back to back, in key order */
+    size_t      *skey_off;    /* n_sorted + 1 offsets into skeys */
     mcdc_buf     keybuf;      /* scratch for encoding */
     mcdc_silver_changes_stats stats;
 };
@@ -252,6 +254,8 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs)
     }
     free(cs->slots);
     free(cs->sorted);
+    free(cs->skeys);
+    free(cs->skey_off);
     for (size_t i = 0; i < cs->n_cis; i++)
         free(cs->cis[i]);
     free(cs->cis);
@@ -672,6 +676,10 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
     free(cs->sorted);
     cs->sorted = NULL;
     cs->n_sorted = 0;
+    free(cs->skeys);
+    cs->skeys = NULL;
+    free(cs->skey_off);
+    cs->skey_off = NULL;
     return 0;
 }
 
@@ -856,11 +864,36 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         n++;
     }
     qsort(e, n, sizeof *e, sort_ent_cmp);
-    for (size_t i = 0; i < n; i++)
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
         cs->sorted[i] = (image *)e[i].im;
-    cs->n_sorted = n;
+        total += e[i].im->key_len;
+    }
     free(e);
+    free(cs->skeys);
+    free(cs->skey_off);
+    cs->skeys = malloc(total ? total : 1);
+    cs->skey_off = malloc((n + 1) * sizeof *cs->skey_off);
+    if (!cs->skeys || !cs->skey_off) {
+        free(cs->sorted);
+        cs->sorted = NULL;
+        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        cs->skey_off[i] = at;
+        memcpy(cs->skeys + at, cs->sorted[i]->key, cs->sorted[i]->key_len);
+        at += cs->sorted[i]->key_len;
+    }
+    cs->skey_off[n] = at;
+    cs->n_sorted = n;
     return 0;
+}
+
+const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len)
+{
+    *len = cs->skey_off[i + 1] - cs->skey_off[i];
+    return cs->skeys + cs->skey_off[i];
 }
 
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out)
@@ -881,7 +914,8 @@ size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint
     size_t lo = 0, hi = cs->n_sorted;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(cs->sorted[mid]->key, cs->sorted[mid]->key_len, key, key_len) < 0)
+        if (key_cmp(cs->skeys + cs->skey_off[mid], cs->skey_off[mid + 1] - cs->skey_off[mid],
+                    key, key_len) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -893,7 +927,8 @@ int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uin
                                         size_t key_len)
 {
     size_t i = mcdc_silver_changes_lower_bound(cs, key, key_len);
-    if (i < cs->n_sorted && key_cmp(cs->sorted[i]->key, cs->sorted[i]->key_len, key, key_len) == 0)
+    if (i < cs->n_sorted && key_cmp(cs->skeys + cs->skey_off[i],
+                                    cs->skey_off[i + 1] - cs->skey_off[i], key, key_len) == 0)
         return (int64_t)i;
     return -1;
 }

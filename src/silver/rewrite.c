@@ -492,9 +492,9 @@ static size_t upper_bound(const mcdc_silver_changes *cs, const uint8_t *key, siz
 {
     size_t i = mcdc_silver_changes_lower_bound(cs, key, len);
     if (i < mcdc_silver_changes_count(cs)) {
-        mcdc_silver_image im;
-        mcdc_silver_changes_at(cs, i, &im);
-        if (key_cmp(im.key, im.key_len, key, len) == 0)
+        size_t il;
+        const uint8_t *ik = mcdc_silver_changes_key_at(cs, i, &il);
+        if (key_cmp(ik, il, key, len) == 0)
             i++;
     }
     return i;
@@ -533,10 +533,12 @@ static int stream_inserts(stream *s, const mcdc_silver_target *t, size_t *at, co
 {
     int rc = 0;
     for (; rc == 0 && *at < t->n_img; (*at)++) {
+        size_t il;
+        const uint8_t *ik = mcdc_silver_changes_key_at(s->w->env->cs, t->img[*at], &il);
+        if (key && key_cmp(ik, il, key, len) >= 0)
+            break;
         mcdc_silver_image im;
         mcdc_silver_changes_at(s->w->env->cs, t->img[*at], &im);
-        if (key && key_cmp(im.key, im.key_len, key, len) >= 0)
-            break;
         if (im.matched || im.is_delete)
             continue;
         rc = stream_put(s, im.row, im.key, im.key_len);
@@ -575,7 +577,6 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
     int rc = open_file_scan(&sc, &view, arr, env, t->f);
     size_t at = 0;
     bool have_prev = false, undo = false;
-    mcdc_silver_image im;
     const mcdc_value *r;
     while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
         rc = 0;
@@ -600,8 +601,9 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
             break;
         int c = -1;
         while (m < end) {
-            mcdc_silver_changes_at(cs, m, &im);
-            if ((c = key_cmp(im.key, im.key_len, k, kl)) >= 0)
+            size_t il;
+            const uint8_t *ik = mcdc_silver_changes_key_at(cs, m, &il);
+            if ((c = key_cmp(ik, il, k, kl)) >= 0)
                 break;
             m++;
         }

@@ -379,6 +379,26 @@ static void test_silver_changes__command_id_orders_statements_of_one_transaction
     assert_string_equal("", run(f, b, N(b), -1));
 }
 
+/* The refinement of S1 against the original order (_start_lsn, _command_id, _seqval,
+ * _operation): it only acts among rows of one (_start_lsn, _command_id). */
+static void test_silver_changes__entering_beats_leaving_only_within_one_command(void **state)
+{
+    fixture *f = *state;
+    const brow base[] = { { NULL, 5, 5, 2, 1, 1, "a", 1, 0 } };
+    run(f, base, N(base), -1);
+    /* an update's own 3 and 4 (one seqval): the 4, in both orders */
+    const brow u[] = { { NULL, 9, 9, 4, 1, 1, "a2", 2, 0 }, { NULL, 9, 9, 3, 1, 1, "a", 1, 0 } };
+    assert_string_equal("1:a2:0.02@9", run(f, u, N(u), 5));
+    /* two statements of one transaction: the later command wins, as in the original,
+     * whatever leaves or enters (statement 2 deletes what statement 1 wrote) */
+    const brow c[] = { { NULL, 12, 14, 4, 1, 1, "a3", 3, 0 }, { NULL, 12, 13, 1, 2, 1, "a2", 2, 0 } };
+    assert_string_equal("", run(f, c, N(c), 9));
+    /* one statement leaves the key (seqval 21) after a row entered it (seqval 20): the
+     * original order would take the later 1 and lose the key; the row entering wins */
+    const brow m[] = { { NULL, 15, 20, 2, 1, 1, "in", 4, 0 }, { NULL, 15, 21, 1, 1, 1, "out", 0, 0 } };
+    assert_string_equal("1:in:0.04@15", run(f, m, N(m), 12));
+}
+
 static void test_silver_changes__rerun_changes_nothing_and_resurrects_nothing(void **state)
 {
     fixture *f = *state;
@@ -738,6 +758,7 @@ int main(void)
         T(many_changes_of_one_key_in_and_across_batches),
         T(interleaved_transactions_rank_by_commit_lsn),
         T(command_id_orders_statements_of_one_transaction),
+        T(entering_beats_leaving_only_within_one_command),
         T(rerun_changes_nothing_and_resurrects_nothing),
         T(older_image_never_replaces_a_newer_row),
         T(position_and_snapshot_select_rows),
