@@ -3,7 +3,7 @@
  * a batch of BIG changes (updates and deletes spread uniformly over the keys), then SMALL
  * changes on the newest 1% of keys (recent orders), then SMALL changes spread uniformly.
  *
- *   bench_silver DIR ROWS BIG SMALL [FILE_ROWS]
+ *   bench_silver DIR ROWS BIG SMALL [FILE_ROWS [THREADS]]
  *
  * DIR is created (it must not exist). Bronze holds the snapshot as operation-0 rows and
  * each batch as one commit of operation 4 (updates, 80%) and 1 (deletes, 20%) rows; the
@@ -12,7 +12,9 @@
  * its own. For the peer run, DIR/duck_big.sql gets a DuckDB script that computes the same
  * latest image per key from the BIG batch's bronze files and writes the full new table
  * from silver's files as they were before it (bench/silver.sh runs it).
- * Prints one line per phase: rows, seconds, rows/s, files rewritten of total, peak RSS.
+ * THREADS is the apply's threads option (0, the default: one per CPU, at most 8).
+ * Prints one line per phase: rows, seconds (wall), CPU seconds (user + system of the
+ * child), rows/s, files rewritten of total, peak RSS.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,6 +36,7 @@ static char bronze[512], silver[512], control[512];
 static mcdc_schema *bschema;
 static int64_t lsn_counter = 1000;
 static int64_t file_rows = 262144;
+static int threads = 0;
 
 static void die(const char *what)
 {
@@ -151,6 +154,7 @@ static void phase(const char *name, int64_t rows)
         o.keys = keys;
         o.n_keys = 1;
         o.target_file_rows = file_rows;
+        o.threads = threads;
         mcdc_silver_apply_result r;
         if (mcdc_silver_apply(&o, &r) < 0)
             die(name);
@@ -169,9 +173,11 @@ static void phase(const char *name, int64_t rows)
         exit(1);
     }
     double secs = (double)(mcdc_time_mono_us() - t0) / 1e6;
-    printf("%-14s %10" PRId64 " rows %8.2f s %12.0f rows/s  files rewritten %4llu of %4llu, "
-           "written %4llu  peak RSS %6.0f MB  (changed keys %llu)\n",
-           name, rows, secs, rows / secs, (unsigned long long)r.silver_files_rewritten,
+    double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    printf("%-14s %10" PRId64 " rows %8.2f s (CPU %7.2f s) %10.0f rows/s  files rewritten "
+           "%4llu of %4llu, written %4llu  peak RSS %6.0f MB  (changed keys %llu)\n",
+           name, rows, secs, cpu, rows / secs, (unsigned long long)r.silver_files_rewritten,
            (unsigned long long)r.silver_files_before, (unsigned long long)r.silver_files_added,
            ru.ru_maxrss / 1024.0, (unsigned long long)r.changed_keys);
     fflush(stdout);
@@ -180,15 +186,17 @@ static void phase(const char *name, int64_t rows)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: bench_silver DIR ROWS BIG SMALL [FILE_ROWS]\n");
+        fprintf(stderr, "usage: bench_silver DIR ROWS BIG SMALL [FILE_ROWS [THREADS]]\n");
         return 2;
     }
     const char *dir = argv[1];
     int64_t rows = atoll(argv[2]), big = atoll(argv[3]), small = atoll(argv[4]);
     if (argc > 5)
         file_rows = atoll(argv[5]);
-    if (rows < 100 || big < 1 || small < 1 || file_rows < 1) {
-        fprintf(stderr, "bench_silver: ROWS >= 100, BIG, SMALL and FILE_ROWS >= 1\n");
+    if (argc > 6)
+        threads = atoi(argv[6]);
+    if (rows < 100 || big < 1 || small < 1 || file_rows < 1 || threads < 0) {
+        fprintf(stderr, "bench_silver: ROWS >= 100, BIG, SMALL and FILE_ROWS >= 1, THREADS >= 0\n");
         return 2;
     }
     if (mkdir(dir, 0777) < 0) {

@@ -33,7 +33,11 @@
  *      another instance is an error, never silently dropped.
  *
  * Caveats:
- * - Not thread-safe; one owner at a time.
+ * - Not thread-safe; one owner at a time. The one exception: after
+ *   mcdc_silver_changes_sort() and until the next add or sort, several threads may call
+ *   mcdc_silver_changes_match_key(), _match_at(), _at(), _marks(), _set_marks(), the
+ *   sorted look-ups and _row_key() at once, provided no two of them decide rows of the
+ *   same key (each thread owns a disjoint key range).
  * - Images and keys handed out are borrowed from the change set and live until the next
  *   mcdc_silver_changes_add() or its free.
  */
@@ -160,6 +164,25 @@ typedef enum {
 int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
                               mcdc_silver_fate *fate, const mcdc_value **image);
 
+/** As mcdc_silver_changes_match(), for a row whose encoded key the caller has (from
+ *  mcdc_silver_changes_row_key()); uses no scratch of the change set. */
+int mcdc_silver_changes_match_key(mcdc_silver_changes *cs, const uint8_t *key, size_t key_len,
+                                  const mcdc_value *silver_row, mcdc_silver_fate *fate,
+                                  const mcdc_value **image);
+
+/** As mcdc_silver_changes_match(), for a row whose key is the one of the @p i-th image in
+ *  key order (the caller found it, e.g. by walking a file sorted by key beside the
+ *  sorted images). Needs sort. */
+int mcdc_silver_changes_match_at(mcdc_silver_changes *cs, size_t i, const mcdc_value *silver_row,
+                                 mcdc_silver_fate *fate, const mcdc_value **image);
+
+/** The marks the matches left on the @p i-th image in key order (bit 0: met in silver,
+ *  bit 1: placed by a REPLACE), to save them before a pass that may be undone. */
+unsigned mcdc_silver_changes_marks(const mcdc_silver_changes *cs, size_t i);
+
+/** Restore marks saved with mcdc_silver_changes_marks(). */
+void mcdc_silver_changes_set_marks(mcdc_silver_changes *cs, size_t i, unsigned marks);
+
 /** The image of one key, in key order after mcdc_silver_changes_sort(). */
 typedef struct mcdc_silver_image {
     const uint8_t    *key;       /* encoded key (mcdc_silver_key_encode of each key column) */
@@ -177,6 +200,10 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs);
 
 /** The @p i-th image in key order (0 <= i < count); call after mcdc_silver_changes_sort. */
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out);
+
+/** The encoded key of the @p i-th image in key order, from a copy of the keys kept back to
+ *  back (reading keys in order touches no image). Needs sort. */
+const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len);
 
 /** The index (in key order) of the image whose encoded key is @p key, or -1. Needs sort. */
 int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
@@ -231,10 +258,12 @@ typedef struct mcdc_silver_apply_options {
     int64_t            target_file_rows; /* rows per silver file; a file past 1.5x is split;
                                             default 262144 */
     size_t             max_bytes;      /* memory cap of the change set; 0: 4 GiB */
+    int                threads;        /* silver files rewritten at once (each holds at
+                                          most one file); 0: the online CPUs, at most 8 */
 } mcdc_silver_apply_options;
 
 #define MCDC_SILVER_APPLY_OPTIONS_INIT \
-    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0 }
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0, 0 }
 
 /** What an apply did. */
 typedef struct mcdc_silver_apply_result {

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "mcdc/delta.h"
 #include "mcdc/failpoint.h"
@@ -42,28 +43,12 @@
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "mcdc/time.h"
-#include "silver/datafile.h"
+#include "silver/rewrite.h"
 
-#define TAG_KEY_MIN "mcdc.silver.key_min"
-#define TAG_KEY_MAX "mcdc.silver.key_max"
 #define CONF_KEYS   "mcdc.silver.keys"
 #define LOCK_NAME   "_mcdc_silver_apply.lock"
 
 /* ---- hex ------------------------------------------------------------------------------ */
-
-static char *hex_of(const uint8_t *p, size_t n)
-{
-    static const char d[] = "0123456789ABCDEF";
-    char *s = malloc(2 * n + 1);
-    if (!s)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        s[2 * i] = d[p[i] >> 4];
-        s[2 * i + 1] = d[p[i] & 15];
-    }
-    s[2 * n] = 0;
-    return s;
-}
 
 static int hexval(char c)
 {
@@ -105,132 +90,8 @@ static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
     return na < nb ? -1 : na > nb;
 }
 
-/* ---- rows held for one output run --------------------------------------------------- */
-
-typedef struct arena_block {
-    struct arena_block *next;
-    size_t              used, cap;
-    char                data[];
-} arena_block;
-
-/* Rows in silver's order with their encoded keys; strings copied into an arena so that
- * pointers stay valid until reset. */
-typedef struct rowbuf {
-    size_t       n_cols;
-    mcdc_value  *vals;     /* n_rows * n_cols */
-    size_t       n_rows, cap_rows;
-    size_t      *key_off;  /* per row: offset of its key in keys */
-    size_t      *key_len;
-    mcdc_buf     keys;
-    arena_block *blocks;
-    size_t       bytes;    /* rough memory held */
-} rowbuf;
-
-typedef struct sort_ent {
-    const uint8_t *key;
-    size_t         len;
-    size_t         row;
-} sort_ent;
-
-static void rowbuf_reset(rowbuf *rb)
-{
-    while (rb->blocks) {
-        arena_block *n = rb->blocks->next;
-        free(rb->blocks);
-        rb->blocks = n;
-    }
-    rb->n_rows = 0;
-    rb->bytes = 0;
-    mcdc_buf_clear(&rb->keys);
-}
-
-static void rowbuf_free(rowbuf *rb)
-{
-    rowbuf_reset(rb);
-    free(rb->vals);
-    free(rb->key_off);
-    free(rb->key_len);
-    mcdc_buf_dispose(&rb->keys);
-    memset(rb, 0, sizeof *rb);
-}
-
-static char *arena_copy(rowbuf *rb, const char *p, size_t n)
-{
-    arena_block *b = rb->blocks;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > (1u << 20) ? n : (1u << 20);
-        b = malloc(sizeof *b + cap);
-        if (!b)
-            return NULL;
-        b->next = rb->blocks;
-        b->used = 0;
-        b->cap = cap;
-        rb->blocks = b;
-        rb->bytes += cap;
-    }
-    char *d = b->data + b->used;
-    if (n)
-        memcpy(d, p, n);
-    b->used += n;
-    return d;
-}
-
-static int rowbuf_add(rowbuf *rb, const mcdc_schema *s, const mcdc_value *row,
-                      const uint8_t *key, size_t key_len)
-{
-    if (rb->n_rows == rb->cap_rows) {
-        size_t cap = rb->cap_rows ? rb->cap_rows * 2 : 1024;
-        mcdc_value *v = realloc(rb->vals, cap * rb->n_cols * sizeof *v);
-        if (!v)
-            goto nomem;
-        rb->vals = v;
-        size_t *o = realloc(rb->key_off, cap * sizeof *o);
-        if (!o)
-            goto nomem;
-        rb->key_off = o;
-        size_t *l = realloc(rb->key_len, cap * sizeof *l);
-        if (!l)
-            goto nomem;
-        rb->key_len = l;
-        rb->cap_rows = cap;
-    }
-    mcdc_value *d = &rb->vals[rb->n_rows * rb->n_cols];
-    for (size_t i = 0; i < rb->n_cols; i++) {
-        d[i] = row[i];
-        mcdc_type_id t = s->cols[i].type;
-        if (!row[i].is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY)) {
-            d[i].v.s.ptr = arena_copy(rb, row[i].v.s.ptr, row[i].v.s.len);
-            if (!d[i].v.s.ptr)
-                goto nomem;
-        }
-    }
-    rb->key_off[rb->n_rows] = rb->keys.len;
-    rb->key_len[rb->n_rows] = key_len;
-    if (mcdc_buf_put(&rb->keys, key, key_len) < 0)
-        return MCDC_ENOMEM;
-    rb->n_rows++;
-    rb->bytes += rb->n_cols * sizeof(mcdc_value) + key_len + 2 * sizeof(size_t);
-    return 0;
-nomem:
-    return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory holding the rows of one file");
-}
-
-static int ent_cmp(const void *pa, const void *pb)
-{
-    const sort_ent *a = pa, *b = pb;
-    return key_cmp(a->key, a->len, b->key, b->len);
-}
-
 /* ---- the apply context ------------------------------------------------------------- */
 
-typedef struct sfile {
-    const mcdc_delta_file *f;   /* in ctx->silver (borrowed) */
-    bool     known;             /* the key range tags are present and valid */
-    uint8_t *lo, *hi;           /* owned */
-    size_t   lo_len, hi_len;
-    bool     touched;
-    size_t   first_img, n_img;  /* images whose insert target is this file (bucketed) */
-} sfile;
 
 typedef struct ctx {
     const mcdc_silver_apply_options *o;
@@ -240,12 +101,8 @@ typedef struct ctx {
     mcdc_delta_snapshot *silver;      /* latest, after creation and evolution */
     mcdc_schema         *silver_flat;
     mcdc_silver_changes *cs;
-    mcdc_delta_file     *adds;        /* owned add actions of files written */
-    size_t               n_adds, cap_adds;
-    const mcdc_delta_file **removes;  /* borrowed from ctx->silver */
-    size_t               n_removes;
-    rowbuf               rb;
-    mcdc_buf             keybuf;
+    mcdc_silver_env      env;         /* for the writes (rewrite.c) */
+    mcdc_silver_out      out;         /* the files the merge commit adds and removes */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -255,12 +112,7 @@ static void ctx_free(ctx *c)
     mcdc_schema_free(c->bronze_flat);
     mcdc_schema_free(c->silver_flat);
     mcdc_silver_changes_free(c->cs);
-    for (size_t i = 0; i < c->n_adds; i++)
-        mcdc_delta_file_clear(&c->adds[i]);
-    free(c->adds);
-    free(c->removes);
-    rowbuf_free(&c->rb);
-    mcdc_buf_dispose(&c->keybuf);
+    mcdc_silver_out_dispose(&c->out);
 }
 
 /* Scan only @p files of @p snap: a view of the snapshot sharing everything but the file
@@ -278,89 +130,6 @@ static int scan_subset(mcdc_delta_scan **out, mcdc_delta_snapshot *view, mcdc_de
     so.columns = columns;
     so.n_columns = n_columns;
     return mcdc_delta_scan_open(out, view, &so);
-}
-
-/* ---- writing silver files ---------------------------------------------------------- */
-
-static int push_add(ctx *c, mcdc_delta_file *f)
-{
-    if (c->n_adds == c->cap_adds) {
-        size_t cap = c->cap_adds ? c->cap_adds * 2 : 16;
-        mcdc_delta_file *a = realloc(c->adds, cap * sizeof *a);
-        if (!a)
-            return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        c->adds = a;
-        c->cap_adds = cap;
-    }
-    c->adds[c->n_adds++] = *f;
-    memset(f, 0, sizeof *f);
-    return 0;
-}
-
-/* Write rows ents[from..to) (sorted) as one silver file with its key range in tags. */
-static int write_piece(ctx *c, const sort_ent *ents, size_t from, size_t to)
-{
-    mcdc_silver_datafile *w = NULL;
-    mcdc_delta_file file;
-    memset(&file, 0, sizeof file);
-    int rc = mcdc_silver_datafile_open(&w, c->o->silver_path, c->silver_flat);
-    for (size_t i = from; rc == 0 && i < to; i++)
-        rc = mcdc_silver_datafile_write(w, &c->rb.vals[ents[i].row * c->rb.n_cols]);
-    if (rc == 0)
-        rc = mcdc_silver_datafile_close(w, &file);
-    char *lo = rc == 0 ? hex_of(ents[from].key, ents[from].len) : NULL;
-    char *hi = rc == 0 ? hex_of(ents[to - 1].key, ents[to - 1].len) : NULL;
-    if (rc == 0 && (!lo || !hi))
-        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-    if (rc == 0 && (rc = mcdc_delta_map_set(&file.tags, TAG_KEY_MIN, lo)) == 0 &&
-        (rc = mcdc_delta_map_set(&file.tags, TAG_KEY_MAX, hi)) == 0 &&
-        (rc = push_add(c, &file)) == 0)
-        c->res->silver_files_added++;
-    free(lo);
-    free(hi);
-    mcdc_delta_file_clear(&file);
-    mcdc_silver_datafile_free(w);
-    return rc;
-}
-
-/* Sort the held rows by key and write them as one file, or several of about
- * target_file_rows each when they are past 1.5x that. Resets the rows. */
-static int flush_rows(ctx *c)
-{
-    size_t n = c->rb.n_rows;
-    if (n == 0)
-        return 0;
-    sort_ent *ents = malloc(n * sizeof *ents);
-    if (!ents)
-        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory sorting %zu rows", n);
-    for (size_t i = 0; i < n; i++) {
-        ents[i].key = (const uint8_t *)c->rb.keys.ptr + c->rb.key_off[i];
-        ents[i].len = c->rb.key_len[i];
-        ents[i].row = i;
-    }
-    qsort(ents, n, sizeof *ents, ent_cmp);
-    size_t target = (size_t)c->o->target_file_rows;
-    size_t pieces = 1;
-    if (n > target + target / 2)
-        pieces = (n + target - 1) / target;
-    int rc = 0;
-    for (size_t p = 0; rc == 0 && p < pieces; p++) {
-        size_t from = n * p / pieces, to = n * (p + 1) / pieces;
-        if (to > from)
-            rc = write_piece(c, ents, from, to);
-    }
-    free(ents);
-    rowbuf_reset(&c->rb);
-    return rc;
-}
-
-static int hold_row(ctx *c, const mcdc_value *row)
-{
-    int rc = mcdc_silver_changes_row_key(c->cs, &c->keybuf, row);
-    if (rc == 0)
-        rc = rowbuf_add(&c->rb, c->silver_flat, row, (const uint8_t *)c->keybuf.ptr,
-                        c->keybuf.len);
-    return rc;
 }
 
 /* ---- bronze files: stats ----------------------------------------------------------- */
@@ -611,23 +380,22 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 
 /* ---- the merge --------------------------------------------------------------------- */
 
-static void push_remove(ctx *c, const mcdc_delta_file *f)
-{
-    c->removes[c->n_removes++] = f;
-    c->res->silver_files_rewritten++;
-}
-
 /* Rebuild: every silver file goes; the snapshot's rows (if any) stream past the change
  * set in sorted runs; then the changed keys no snapshot row held. */
 static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
 {
     int rc = 0;
-    for (size_t i = 0; i < c->silver->n_files; i++)
-        push_remove(c, &c->silver->files[i]);
-    if (has_snapshot) {
+    for (size_t i = 0; rc == 0 && i < c->silver->n_files; i++)
+        rc = mcdc_silver_out_remove(&c->out, &c->silver->files[i]);
+    mcdc_silver_runs *runs = NULL;
+    if (rc == 0)
+        rc = mcdc_silver_runs_new(&runs, &c->env, &c->out);
+    if (rc == 0 && has_snapshot) {
         const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
-        if (!read)
+        if (!read) {
+            mcdc_silver_runs_free(runs);
             return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        }
         size_t n_read = 0;
         for (size_t i = 0; i < c->bronze->n_files; i++) {
             const mcdc_delta_file *f = &c->bronze->files[i];
@@ -660,15 +428,15 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
             const mcdc_value *img;
             rc = mcdc_silver_changes_match(c->cs, row, &fate, &img);
             if (rc == 0 && fate != MCDC_SILVER_DROP)
-                rc = hold_row(c, fate == MCDC_SILVER_REPLACE ? img : row);
+                rc = mcdc_silver_runs_hold(runs, fate == MCDC_SILVER_REPLACE ? img : row);
             if (rc == 0 && fate == MCDC_SILVER_REPLACE)
-                c->res->rows_updated++;
+                c->out.rows_updated++;
             else if (rc == 0 && fate == MCDC_SILVER_DROP)
-                c->res->rows_deleted++;
+                c->out.rows_deleted++;
             else if (rc == 0)
-                c->res->rows_inserted++;
-            if (rc == 0 && c->rb.n_rows >= (size_t)c->o->target_file_rows)
-                rc = flush_rows(c);
+                c->out.rows_inserted++;
+            if (rc == 0 && mcdc_silver_runs_count(runs) >= c->env.target_rows)
+                rc = mcdc_silver_runs_flush(runs);
         }
         c->res->bronze_files_read += n_read;
         mcdc_delta_scan_free(sc);
@@ -676,7 +444,7 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
         free(row);
         free(read);
         if (rc == 0)
-            rc = flush_rows(c);
+            rc = mcdc_silver_runs_flush(runs);
     }
     if (rc == 0)
         rc = mcdc_silver_changes_sort(c->cs);
@@ -686,15 +454,35 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
         mcdc_silver_changes_at(c->cs, i, &im);
         if (im.matched || im.is_delete)
             continue;
-        rc = rowbuf_add(&c->rb, c->silver_flat, im.row, im.key, im.key_len);
-        c->res->rows_inserted++;
-        if (rc == 0 && c->rb.n_rows >= (size_t)c->o->target_file_rows)
-            rc = flush_rows(c);
+        rc = mcdc_silver_runs_hold(runs, im.row);
+        c->out.rows_inserted++;
+        if (rc == 0 && mcdc_silver_runs_count(runs) >= c->env.target_rows)
+            rc = mcdc_silver_runs_flush(runs);
     }
     if (rc == 0)
-        rc = flush_rows(c);
+        rc = mcdc_silver_runs_flush(runs);
+    mcdc_silver_runs_free(runs);
     return rc;
 }
+
+/* Files rewritten at once: as asked, else the online CPUs, at most 8. */
+static int thread_count(const mcdc_silver_apply_options *o)
+{
+    if (o->threads > 0)
+        return o->threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+/* A silver file and what the merge does with it. */
+typedef struct sfile {
+    const mcdc_delta_file *f;   /* in ctx->silver (borrowed) */
+    bool     known;             /* the key range tags are present and valid */
+    uint8_t *lo, *hi;           /* owned */
+    size_t   lo_len, hi_len;
+    bool     touched;
+    size_t   first_img, n_img;  /* images whose insert target is this file (bucketed) */
+} sfile;
 
 static int sfile_lo_cmp(const void *pa, const void *pb)
 {
@@ -706,48 +494,8 @@ static int sfile_lo_cmp(const void *pa, const void *pb)
     return key_cmp(a->lo, a->lo_len, b->lo, b->lo_len);
 }
 
-/* Rewrite one silver file: its rows matched against the change set, plus the new keys
- * whose target it is, in sorted runs. */
-static int rewrite_file(ctx *c, sfile *sf, const size_t *img_of)
-{
-    mcdc_delta_snapshot view;
-    mcdc_delta_file arr[1];
-    mcdc_delta_scan *sc = NULL;
-    const mcdc_delta_file *one = sf->f;
-    int rc = scan_subset(&sc, &view, arr, c->silver, &one, 1, NULL, 0);
-    const mcdc_value *r;
-    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
-        c->res->silver_rows_read++;
-        mcdc_silver_fate fate;
-        const mcdc_value *img;
-        rc = mcdc_silver_changes_match(c->cs, r, &fate, &img);
-        if (rc < 0)
-            break;
-        if (fate == MCDC_SILVER_DROP) {
-            c->res->rows_deleted++;
-            continue;
-        }
-        if (fate == MCDC_SILVER_REPLACE)
-            c->res->rows_updated++;
-        rc = hold_row(c, fate == MCDC_SILVER_REPLACE ? img : r);
-    }
-    mcdc_delta_scan_free(sc);
-    for (size_t k = 0; rc == 0 && k < sf->n_img; k++) {
-        mcdc_silver_image im;
-        mcdc_silver_changes_at(c->cs, img_of[sf->first_img + k], &im);
-        if (im.matched || im.is_delete)
-            continue;
-        rc = rowbuf_add(&c->rb, c->silver_flat, im.row, im.key, im.key_len);
-        c->res->rows_inserted++;
-    }
-    if (rc == 0) {
-        push_remove(c, sf->f);
-        rc = flush_rows(c);
-    }
-    return rc;
-}
-
-/* Incremental merge over the files whose key range holds a changed key. */
+/* Incremental merge over the files whose key range holds a changed key: plan here, write
+ * in rewrite.c (several files at once). */
 static int merge_incremental(ctx *c)
 {
     int rc = mcdc_silver_changes_sort(c->cs);
@@ -761,15 +509,17 @@ static int merge_incremental(ctx *c)
     size_t *target = malloc(n * sizeof *target);  /* file index in fs, or nf: a new file */
     size_t *img_of = malloc(n * sizeof *img_of);
     size_t *maxhi = calloc(nf + 1, sizeof *maxhi); /* index of the max hi among fs[0..i] */
-    if (!fs || !target || !img_of || !maxhi) {
+    mcdc_silver_target *tg = calloc(nf + 1, sizeof *tg);
+    mcdc_silver_runs *runs = NULL;
+    if (!fs || !target || !img_of || !maxhi || !tg) {
         rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
         goto done;
     }
     for (size_t i = 0; i < nf; i++) {
         sfile *s = &fs[i];
         s->f = &c->silver->files[i];
-        const char *lo = mcdc_delta_map_get(&s->f->tags, TAG_KEY_MIN, NULL);
-        const char *hi = mcdc_delta_map_get(&s->f->tags, TAG_KEY_MAX, NULL);
+        const char *lo = mcdc_delta_map_get(&s->f->tags, MCDC_SILVER_TAG_KEY_MIN, NULL);
+        const char *hi = mcdc_delta_map_get(&s->f->tags, MCDC_SILVER_TAG_KEY_MAX, NULL);
         if (lo && hi && (s->lo = unhex(lo, &s->lo_len)) && (s->hi = unhex(hi, &s->hi_len)))
             s->known = true;
     }
@@ -832,10 +582,24 @@ static int merge_incremental(ctx *c)
             sfile *s = &fs[target[k]];
             img_of[s->first_img + s->n_img++] = k;
         }
-    for (size_t i = 0; rc == 0 && i < nf; i++)
-        if (fs[i].touched)
-            rc = rewrite_file(c, &fs[i], img_of);
+    size_t n_tg = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (!fs[i].touched)
+            continue;
+        mcdc_silver_target *t = &tg[n_tg++];
+        t->f = fs[i].f;
+        t->known = fs[i].known;
+        t->lo = fs[i].lo;
+        t->lo_len = fs[i].lo_len;
+        t->hi = fs[i].hi;
+        t->hi_len = fs[i].hi_len;
+        t->img = img_of + fs[i].first_img;
+        t->n_img = fs[i].n_img;
+    }
+    rc = mcdc_silver_rewrite(&c->env, tg, n_tg, thread_count(c->o), &c->out);
     /* keys no file's range could hold (or no files at all) */
+    if (rc == 0)
+        rc = mcdc_silver_runs_new(&runs, &c->env, &c->out);
     for (size_t k = 0; rc == 0 && k < n; k++) {
         if (target[k] < nf)
             continue;
@@ -843,14 +607,15 @@ static int merge_incremental(ctx *c)
         mcdc_silver_changes_at(c->cs, k, &im);
         if (im.matched || im.is_delete)
             continue;
-        rc = rowbuf_add(&c->rb, c->silver_flat, im.row, im.key, im.key_len);
-        c->res->rows_inserted++;
-        if (rc == 0 && c->rb.n_rows >= (size_t)c->o->target_file_rows * 3 / 2)
-            rc = flush_rows(c);
+        rc = mcdc_silver_runs_hold(runs, im.row);
+        c->out.rows_inserted++;
+        if (rc == 0 && mcdc_silver_runs_count(runs) >= c->env.target_rows * 3 / 2)
+            rc = mcdc_silver_runs_flush(runs);
     }
     if (rc == 0)
-        rc = flush_rows(c);
+        rc = mcdc_silver_runs_flush(runs);
 done:
+    mcdc_silver_runs_free(runs);
     for (size_t i = 0; fs && i < nf; i++) {
         free(fs[i].lo);
         free(fs[i].hi);
@@ -859,6 +624,7 @@ done:
     free(target);
     free(img_of);
     free(maxhi);
+    free(tg);
     return rc;
 }
 
@@ -868,29 +634,29 @@ static int build_merge(const mcdc_delta_snapshot *snap, mcdc_delta_action **acti
                        size_t *n_actions, void *payload)
 {
     ctx *c = payload;
-    size_t n = c->n_removes + c->n_adds;
+    size_t n = c->out.n_removes + c->out.n_adds;
     mcdc_delta_action *a = calloc(n + 1, sizeof *a);
     if (!a)
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     int rc = 0;
     size_t k = 0;
     int64_t now_ms = mcdc_time_now_us() / 1000;
-    for (size_t i = 0; rc == 0 && i < c->n_removes; i++) {
+    for (size_t i = 0; rc == 0 && i < c->out.n_removes; i++) {
         bool live = false;
         for (size_t j = 0; !live && j < snap->n_files; j++)
-            live = strcmp(snap->files[j].path, c->removes[i]->path) == 0;
+            live = strcmp(snap->files[j].path, c->out.removes[i]->path) == 0;
         if (!live) {
             rc = mcdc_error_set(MCDC_ECONFLICT, "%s: file %s was removed by another writer "
                                 "while silver apply rewrote it", c->o->silver_path,
-                                c->removes[i]->path);
+                                c->out.removes[i]->path);
             mcdc_error_hint("run silver apply again; it starts from the new version");
             break;
         }
-        rc = mcdc_delta_remove_of(&a[k++], c->removes[i], now_ms);
+        rc = mcdc_delta_remove_of(&a[k++], c->out.removes[i], now_ms);
     }
-    for (size_t i = 0; rc == 0 && i < c->n_adds; i++) {
+    for (size_t i = 0; rc == 0 && i < c->out.n_adds; i++) {
         a[k].kind = MCDC_DELTA_ACTION_ADD;
-        rc = mcdc_delta_file_copy(&a[k].u.file, &c->adds[i]);
+        rc = mcdc_delta_file_copy(&a[k].u.file, &c->out.adds[i]);
         k++;
     }
     if (rc < 0) {
@@ -1034,7 +800,6 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     memset(&c, 0, sizeof c);
     c.o = o;
     c.res = out;
-    c.keybuf = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
     mcdc_control_row brow, srow;
     memset(&brow, 0, sizeof brow);
     memset(&srow, 0, sizeof srow);
@@ -1099,13 +864,6 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     if ((rc = prepare_silver(&c)) < 0)
         goto done;
     out->silver_files_before = c.silver->n_files;
-    c.rb.n_cols = c.silver_flat->n_cols;
-    c.rb.keys = (mcdc_buf)MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
-    c.removes = calloc(c.silver->n_files + 1, sizeof *c.removes);
-    if (!c.removes) {
-        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        goto done;
-    }
 
     /* 8: the change set */
     mcdc_silver_changes_options co = MCDC_SILVER_CHANGES_OPTIONS_INIT;
@@ -1122,6 +880,11 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     if ((rc = mcdc_silver_changes_new(&c.cs, c.bronze_flat, c.silver_flat, o->keys, o->n_keys,
                                       &co)) < 0)
         goto done;
+    c.env.silver_path = o->silver_path;
+    c.env.silver = c.silver;
+    c.env.schema = c.silver_flat;
+    c.env.cs = c.cs;
+    c.env.target_rows = (size_t)o->target_file_rows;
     if ((rc = read_changes(&c, co.has_after, &co.after)) < 0)
         goto done;
     mcdc_silver_changes_stats cst;
@@ -1134,7 +897,13 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     if (rc < 0)
         goto done;
     mcdc_failpoint("silver.before_merge_commit");
-    if (c.n_removes || c.n_adds) {
+    out->silver_files_rewritten = c.out.n_removes;
+    out->silver_files_added = c.out.n_adds;
+    out->silver_rows_read = c.out.rows_read;
+    out->rows_inserted = c.out.rows_inserted;
+    out->rows_updated = c.out.rows_updated;
+    out->rows_deleted = c.out.rows_deleted;
+    if (c.out.n_removes || c.out.n_adds) {
         mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;
         cmo.operation = "MERGE";
         cmo.read_pred.op = MCDC_DELTA_PRED_ALL;

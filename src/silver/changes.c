@@ -3,14 +3,18 @@
  * bronze rows beyond silver's position, and what becomes of an existing silver row.
  *
  * Rules S1-S4 are in include/mcdc/silver.h. Memory is bounded by the distinct changed
- * keys: one image per key (a row copy with its strings in one allocation) plus an
- * open-addressing index of pointers, counted against a cap. Keys are the concatenated
+ * keys: one image per key (a row copy with its strings in one block, cut from large
+ * chunks; a replaced image is garbage until the chunks are compacted, which happens when
+ * garbage outweighs the live images or the cap is reached) plus an
+ * open-addressing index of (hash, pointer) slots, so that a probe touches the image only
+ * when the hashes agree, counted against a cap. Keys are the concatenated
  * order-preserving encodings of the key columns, so the index is exact for decimals and
  * strings (never a double, never a collation) and sorting the encodings sorts the keys.
  * No I/O; the Delta side is in apply.c. Design: anchor-features §2.7 steps 11-12.
  */
 #include "mcdc/silver.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -158,7 +162,6 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 /* One key's image. Allocated in one block: the struct, n_cols values, the key bytes, the
  * _start_lsn text, then the string bytes of the values. */
 typedef struct image {
-    uint64_t    hash;
     size_t      key_len;
     size_t      alloc;      /* bytes of this block, counted in cs->bytes */
     mcdc_lsn    lsn;        /* _start_lsn */
@@ -177,6 +180,21 @@ typedef struct image {
 #define IMAGE_HEAD ((sizeof(image) + _Alignof(mcdc_value) - 1) / _Alignof(mcdc_value) * \
                     _Alignof(mcdc_value))
 
+/* A chunk the images are cut from. */
+typedef struct chunk {
+    struct chunk *next;
+    size_t        used, cap;
+    _Alignas(max_align_t) char data[];
+} chunk;
+
+#define CHUNK_BYTES ((size_t)1 << 20)
+
+/* One slot of the index: the key's hash beside its image (NULL = empty). */
+typedef struct slot {
+    uint64_t hash;
+    image   *im;
+} slot;
+
 struct mcdc_silver_changes {
     mcdc_schema *bronze;      /* owned copy */
     mcdc_schema *silver;      /* owned copy */
@@ -189,11 +207,15 @@ struct mcdc_silver_changes {
     char       **cis;         /* allowed capture instances, owned */
     size_t       n_cis;
     mcdc_silver_changes_options opts;
-    image      **slots;       /* open addressing, power of two; NULL = empty */
+    slot        *slots;       /* open addressing, power of two, at most half full */
+    chunk       *chunks;      /* the first is being filled */
+    size_t       live, garbage; /* bytes of current and of replaced images */
     size_t       n_slots;
     size_t       n_images;
     image      **sorted;      /* after sort(): images in key order */
     size_t       n_sorted;
+    uint8_t     *skeys;       /* after sort(): their keys back to back, in key order */
+    size_t      *skey_off;    /* n_sorted + 1 offsets into skeys */
     mcdc_buf     keybuf;      /* scratch for encoding */
     mcdc_silver_changes_stats stats;
 };
@@ -225,10 +247,15 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs)
 {
     if (!cs)
         return;
-    for (size_t i = 0; i < cs->n_slots; i++)
-        free(cs->slots[i]);
+    while (cs->chunks) {
+        chunk *n = cs->chunks->next;
+        free(cs->chunks);
+        cs->chunks = n;
+    }
     free(cs->slots);
     free(cs->sorted);
+    free(cs->skeys);
+    free(cs->skey_off);
     for (size_t i = 0; i < cs->n_cis; i++)
         free(cs->cis[i]);
     free(cs->cis);
@@ -395,20 +422,19 @@ static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
 static int grow_slots(mcdc_silver_changes *cs)
 {
     size_t n = cs->n_slots * 2;
-    size_t add = (n - cs->n_slots) * sizeof(image *);
+    size_t add = (n - cs->n_slots) * sizeof(slot);
     if (cs->stats.bytes + add > cs->opts.max_bytes)
         return MCDC_ENOMEM;
-    image **s = calloc(n, sizeof *s);
+    slot *s = calloc(n, sizeof *s);
     if (!s)
         return MCDC_ENOMEM;
     for (size_t i = 0; i < cs->n_slots; i++) {
-        image *im = cs->slots[i];
-        if (!im)
+        if (!cs->slots[i].im)
             continue;
-        size_t j = (size_t)im->hash & (n - 1);
-        while (s[j])
+        size_t j = (size_t)cs->slots[i].hash & (n - 1);
+        while (s[j].im)
             j = (j + 1) & (n - 1);
-        s[j] = im;
+        s[j] = cs->slots[i];
     }
     free(cs->slots);
     cs->slots = s;
@@ -424,9 +450,8 @@ static int over_cap(const mcdc_silver_changes *cs)
     return mcdc_error_hint("apply more often (fewer changes per call), or raise the memory cap");
 }
 
-/* Copy bronze row @p r into a new image block. */
-static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint8_t *key,
-                        size_t key_len)
+/* The block size of the image of bronze row @p r (a multiple of the alignment). */
+static size_t image_size(const mcdc_silver_changes *cs, const mcdc_value *r, size_t key_len)
 {
     size_t n = cs->silver->n_cols;
     size_t strings = MCDC_LSN_STRLEN;
@@ -439,8 +464,75 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint
             strings += r[b].v.s.len;
     }
     size_t size = IMAGE_HEAD + n * sizeof(mcdc_value) + key_len + strings;
-    image *im = aligned_alloc(_Alignof(mcdc_value), (size + _Alignof(mcdc_value) - 1) /
-                              _Alignof(mcdc_value) * _Alignof(mcdc_value));
+    return (size + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t);
+}
+
+/* @p size bytes (a multiple of the alignment) from the chunks; NULL when out of memory. */
+static void *chunk_alloc(mcdc_silver_changes *cs, size_t size)
+{
+    chunk *c = cs->chunks;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        c->next = cs->chunks;
+        c->used = 0;
+        c->cap = cap;
+        cs->chunks = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+/* Move the live images into one new chunk, dropping the garbage. @return 0; MCDC_ENOMEM
+ * (nothing changed). */
+static int compact(mcdc_silver_changes *cs)
+{
+    chunk *c = malloc(sizeof *c + (cs->live ? cs->live : 1));
+    if (!c)
+        return MCDC_ENOMEM;
+    c->next = NULL;
+    c->used = 0;
+    c->cap = cs->live;
+    size_t n = cs->silver->n_cols;
+    for (size_t i = 0; i < cs->n_slots; i++) {
+        image *o = cs->slots[i].im;
+        if (!o)
+            continue;
+        image *im = (image *)(c->data + c->used);
+        c->used += o->alloc;
+        memcpy(im, o, o->alloc);
+        ptrdiff_t d = (char *)im - (char *)o;
+        im->row = (mcdc_value *)((char *)im + IMAGE_HEAD);
+        im->key = (uint8_t *)(im->row + n);
+        for (size_t k = 0; k < n; k++) {
+            mcdc_value *v = &im->row[k];
+            mcdc_type_id t = cs->silver->cols[k].type;
+            if (!v->is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY) &&
+                v->v.s.ptr >= (const char *)o && v->v.s.ptr < (const char *)o + o->alloc)
+                v->v.s.ptr += d;
+        }
+        cs->slots[i].im = im;
+    }
+    while (cs->chunks) {
+        chunk *x = cs->chunks->next;
+        free(cs->chunks);
+        cs->chunks = x;
+    }
+    cs->chunks = c;
+    cs->stats.bytes -= cs->garbage;
+    cs->garbage = 0;
+    return 0;
+}
+
+/* Copy bronze row @p r into a new image block of @p size bytes (from image_size). */
+static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint8_t *key,
+                        size_t key_len, size_t size)
+{
+    size_t n = cs->silver->n_cols;
+    image *im = chunk_alloc(cs, size);
     if (!im)
         return NULL;
     memset(im, 0, sizeof *im);
@@ -529,26 +621,27 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
     size_t key_len = cs->keybuf.len;
     uint64_t h = hash_bytes(key, key_len);
     size_t j = (size_t)h & (cs->n_slots - 1);
-    while (cs->slots[j]) {
-        image *o = cs->slots[j];
-        if (o->hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
+    while (cs->slots[j].im) {
+        const image *o = cs->slots[j].im;
+        if (cs->slots[j].hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
             break;
         j = (j + 1) & (cs->n_slots - 1);
     }
-    image *old = cs->slots[j];
+    image *old = cs->slots[j].im;
     if (old && rank_cmp(&cand, old) <= 0)
         return 0; /* an equal or higher-ranked image is already there (S1) */
-    size_t need = IMAGE_HEAD + cs->silver->n_cols * sizeof(mcdc_value) + key_len;
-    if (cs->stats.bytes - (old ? old->alloc : 0) + need > cs->opts.max_bytes)
+    size_t size = image_size(cs, r, key_len);
+    /* a replaced image stays counted (as garbage) until a compaction drops it */
+    if (cs->stats.bytes + size > cs->opts.max_bytes && cs->garbage) {
+        if (compact(cs) < 0)
+            return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
+        old = cs->slots[j].im; /* moved */
+    }
+    if (cs->stats.bytes + size > cs->opts.max_bytes)
         return over_cap(cs);
-    image *im = image_new(cs, r, key, key_len);
+    image *im = image_new(cs, r, key, key_len, size);
     if (!im)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
-    if (cs->stats.bytes - (old ? old->alloc : 0) + im->alloc > cs->opts.max_bytes) {
-        free(im);
-        return over_cap(cs);
-    }
-    im->hash = h;
     im->lsn = cand.lsn;
     im->seqval = cand.seqval;
     im->has_seqval = cand.has_seqval;
@@ -563,12 +656,16 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
     im->row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
     im->row[cs->s_ts] = r[cs->i_ts];
     cs->stats.bytes += im->alloc;
+    cs->live += im->alloc;
     if (old) {
-        cs->stats.bytes -= old->alloc;
-        free(old);
-        cs->slots[j] = im;
+        cs->live -= old->alloc;
+        cs->garbage += old->alloc;
+        cs->slots[j].im = im;
+        if (cs->garbage > cs->live && cs->garbage >= CHUNK_BYTES && compact(cs) < 0)
+            return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
     } else {
-        cs->slots[j] = im;
+        cs->slots[j].hash = h;
+        cs->slots[j].im = im;
         cs->n_images++;
         cs->stats.n_keys = cs->n_images;
         if (cs->n_images * 2 > cs->n_slots && grow_slots(cs) < 0) {
@@ -579,6 +676,10 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
     free(cs->sorted);
     cs->sorted = NULL;
     cs->n_sorted = 0;
+    free(cs->skeys);
+    cs->skeys = NULL;
+    free(cs->skey_off);
+    cs->skey_off = NULL;
     return 0;
 }
 
@@ -620,24 +721,21 @@ static image *lookup(const mcdc_silver_changes *cs, const uint8_t *key, size_t k
 {
     uint64_t h = hash_bytes(key, key_len);
     size_t j = (size_t)h & (cs->n_slots - 1);
-    while (cs->slots[j]) {
-        image *o = cs->slots[j];
-        if (o->hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
+    while (cs->slots[j].im) {
+        image *o = cs->slots[j].im;
+        if (cs->slots[j].hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
             return o;
         j = (j + 1) & (cs->n_slots - 1);
     }
     return NULL;
 }
 
-int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
-                              mcdc_silver_fate *fate, const mcdc_value **image_out)
+/* Rule S3 for a silver row whose key is @p im's (NULL: no image). */
+static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *silver_row,
+                  mcdc_silver_fate *fate, const mcdc_value **image_out)
 {
     *fate = MCDC_SILVER_KEEP;
     *image_out = NULL;
-    int rc = mcdc_silver_changes_row_key(cs, &cs->keybuf, silver_row);
-    if (rc < 0)
-        return rc;
-    image *im = lookup(cs, (const uint8_t *)cs->keybuf.ptr, cs->keybuf.len);
     if (!im)
         return 0;
     im->matched = true;
@@ -672,6 +770,44 @@ int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_
     return 0;
 }
 
+int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
+                              mcdc_silver_fate *fate, const mcdc_value **image_out)
+{
+    *fate = MCDC_SILVER_KEEP;
+    *image_out = NULL;
+    int rc = mcdc_silver_changes_row_key(cs, &cs->keybuf, silver_row);
+    if (rc < 0)
+        return rc;
+    return decide(cs, lookup(cs, (const uint8_t *)cs->keybuf.ptr, cs->keybuf.len), silver_row,
+                  fate, image_out);
+}
+
+int mcdc_silver_changes_match_key(mcdc_silver_changes *cs, const uint8_t *key, size_t key_len,
+                                  const mcdc_value *silver_row, mcdc_silver_fate *fate,
+                                  const mcdc_value **image_out)
+{
+    return decide(cs, lookup(cs, key, key_len), silver_row, fate, image_out);
+}
+
+int mcdc_silver_changes_match_at(mcdc_silver_changes *cs, size_t i, const mcdc_value *silver_row,
+                                 mcdc_silver_fate *fate, const mcdc_value **image_out)
+{
+    return decide(cs, cs->sorted[i], silver_row, fate, image_out);
+}
+
+unsigned mcdc_silver_changes_marks(const mcdc_silver_changes *cs, size_t i)
+{
+    const image *im = cs->sorted[i];
+    return (im->matched ? 1u : 0u) | (im->placed ? 2u : 0u);
+}
+
+void mcdc_silver_changes_set_marks(mcdc_silver_changes *cs, size_t i, unsigned marks)
+{
+    image *im = cs->sorted[i];
+    im->matched = (marks & 1u) != 0;
+    im->placed = (marks & 2u) != 0;
+}
+
 static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
     int c = memcmp(a, b, na < nb ? na : nb);
@@ -680,10 +816,29 @@ static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
     return na < nb ? -1 : na > nb;
 }
 
-static int image_cmp(const void *pa, const void *pb)
+/* A sort entry: the key's first 16 bytes inline (big-endian, zero-padded), so that most
+ * comparisons never touch the images. */
+typedef struct sort_ent {
+    uint64_t     p0, p1;
+    const image *im;
+} sort_ent;
+
+static uint64_t be64_at(const uint8_t *p, size_t n)
 {
-    const image *a = *(image *const *)pa, *b = *(image *const *)pb;
-    return key_cmp(a->key, a->key_len, b->key, b->key_len);
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | (i < n ? p[i] : 0);
+    return v;
+}
+
+static int sort_ent_cmp(const void *pa, const void *pb)
+{
+    const sort_ent *a = pa, *b = pb;
+    if (a->p0 != b->p0)
+        return a->p0 < b->p0 ? -1 : 1;
+    if (a->p1 != b->p1)
+        return a->p1 < b->p1 ? -1 : 1;
+    return key_cmp(a->im->key, a->im->key_len, b->im->key, b->im->key_len);
 }
 
 int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
@@ -694,11 +849,51 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
     if (!cs->sorted)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys",
                               cs->n_images);
-    for (size_t i = 0; i < cs->n_slots; i++)
-        if (cs->slots[i])
-            cs->sorted[cs->n_sorted++] = cs->slots[i];
-    qsort(cs->sorted, cs->n_sorted, sizeof *cs->sorted, image_cmp);
+    sort_ent *e = malloc((cs->n_images ? cs->n_images : 1) * sizeof *e);
+    if (!e)
+        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys",
+                              cs->n_images);
+    size_t n = 0;
+    for (size_t i = 0; i < cs->n_slots; i++) {
+        const image *im = cs->slots[i].im;
+        if (!im)
+            continue;
+        e[n].p0 = be64_at(im->key, im->key_len);
+        e[n].p1 = im->key_len > 8 ? be64_at(im->key + 8, im->key_len - 8) : 0;
+        e[n].im = im;
+        n++;
+    }
+    qsort(e, n, sizeof *e, sort_ent_cmp);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        cs->sorted[i] = (image *)e[i].im;
+        total += e[i].im->key_len;
+    }
+    free(e);
+    free(cs->skeys);
+    free(cs->skey_off);
+    cs->skeys = malloc(total ? total : 1);
+    cs->skey_off = malloc((n + 1) * sizeof *cs->skey_off);
+    if (!cs->skeys || !cs->skey_off) {
+        free(cs->sorted);
+        cs->sorted = NULL;
+        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        cs->skey_off[i] = at;
+        memcpy(cs->skeys + at, cs->sorted[i]->key, cs->sorted[i]->key_len);
+        at += cs->sorted[i]->key_len;
+    }
+    cs->skey_off[n] = at;
+    cs->n_sorted = n;
     return 0;
+}
+
+const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len)
+{
+    *len = cs->skey_off[i + 1] - cs->skey_off[i];
+    return cs->skeys + cs->skey_off[i];
 }
 
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out)
@@ -719,7 +914,8 @@ size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint
     size_t lo = 0, hi = cs->n_sorted;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(cs->sorted[mid]->key, cs->sorted[mid]->key_len, key, key_len) < 0)
+        if (key_cmp(cs->skeys + cs->skey_off[mid], cs->skey_off[mid + 1] - cs->skey_off[mid],
+                    key, key_len) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -731,7 +927,8 @@ int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uin
                                         size_t key_len)
 {
     size_t i = mcdc_silver_changes_lower_bound(cs, key, key_len);
-    if (i < cs->n_sorted && key_cmp(cs->sorted[i]->key, cs->sorted[i]->key_len, key, key_len) == 0)
+    if (i < cs->n_sorted && key_cmp(cs->skeys + cs->skey_off[i],
+                                    cs->skey_off[i + 1] - cs->skey_off[i], key, key_len) == 0)
         return (int64_t)i;
     return -1;
 }

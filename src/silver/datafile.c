@@ -55,6 +55,8 @@ int mcdc_silver_datafile_open(mcdc_silver_datafile **out, const char *table_path
     snprintf(f->abs, n, "%s/%s", table_path, rel);
     mcdc_parquet_writer_options po = MCDC_PARQUET_WRITER_OPTIONS_INIT;
     po.codec = MCDC_PARQUET_ZSTD;
+    po.page_max_values = 20000;
+    po.codec_level = 1;
     int rc = mcdc_parquet_writer_open(&f->pw, f->abs, schema, &po);
     if (rc < 0) {
         mcdc_silver_datafile_free(f);

@@ -16,10 +16,12 @@
 //               reads the Delta table at PATH and a dotted name `a.b` the warehouse's table
 //               a.b (node tests/node/doc_sql.mjs); it must run without error.
 //   any other language (`text`, `c`, `json`, ...) is not run: synopses, output samples,
-//   other engines' SQL. A fence without a language is an error, so nothing is left out
-//   by accident.
+//   file layouts. A fence without a language is an error, so nothing is left out by
+//   accident.
 //   <!-- example: skip REASON -->   on the line before a sh/console/sql block: not run; the
 //               reason is printed in the summary.
+//   <!-- example: rows N -->        on the line before a sql block: its last statement returns
+//               N rows (what the text around it says the query answers).
 //   <!-- example: setup             hidden shell lines up to `-->`, run at that point: what a
 //   ...                             reader already has (a simulator database, a file).
 //   -->
@@ -32,7 +34,7 @@
 // Exit 0 when everything holds, 1 listing each failure. DOC_EXAMPLES_KEEP=1 keeps the
 // scratch directories (they are kept anyway for a file that failed).
 import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, symlinkSync, rmSync, existsSync, readdirSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 
@@ -71,8 +73,8 @@ function parse(file) {
     }
     const fence = /^(\s*)(`{3,}|~{3,})(.*)$/.exec(l);
     if (!fence) {
-      if (/<!-- example:/.test(l) && !/^<!-- example: skip \S.* -->$/.test(l)) {
-        errors.push(`${relative(src, file)}:${i + 1}: malformed example comment (want "<!-- example: skip REASON -->" or "<!-- example: setup")`);
+      if (/<!-- example:/.test(l) && !/^<!-- example: (skip \S.*|rows \d+) -->$/.test(l)) {
+        errors.push(`${relative(src, file)}:${i + 1}: malformed example comment (want "<!-- example: skip REASON -->", "<!-- example: rows N -->" or "<!-- example: setup")`);
       }
       continue;
     }
@@ -91,8 +93,11 @@ function parse(file) {
     while (k >= 0 && lines[k].trim() === '') k--;
     const m = k >= 0 ? /^<!-- example: skip (\S.*) -->$/.exec(lines[k].trim()) : null;
     const skip = m ? m[1] : null;
+    const rm = k >= 0 ? /^<!-- example: rows (\d+) -->$/.exec(lines[k].trim()) : null;
+    const rows = rm ? Number(rm[1]) : null;
+    if (rm && lang !== 'sql') errors.push(`${relative(src, file)}:${start + 1}: "example: rows" before a ${lang || 'bare'} block; it is for sql blocks`);
     if (skip && !RUN.has(lang)) errors.push(`${relative(src, file)}:${start + 1}: "example: skip" before a ${lang || 'bare'} block, which never runs`);
-    blocks.push({ kind: RUN.has(lang) ? lang : 'other', lang, line: start + 1, bodyLine: start + 2, body, skip, section });
+    blocks.push({ kind: RUN.has(lang) ? lang : 'other', lang, line: start + 1, bodyLine: start + 2, body, skip, rows, section });
   }
   return { blocks, errors };
 }
@@ -140,7 +145,7 @@ function matches(expected, actual) {
   return go(0, 0);
 }
 
-function runFile(file) {
+async function runFile(file) {
   const rel = relative(src, file);
   const { blocks, errors } = parse(file);
   const failures = errors.slice();
@@ -158,6 +163,7 @@ function runFile(file) {
   emit(`__st=${shq(st)}; __rc=0`, 0);
   emit(`trap 'echo $LINENO >"$__st/errline"' ERR`, 0);
   const consoles = [];
+  const sqls = [];
   let ran = 0;
   const skipped = [];
   const sections = new Map();
@@ -173,6 +179,7 @@ function runFile(file) {
       const f = join(st, `sql.${b.line}`);
       writeFileSync(f, dataPaths(b.body.join('\n'), scratch) + '\n');
       emit(`node ${shq(docSql)} "\${MSSQL_CDC_WAREHOUSE:-lake}" ${shq(f)} >"$__st/sqlout.${b.line}"`, b.bodyLine);
+      if (b.rows !== null) sqls.push(b);
     } else {
       const cmds = transcript(b, rel, failures);
       cmds.forEach((c, j) => {
@@ -188,7 +195,14 @@ function runFile(file) {
   emit('echo done >"$__st/block"', 0);
   writeFileSync(join(st, 'run.sh'), script.join('\n') + '\n');
   const t0 = Date.now();
-  const r = spawnSync('bash', [join(st, 'run.sh')], { encoding: 'utf8', env: { ...process.env, MCDC_SHARED: process.env.MCDC_SHARED || join(src, '../shared') }, maxBuffer: 64 << 20, timeout: 120000 });
+  const r = await new Promise((done) => {
+    const child = spawn('bash', [join(st, 'run.sh')], { env: { ...process.env, MCDC_SHARED: process.env.MCDC_SHARED || join(src, '../shared') } });
+    const res = { stdout: '', stderr: '', status: null, signal: null };
+    child.stdout.on('data', (d) => { if (res.stdout.length < (1 << 20)) res.stdout += d; });
+    child.stderr.on('data', (d) => { if (res.stderr.length < (1 << 20)) res.stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120000);
+    child.on('close', (status, signal) => { clearTimeout(timer); res.status = status; res.signal = signal; done(res); });
+  });
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   const tail = (s) => s.split('\n').filter((x) => x.trim()).slice(-12).map((x) => '    | ' + x).join('\n');
   const read = (f) => (existsSync(join(st, f)) ? readFileSync(join(st, f), 'utf8') : null);
@@ -211,26 +225,40 @@ function runFile(file) {
     }
   }
   const cliPage = /\/cli-[^/]*\.md$/.test(file);
+  for (const b of sqls) {
+    const out = read(`sqlout.${b.line}`);
+    if (out === null) break;
+    const n = out.split('\n').filter((x) => x.trim()).length;
+    if (n !== b.rows) failures.push(`${rel}:${b.line}: the query returned ${n} rows, the example says ${b.rows}\n${tail(out)}`);
+  }
   if (ran === 0 && !cliPage) failures.push(`${rel}: no example that runs (mark runnable blocks sh, console or sql)`);
   if (cliPage) {
     for (const [s, n] of sections) if (!n && /^[a-z][a-z-]*( [a-z][a-z-]*)?$/.test(s)) failures.push(`${rel}: section "## ${s}" has no example that runs (or is skipped with a reason)`);
   }
   if (failures.length === 0 && !process.env.DOC_EXAMPLES_KEEP) rmSync(scratch, { recursive: true, force: true });
-  else console.log(`     scratch directory kept: ${scratch}`);
-  return { rel, ran, skipped, failures, secs };
+  const kept = existsSync(scratch) ? scratch : null;
+  return { rel, ran, skipped, failures, secs, kept };
 }
 
 const files = process.argv.length > 2 ? process.argv.slice(2) : defaultFiles();
 let bad = 0;
 let nRun = 0;
 let nSkip = 0;
-for (const f of files) {
-  const res = runFile(f);
+// Files run in parallel (DOC_EXAMPLES_JOBS, default 3: each spends much of its time
+// starting processes); results print in file order.
+const jobs = Math.max(1, Number(process.env.DOC_EXAMPLES_JOBS) || 3);
+const results = new Array(files.length);
+let next = 0;
+await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, async () => {
+  while (next < files.length) { const i = next++; results[i] = await runFile(files[i]); }
+}));
+for (const res of results) {
   nRun += res.ran;
   nSkip += res.skipped.length;
   console.log(`${res.failures.length ? 'FAIL' : 'ok  '} ${res.rel}: ${res.ran} examples run, ${res.skipped.length} skipped (${res.secs} s)`);
   for (const s of res.skipped) console.log(`     skipped ${s}`);
   for (const x of res.failures) console.log(`  ${x}`);
+  if (res.kept) console.log(`     scratch directory kept: ${res.kept}`);
   if (res.failures.length) bad++;
 }
 console.log(`doc_examples: ${nRun} examples run, ${nSkip} skipped, in ${files.length} files; ${bad} files failing`);

@@ -130,6 +130,24 @@ static void append(fixture *f, const brow *rows, size_t n)
 static const char *const keys_id[] = { "id" };
 static const char *const ci_t[] = { "dbo_t" };
 
+static int apply_into(fixture *f, const char *silver_name, const char *silver_path,
+                      int threads, int64_t file_rows, mcdc_silver_apply_result *r)
+{
+    mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
+    o.bronze_name = "bronze.t";
+    o.bronze_path = f->bronze;
+    o.silver_name = silver_name;
+    o.silver_path = silver_path;
+    o.control_path = f->control;
+    o.capture_instances = ci_t;
+    o.n_capture_instances = 1;
+    o.keys = keys_id;
+    o.n_keys = 1;
+    o.target_file_rows = file_rows;
+    o.threads = threads;
+    return mcdc_silver_apply(&o, r);
+}
+
 static int apply(fixture *f, int64_t file_rows, mcdc_silver_apply_result *r)
 {
     mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
@@ -409,6 +427,193 @@ static void test_silver_apply__missing_bronze_changes_nothing(void **state)
     assert_false(r.has_applied_lsn);
 }
 
+/* Every live file of a silver table as "id,name,amount,lsn;..." in its row order, the
+ * files' texts sorted and joined by '|'; with @p sorted_files, each file's ids must rise. */
+static void dump_files(const char *silver, char *out, size_t cap, bool sorted_files)
+{
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, silver, -1));
+    static char texts[64][2048];
+    assert_true(snap->n_files <= 64);
+    for (size_t i = 0; i < snap->n_files; i++) {
+        mcdc_delta_snapshot view = *snap;
+        view.files = &snap->files[i];
+        view.n_files = 1;
+        mcdc_delta_scan *sc = NULL;
+        assert_int_equal(0, mcdc_delta_scan_open(&sc, &view, NULL));
+        const mcdc_value *r;
+        int rc, prev = -1;
+        texts[i][0] = 0;
+        while ((rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+            char line[128];
+            snprintf(line, sizeof line, "%d,%.*s,%d,%.*s;", (int)r[0].v.i, (int)r[1].v.s.len,
+                     r[1].v.s.ptr, (int)r[2].v.dec, (int)r[3].v.s.len, r[3].v.s.ptr);
+            strncat(texts[i], line, sizeof texts[i] - strlen(texts[i]) - 1);
+            if (sorted_files && (int)r[0].v.i <= prev)
+                fail_msg("file %s: key %d after %d", snap->files[i].path, (int)r[0].v.i, prev);
+            prev = (int)r[0].v.i;
+        }
+        assert_int_equal(0, rc);
+        mcdc_delta_scan_free(sc);
+    }
+    qsort(texts, snap->n_files, sizeof texts[0], (int (*)(const void *, const void *))strcmp);
+    out[0] = 0;
+    for (size_t i = 0; i < snap->n_files; i++) {
+        strncat(out, texts[i], cap - strlen(out) - 1);
+        strncat(out, "|", cap - strlen(out) - 1);
+    }
+    mcdc_delta_snapshot_free(snap);
+}
+
+/* The files written do not depend on the number of threads: the same files with the same
+ * rows in the same order, the same counts. */
+static void test_silver_apply__threads_do_not_change_the_files(void **state)
+{
+    fixture *f = *state;
+    char other[400];
+    snprintf(other, sizeof other, "%s/silver_b", f->dir);
+    static char da[65536], db[65536];
+    unsigned seed = 777;
+    int lsn = 1000;
+    for (int round = 0; round < 8; round++) {
+        brow b[40];
+        size_t n = 0;
+        lsn += 5;
+        for (int o = 0; o < (round == 0 ? 40 : 12); o++) {
+            int k = round == 0 ? o : (int)(rand_r(&seed) % 60);
+            bool dup = false;
+            for (size_t i = 0; i < n; i++)
+                dup = dup || b[i].id == k;
+            if (dup)
+                continue;
+            if (!f->present[k]) {
+                brow x = { 2, k, "ins", round, lsn, o + 1, o + 1, NULL, 0 };
+                b[n++] = x;
+                set_row(f, k, "ins", round);
+            } else if (rand_r(&seed) % 3 == 0) {
+                brow x = { 1, k, f->name[k], f->amount[k], lsn, o + 1, o + 1, NULL, 0 };
+                b[n++] = x;
+                f->present[k] = false;
+            } else {
+                brow x = { 4, k, "upd", round * 100 + o, lsn, o + 1, o + 1, NULL, 0 };
+                b[n++] = x;
+                set_row(f, k, "upd", round * 100 + o);
+            }
+        }
+        append(f, b, n);
+        mcdc_silver_apply_result ra, rb;
+        assert_int_equal(0, apply_into(f, "silver.t", f->silver, 1, 4, &ra));
+        assert_int_equal(0, apply_into(f, "silver.b", other, 4, 4, &rb));
+        check(f);
+        dump_files(f->silver, da, sizeof da, true);
+        dump_files(other, db, sizeof db, true);
+        assert_string_equal(da, db);
+        assert_int_equal(ra.silver_files_rewritten, rb.silver_files_rewritten);
+        assert_int_equal(ra.silver_files_added, rb.silver_files_added);
+        assert_int_equal(ra.rows_inserted, rb.rows_inserted);
+        assert_int_equal(ra.rows_updated, rb.rows_updated);
+        assert_int_equal(ra.rows_deleted, rb.rows_deleted);
+        assert_int_equal(ra.silver_rows_read, rb.silver_rows_read);
+        if (round > 0)
+            assert_true(ra.silver_files_before >= 8);
+    }
+}
+
+typedef struct swap_payload {
+    const mcdc_delta_file *old;
+    mcdc_delta_file       *repl;
+} swap_payload;
+
+static int build_swap(const mcdc_delta_snapshot *snap, mcdc_delta_action **actions,
+                      size_t *n_actions, void *payload)
+{
+    (void)snap;
+    swap_payload *p = payload;
+    mcdc_delta_action *a = calloc(2, sizeof *a);
+    assert_int_equal(0, mcdc_delta_remove_of(&a[0], p->old, 1));
+    a[1].kind = MCDC_DELTA_ACTION_ADD;
+    assert_int_equal(0, mcdc_delta_file_copy(&a[1].u.file, p->repl));
+    *actions = a;
+    *n_actions = 2;
+    return 0;
+}
+
+/* A file that keeps silver's key range tags but whose rows are not sorted (another tool
+ * rewrote it) is rewritten from held rows: the result is right and sorted. */
+static void test_silver_apply__unsorted_file_with_a_range_is_rewritten_sorted(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    brow b[12];
+    for (int i = 0; i < 12; i++) {
+        brow x = { 2, i, "a", i, 100, i + 1, i + 1, NULL, 0 };
+        b[i] = x;
+        set_row(f, i, "a", i);
+    }
+    append(f, b, 12);
+    assert_int_equal(0, apply(f, 6, &r));
+    assert_int_equal(2, check(f));
+    /* rewrite the file holding key 0 with its rows reversed, tags kept */
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->silver, -1));
+    mcdc_schema *flat = NULL;
+    assert_int_equal(0, mcdc_delta_schema_to_flat(&flat, snap->schema));
+    const mcdc_delta_file *victim = NULL;
+    static mcdc_value rows[8][5];
+    static char names[8][32], lsns[8][32];
+    int n = 0;
+    for (size_t i = 0; i < snap->n_files && !victim; i++) {
+        mcdc_delta_snapshot view = *snap;
+        view.files = &snap->files[i];
+        view.n_files = 1;
+        mcdc_delta_scan *sc = NULL;
+        assert_int_equal(0, mcdc_delta_scan_open(&sc, &view, NULL));
+        const mcdc_value *v;
+        n = 0;
+        while (mcdc_delta_scan_next(sc, &v) == 1 && n < 8) {
+            memcpy(rows[n], v, sizeof rows[n]);
+            snprintf(names[n], 32, "%.*s", (int)v[1].v.s.len, v[1].v.s.ptr);
+            snprintf(lsns[n], 32, "%.*s", (int)v[3].v.s.len, v[3].v.s.ptr);
+            rows[n][1].v.s.ptr = names[n];
+            rows[n][3].v.s.ptr = lsns[n];
+            n++;
+        }
+        mcdc_delta_scan_free(sc);
+        if (rows[0][0].v.i == 0)
+            victim = &snap->files[i];
+    }
+    assert_non_null(victim);
+    assert_int_equal(6, n);
+    mcdc_silver_datafile *w = NULL;
+    assert_int_equal(0, mcdc_silver_datafile_open(&w, f->silver, flat));
+    for (int i = n - 1; i >= 0; i--)
+        assert_int_equal(0, mcdc_silver_datafile_write(w, rows[i]));
+    mcdc_delta_file repl;
+    assert_int_equal(0, mcdc_silver_datafile_close(w, &repl));
+    mcdc_silver_datafile_free(w);
+    for (size_t i = 0; i < victim->tags.n; i++)
+        assert_int_equal(0, mcdc_delta_map_set(&repl.tags, victim->tags.kv[i].key,
+                                               victim->tags.kv[i].value));
+    swap_payload p = { victim, &repl };
+    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    assert_int_equal(0, mcdc_delta_commit(f->silver, build_swap, &p, &co, NULL));
+    mcdc_delta_file_clear(&repl);
+    mcdc_schema_free(flat);
+    mcdc_delta_snapshot_free(snap);
+    /* change keys of that file */
+    brow c[] = { { 4, 2, "upd", 22, 200, 1, 1, NULL, 0 }, { 1, 4, "a", 4, 200, 2, 2, NULL, 0 } };
+    append(f, c, 2);
+    set_row(f, 2, "upd", 22);
+    f->present[4] = false;
+    assert_int_equal(0, apply(f, 6, &r));
+    assert_int_equal(1, r.silver_files_rewritten);
+    assert_int_equal(1, r.rows_updated);
+    assert_int_equal(1, r.rows_deleted);
+    check(f);
+    static char d[8192];
+    dump_files(f->silver, d, sizeof d, true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +625,8 @@ int main(void)
         T(rows_of_another_table_are_refused),
         T(one_apply_at_a_time),
         T(missing_bronze_changes_nothing),
+        T(threads_do_not_change_the_files),
+        T(unsorted_file_with_a_range_is_rewritten_sorted),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

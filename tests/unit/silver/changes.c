@@ -379,6 +379,26 @@ static void test_silver_changes__command_id_orders_statements_of_one_transaction
     assert_string_equal("", run(f, b, N(b), -1));
 }
 
+/* The refinement of S1 against the original order (_start_lsn, _command_id, _seqval,
+ * _operation): it only acts among rows of one (_start_lsn, _command_id). */
+static void test_silver_changes__entering_beats_leaving_only_within_one_command(void **state)
+{
+    fixture *f = *state;
+    const brow base[] = { { NULL, 5, 5, 2, 1, 1, "a", 1, 0 } };
+    run(f, base, N(base), -1);
+    /* an update's own 3 and 4 (one seqval): the 4, in both orders */
+    const brow u[] = { { NULL, 9, 9, 4, 1, 1, "a2", 2, 0 }, { NULL, 9, 9, 3, 1, 1, "a", 1, 0 } };
+    assert_string_equal("1:a2:0.02@9", run(f, u, N(u), 5));
+    /* two statements of one transaction: the later command wins, as in the original,
+     * whatever leaves or enters (statement 2 deletes what statement 1 wrote) */
+    const brow c[] = { { NULL, 12, 14, 4, 1, 1, "a3", 3, 0 }, { NULL, 12, 13, 1, 2, 1, "a2", 2, 0 } };
+    assert_string_equal("", run(f, c, N(c), 9));
+    /* one statement leaves the key (seqval 21) after a row entered it (seqval 20): the
+     * original order would take the later 1 and lose the key; the row entering wins */
+    const brow m[] = { { NULL, 15, 20, 2, 1, 1, "in", 4, 0 }, { NULL, 15, 21, 1, 1, 1, "out", 0, 0 } };
+    assert_string_equal("1:in:0.04@15", run(f, m, N(m), 12));
+}
+
 static void test_silver_changes__rerun_changes_nothing_and_resurrects_nothing(void **state)
 {
     fixture *f = *state;
@@ -572,6 +592,103 @@ static void test_silver_changes__many_keys_grow_the_index(void **state)
     mcdc_silver_changes_free(cs);
 }
 
+/* Replaced images are garbage until a compaction: many changes of a few keys keep the
+ * memory near the live images, and the images (strings included) survive the moves. */
+static void test_silver_changes__replaced_images_are_compacted(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, NULL));
+    char name[32];
+    for (int i = 0; i < 60000; i++) {
+        snprintf(name, sizeof name, "name-%d", i);
+        brow r = { NULL, 10 + i, 1, 4, 1, i % 3, name, i, 0 };
+        assert_int_equal(0, offer(cs, &r));
+    }
+    mcdc_silver_changes_stats st;
+    mcdc_silver_changes_get_stats(cs, &st);
+    assert_true(st.bytes < ((size_t)3 << 20)); /* 60000 images would be ~20 MB */
+    assert_int_equal(3, mcdc_silver_changes_count(cs));
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    for (int k = 0; k < 3; k++) {
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(cs, (size_t)k, &im);
+        int last = 60000 - 3 + k;
+        snprintf(name, sizeof name, "name-%d", last);
+        assert_int_equal(k, im.row[0].v.i);
+        assert_int_equal(strlen(name), im.row[1].v.s.len);
+        assert_memory_equal(name, im.row[1].v.s.ptr, strlen(name));
+        assert_int_equal(last, (int)im.row[2].v.dec);
+        assert_int_equal(22, im.row[3].v.s.len);
+        assert_int_equal(10 + last, (int)strtol(im.row[3].v.s.ptr + 2, NULL, 16));
+    }
+    mcdc_silver_changes_free(cs);
+}
+
+/* At the cap, a compaction makes room: one key changed many times never hits it. */
+static void test_silver_changes__cap_counts_live_images_after_compaction(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_changes_options o = MCDC_SILVER_CHANGES_OPTIONS_INIT;
+    o.max_bytes = 64 * 1024;
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, &o));
+    for (int i = 0; i < 5000; i++) {
+        brow r = { NULL, 10 + i, 1, 4, 1, 7, "a longer name to fill the cap", i, 0 };
+        assert_int_equal(0, offer(cs, &r));
+        mcdc_silver_changes_stats st;
+        mcdc_silver_changes_get_stats(cs, &st);
+        assert_true(st.bytes <= o.max_bytes);
+    }
+    assert_int_equal(1, mcdc_silver_changes_count(cs));
+    mcdc_silver_changes_free(cs);
+}
+
+/* Deciding rows by sorted index gives what the hashed match gives; marks save and restore. */
+static void test_silver_changes__match_at_and_marks(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, NULL));
+    brow rows[] = {
+        { NULL, 20, 1, 4, 1, 1, "new one", 100, 0 },
+        { NULL, 20, 2, 1, 1, 2, "gone", 0, 0 },
+        { NULL, 20, 3, 2, 1, 3, "fresh", 300, 0 },
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(0, offer(cs, &rows[i]));
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    /* a silver row of key 1 written at LSN 10 */
+    mcdc_value row[5];
+    memset(row, 0, sizeof row);
+    row[0].v.i = 1;
+    set_str(&row[1], "old one");
+    row[2].v.dec = 1;
+    set_str(&row[3], lsn_text(10));
+    row[4].v.i = 10;
+    mcdc_silver_fate fate;
+    const mcdc_value *img;
+    assert_int_equal(0, mcdc_silver_changes_marks(cs, 0));
+    assert_int_equal(0, mcdc_silver_changes_match_at(cs, 0, row, &fate, &img));
+    assert_int_equal(MCDC_SILVER_REPLACE, fate);
+    assert_int_equal(100, (int)img[2].v.dec);
+    assert_int_equal(3, mcdc_silver_changes_marks(cs, 0)); /* met and placed */
+    assert_int_equal(0, mcdc_silver_changes_match_at(cs, 0, row, &fate, &img));
+    assert_int_equal(MCDC_SILVER_DROP, fate); /* a second copy of the key */
+    mcdc_silver_changes_set_marks(cs, 0, 0);
+    mcdc_buf key = MCDC_BUF_INIT(1024);
+    assert_int_equal(0, mcdc_silver_changes_row_key(cs, &key, row));
+    assert_int_equal(0, mcdc_silver_changes_match_key(cs, (const uint8_t *)key.ptr, key.len, row,
+                                                      &fate, &img));
+    assert_int_equal(MCDC_SILVER_REPLACE, fate); /* as if never matched */
+    row[0].v.i = 2;
+    assert_int_equal(0, mcdc_silver_changes_match_at(cs, 1, row, &fate, &img));
+    assert_int_equal(MCDC_SILVER_DROP, fate);
+    assert_int_equal(1, mcdc_silver_changes_marks(cs, 1));
+    mcdc_buf_dispose(&key);
+    mcdc_silver_changes_free(cs);
+}
+
 static int enc_cmp(const mcdc_column *c, const mcdc_value *a, const mcdc_value *b)
 {
     mcdc_buf x = MCDC_BUF_INIT(1024), y = MCDC_BUF_INIT(1024);
@@ -641,6 +758,7 @@ int main(void)
         T(many_changes_of_one_key_in_and_across_batches),
         T(interleaved_transactions_rank_by_commit_lsn),
         T(command_id_orders_statements_of_one_transaction),
+        T(entering_beats_leaving_only_within_one_command),
         T(rerun_changes_nothing_and_resurrects_nothing),
         T(older_image_never_replaces_a_newer_row),
         T(position_and_snapshot_select_rows),
@@ -649,6 +767,9 @@ int main(void)
         T(bad_rows_and_keys_are_refused),
         T(memory_cap_is_enforced),
         T(many_keys_grow_the_index),
+        T(replaced_images_are_compacted),
+        T(cap_counts_live_images_after_compaction),
+        T(match_at_and_marks),
         T(key_encoding_preserves_order),
 #undef T
     };
