@@ -1,6 +1,6 @@
 /*
  * delta/compact.c: compaction plans and their commit, and automatic compaction after an
- * append (docs/decisions/0004-automatic-compaction.md).
+ * append (docs/decisions/0005-automatic-compaction.md).
  *
  * Compaction invariants:
  * (K1) Readers see the same rows: a compaction commit removes files and adds files with

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command line and its reference agree (style guide habit 15, architecture §7):
-# - `mssql-cdc --help` lists commands, and each one's `--help` exits 0 and shows an example;
+# - `mssql-cdc --help` lists commands, and each one's `--help` exits 0 and shows an example
+#   that uses only the command's options;
 # - each command has a section "## <command>" in docs/reference/cli-<group>.md naming every
 #   option its --help lists, and every option row of that section is an option it has;
 # - docs/reference/cli.md links every group page, holds exactly the exit codes of cli.h and
@@ -22,6 +23,10 @@ for cmd in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   if ! help=$("$bin" $cmd --help 2>&1); then bad "'$cmd --help' does not exit 0"; continue; fi
   grep -q '^example' <<<"$help" || bad "'$cmd --help' shows no example"
+  # ...whose options are the command's (global options, before the command, aside).
+  for o in $(sed -n '/^example/,/^$/p' <<<"$help" | sed -E "s/^.*mssql-cdc( --?[a-z-]+( [^ -][^ ]*)?)* $cmd//" | grep -oE -- ' --[a-z][a-z0-9-]*' | sort -u); do
+    sed -n '/^options:/,/^$/p' <<<"$help" | grep -qE -- "$o( |,|\$)" || bad "'$cmd --help': its example uses $o, which it does not have"
+  done
   if [ ! -f "$page" ]; then bad "'$cmd': no reference page docs/reference/cli-$group.md"; continue; fi
   grep -q "cli-$group.md" "$ref/cli.md" || bad "docs/reference/cli.md does not link cli-$group.md"
   # The section: from its heading to the next heading of level 2.
