@@ -537,7 +537,7 @@ int mcdc_delta_optimize(const char *path, int64_t target_bytes, mcdc_delta_optim
  *  small files of one size tier (small: under `mcdc.autoCompact.minFileSize`, default half
  *  of `delta.targetFileSize`, default 128 MiB), combine that run, in commit order, into
  *  one file with dataChange=false. One run reads at most `delta.targetFileSize` of input.
- *  A lost conflict gives up at once (no retries). docs/decisions/0004.
+ *  A lost conflict gives up at once (no retries). docs/decisions/0005.
  *  @param[out] result  may be NULL; n_removed 0 when there was nothing to do.
  *  @return 0 (also when disabled or nothing to do); MCDC_ECONFLICT or MCDC_ETIMEOUT when
  *          another writer removed an input meanwhile (nothing committed, the new file

@@ -405,7 +405,7 @@ static int build_append(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
     return 0;
 }
 
-/* Post-commit hook of an append (docs/decisions/0004): the append stands whatever
+/* Post-commit hook of an append (docs/decisions/0005): the append stands whatever
  * happens here; a compaction that lost a conflict is left for a later append. */
 static void auto_compact_after(const char *path)
 {

@@ -2,7 +2,7 @@
  * delta/compact.h: what optimize.c, commit.c (the append's post-commit hook) and the unit
  * tests share about compaction: a table's settings, the commit order of files, the plans
  * (which files go into which new file) and running a plan as one dataChange=false commit.
- * Design: docs/decisions/0004-automatic-compaction.md.
+ * Design: docs/decisions/0005-automatic-compaction.md.
  */
 #ifndef MCDC_DELTA_COMPACT_H
 #define MCDC_DELTA_COMPACT_H

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Crash tests for Delta commits: a process killed (MCDC_FAILPOINT, SIGKILL) after writing
-# its data files, after writing the temp commit but before linking it, right after
+# its data files, after a compaction wrote its files (delta.compact.files_written), after
+# writing the temp commit but before linking it, right after
 # linking, before writing a checkpoint and before updating _last_checkpoint leaves a
 # table that reads the same rows as before (or as after, once the commit is linked), and
 # the next writer succeeds. Orphan data files of a crashed writer are kept by a vacuum
@@ -16,7 +17,7 @@ rows() { "$BIN" table cat "$1" --format jsonl | sort; }
 orphans() { find "$1" -name '*.parquet' -not -path '*/_delta_log/*' | wc -l; }
 
 n=0
-for fp in delta.writer.file_closed delta.commit.before_link delta.commit.after_link; do
+for fp in delta.writer.file_closed delta.compact.files_written delta.commit.before_link delta.commit.after_link; do
   n=$((n + 1))
   t=$work/t$n
   cp -r "$MCDC_SHARED/testdata/delta/dat/basic_append/delta" "$t"
