@@ -143,6 +143,11 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs);
  *          0-4; MCDC_ENOMEM past max_bytes (the hint says how to raise it). */
 int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *bronze_row);
 
+/** Size the key index for about @p n_keys distinct keys ahead (e.g. the rows about to be
+ *  offered), so that it is not rehashed while it fills. A hint: it takes at most a quarter
+ *  of the memory cap and never fails. */
+void mcdc_silver_changes_reserve(mcdc_silver_changes *cs, uint64_t n_keys);
+
 /** The counters so far. */
 void mcdc_silver_changes_get_stats(const mcdc_silver_changes *cs, mcdc_silver_changes_stats *out);
 

@@ -142,6 +142,8 @@ typedef struct bstats {
     bool     has_snap;        /* _snapshot max known (some row has one) */
     mcdc_lsn snap_min, snap_max;
     bool     has_chunk_rows;  /* nullCount proves some _chunk is set */
+    bool     has_rows;
+    int64_t  rows;            /* numRecords */
 } bstats;
 
 static bool json_lsn(mcdc_lsn *out, json_t *v)
@@ -169,6 +171,10 @@ static void bronze_stats(const mcdc_delta_file *f, bstats *st)
     }
     st->has_snap = json_lsn(&st->snap_min, json_object_get(mn, "_snapshot")) &&
                    json_lsn(&st->snap_max, json_object_get(mx, "_snapshot"));
+    if (json_is_integer(nr) && json_integer_value(nr) >= 0) {
+        st->has_rows = true;
+        st->rows = json_integer_value(nr);
+    }
     json_t *cn = json_object_get(nc, "_chunk");
     if (json_is_integer(nr) && json_is_integer(cn) && json_integer_value(cn) < json_integer_value(nr))
         st->has_chunk_rows = true;
@@ -359,6 +365,13 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
             read[n_read++] = f;
     }
     int rc = 0;
+    uint64_t rows = 0;
+    for (size_t i = 0; i < n_read; i++) {
+        bstats st;
+        bronze_stats(read[i], &st);
+        rows += st.has_rows ? (uint64_t)st.rows : 0;
+    }
+    mcdc_silver_changes_reserve(c->cs, rows);
     if (n_read) {
         mcdc_delta_snapshot view;
         mcdc_delta_file *arr = malloc(n_read * sizeof *arr);

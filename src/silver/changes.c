@@ -419,9 +419,9 @@ static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
                            "--capture-instance a,b");
 }
 
-static int grow_slots(mcdc_silver_changes *cs)
+/* Grow the index to @p n slots (a power of two above the current size). */
+static int resize_slots(mcdc_silver_changes *cs, size_t n)
 {
-    size_t n = cs->n_slots * 2;
     size_t add = (n - cs->n_slots) * sizeof(slot);
     if (cs->stats.bytes + add > cs->opts.max_bytes)
         return MCDC_ENOMEM;
@@ -441,6 +441,23 @@ static int grow_slots(mcdc_silver_changes *cs)
     cs->n_slots = n;
     cs->stats.bytes += add;
     return 0;
+}
+
+static int grow_slots(mcdc_silver_changes *cs)
+{
+    return resize_slots(cs, cs->n_slots * 2);
+}
+
+void mcdc_silver_changes_reserve(mcdc_silver_changes *cs, uint64_t n_keys)
+{
+    size_t n = cs->n_slots;
+    while (n / 2 < n_keys && n < ((size_t)1 << 40))
+        n *= 2;
+    /* only what a quarter of the cap allows: a hint, never a failure */
+    while (n > cs->n_slots && (n - cs->n_slots) * sizeof(slot) > cs->opts.max_bytes / 4)
+        n /= 2;
+    if (n > cs->n_slots && resize_slots(cs, n) < 0)
+        mcdc_error_clear();
 }
 
 static int over_cap(const mcdc_silver_changes *cs)
