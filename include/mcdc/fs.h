@@ -42,7 +42,8 @@ int mcdc_fs_write_atomic(const char *path, const void *data, size_t len);
 int mcdc_fs_create_noreplace(const char *path, const void *data, size_t len);
 
 /** Publish an already written and fsynced file @p tmp_path as @p path without replacing
- *  (link(2), then unlink of the temp), then fsync the directory of @p path.
+ *  (renameat2(RENAME_NOREPLACE); link(2) and unlink of the temp where the file system
+ *  lacks it), then fsync the directory of @p path.
  *  @return 0; MCDC_EEXISTS when @p path is taken (the temp file is left in place for the
  *  caller to remove); MCDC_EIO. */
 int mcdc_fs_publish_noreplace(const char *tmp_path, const char *path);

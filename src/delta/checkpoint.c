@@ -177,6 +177,81 @@ static int write_row(mcdc_parquet_writer *pw, const mcdc_delta_action *a, int64_
     return rc;
 }
 
+static json_t *map_json(const mcdc_delta_map *m)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < m->n; i++)
+        if (json_object_set_new(o, m->kv[i].key, m->kv[i].value ? json_string(m->kv[i].value)
+                                                                : json_null()) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+/* Set @p key of @p o to @p v (a new reference, consumed); false when @p v is NULL. */
+static bool put(json_t *o, const char *key, json_t *v)
+{
+    return v && json_object_set_new_nocheck(o, key, v) == 0;
+}
+
+/* The checkpoint row of a live file or a tombstone, built as JSON directly (the fields
+ * mcdc_delta_action_to_json writes, without its text round trip). */
+static json_t *file_row(const mcdc_delta_file *f, bool add)
+{
+    json_t *a = json_object();
+    bool ok = a && put(a, "path", json_string(f->path));
+    if (ok && (add || f->extended_file_metadata || f->partition_values.n))
+        ok = put(a, "partitionValues", map_json(&f->partition_values));
+    if (ok && f->size >= 0)
+        ok = put(a, "size", json_integer(f->size));
+    if (ok && add)
+        ok = put(a, "modificationTime", json_integer(f->modification_time));
+    if (ok && !add && f->deletion_timestamp >= 0)
+        ok = put(a, "deletionTimestamp", json_integer(f->deletion_timestamp));
+    if (ok)
+        ok = put(a, "dataChange", json_boolean(add ? false : f->data_change));
+    if (ok && !add && f->extended_file_metadata)
+        ok = put(a, "extendedFileMetadata", json_true());
+    if (ok && add && f->stats)
+        ok = put(a, "stats", json_string(f->stats));
+    if (ok && f->tags.n)
+        ok = put(a, "tags", map_json(&f->tags));
+    if (ok && f->has_dv) {
+        char st[2] = { f->dv.storage_type, '\0' };
+        json_t *dv = json_object();
+        ok = put(a, "deletionVector", dv) && put(dv, "storageType", json_string(st)) &&
+             put(dv, "pathOrInlineDv", json_string(f->dv.path_or_inline_dv)) &&
+             (f->dv.offset < 0 || put(dv, "offset", json_integer(f->dv.offset))) &&
+             put(dv, "sizeInBytes", json_integer(f->dv.size_in_bytes)) &&
+             put(dv, "cardinality", json_integer(f->dv.cardinality));
+    }
+    if (ok && f->base_row_id >= 0)
+        ok = put(a, "baseRowId", json_integer(f->base_row_id));
+    if (ok && f->default_row_commit_version >= 0)
+        ok = put(a, "defaultRowCommitVersion", json_integer(f->default_row_commit_version));
+    json_t *row = ok ? json_object() : NULL;
+    if (!row || !put(row, add ? "add" : "remove", a)) {
+        if (!row || !ok)
+            json_decref(a);
+        json_decref(row);
+        return NULL;
+    }
+    return row;
+}
+
+static int write_file_row(mcdc_parquet_writer *pw, const mcdc_delta_file *f, bool add,
+                          int64_t *n_rows)
+{
+    json_t *j = file_row(f, add);
+    int rc = j ? mcdc_parquet_writer_write_json(pw, j)
+               : mcdc_error_set(MCDC_ENOMEM, "checkpoint: out of memory");
+    json_decref(j);
+    if (rc == 0)
+        (*n_rows)++;
+    return rc;
+}
+
 int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s)
 {
     for (size_t i = 0; i < s->protocol.n_writer_features; i++)
@@ -221,19 +296,13 @@ int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s)
         a.u.domain = s->domains[i];
         rc = write_row(pw, &a, &rows);
     }
-    for (size_t i = 0; rc == 0 && i < s->n_files; i++) {
-        a = (mcdc_delta_action){ .kind = MCDC_DELTA_ACTION_ADD };
-        a.u.file = s->files[i];
-        a.u.file.data_change = false;
-        rc = write_row(pw, &a, &rows);
-    }
+    for (size_t i = 0; rc == 0 && i < s->n_files; i++)
+        rc = write_file_row(pw, &s->files[i], true, &rows);
     for (size_t i = 0; rc == 0 && i < s->n_tombstones; i++) {
         if (s->tombstones[i].deletion_timestamp >= 0 &&
             s->tombstones[i].deletion_timestamp < tomb_cutoff)
             continue; /* expired tombstone */
-        a = (mcdc_delta_action){ .kind = MCDC_DELTA_ACTION_REMOVE };
-        a.u.file = s->tombstones[i];
-        rc = write_row(pw, &a, &rows);
+        rc = write_file_row(pw, &s->tombstones[i], false, &rows);
     }
     mcdc_parquet_write_result res = { 0 };
     if (rc == 0)

@@ -151,9 +151,19 @@ static void cands_free(cand *c, size_t n)
     free(c);
 }
 
+/* What a plan looks at: for `optimize`, files under half of target or with a DV; for the
+ * auto plan, small files and the larger files that may sit between them in commit order
+ * (one not newer than every small file cannot break a run: skipped, so a table with many
+ * old large files sorts only its few recent ones). */
+typedef struct keep_arg {
+    int64_t size;      /* optimize: the target; auto: min_file */
+    int64_t min_order; /* auto: the oldest small file's order */
+} keep_arg;
+
 /* The files (those @p keep accepts) sorted by partition, then commit order. */
 static int sorted_cands(cand **out, size_t *n_out, const mcdc_delta_file *const *files, size_t n,
-                        bool (*keep)(const mcdc_delta_file *, int64_t), int64_t arg)
+                        bool (*keep)(const mcdc_delta_file *, const keep_arg *),
+                        const keep_arg *arg)
 {
     *out = NULL;
     *n_out = 0;
@@ -213,16 +223,14 @@ void mcdc_delta__compact_plan_free(mcdc_delta__compact_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static bool keep_any(const mcdc_delta_file *f, int64_t arg)
+static bool keep_run_member(const mcdc_delta_file *f, const keep_arg *a)
 {
-    (void)f;
-    (void)arg;
-    return true;
+    return f->size < a->size || mcdc_delta__file_order(f) >= a->min_order;
 }
 
-static bool keep_small_or_dv(const mcdc_delta_file *f, int64_t target)
+static bool keep_small_or_dv(const mcdc_delta_file *f, const keep_arg *a)
 {
-    return f->size < target / 2 || f->has_dv;
+    return f->size < a->size / 2 || f->has_dv;
 }
 
 static int64_t fsize(const cand *c)
@@ -251,13 +259,20 @@ int mcdc_delta__compact_plan_auto(mcdc_delta__compact_plan *out,
     const int64_t M = s->min_file_bytes > 0 ? s->min_file_bytes : 1;
     /* a quick no: fewer than F small files in the whole table */
     size_t n_small = 0;
-    for (size_t i = 0; i < n; i++)
-        n_small += files[i]->size < M;
+    keep_arg ka = { M, INT64_MAX };
+    for (size_t i = 0; i < n; i++) {
+        if (files[i]->size >= M)
+            continue;
+        n_small++;
+        int64_t o = mcdc_delta__file_order(files[i]);
+        if (o < ka.min_order)
+            ka.min_order = o;
+    }
     if (n_small < (size_t)F)
         return 0;
     cand *c;
     size_t nc;
-    int rc = sorted_cands(&c, &nc, files, n, keep_any, 0);
+    int rc = sorted_cands(&c, &nc, files, n, keep_run_member, &ka);
     if (rc < 0)
         return rc;
     int *tier = malloc((nc + 1) * sizeof *tier);
@@ -320,7 +335,8 @@ int mcdc_delta__compact_plan_all(mcdc_delta__compact_plan *out,
     memset(out, 0, sizeof *out);
     cand *c;
     size_t nc;
-    int rc = sorted_cands(&c, &nc, files, n, keep_small_or_dv, target_bytes);
+    keep_arg ka = { target_bytes, 0 };
+    int rc = sorted_cands(&c, &nc, files, n, keep_small_or_dv, &ka);
     if (rc < 0)
         return rc;
     if ((rc = plan_alloc(out, nc)) < 0) {
@@ -404,8 +420,8 @@ static int build_run(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, s
 
 /* Rewrite group [from, to) of the plan into new files appended to *added. */
 static int rewrite_group(const mcdc_delta_snapshot *snap, const mcdc_delta__compact_plan *p,
-                         size_t from, size_t to, mcdc_delta_file **added, size_t *n_added,
-                         int64_t *rows)
+                         size_t from, size_t to, bool is_auto, mcdc_delta_file **added,
+                         size_t *n_added, int64_t *rows)
 {
     mcdc_delta_writer *w = NULL;
     mcdc_delta_scan *scan = NULL;
@@ -413,6 +429,7 @@ static int rewrite_group(const mcdc_delta_snapshot *snap, const mcdc_delta__comp
     size_t n_files = 0;
     mcdc_delta_writer_options wo = MCDC_DELTA_WRITER_OPTIONS_INIT;
     wo.target_file_bytes = INT64_MAX / 4; /* one file per group: the plan bounds the input */
+    wo.no_dictionary = is_auto; /* as the stream writes them: half the CPU on bronze */
     int rc = mcdc_delta_writer_open(&w, snap, &wo);
     if (rc == 0)
         rc = mcdc_delta_scan_open(&scan, snap, NULL);
@@ -462,8 +479,8 @@ int mcdc_delta__compact_run(const mcdc_delta_snapshot *snap, const mcdc_delta__c
     size_t n_added = 0;
     int rc = 0;
     for (size_t g = 0; rc == 0 && g < p->n_groups; g++)
-        rc = rewrite_group(snap, p, g ? p->end[g - 1] : 0, p->end[g], &added, &n_added,
-                           &res->n_rows);
+        rc = rewrite_group(snap, p, g ? p->end[g - 1] : 0, p->end[g], is_auto, &added,
+                           &n_added, &res->n_rows);
     if (rc == 0) {
         mcdc_failpoint("delta.compact.files_written");
         run_build b = { snap, p, added, n_added };

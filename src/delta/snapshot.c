@@ -33,8 +33,16 @@
 typedef struct entry {
     mcdc_delta_file f;      /* the newest action for this key */
     bool            is_add; /* add (live) or remove (tombstone) */
-    char           *key;    /* owned: path [+ "\x1f" + dv id] */
+    bool            own_key; /* key is owned (a file with a DV) */
+    char           *key;    /* path [+ "\x1f" + dv id]: owned with a DV, else f.path */
 } entry;
+
+/* A hash slot: the key's hash beside the entry index, so a probe touches the entry (and
+ * its key) only when the hashes match. */
+typedef struct slot {
+    uint64_t hash;
+    size_t   idx; /* SIZE_MAX when empty */
+} slot;
 
 typedef struct replay {
     mcdc_delta_protocol protocol;
@@ -43,7 +51,7 @@ typedef struct replay {
     bool                has_metadata;
     entry              *entries;
     size_t              n_entries, cap_entries;
-    size_t             *slots; /* hash slots: index into entries, SIZE_MAX when empty */
+    slot               *slots; /* hash slots over entries */
     size_t              n_slots;
     mcdc_delta_txn     *txns;
     size_t              n_txns, cap_txns;
@@ -85,8 +93,9 @@ static void replay_free(replay *r)
     if (r->has_metadata)
         metadata_clear(&r->metadata);
     for (size_t i = 0; i < r->n_entries; i++) {
+        if (r->entries[i].own_key)
+            free(r->entries[i].key);
         mcdc_delta_file_clear(&r->entries[i].f);
-        free(r->entries[i].key);
     }
     free(r->entries);
     free(r->slots);
@@ -101,10 +110,11 @@ static void replay_free(replay *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The key of @p f: its path (borrowed) without a DV, else a new string. */
 static char *file_key(const mcdc_delta_file *f)
 {
     if (!f->has_dv)
-        return strdup(f->path);
+        return f->path;
     size_t n = strlen(f->path) + strlen(f->dv.path_or_inline_dv) + 32;
     char *k = malloc(n);
     if (!k)
@@ -119,16 +129,18 @@ static char *file_key(const mcdc_delta_file *f)
 
 static int rehash(replay *r, size_t n_slots)
 {
-    size_t *s = malloc(n_slots * sizeof *s);
+    slot *s = malloc(n_slots * sizeof *s);
     if (!s)
         return mcdc_error_set(MCDC_ENOMEM, "snapshot: out of memory");
     for (size_t i = 0; i < n_slots; i++)
-        s[i] = SIZE_MAX;
-    for (size_t i = 0; i < r->n_entries; i++) {
-        size_t h = (size_t)hash_str(r->entries[i].key) & (n_slots - 1);
-        while (s[h] != SIZE_MAX)
+        s[i].idx = SIZE_MAX;
+    for (size_t i = 0; i < r->n_slots; i++) {
+        if (r->slots[i].idx == SIZE_MAX)
+            continue;
+        size_t h = (size_t)r->slots[i].hash & (n_slots - 1);
+        while (s[h].idx != SIZE_MAX)
             h = (h + 1) & (n_slots - 1);
-        s[h] = i;
+        s[h] = r->slots[i];
     }
     free(r->slots);
     r->slots = s;
@@ -144,15 +156,20 @@ static int apply_file(replay *r, mcdc_delta_file *f, bool is_add)
     if ((r->n_entries + 1) * 2 > r->n_slots) {
         int rc = rehash(r, r->n_slots ? r->n_slots * 2 : 1024);
         if (rc < 0) {
-            free(key);
+            if (f->has_dv)
+                free(key);
             return rc;
         }
     }
-    size_t h = (size_t)hash_str(key) & (r->n_slots - 1);
-    while (r->slots[h] != SIZE_MAX) {
-        entry *e = &r->entries[r->slots[h]];
-        if (strcmp(e->key, key) == 0) {
-            free(key);
+    uint64_t hv = hash_str(key);
+    size_t h = (size_t)hv & (r->n_slots - 1);
+    while (r->slots[h].idx != SIZE_MAX) {
+        entry *e = &r->entries[r->slots[h].idx];
+        if (r->slots[h].hash == hv && strcmp(e->key, key) == 0) {
+            if (f->has_dv)
+                free(key);
+            else
+                e->key = f->path; /* the old path goes with the old action */
             mcdc_delta_file_clear(&e->f);
             e->f = *f;
             e->is_add = is_add;
@@ -165,16 +182,19 @@ static int apply_file(replay *r, mcdc_delta_file *f, bool is_add)
         size_t cap = r->cap_entries ? r->cap_entries * 2 : 256;
         entry *e = realloc(r->entries, cap * sizeof *e);
         if (!e) {
-            free(key);
+            if (f->has_dv)
+                free(key);
             return mcdc_error_set(MCDC_ENOMEM, "snapshot: out of memory");
         }
         r->entries = e;
         r->cap_entries = cap;
     }
-    r->slots[h] = r->n_entries;
+    r->slots[h].idx = r->n_entries;
+    r->slots[h].hash = hv;
     entry *e = &r->entries[r->n_entries++];
     e->f = *f;
     e->is_add = is_add;
+    e->own_key = f->has_dv;
     e->key = key;
     memset(f, 0, sizeof *f);
     return 0;

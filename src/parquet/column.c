@@ -279,6 +279,22 @@ static int alloc_values(pqr_col *c, size_t present, int encoding)
     return rc;
 }
 
+/* A cursor over the values of a data page: the @p len bytes at @p src as they are, or
+ * decompressed into the page buffer (to @p out_len bytes) when @p compressed. */
+static int page_cursor(pqr_col *c, const uint8_t *src, size_t len, size_t out_len, bool compressed,
+                       mcdc_pqdec_cursor *cur)
+{
+    if (compressed) {
+        int rc = mcdc_codec__decompress(&c->page_buf, &c->page_cap, out_len, c->meta->codec, src, len);
+        if (rc < 0)
+            return pqr_col_fail(c, rc);
+        src = c->page_buf;
+        len = out_len;
+    }
+    *cur = mcdc_pqdec_cursor_make(src, len);
+    return 0;
+}
+
 /* Decompress @p len bytes at @p src into *out (grown with the output to @p out_len bytes;
  * *cap its size). */
 static int inflate_to(pqr_col *c, const uint8_t *src, size_t len, size_t out_len, uint8_t **out,
@@ -339,18 +355,10 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
     size_t clen = (size_t)h->compressed_page_size, ulen = (size_t)h->uncompressed_page_size;
     mcdc_pqdec_cursor cur;
     if (!v2) {
-        const uint8_t *p = body;
-        size_t plen = clen;
-        if (c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED) {
-            rc = inflate_to(c, body, clen, ulen, &c->page_buf, &c->page_cap);
-            if (rc < 0)
-                return rc;
-            p = c->page_buf;
-            plen = ulen;
-        }
-        cur = mcdc_pqdec_cursor_make(p, plen);
-        rc = levels(c, &cur, h->data_page_header.repetition_level_encoding, c->leaf->rep_level,
-                    c->rep, n, false);
+        rc = page_cursor(c, body, clen, ulen, c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED, &cur);
+        if (rc == 0)
+            rc = levels(c, &cur, h->data_page_header.repetition_level_encoding,
+                        c->leaf->rep_level, c->rep, n, false);
         if (rc == 0)
             rc = levels(c, &cur, h->data_page_header.definition_level_encoding,
                         c->leaf->def_level, c->def, n, false);
@@ -375,16 +383,12 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
         rc = levels(c, &lc, MCDC_PQ_ENC_RLE, c->leaf->def_level, c->def, n, true);
         if (rc < 0)
             return rc;
-        const uint8_t *vp = body + rl + dl;
-        size_t vlen = clen - rl - dl, vulen = ulen - rl - dl;
-        if (d->is_compressed && c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED && vulen > 0) {
-            rc = inflate_to(c, vp, vlen, vulen, &c->page_buf, &c->page_cap);
-            if (rc < 0)
-                return rc;
-            vp = c->page_buf;
-            vlen = vulen;
-        }
-        cur = mcdc_pqdec_cursor_make(vp, vlen);
+        size_t vulen = ulen - rl - dl;
+        rc = page_cursor(c, body + rl + dl, clen - rl - dl, vulen,
+                         d->is_compressed && c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED && vulen > 0,
+                         &cur);
+        if (rc < 0)
+            return rc;
     }
     size_t present = 0;
     for (size_t i = 0; i < n; i++)

@@ -779,15 +779,23 @@ static int ensure_row(mcdc_parquet_reader *r)
     return 1;
 }
 
+/* What both ways of reading a row start with: 1 when a row is ready, else what to return
+ * (0 at the end, the sticky error of an earlier failure, or this one's). */
+static int row_ready(mcdc_parquet_reader *r)
+{
+    if (r->sticky)
+        return r->sticky;
+    int rc = ensure_row(r);
+    return rc < 0 ? fail(r, rc) : rc;
+}
+
 int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row)
 {
     MCDC_ASSERT_ARG(r && row);
     *row = NULL;
-    if (r->sticky)
-        return r->sticky;
-    int rc = ensure_row(r);
-    if (rc <= 0)
-        return rc < 0 ? fail(r, rc) : 0;
+    int rc = row_ready(r);
+    if (rc != 1)
+        return rc;
     mcdc_buf_clear(&r->rowtext);
     bool any_text = false;
     for (size_t i = 0; i < r->n_sel; i++) {
@@ -844,11 +852,9 @@ int mcdc_parquet_reader_next_json(mcdc_parquet_reader *r, json_t **row)
 {
     MCDC_ASSERT_ARG(r && row);
     *row = NULL;
-    if (r->sticky)
-        return r->sticky;
-    int rc = ensure_row(r);
-    if (rc <= 0)
-        return rc < 0 ? fail(r, rc) : 0;
+    int rc = row_ready(r);
+    if (rc != 1)
+        return rc;
     json_t *obj = json_object();
     if (!obj)
         return fail(r, mcdc_error_set(MCDC_ENOMEM, "out of memory"));

@@ -13,10 +13,12 @@
  * (F2) A row group is written whole (all its column chunks, in schema order) before the
  *      next row of the following group is encoded; memory holds at most one row group.
  * (F3) The path shows a file only after the footer is on disk and fsynced; an existing
- *      file at the path is never replaced (link(2) fails with EEXIST).
+ *      file at the path is never replaced (renameat2 RENAME_NOREPLACE or link(2) fails
+ *      with EEXIST).
  * File layout and metadata: format.h; pages: colwrite.c.
  */
 #include "parquet/writer.h"
+#include "mcdc/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -418,22 +420,6 @@ static int write_footer(mcdc_parquet_writer *w)
     return rc;
 }
 
-static int fsync_dir_of(const char *path)
-{
-    char *copy = strdup(path);
-    if (!copy)
-        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    const char *dir = dirname(copy);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc = 0;
-    if (fd < 0 || fsync(fd) < 0)
-        rc = mcdc_error_set(MCDC_EIO, "%s: fsync of the directory: %s", dir, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    free(copy);
-    return rc;
-}
-
 static int collect_result(mcdc_parquet_writer *w, mcdc_parquet_write_result *r)
 {
     r->file_size = w->offset;
@@ -486,14 +472,9 @@ int mcdc_parquet_writer_close(mcdc_parquet_writer *w, mcdc_parquet_write_result 
         rc = mcdc_error_set(MCDC_EIO, "%s: close: %s", w->tmp_path, strerror(errno));
     w->fd = -1;
     if (rc == 0) {
-        if (link(w->tmp_path, w->path) < 0) {
-            rc = errno == EEXIST ? mcdc_error_set(MCDC_EEXISTS, "%s: file exists", w->path)
-                                 : mcdc_error_set(MCDC_EIO, "%s: link: %s", w->path, strerror(errno));
-        } else {
-            w->linked = true;
-            unlink(w->tmp_path);
-            rc = fsync_dir_of(w->path);
-        }
+        /* renameat2(RENAME_NOREPLACE), or link(2) where unsupported; fsyncs the dir */
+        rc = mcdc_fs_publish_noreplace(w->tmp_path, w->path);
+        w->linked = rc == 0;
     }
     if (rc == 0 && result && (rc = collect_result(w, result)) < 0)
         mcdc_parquet_write_result_dispose(result);

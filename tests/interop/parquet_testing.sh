@@ -61,7 +61,8 @@ declare -A want=(
 # and the value 1. The jsonl of those rows has the MD5 above:
 #   for i in 1 2; do printf '{"arr":[{"key":"'; head -c 1073741824 /dev/zero | tr '\0' a
 #   printf '","value":1}]}\n'; done | md5sum
-# Reading it takes about 35 s of CPU and 4.2 GiB; this test is not run under ASan.
+# Reading it takes about 35 s of CPU and 4.2 GiB; in a sanitizer build (which scripts/test
+# does not run interop tests in) it takes six minutes, so there this one file is skipped.
 
 cat >"$work/map_no_value.expect" <<'EOF'
 {"my_map":[{"key":1,"value":null},{"key":2,"value":null},{"key":3,"value":null}],"my_map_no_v":[1,2,3],"my_list":[1,2,3]}
@@ -98,6 +99,9 @@ for f in "$T"/*.parquet "$T"/*.bin; do
   if [ -z "$w" ]; then check "$name" "no expected outcome in tests/interop/parquet_testing.sh"; continue; fi
   ours=$work/$name.jsonl
   if [[ $w == md5:* ]]; then
+    if grep -qs '^MCDC_SANITIZE:BOOL=ON' "${MCDC_BUILD:-}/CMakeCache.txt"; then
+      echo "SKIP $name: too slow under the sanitizers"; continue
+    fi
     got=$("$BIN" parquet cat --format jsonl "$f" 2>"$work/$name.err" | md5sum) || true
     if [ "${got%% *}" = "${w#md5:}" ]; then check "$name" ok
     else check "$name" "jsonl MD5 ${got%% *}, expected ${w#md5:}: $(cat "$work/$name.err")"; fi

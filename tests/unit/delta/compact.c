@@ -188,6 +188,27 @@ static void test_delta_compact__plan_large_file_breaks_a_run(void **state)
     fs_free(&s);
 }
 
+static void test_delta_compact__plan_skips_large_files_older_than_every_small_one(void **state)
+{
+    (void)state;
+    static fileset s;
+    mcdc_delta__compact_settings st = small_settings(3, 1000, 100000);
+    mcdc_delta__compact_plan p;
+    for (int i = 0; i < 200; i++)
+        fs_add(&s, 5000, i, NULL);          /* a long history of large files */
+    for (int i = 0; i < 3; i++)
+        fs_add(&s, 10, 1000 + i, NULL);
+    fs_add(&s, 5000, 2000, NULL);           /* a newer large file ends the run */
+    fs_add(&s, 10, 3000, NULL);
+    assert_int_equal(0, mcdc_delta__compact_plan_auto(&p, s.p, s.n, &st));
+    assert_int_equal(1, p.n_groups);
+    assert_int_equal(3, p.end[0]);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(200 + i, p.idx[i]);
+    mcdc_delta__compact_plan_free(&p);
+    fs_free(&s);
+}
+
 static void test_delta_compact__plan_takes_the_deepest_tier_and_leaves_bigger_files(void **state)
 {
     (void)state;
@@ -726,6 +747,7 @@ int main(void)
         T(test_delta_compact__parse_size_accepts_units_and_refuses_junk),
         T(test_delta_compact__plan_waits_for_min_num_files_in_a_row),
         T(test_delta_compact__plan_large_file_breaks_a_run),
+        T(test_delta_compact__plan_skips_large_files_older_than_every_small_one),
         T(test_delta_compact__plan_takes_the_deepest_tier_and_leaves_bigger_files),
         T(test_delta_compact__plan_is_cut_to_the_target_input),
         T(test_delta_compact__plan_groups_stay_in_one_partition),
