@@ -28,7 +28,8 @@
  * (C5) As-of opens below the cached version bypass the cache; at or above it they read
  *      forward exactly to the version asked for.
  * Locking: one mutex guards the table list, the counters and in-place changes; file reads
- * and full loads run outside it.
+ * and full loads run outside it. It is held across fork(2), so a child never inherits it
+ * locked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -132,8 +133,27 @@ static int share(mcdc_delta_snapshot *s, const mcdc_delta__file_id *id)
 
 /* ---- the table list (under g_mu) ---------------------------------------------------- */
 
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&g_mu);
+}
+
+static void atfork_release(void)
+{
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* A child forked while another thread holds the lock must not inherit it held. */
+static void atfork_once_locked(void)
+{
+    static bool registered;
+    if (!registered)
+        registered = pthread_atfork(atfork_prepare, atfork_release, atfork_release) == 0;
+}
+
 static int limit_locked(void)
 {
+    atfork_once_locked();
     if (g_limit < 0) {
         const char *e = getenv("MCDC_SNAPSHOT_CACHE");
         g_limit = DEFAULT_TABLES;
@@ -214,6 +234,7 @@ void mcdc_delta_snapshot_cache_limit(int max_tables)
     mcdc_delta_snapshot *drop[MAX_TABLES];
     int n_drop = 0;
     pthread_mutex_lock(&g_mu);
+    atfork_once_locked();
     g_limit = max_tables < 0 ? 0 : max_tables > MAX_TABLES ? MAX_TABLES : max_tables;
     while (g_n > g_limit) {
         int lru = 0;
