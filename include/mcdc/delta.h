@@ -475,9 +475,11 @@ typedef struct mcdc_delta_writer_options {
     int         version;           /* 1 */
     int64_t     target_file_bytes; /* start a new file past this many bytes; default 128 MiB */
     const char *codec;             /* NULL: delta.parquet.compression.codec, else zstd */
+    bool        no_dictionary;     /* no dictionary pages: about half the CPU for mostly
+                                    * distinct values (bronze), somewhat larger files else */
 } mcdc_delta_writer_options;
 
-#define MCDC_DELTA_WRITER_OPTIONS_INIT { 1, 0, NULL }
+#define MCDC_DELTA_WRITER_OPTIONS_INIT { 1, 0, NULL, false }
 
 /** Start writing rows (in the table's column order) into new data files of the table of
  *  @p snap. Nothing is visible until the files are committed (mcdc_delta_append or a

@@ -420,8 +420,8 @@ static int build_run(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, s
 
 /* Rewrite group [from, to) of the plan into new files appended to *added. */
 static int rewrite_group(const mcdc_delta_snapshot *snap, const mcdc_delta__compact_plan *p,
-                         size_t from, size_t to, mcdc_delta_file **added, size_t *n_added,
-                         int64_t *rows)
+                         size_t from, size_t to, bool is_auto, mcdc_delta_file **added,
+                         size_t *n_added, int64_t *rows)
 {
     mcdc_delta_writer *w = NULL;
     mcdc_delta_scan *scan = NULL;
@@ -429,6 +429,7 @@ static int rewrite_group(const mcdc_delta_snapshot *snap, const mcdc_delta__comp
     size_t n_files = 0;
     mcdc_delta_writer_options wo = MCDC_DELTA_WRITER_OPTIONS_INIT;
     wo.target_file_bytes = INT64_MAX / 4; /* one file per group: the plan bounds the input */
+    wo.no_dictionary = is_auto; /* as the stream writes them: half the CPU on bronze */
     int rc = mcdc_delta_writer_open(&w, snap, &wo);
     if (rc == 0)
         rc = mcdc_delta_scan_open(&scan, snap, NULL);
@@ -478,8 +479,8 @@ int mcdc_delta__compact_run(const mcdc_delta_snapshot *snap, const mcdc_delta__c
     size_t n_added = 0;
     int rc = 0;
     for (size_t g = 0; rc == 0 && g < p->n_groups; g++)
-        rc = rewrite_group(snap, p, g ? p->end[g - 1] : 0, p->end[g], &added, &n_added,
-                           &res->n_rows);
+        rc = rewrite_group(snap, p, g ? p->end[g - 1] : 0, p->end[g], is_auto, &added,
+                           &n_added, &res->n_rows);
     if (rc == 0) {
         mcdc_failpoint("delta.compact.files_written");
         run_build b = { snap, p, added, n_added };

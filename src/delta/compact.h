@@ -75,7 +75,9 @@ int mcdc_delta__compact_plan_all(mcdc_delta__compact_plan *out,
 void mcdc_delta__compact_plan_free(mcdc_delta__compact_plan *p);
 
 /* Rewrite each group of @p p (indexes into snap->files) into one new file and commit
- * removes plus adds with dataChange=false; new files carry MCDC_DELTA_TAG_ORDER.
+ * removes plus adds with dataChange=false; new files carry MCDC_DELTA_TAG_ORDER. With
+ * @p is_auto the commit says "auto": "true" and files are written without dictionary
+ * pages (as the stream writes them; half the CPU on bronze's mostly distinct values).
  * Failpoint delta.compact.files_written: the new files are written and fsynced, nothing
  * committed. @p retry_budget_ms bounds conflict retries (1: give up at the first).
  * @return 0; MCDC_ECONFLICT when a file was removed meanwhile (the new files are left as

@@ -136,6 +136,8 @@ int mcdc_delta_writer_open(mcdc_delta_writer **out, const mcdc_delta_snapshot *s
     }
     mcdc_parquet_writer_options_init(&w->popts);
     w->popts.codec = MCDC_PARQUET_ZSTD;
+    if (opts && opts->no_dictionary)
+        w->popts.dictionary = false;
     const char *codec = opts && opts->codec
                             ? opts->codec
                             : mcdc_delta_snapshot_config(snap, "delta.parquet.compression.codec", NULL);

@@ -43,6 +43,7 @@
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "mcdc/time.h"
+#include "silver/feed.h"
 #include "silver/rewrite.h"
 
 #define CONF_KEYS   "mcdc.silver.keys"
@@ -378,12 +379,17 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
         mcdc_delta_scan *sc = NULL;
         rc = arr ? scan_subset(&sc, &view, arr, c->bronze, read, n_read, NULL, 0)
                  : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        /* bronze is decoded on a thread of its own while the change set is built here */
+        mcdc_silver_feed *feed = NULL;
+        if (rc == 0)
+            rc = mcdc_silver_feed_start(&feed, sc);
         const mcdc_value *r;
-        while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        while (rc == 0 && (rc = mcdc_silver_feed_next(feed, &r)) == 1) {
             c->res->bronze_rows_read++;
             rc = mcdc_silver_changes_add(c->cs, r);
         }
         c->res->bronze_files_read += n_read;
+        mcdc_silver_feed_free(feed);
         mcdc_delta_scan_free(sc);
         free(arr);
     }

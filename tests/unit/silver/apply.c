@@ -614,6 +614,48 @@ static void test_silver_apply__unsorted_file_with_a_range_is_rewritten_sorted(vo
     dump_files(f->silver, d, sizeof d, true);
 }
 
+/* A bronze file that cannot be decoded: the reading thread's error reaches the caller with
+ * its message, and nothing is applied. */
+static void test_silver_apply__a_damaged_bronze_file_fails_cleanly(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    brow b[] = { { 2, 1, "a", 1, 100, 1, 1, NULL, 0 }, { 2, 2, "b", 2, 100, 2, 1, NULL, 0 } };
+    append(f, b, 2);
+    assert_int_equal(0, apply(f, 100, &r));
+    brow c[300];
+    for (int i = 0; i < 300; i++) {
+        brow x = { 4, i % 7, "changed", i, 200, i + 1, 1, NULL, 0 };
+        c[i] = x;
+    }
+    append(f, c, 300);
+    /* damage the newest bronze file: keep its footer, zero its pages */
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->bronze, -1));
+    const mcdc_delta_file *newest = NULL;
+    for (size_t i = 0; i < snap->n_files; i++)
+        if (!newest || snap->files[i].modification_time >= newest->modification_time)
+            newest = &snap->files[i];
+    char *path = mcdc_delta_file_abspath(snap, newest->path);
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    char zeros[64] = { 0 };
+    for (long off = 4; off + 64 < newest->size / 2; off += 64) {
+        assert_int_equal(0, fseek(fp, off, SEEK_SET));
+        assert_int_equal(64, fwrite(zeros, 1, 64, fp));
+    }
+    fclose(fp);
+    free(path);
+    mcdc_delta_snapshot_free(snap);
+    int rc = apply(f, 100, &r);
+    assert_true(rc < 0);
+    assert_true(mcdc_error_last()->message[0] != 0);
+    mcdc_control_row row;
+    assert_int_equal(0, mcdc_control_get(&row, f->control, "silver.t"));
+    assert_string_equal(lsn_text(100), row.applied_lsn); /* the position did not move */
+    mcdc_control_row_clear(&row);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +669,7 @@ int main(void)
         T(missing_bronze_changes_nothing),
         T(threads_do_not_change_the_files),
         T(unsorted_file_with_a_range_is_rewritten_sorted),
+        T(a_damaged_bronze_file_fails_cleanly),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
