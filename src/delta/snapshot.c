@@ -15,9 +15,6 @@
  *      or to version 0 when every commit is still there; otherwise its error stands.
  * (S3) the reader-feature gate runs on the final protocol: a table we cannot read
  *      correctly is refused (MCDC_EUNSUPPORTED naming the feature).
- * (S4) a checkpoint holds each file key once (it is the reconciled state), so its file
- *      actions are appended without hashing; only the commits after it are hashed, and
- *      a checkpoint entry whose key a later commit touched is dropped when finishing.
  * Cost: O(actions) with a hash table over file keys; one listing of _delta_log.
  * mcdc_delta_snapshot_open() itself lives in snapshot_cache.c, which calls the full load
  * here only when it has no usable cached state.
@@ -37,8 +34,6 @@ typedef struct entry {
     mcdc_delta_file f;      /* the newest action for this key */
     bool            is_add; /* add (live) or remove (tombstone) */
     bool            own_key; /* key is owned (a file with a DV) */
-    bool            from_cp; /* read from the checkpoint: not in the hash (S4) */
-    bool            dead;    /* superseded checkpoint entry, dropped when finishing */
     char           *key;    /* path [+ "\x1f" + dv id]: owned with a DV, else f.path */
 } entry;
 
@@ -58,7 +53,6 @@ typedef struct replay {
     size_t              n_entries, cap_entries;
     slot               *slots; /* hash slots over entries */
     size_t              n_slots;
-    size_t              n_hashed; /* entries in the hash (those not from the checkpoint) */
     mcdc_delta_txn     *txns;
     size_t              n_txns, cap_txns;
     mcdc_delta_domain  *domains;
@@ -154,53 +148,12 @@ static int rehash(replay *r, size_t n_slots)
     return 0;
 }
 
-static int push_entry(replay *r, mcdc_delta_file *f, bool is_add, char *key)
-{
-    if (r->n_entries == r->cap_entries) {
-        size_t cap = r->cap_entries ? r->cap_entries * 2 : 256;
-        entry *e = realloc(r->entries, cap * sizeof *e);
-        if (!e) {
-            if (f->has_dv)
-                free(key);
-            return mcdc_error_set(MCDC_ENOMEM, "snapshot: out of memory");
-        }
-        r->entries = e;
-        r->cap_entries = cap;
-    }
-    entry *e = &r->entries[r->n_entries++];
-    e->f = *f;
-    e->is_add = is_add;
-    e->own_key = f->has_dv;
-    e->from_cp = r->in_checkpoint;
-    e->dead = false;
-    e->key = key;
-    memset(f, 0, sizeof *f);
-    return 0;
-}
-
-/* The hashed entry with @p key, or NULL. */
-static entry *find_hashed(const replay *r, const char *key, uint64_t hv)
-{
-    if (!r->n_slots)
-        return NULL;
-    size_t h = (size_t)hv & (r->n_slots - 1);
-    while (r->slots[h].idx != SIZE_MAX) {
-        entry *e = &r->entries[r->slots[h].idx];
-        if (r->slots[h].hash == hv && strcmp(e->key, key) == 0)
-            return e;
-        h = (h + 1) & (r->n_slots - 1);
-    }
-    return NULL;
-}
-
 static int apply_file(replay *r, mcdc_delta_file *f, bool is_add)
 {
     char *key = file_key(f);
     if (!key)
         return mcdc_error_set(MCDC_ENOMEM, "snapshot: out of memory");
-    if (r->in_checkpoint)
-        return push_entry(r, f, is_add, key); /* (S4) */
-    if ((r->n_hashed + 1) * 2 > r->n_slots) {
+    if ((r->n_entries + 1) * 2 > r->n_slots) {
         int rc = rehash(r, r->n_slots ? r->n_slots * 2 : 1024);
         if (rc < 0) {
             if (f->has_dv)
@@ -225,13 +178,25 @@ static int apply_file(replay *r, mcdc_delta_file *f, bool is_add)
         }
         h = (h + 1) & (r->n_slots - 1);
     }
-    size_t idx = r->n_entries;
-    int rc = push_entry(r, f, is_add, key);
-    if (rc < 0)
-        return rc;
-    r->slots[h].idx = idx;
+    if (r->n_entries == r->cap_entries) {
+        size_t cap = r->cap_entries ? r->cap_entries * 2 : 256;
+        entry *e = realloc(r->entries, cap * sizeof *e);
+        if (!e) {
+            if (f->has_dv)
+                free(key);
+            return mcdc_error_set(MCDC_ENOMEM, "snapshot: out of memory");
+        }
+        r->entries = e;
+        r->cap_entries = cap;
+    }
+    r->slots[h].idx = r->n_entries;
     r->slots[h].hash = hv;
-    r->n_hashed++;
+    entry *e = &r->entries[r->n_entries++];
+    e->f = *f;
+    e->is_add = is_add;
+    e->own_key = f->has_dv;
+    e->key = key;
+    memset(f, 0, sizeof *f);
     return 0;
 }
 
@@ -411,31 +376,14 @@ static int finish(mcdc_delta_snapshot *s, replay *r)
     r->has_protocol = false;
     s->metadata = r->metadata;
     r->has_metadata = false;
-    /* (S4) checkpoint entries superseded by a later commit's action on the same key */
-    size_t n_add = 0, n_dead = 0;
-    for (size_t i = 0; i < r->n_entries; i++) {
-        entry *e = &r->entries[i];
-        if (e->from_cp && r->n_hashed && find_hashed(r, e->key, hash_str(e->key))) {
-            if (e->own_key)
-                free(e->key);
-            e->own_key = false;
-            e->key = NULL;
-            mcdc_delta_file_clear(&e->f);
-            memset(&e->f, 0, sizeof e->f);
-            e->dead = true;
-            n_dead++;
-            continue;
-        }
-        n_add += e->is_add;
-    }
+    size_t n_add = 0;
+    for (size_t i = 0; i < r->n_entries; i++)
+        n_add += r->entries[i].is_add;
     s->files = calloc(n_add ? n_add : 1, sizeof *s->files);
-    size_t n_tomb = r->n_entries - n_dead - n_add;
-    s->tombstones = calloc(n_tomb ? n_tomb : 1, sizeof *s->tombstones);
+    s->tombstones = calloc(r->n_entries - n_add ? r->n_entries - n_add : 1, sizeof *s->tombstones);
     if (!s->files || !s->tombstones)
         return mcdc_error_set(MCDC_ENOMEM, "snapshot: out of memory");
     for (size_t i = 0; i < r->n_entries; i++) {
-        if (r->entries[i].dead)
-            continue;
         if (r->entries[i].is_add)
             s->files[s->n_files++] = r->entries[i].f;
         else
