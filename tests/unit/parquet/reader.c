@@ -30,6 +30,7 @@ enum {
     BAD_DICT_INDEX = 8,/* row group 0's name page indexes entry 5 of a 2-entry dictionary */
     BAD_SNAPPY = 16,   /* the id column claims SNAPPY but holds plain bytes */
     SHORT_COLUMN = 32, /* row group 1 says 4 rows, its columns hold 3 */
+    HUGE_GZIP = 64,    /* the id column claims GZIP and its first page 2^31-1 bytes */
 };
 
 static void put_u32(mcdc_buf *b, uint32_t v)
@@ -46,7 +47,7 @@ static int64_t page(mcdc_buf *f, int type, const void *body, size_t len, int n_v
     mcdc_pq_page_header h;
     memset(&h, 0, sizeof h);
     h.type = type;
-    h.uncompressed_page_size = (int32_t)len;
+    h.uncompressed_page_size = (flags & HUGE_GZIP) ? INT32_MAX : (int32_t)len;
     h.compressed_page_size = (int32_t)len + claim_extra;
     if (flags & (WITH_CRC | BAD_CRC)) {
         h.has_crc = true;
@@ -97,7 +98,9 @@ static void build(mcdc_buf *f, int flags)
         m->n_encodings = 1;
         m->path = id_path;
         m->n_path = 1;
-        m->codec = (flags & BAD_SNAPPY) ? MCDC_PQ_CODEC_SNAPPY : MCDC_PQ_CODEC_UNCOMPRESSED;
+        m->codec = (flags & BAD_SNAPPY)   ? MCDC_PQ_CODEC_SNAPPY
+                   : (flags & HUGE_GZIP) ? MCDC_PQ_CODEC_GZIP
+                                         : MCDC_PQ_CODEC_UNCOMPRESSED;
         m->num_values = 3;
         int64_t start = (int64_t)f->len;
         m->data_page_offset = page(f, MCDC_PQ_PAGE_DATA, ids, sizeof ids, 3, MCDC_PQ_ENC_PLAIN,
@@ -387,6 +390,10 @@ static void test_parquet_reader__page_damage_is_named(void **state)
                       "dictionary index 5 out of range (the dictionary has 2 values)");
     expect_read_error(BAD_SNAPPY, MCDC_ECORRUPT, "column id, page at byte 4: SNAPPY");
     expect_read_error(SHORT_COLUMN, MCDC_ECORRUPT, "row group 1, column id: ends after 3 of 4 rows");
+    /* a size the format allows but the page's bytes cannot inflate to: refused unallocated */
+    expect_read_error(HUGE_GZIP, MCDC_ECORRUPT,
+                      "column id, page at byte 4: GZIP: 12 bytes cannot inflate to the "
+                      "2147483647 bytes the page says (at most 12384)");
 }
 
 static void test_parquet_reader__every_truncation_fails_cleanly(void **state)
