@@ -20,8 +20,12 @@
  *   whose range holds its key; a new key goes into the file whose range precedes it, so
  *   ranges stay disjoint; a file past 1.5x the target size is split in key order. Files
  *   without the tags (written by another tool) are read whenever anything changed.
- * - Memory: the change set (one image per changed key) plus the rows of one silver file.
+ * - Memory: the change set (one image per changed key) plus, per rewriting thread, the
+ *   rows of one silver file at most (rewrite.c streams sorted files without holding them).
  *   A rebuild streams the snapshot's rows past the change set in file-sized sorted runs.
+ * - Threads: bronze's changes are decoded on a thread of their own (feed.c) while this one
+ *   builds the change set; files with disjoint key ranges are rewritten on up to
+ *   `threads` threads (rewrite.c). Neither changes what is written.
  * - The merge is one copy-on-write commit removing the rewritten files and adding their
  *   replacements, declaring that it read the whole table (PRED_ALL): any concurrent
  *   commit that adds or removes silver files conflicts and the apply fails cleanly
