@@ -838,6 +838,7 @@ static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 typedef struct sort_ent {
     uint64_t     p0, p1;
     const image *im;
+    size_t       key_len;
 } sort_ent;
 
 static uint64_t be64_at(const uint8_t *p, size_t n)
@@ -858,6 +859,70 @@ static int sort_ent_cmp(const void *pa, const void *pb)
     return key_cmp(a->im->key, a->im->key_len, b->im->key, b->im->key_len);
 }
 
+/* Sorts the entries by (p0, p1) with a least-significant-digit radix sort, one pass per
+ * byte position where the entries differ (keys of one type share most high bytes, so a
+ * few passes remain); the passes are stable, then each run of entries with the same 16
+ * leading bytes is sorted by the whole key. The keys are distinct, so the order is total
+ * and the result is the same as a comparison sort's. Falls back to qsort without memory
+ * for the second buffer. */
+static void sort_ents(sort_ent *e, size_t n)
+{
+    if (n < 2)
+        return;
+    sort_ent *tmp = malloc(n * sizeof *tmp);
+    size_t (*cnt)[256] = calloc(16, sizeof *cnt);
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        qsort(e, n, sizeof *e, sort_ent_cmp);
+        return;
+    }
+    /* digit d: byte d of p1 for d < 8, byte d - 8 of p0 after, least significant first */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = e[i].p1, b = e[i].p0;
+        for (int d = 0; d < 8; d++) {
+            cnt[d][(a >> (8 * d)) & 0xff]++;
+            cnt[8 + d][(b >> (8 * d)) & 0xff]++;
+        }
+    }
+    sort_ent *src = e, *dst = tmp;
+    for (int d = 0; d < 16; d++) {
+        size_t *c = cnt[d];
+        uint64_t first = ((d < 8 ? src[0].p1 : src[0].p0) >> (8 * (d & 7))) & 0xff;
+        if (c[first] == n)
+            continue; /* every entry has the same byte here */
+        size_t at = 0;
+        for (int v = 0; v < 256; v++) {
+            size_t k = c[v];
+            c[v] = at;
+            at += k;
+        }
+        int shift = 8 * (d & 7);
+        if (d < 8)
+            for (size_t i = 0; i < n; i++)
+                dst[c[(src[i].p1 >> shift) & 0xff]++] = src[i];
+        else
+            for (size_t i = 0; i < n; i++)
+                dst[c[(src[i].p0 >> shift) & 0xff]++] = src[i];
+        sort_ent *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != e)
+        memcpy(e, src, n * sizeof *e);
+    free(tmp);
+    free(cnt);
+    /* keys that agree in their first 16 bytes (longer keys, or zero padding) */
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && e[j].p0 == e[i].p0 && e[j].p1 == e[i].p1)
+            j++;
+        if (j - i > 1)
+            qsort(e + i, j - i, sizeof *e, sort_ent_cmp);
+        i = j;
+    }
+}
+
 int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
 {
     free(cs->sorted);
@@ -871,37 +936,54 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys",
                               cs->n_images);
     size_t n = 0;
+    /* the images lie in hash order: fetch ahead, the header first, then the key */
+    const size_t ahead = 16;
     for (size_t i = 0; i < cs->n_slots; i++) {
+        if (i + ahead < cs->n_slots && cs->slots[i + ahead].im)
+            __builtin_prefetch(cs->slots[i + ahead].im);
+        if (i + ahead / 2 < cs->n_slots && cs->slots[i + ahead / 2].im)
+            __builtin_prefetch(cs->slots[i + ahead / 2].im->key);
         const image *im = cs->slots[i].im;
         if (!im)
             continue;
         e[n].p0 = be64_at(im->key, im->key_len);
         e[n].p1 = im->key_len > 8 ? be64_at(im->key + 8, im->key_len - 8) : 0;
         e[n].im = im;
+        e[n].key_len = im->key_len;
         n++;
     }
-    qsort(e, n, sizeof *e, sort_ent_cmp);
+    sort_ents(e, n);
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         cs->sorted[i] = (image *)e[i].im;
-        total += e[i].im->key_len;
+        total += e[i].key_len;
     }
-    free(e);
     free(cs->skeys);
     free(cs->skey_off);
     cs->skeys = malloc(total ? total : 1);
     cs->skey_off = malloc((n + 1) * sizeof *cs->skey_off);
     if (!cs->skeys || !cs->skey_off) {
+        free(e);
         free(cs->sorted);
         cs->sorted = NULL;
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
     }
+    /* a key of at most 16 bytes is its entry's prefix: no visit to the image */
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
+        size_t len = e[i].key_len;
         cs->skey_off[i] = at;
-        memcpy(cs->skeys + at, cs->sorted[i]->key, cs->sorted[i]->key_len);
-        at += cs->sorted[i]->key_len;
+        if (len <= 16) {
+            uint8_t b[16];
+            put_be64(b, e[i].p0);
+            put_be64(b + 8, e[i].p1);
+            memcpy(cs->skeys + at, b, len);
+        } else {
+            memcpy(cs->skeys + at, e[i].im->key, len);
+        }
+        at += len;
     }
+    free(e);
     cs->skey_off[n] = at;
     cs->n_sorted = n;
     return 0;

@@ -592,6 +592,51 @@ static void test_silver_changes__many_keys_grow_the_index(void **state)
     mcdc_silver_changes_free(cs);
 }
 
+/* Keys of every length (empty, short, exactly 16 bytes, longer ones sharing their first
+ * 16 bytes and more) come out of the sort in byte order of their encodings, which for
+ * strings is the strings' order; key_at gives each image's own key. */
+static void test_silver_changes__sort_orders_keys_of_every_length(void **state)
+{
+    fixture *f = *state;
+    static const char *const keys[] = { "name", "id" };
+    static const char *const prefixes[] = { "", "x", "abcdefghijklmn", "abcdefghijklmnop",
+                                            "abcdefghijklmnopqrstuvwxyz-" };
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, keys, 2, NULL));
+    char name[64];
+    const int n = 6000;
+    for (int i = 0; i < n; i++) {
+        int k = (i * 7919) % n;
+        snprintf(name, sizeof name, "%s%d", prefixes[k % 5], k / 5 % 50);
+        brow r = { NULL, 5 + i, 5 + i, 2, 1, k / 250, name, i, 0 };
+        assert_int_equal(0, offer(cs, &r));
+    }
+    size_t count = mcdc_silver_changes_count(cs);
+    assert_true(count > 1000);
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    mcdc_silver_image a, b;
+    for (size_t i = 0; i < count; i++) {
+        size_t len;
+        const uint8_t *key = mcdc_silver_changes_key_at(cs, i, &len);
+        mcdc_silver_changes_at(cs, i, &b);
+        assert_int_equal(b.key_len, len);
+        assert_memory_equal(b.key, key, len);
+        if (i == 0)
+            continue;
+        mcdc_silver_changes_at(cs, i - 1, &a);
+        size_t m = a.key_len < b.key_len ? a.key_len : b.key_len;
+        int c = memcmp(a.key, b.key, m);
+        assert_true(c < 0 || (c == 0 && a.key_len < b.key_len));
+        /* (name, id) rise: names in byte order, ids within one name */
+        size_t la = a.row[1].v.s.len, lb = b.row[1].v.s.len;
+        int nc = memcmp(a.row[1].v.s.ptr, b.row[1].v.s.ptr, la < lb ? la : lb);
+        if (nc == 0)
+            nc = la < lb ? -1 : la > lb;
+        assert_true(nc < 0 || (nc == 0 && a.row[0].v.i < b.row[0].v.i));
+    }
+    mcdc_silver_changes_free(cs);
+}
+
 /* Replaced images are garbage until a compaction: many changes of a few keys keep the
  * memory near the live images, and the images (strings included) survive the moves. */
 static void test_silver_changes__replaced_images_are_compacted(void **state)
@@ -767,6 +812,7 @@ int main(void)
         T(bad_rows_and_keys_are_refused),
         T(memory_cap_is_enforced),
         T(many_keys_grow_the_index),
+        T(sort_orders_keys_of_every_length),
         T(replaced_images_are_compacted),
         T(cap_counts_live_images_after_compaction),
         T(match_at_and_marks),
