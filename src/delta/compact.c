@@ -529,6 +529,21 @@ static bool rewritable(const mcdc_delta_snapshot *s)
                       "true") != 0;
 }
 
+const mcdc_delta_file **mcdc_delta__compact_inputs(const mcdc_delta_snapshot *snap,
+                                                   const mcdc_delta_file *added, size_t n_added)
+{
+    const mcdc_delta_file **all = malloc((snap->n_files + n_added + 1) * sizeof *all);
+    if (!all) {
+        mcdc_error_set(MCDC_ENOMEM, "compaction: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < snap->n_files; i++)
+        all[i] = &snap->files[i];
+    for (size_t i = 0; i < n_added; i++)
+        all[snap->n_files + i] = &added[i];
+    return all;
+}
+
 bool mcdc_delta__compact_due(const mcdc_delta_snapshot *snap, const mcdc_delta_file *added,
                              size_t n_added)
 {
@@ -544,13 +559,11 @@ bool mcdc_delta__compact_due(const mcdc_delta_snapshot *snap, const mcdc_delta_f
     if (n_small < (size_t)s.min_num_files)
         return false;
     size_t n = snap->n_files + n_added;
-    const mcdc_delta_file **all = malloc((n + 1) * sizeof *all);
-    if (!all)
+    const mcdc_delta_file **all = mcdc_delta__compact_inputs(snap, added, n_added);
+    if (!all) {
+        mcdc_error_clear(); /* out of memory: no compaction this time */
         return false;
-    for (size_t i = 0; i < snap->n_files; i++)
-        all[i] = &snap->files[i];
-    for (size_t i = 0; i < n_added; i++)
-        all[snap->n_files + i] = &added[i];
+    }
     mcdc_delta__compact_plan p;
     int rc = mcdc_delta__compact_plan_auto(&p, all, n, &s);
     bool due = rc == 0 && p.n_groups > 0;
@@ -571,12 +584,10 @@ int mcdc_delta_auto_compact(const char *path, mcdc_delta_optimize_result *result
         mcdc_delta__compact_settings s;
         mcdc_delta__compact_settings_of(&s, snap);
         if (s.enabled && rewritable(snap)) {
-            const mcdc_delta_file **all = malloc((snap->n_files + 1) * sizeof *all);
+            const mcdc_delta_file **all = mcdc_delta__compact_inputs(snap, NULL, 0);
             mcdc_delta__compact_plan p;
             memset(&p, 0, sizeof p);
-            rc = all ? 0 : mcdc_error_set(MCDC_ENOMEM, "compaction: out of memory");
-            for (size_t i = 0; rc == 0 && i < snap->n_files; i++)
-                all[i] = &snap->files[i];
+            rc = all ? 0 : MCDC_ENOMEM;
             if (rc == 0)
                 rc = mcdc_delta__compact_plan_auto(&p, all, snap->n_files, &s);
             if (rc == 0)

@@ -74,6 +74,12 @@ int mcdc_delta__compact_plan_all(mcdc_delta__compact_plan *out,
 
 void mcdc_delta__compact_plan_free(mcdc_delta__compact_plan *p);
 
+/* The planners' input: pointers to @p snap's live files followed by @p added (n_added
+ * files, may be NULL with 0), in a new array the caller frees. NULL when out of memory
+ * (the error is set). */
+const mcdc_delta_file **mcdc_delta__compact_inputs(const mcdc_delta_snapshot *snap,
+                                                   const mcdc_delta_file *added, size_t n_added);
+
 /* Rewrite each group of @p p (indexes into snap->files) into one new file and commit
  * removes plus adds with dataChange=false; new files carry MCDC_DELTA_TAG_ORDER. With
  * @p is_auto the commit says "auto": "true" and files are written without dictionary

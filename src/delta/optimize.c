@@ -39,12 +39,10 @@ int mcdc_delta_optimize(const char *path, int64_t target_bytes, mcdc_delta_optim
         mcdc_delta_snapshot_free(snap);
         return rc;
     }
-    const mcdc_delta_file **all = malloc((snap->n_files + 1) * sizeof *all);
+    const mcdc_delta_file **all = mcdc_delta__compact_inputs(snap, NULL, 0);
     mcdc_delta__compact_plan p;
     memset(&p, 0, sizeof p);
-    rc = all ? 0 : mcdc_error_set(MCDC_ENOMEM, "optimize: out of memory");
-    for (size_t i = 0; rc == 0 && i < snap->n_files; i++)
-        all[i] = &snap->files[i];
+    rc = all ? 0 : MCDC_ENOMEM;
     if (rc == 0)
         rc = mcdc_delta__compact_plan_all(&p, all, snap->n_files, target_bytes);
     if (rc == 0)
