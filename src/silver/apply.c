@@ -792,6 +792,17 @@ static void lsn_max(bool *has, mcdc_lsn *acc, const mcdc_lsn *v)
     }
 }
 
+/* A table's control row, or @p out left empty when the table has no row yet. */
+static int control_row_or_none(mcdc_control_row *out, const char *control, const char *table)
+{
+    int rc = mcdc_control_get(out, control, table);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        rc = 0;
+    }
+    return rc;
+}
+
 int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -832,19 +843,9 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     /* 1-2: the verdicts and the position, before bronze is read */
     if ((rc = mcdc_control_ensure(o->control_path, NULL)) < 0)
         goto done;
-    rc = mcdc_control_get(&brow, o->control_path, o->bronze_name);
-    if (rc == MCDC_ENOTFOUND) {
-        mcdc_error_clear();
-        rc = 0;
-    }
-    if (rc < 0)
+    if ((rc = control_row_or_none(&brow, o->control_path, o->bronze_name)) < 0)
         goto done;
-    rc = mcdc_control_get(&srow, o->control_path, o->silver_name);
-    if (rc == MCDC_ENOTFOUND) {
-        mcdc_error_clear();
-        rc = 0;
-    }
-    if (rc < 0)
+    if ((rc = control_row_or_none(&srow, o->control_path, o->silver_name)) < 0)
         goto done;
     pos.has_applied = text_lsn(&pos.applied, srow.applied_lsn);
     pos.has_snapshot = text_lsn(&pos.snapshot, srow.snapshot_lsn);
