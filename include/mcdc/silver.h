@@ -290,6 +290,13 @@ typedef struct mcdc_silver_apply_result {
     uint64_t     silver_files_added;
     uint64_t     silver_rows_read;     /* rows of rewritten files */
     size_t       change_set_bytes;     /* peak memory of the change set */
+    /* Wall seconds of the phases (monotonic clock), for benchmarks and logs: */
+    double       seconds_read;    /* reading bronze's changes into the change set (for a
+                                     rebuild: the changes, not the snapshot's rows) */
+    double       seconds_sort;    /* sorting the change set by key */
+    double       seconds_merge;   /* the rest of the merge: reading and writing silver
+                                     files (a rebuild's snapshot rows included) */
+    double       seconds_commit;  /* the merge commit, the position and the verdict */
 } mcdc_silver_apply_result;
 
 /** Apply what bronze holds beyond silver's position, then record the position and

@@ -403,6 +403,20 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 
 /* ---- the merge --------------------------------------------------------------------- */
 
+static double seconds_since(int64_t t0_us)
+{
+    return (double)(mcdc_time_mono_us() - t0_us) / 1e6;
+}
+
+/* Sort the change set, timed. */
+static int sort_changes(ctx *c)
+{
+    int64_t t0 = mcdc_time_mono_us();
+    int rc = mcdc_silver_changes_sort(c->cs);
+    c->res->seconds_sort += seconds_since(t0);
+    return rc;
+}
+
 /* Rebuild: every silver file goes; the snapshot's rows (if any) stream past the change
  * set in sorted runs; then the changed keys no snapshot row held. */
 static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
@@ -470,7 +484,7 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
             rc = mcdc_silver_runs_flush(runs);
     }
     if (rc == 0)
-        rc = mcdc_silver_changes_sort(c->cs);
+        rc = sort_changes(c);
     size_t n = mcdc_silver_changes_count(c->cs);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         mcdc_silver_image im;
@@ -521,7 +535,7 @@ static int sfile_lo_cmp(const void *pa, const void *pb)
  * in rewrite.c (several files at once). */
 static int merge_incremental(ctx *c)
 {
-    int rc = mcdc_silver_changes_sort(c->cs);
+    int rc = sort_changes(c);
     if (rc < 0)
         return rc;
     size_t n = mcdc_silver_changes_count(c->cs);
@@ -909,7 +923,10 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     c.env.schema = c.silver_flat;
     c.env.cs = c.cs;
     c.env.target_rows = (size_t)o->target_file_rows;
-    if ((rc = read_changes(&c, co.has_after, &co.after)) < 0)
+    int64_t t_phase = mcdc_time_mono_us();
+    rc = read_changes(&c, co.has_after, &co.after);
+    out->seconds_read = seconds_since(t_phase);
+    if (rc < 0)
         goto done;
     mcdc_silver_changes_stats cst;
     mcdc_silver_changes_get_stats(c.cs, &cst);
@@ -917,9 +934,12 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     out->change_set_bytes = cst.bytes;
 
     /* 9-12: the merge */
+    t_phase = mcdc_time_mono_us();
     rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
+    out->seconds_merge = seconds_since(t_phase) - out->seconds_sort;
     if (rc < 0)
         goto done;
+    t_phase = mcdc_time_mono_us();
     mcdc_failpoint("silver.before_merge_commit");
     out->silver_files_rewritten = c.out.n_removes;
     out->silver_files_added = c.out.n_adds;
@@ -991,6 +1011,7 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
             goto done;
         out->finalized_until = ar.verdict;
     }
+    out->seconds_commit = seconds_since(t_phase);
 done:
     if (c.cs) {
         mcdc_silver_changes_stats st;
