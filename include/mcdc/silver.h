@@ -210,6 +210,10 @@ void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver
  *  back (reading keys in order touches no image). Needs sort. */
 const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len);
 
+/** Whether the @p i-th image in key order is a delete (operation 1 or 3), without a visit
+ *  to the image. Needs sort. */
+bool mcdc_silver_changes_is_delete_at(const mcdc_silver_changes *cs, size_t i);
+
 /** The index (in key order) of the image whose encoded key is @p key, or -1. Needs sort. */
 int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
                                         size_t key_len);

@@ -47,6 +47,7 @@
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "mcdc/time.h"
+#include "silver/changes.h"
 #include "silver/feed.h"
 #include "silver/rewrite.h"
 
@@ -351,6 +352,16 @@ static int bronze_snapshot(ctx *c, const position *pos, bool *has, mcdc_lsn *out
 
 /* ---- reading bronze into the change set -------------------------------------------- */
 
+/* Rows handled ahead of the one being added whose index slots are fetched. */
+#define PREFETCH_AHEAD 12
+
+/* The feed's prep: on the reader thread, everything of a row that needs no change-set
+ * state (checks, LSN parses, the filter, the key encoding and its hash). */
+static int prep_row(void *arg, const mcdc_value *row, void *rec, mcdc_buf *extra)
+{
+    return mcdc_silver_changes_prepare(arg, row, rec, extra);
+}
+
 /* Feed every change row beyond @p after (all when !has_after) to the change set. */
 static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 {
@@ -383,14 +394,25 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
         mcdc_delta_scan *sc = NULL;
         rc = arr ? scan_subset(&sc, &view, arr, c->bronze, read, n_read, NULL, 0)
                  : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        /* bronze is decoded on a thread of its own while the change set is built here */
+        /* bronze is decoded and its rows prepared on a thread of their own while the
+         * change set is built here */
         mcdc_silver_feed *feed = NULL;
         if (rc == 0)
-            rc = mcdc_silver_feed_start(&feed, sc);
-        const mcdc_value *r;
-        while (rc == 0 && (rc = mcdc_silver_feed_next(feed, &r)) == 1) {
-            c->res->bronze_rows_read++;
-            rc = mcdc_silver_changes_add(c->cs, r);
+            rc = mcdc_silver_feed_start(&feed, sc, prep_row, c->cs, sizeof(mcdc_silver_prepared));
+        mcdc_silver_feed_batch b;
+        while (rc == 0 && (rc = mcdc_silver_feed_next(feed, &b)) == 1) {
+            rc = 0;
+            const mcdc_silver_prepared *p = (const mcdc_silver_prepared *)(const void *)b.recs;
+            for (size_t i = 0; i < b.n && i < PREFETCH_AHEAD; i++)
+                if (p[i].take)
+                    mcdc_silver_changes_prefetch(c->cs, p[i].hash);
+            for (size_t i = 0; rc == 0 && i < b.n; i++) {
+                if (i + PREFETCH_AHEAD < b.n && p[i + PREFETCH_AHEAD].take)
+                    mcdc_silver_changes_prefetch(c->cs, p[i + PREFETCH_AHEAD].hash);
+                c->res->bronze_rows_read++;
+                rc = mcdc_silver_changes_add_prepared(c->cs, &b.rows[i * b.n_cols], &p[i],
+                                                      (const uint8_t *)b.extra + p[i].key_off);
+            }
         }
         c->res->bronze_files_read += n_read;
         mcdc_silver_feed_free(feed);
