@@ -596,13 +596,15 @@ static int merge_incremental(ctx *c)
             maxhi[i] = maxhi[i - 1];
     }
     for (size_t k = 0; k < n; k++) {
-        mcdc_silver_image im;
-        mcdc_silver_changes_at(c->cs, k, &im);
+        /* the keys in order and the delete marks, without a visit to the images */
+        size_t key_len;
+        const uint8_t *key = mcdc_silver_changes_key_at(c->cs, k, &key_len);
+        bool is_delete = mcdc_silver_changes_is_delete_at(c->cs, k);
         /* ub: first known file whose lo is above the key */
         size_t lo = first_known, hi = nf;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (key_cmp(fs[mid].lo, fs[mid].lo_len, im.key, im.key_len) <= 0)
+            if (key_cmp(fs[mid].lo, fs[mid].lo_len, key, key_len) <= 0)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -612,15 +614,15 @@ static int merge_incremental(ctx *c)
         /* every known file before ub whose hi reaches the key holds it in its range */
         for (size_t j = ub; j > first_known; j--) {
             size_t m = maxhi[j - 1];
-            if (key_cmp(fs[m].hi, fs[m].hi_len, im.key, im.key_len) < 0)
+            if (key_cmp(fs[m].hi, fs[m].hi_len, key, key_len) < 0)
                 break; /* no file in [first_known, j) reaches the key */
-            if (key_cmp(fs[j - 1].hi, fs[j - 1].hi_len, im.key, im.key_len) >= 0) {
+            if (key_cmp(fs[j - 1].hi, fs[j - 1].hi_len, key, key_len) >= 0) {
                 fs[j - 1].touched = true;
                 if (last == nf)
                     last = j - 1;
             }
         }
-        if (last == nf && !im.is_delete && first_known < nf) {
+        if (last == nf && !is_delete && first_known < nf) {
             last = ub > first_known ? ub - 1 : first_known; /* the gap's file */
             fs[last].touched = true;
         }
