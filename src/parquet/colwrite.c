@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "parquet/codec.h"
 #include "parquet/levels.h"
@@ -28,6 +29,11 @@
 #endif
 
 /* ---------------------------------------------------------------- types */
+
+/* How a present value becomes PLAIN bytes and statistics (mcdc_pq_column.kind). */
+enum {
+    K_BOOL, K_I32, K_I32_DEC, K_I64, K_I64_DEC, K_FLOAT, K_DOUBLE, K_FLBA, K_BYTES
+};
 
 /* Fewest bytes holding a two's-complement decimal of precision p. */
 static int decimal_bytes(int p)
@@ -59,32 +65,51 @@ int mcdc_pq__column_init(mcdc_pq_column *c, const mcdc_column *type, const char 
     c->max_def = max_def;
     c->max_rep = max_rep;
     c->level_bits = mcdc_rle__bit_width((uint64_t)max_def) + mcdc_rle__bit_width((uint64_t)max_rep);
+    c->levels_on = max_def > 0 || max_rep > 0;
     c->cfg = cfg;
     switch (type->type) {
-    case MCDC_TYPE_BOOLEAN: c->physical = MCDC_PQ_BOOLEAN; c->value_width = 1; break;
+    case MCDC_TYPE_BOOLEAN: c->physical = MCDC_PQ_BOOLEAN; c->value_width = 1; c->kind = K_BOOL; break;
     case MCDC_TYPE_BYTE: case MCDC_TYPE_SHORT: case MCDC_TYPE_INT: case MCDC_TYPE_DATE:
-        c->physical = MCDC_PQ_INT32; c->value_width = 4; break;
+        c->physical = MCDC_PQ_INT32; c->value_width = 4; c->kind = K_I32;
+        c->check = MCDC_PQ_CHECK_RANGE;
+        c->check_lo = type->type == MCDC_TYPE_BYTE ? INT8_MIN
+                      : type->type == MCDC_TYPE_SHORT ? INT16_MIN : INT32_MIN;
+        c->check_hi = type->type == MCDC_TYPE_BYTE ? INT8_MAX
+                      : type->type == MCDC_TYPE_SHORT ? INT16_MAX : INT32_MAX;
+        break;
     case MCDC_TYPE_LONG: case MCDC_TYPE_TIMESTAMP: case MCDC_TYPE_TIMESTAMP_NTZ:
-        c->physical = MCDC_PQ_INT64; c->value_width = 8; break;
-    case MCDC_TYPE_FLOAT: c->physical = MCDC_PQ_FLOAT; c->value_width = 4; break;
-    case MCDC_TYPE_DOUBLE: c->physical = MCDC_PQ_DOUBLE; c->value_width = 8; break;
-    case MCDC_TYPE_STRING: case MCDC_TYPE_BINARY: c->physical = MCDC_PQ_BYTE_ARRAY; break;
+        c->physical = MCDC_PQ_INT64; c->value_width = 8; c->kind = K_I64; break;
+    case MCDC_TYPE_FLOAT: c->physical = MCDC_PQ_FLOAT; c->value_width = 4; c->kind = K_FLOAT; break;
+    case MCDC_TYPE_DOUBLE: c->physical = MCDC_PQ_DOUBLE; c->value_width = 8; c->kind = K_DOUBLE; break;
+    case MCDC_TYPE_STRING: case MCDC_TYPE_BINARY:
+        c->physical = MCDC_PQ_BYTE_ARRAY; c->kind = K_BYTES; c->check = MCDC_PQ_CHECK_BYTES; break;
     case MCDC_TYPE_DECIMAL:
         if (type->precision < 1 || type->precision > 38 || type->scale < 0 ||
             type->scale > type->precision)
             return mcdc_error_set(MCDC_EINVAL, "decimal(%d,%d) is not a valid decimal type",
                                   type->precision, type->scale);
         if (type->precision <= 9) {
-            c->physical = MCDC_PQ_INT32; c->value_width = 4;
+            c->physical = MCDC_PQ_INT32; c->value_width = 4; c->kind = K_I32_DEC;
         } else if (type->precision <= 18) {
-            c->physical = MCDC_PQ_INT64; c->value_width = 8;
+            c->physical = MCDC_PQ_INT64; c->value_width = 8; c->kind = K_I64_DEC;
         } else {
-            c->physical = MCDC_PQ_FIXED_LEN_BYTE_ARRAY;
+            c->physical = MCDC_PQ_FIXED_LEN_BYTE_ARRAY; c->kind = K_FLBA;
             c->type_length = c->value_width = decimal_bytes(type->precision);
         }
+        c->check = MCDC_PQ_CHECK_DECIMAL;
+        c->check_dec = pow10_128(type->precision);
         break;
     default:
         return mcdc_error_set(MCDC_EINVAL, "column type %d is not a known type", (int)type->type);
+    }
+    /* Fixed widths: the page estimate of n entries is at most n * level_bits / 8 for the
+     * levels plus n * max(value_width, 4) + 1 for the values (PLAIN, or indices of at
+     * most 32 bits), so below the n where that reaches page_bytes the page is not full. */
+    if (c->physical != MCDC_PQ_BYTE_ARRAY) {
+        size_t per = (size_t)c->level_bits + 8 * (size_t)(c->value_width > 4 ? c->value_width : 4);
+        size_t by_bytes = (8 * cfg->page_bytes - 8) / per;
+        by_bytes = by_bytes > 0 ? by_bytes - 1 : 0;
+        c->page_sure_below = by_bytes < cfg->page_max_values ? by_bytes : cfg->page_max_values;
     }
     c->path = calloc(n_path ? n_path : 1, sizeof *c->path);
     if (!c->path)
@@ -220,35 +245,45 @@ int mcdc_pq__value_check(const mcdc_column *type, const mcdc_value *v, const cha
 }
 
 /* PLAIN bytes of a value (byte arrays: without the length prefix). */
-static const uint8_t *plain_bytes(const mcdc_pq_column *c, const mcdc_value *v, uint8_t tmp[16],
-                                  size_t *len)
+static inline const uint8_t *plain_bytes(const mcdc_pq_column *c, const mcdc_value *v,
+                                         uint8_t tmp[16], size_t *len)
 {
-    switch (c->physical) {
-    case MCDC_PQ_BOOLEAN:
+    switch (c->kind) {
+    case K_BOOL:
         tmp[0] = v->v.b ? 1 : 0;
         *len = 1;
         return tmp;
-    case MCDC_PQ_INT32: {
-        int32_t x = c->type.type == MCDC_TYPE_DECIMAL ? (int32_t)v->v.dec : (int32_t)v->v.i;
+    case K_I32: {
+        int32_t x = (int32_t)v->v.i;
         memcpy(tmp, &x, 4);
         *len = 4;
         return tmp;
     }
-    case MCDC_PQ_INT64: {
-        int64_t x = c->type.type == MCDC_TYPE_DECIMAL ? (int64_t)v->v.dec : v->v.i;
+    case K_I32_DEC: {
+        int32_t x = (int32_t)v->v.dec;
+        memcpy(tmp, &x, 4);
+        *len = 4;
+        return tmp;
+    }
+    case K_I64:
+        memcpy(tmp, &v->v.i, 8);
+        *len = 8;
+        return tmp;
+    case K_I64_DEC: {
+        int64_t x = (int64_t)v->v.dec;
         memcpy(tmp, &x, 8);
         *len = 8;
         return tmp;
     }
-    case MCDC_PQ_FLOAT:
+    case K_FLOAT:
         memcpy(tmp, &v->v.f, 4);
         *len = 4;
         return tmp;
-    case MCDC_PQ_DOUBLE:
+    case K_DOUBLE:
         memcpy(tmp, &v->v.d, 8);
         *len = 8;
         return tmp;
-    case MCDC_PQ_FIXED_LEN_BYTE_ARRAY: {
+    case K_FLBA: {
         unsigned __int128 u = (unsigned __int128)v->v.dec;
         for (int i = c->type_length - 1; i >= 0; i--, u >>= 8)
             tmp[i] = (uint8_t)u;
@@ -263,11 +298,36 @@ static const uint8_t *plain_bytes(const mcdc_pq_column *c, const mcdc_value *v, 
 
 /* ---------------------------------------------------------------- statistics */
 
-static int bytes_cmp(const void *a, size_t alen, const void *b, size_t blen)
+static inline uint64_t load_be64(const uint8_t *p)
 {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return __builtin_bswap64(x);
+}
+
+/* Unsigned byte order, shorter first on a common prefix; words compared big-endian. */
+static inline int bytes_cmp(const void *av, size_t alen, const void *bv, size_t blen)
+{
+    const uint8_t *a = av, *b = bv;
     size_t n = alen < blen ? alen : blen;
-    int r = n ? memcmp(a, b, n) : 0;
-    return r ? r : (alen > blen) - (alen < blen);
+    if (n >= 8) {
+        /* Words before the last one are equal when it is reached, so the last word may
+         * overlap them. */
+        for (size_t i = 0;; i += 8) {
+            if (i + 8 > n)
+                i = n - 8;
+            uint64_t x = load_be64(a + i), y = load_be64(b + i);
+            if (x != y)
+                return x < y ? -1 : 1;
+            if (i + 8 == n)
+                break;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i])
+                return a[i] < b[i] ? -1 : 1;
+    }
+    return (alen > blen) - (alen < blen);
 }
 
 static int set_buf(mcdc_buf *b, const void *p, size_t n)
@@ -316,6 +376,54 @@ static int stats_add(const mcdc_pq_column *c, mcdc_pq_stats *s, const mcdc_value
     }
     s->has = true;
     return 0;
+}
+
+/* stats_add of a present value to the chunk statistics, integers, decimals and strings
+ * without the general dispatch. */
+static inline int stats_value(mcdc_pq_column *c, const mcdc_value *v)
+{
+    mcdc_pq_stats *s = &c->chunk_stats;
+    switch (c->kind) {
+    case K_I32:
+    case K_I64: {
+        int64_t x = v->v.i;
+        if (!s->has) {
+            s->imin = s->imax = x;
+            s->has = true;
+        } else if (x < s->imin) {
+            s->imin = x;
+        } else if (x > s->imax) {
+            s->imax = x;
+        }
+        return 0;
+    }
+    case K_I32_DEC:
+    case K_I64_DEC:
+    case K_FLBA: {
+        mcdc_int128 x = v->v.dec;
+        if (!s->has) {
+            s->decmin = s->decmax = x;
+            s->has = true;
+        } else if (x < s->decmin) {
+            s->decmin = x;
+        } else if (x > s->decmax) {
+            s->decmax = x;
+        }
+        return 0;
+    }
+    case K_BYTES:
+        if (s->has) {
+            /* min <= max, so a value below min cannot be above max */
+            if (bytes_cmp(v->v.s.ptr, v->v.s.len, s->bmin.ptr, s->bmin.len) < 0)
+                return set_buf(&s->bmin, v->v.s.ptr, v->v.s.len);
+            if (bytes_cmp(v->v.s.ptr, v->v.s.len, s->bmax.ptr, s->bmax.len) > 0)
+                return set_buf(&s->bmax, v->v.s.ptr, v->v.s.len);
+            return 0;
+        }
+        /* fall through */
+    default:
+        return stats_add(c, s, v);
+    }
 }
 
 /* The min and max of stats @p s as mcdc values (strings borrowed from s). */
@@ -479,68 +587,72 @@ static int dictionary_fallback(mcdc_pq_column *c)
     return 0;
 }
 
+static int grow_idx(mcdc_pq_column *c)
+{
+    size_t ncap = c->idx_cap ? c->idx_cap * 2 : 1024;
+    uint32_t *ni = realloc(c->idx, ncap * sizeof *ni);
+    if (!ni)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory for dictionary indices");
+    c->idx = ni;
+    c->idx_cap = ncap;
+    return 0;
+}
+
 int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
 {
     int rc;
-    if ((c->max_def > 0 || c->max_rep > 0) && c->n_levels == c->levels_cap &&
-        (rc = grow_levels(c)) < 0)
-        return rc;
-    bool present = def >= c->max_def;
-    if (present) {
-        uint8_t tmp[16];
-        size_t len;
-        const uint8_t *p = plain_bytes(c, v, tmp, &len);
-        if (c->dict_on) {
-            uint32_t index;
-            bool is_new;
-            rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
-            if (rc < 0)
-                return rc;
-            if (rc == 0) {
-                if (c->n_idx == c->idx_cap) {
-                    size_t ncap = c->idx_cap ? c->idx_cap * 2 : 1024;
-                    uint32_t *ni = realloc(c->idx, ncap * sizeof *ni);
-                    if (!ni)
-                        return mcdc_error_set(MCDC_ENOMEM, "out of memory for dictionary indices");
-                    c->idx = ni;
-                    c->idx_cap = ncap;
-                }
-                c->idx[c->n_idx++] = index;
-                c->page_raw_bytes += len + (c->physical == MCDC_PQ_BYTE_ARRAY ? 4 : 0);
-                if (is_new && (rc = stats_add(c, &c->chunk_stats, v)) < 0)
-                    return rc;
-                goto levels;
-            }
-            if ((rc = dictionary_fallback(c)) < 0)
-                return rc;
-        }
-        if (c->physical == MCDC_PQ_BYTE_ARRAY) {
-            if ((rc = mcdc_buf_grow(&c->values, 4 + len)) < 0)
-                return rc;
-            uint32_t l = (uint32_t)len;
-            memcpy(c->values.ptr + c->values.len, &l, 4);
-            if (len)
-                memcpy(c->values.ptr + c->values.len + 4, p, len);
-            c->values.len += 4 + len;
-        } else if (c->values.len + len < c->values.cap) {
-            memcpy(c->values.ptr + c->values.len, p, len);
-            c->values.len += len;
-            c->values.ptr[c->values.len] = 0;
-        } else if ((rc = mcdc_buf_put(&c->values, p, len)) < 0) {
+    if (c->levels_on) {
+        if (c->n_levels == c->levels_cap && (rc = grow_levels(c)) < 0)
             return rc;
-        }
-        if ((rc = stats_add(c, &c->chunk_stats, v)) < 0)
-            return rc;
-    } else {
-        c->chunk_stats.null_count++;
+        /* counted by n_levels only once the entry is complete */
+        if (c->max_def > 0)
+            c->def[c->n_levels] = (uint16_t)def;
+        if (c->max_rep > 0)
+            c->rep[c->n_levels] = (uint16_t)rep;
     }
-levels:
-    if (present)
-        c->n_values++;
-    if (c->max_def > 0)
-        c->def[c->n_levels] = (uint16_t)def;
-    if (c->max_rep > 0)
-        c->rep[c->n_levels] = (uint16_t)rep;
+    if (def < c->max_def) {
+        c->chunk_stats.null_count++;
+        c->n_levels++;
+        return 0;
+    }
+    uint8_t tmp[16];
+    size_t len;
+    const uint8_t *p = plain_bytes(c, v, tmp, &len);
+    size_t prefix = c->kind == K_BYTES ? 4 : 0;
+    if (c->dict_on) {
+        uint32_t index;
+        bool is_new;
+        rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            if (c->n_idx == c->idx_cap && (rc = grow_idx(c)) < 0)
+                return rc;
+            c->idx[c->n_idx++] = index;
+            c->page_raw_bytes += prefix + len;
+            if (is_new && (rc = stats_value(c, v)) < 0)
+                return rc;
+            goto done;
+        }
+        if ((rc = dictionary_fallback(c)) < 0)
+            return rc;
+    }
+    if (c->values.len + prefix + len >= c->values.cap &&
+        (rc = mcdc_buf_grow(&c->values, prefix + len)) < 0)
+        return rc;
+    uint8_t *dst = (uint8_t *)c->values.ptr + c->values.len;
+    if (prefix) {
+        uint32_t l = (uint32_t)len;
+        memcpy(dst, &l, 4);
+    }
+    if (len)
+        memcpy(dst + prefix, p, len);
+    c->values.len += prefix + len;
+    c->values.ptr[c->values.len] = 0;
+    if ((rc = stats_value(c, v)) < 0)
+        return rc;
+done:
+    c->n_values++;
     c->n_levels++;
     return 0;
 }
@@ -550,34 +662,27 @@ static inline int width_of(uint32_t max)
     return max ? 32 - __builtin_clz(max) : 1;
 }
 
-static size_t page_estimate(const mcdc_pq_column *c)
-{
-    size_t levels = c->n_levels * (size_t)c->level_bits / 8;
-    if (c->dict_on && c->n_idx)
-        return levels + c->n_idx * (size_t)width_of(c->dict.n - 1) / 8 + 1;
-    return levels + (c->physical == MCDC_PQ_BOOLEAN ? c->values.len / 8 : c->values.len);
-}
-
-bool mcdc_pq__column_page_full(const mcdc_pq_column *c)
-{
-    return c->n_levels >= c->cfg->page_max_values || page_estimate(c) >= c->cfg->page_bytes;
-}
-
-size_t mcdc_pq__column_chunk_bytes(const mcdc_pq_column *c)
-{
-    return (size_t)c->chunk_uncompressed + page_estimate(c) +
-           (c->dict_on || c->n_dict_pages ? c->dict.plain.len : 0);
-}
-
 /* Header + compressed body appended to @p out; sizes returned for the chunk totals. */
 static int emit_page(mcdc_pq_column *c, mcdc_buf *out, mcdc_pq_page_header *h, const mcdc_buf *body,
                      size_t *hdr_len)
 {
     mcdc_buf_clear(&c->comp);
-    int rc = mcdc_codec__compress(&c->comp, c->cfg->codec, c->cfg->codec_level, body->ptr,
-                                  body->len);
-    if (rc < 0)
+    int rc;
+    if (c->cfg->codec == MCDC_PQ_CODEC_ZSTD && c->cfg->zstd_cctx && body->len <= INT32_MAX) {
+        /* The same bytes as mcdc_codec__compress, without a context set up per page. */
+        size_t bound = ZSTD_compressBound(body->len);
+        if ((rc = mcdc_buf_grow(&c->comp, bound)) < 0)
+            return rc;
+        size_t n = ZSTD_compressCCtx(c->cfg->zstd_cctx, c->comp.ptr, bound, body->ptr, body->len,
+                                     c->cfg->codec_level ? c->cfg->codec_level : 3);
+        if (ZSTD_isError(n))
+            return mcdc_error_set(MCDC_ERROR, "ZSTD: %s", ZSTD_getErrorName(n));
+        c->comp.len = n;
+        c->comp.ptr[n] = 0;
+    } else if ((rc = mcdc_codec__compress(&c->comp, c->cfg->codec, c->cfg->codec_level,
+                                          body->ptr, body->len)) < 0) {
         return rc;
+    }
     if (body->len > INT32_MAX || c->comp.len > INT32_MAX)
         return mcdc_error_set(MCDC_EINVAL, "a page of %zu bytes is over 2 GiB", body->len);
     h->uncompressed_page_size = (int32_t)body->len;

@@ -30,6 +30,8 @@ typedef struct mcdc_pq_write_config {
     bool   dictionary;            /* try dictionary encoding */
     size_t dictionary_max_bytes;  /* dictionary page body limit */
     bool   page_crc;              /* CRC-32 in page headers */
+    void  *zstd_cctx;             /* ZSTD_CCtx every page of the writer reuses (ZSTD only;
+                                     NULL: a fresh context per page); owned by the writer */
 } mcdc_pq_write_config;
 
 /** Running statistics of a column (one chunk, or the whole file). */
@@ -53,6 +55,12 @@ typedef struct mcdc_pq_column {
     int          value_width;     /* PLAIN bytes per value for fixed widths, 0 for byte arrays */
     const mcdc_pq_write_config *cfg; /* borrowed from the writer */
     int          level_bits;      /* bits of one rep + def level entry, for size estimates */
+    int          kind;            /* how a value becomes PLAIN bytes (colwrite.c MCDC_PQ_K_*) */
+    bool         levels_on;       /* max_def or max_rep > 0: level entries are kept */
+    int          check;           /* what mcdc_pq__column_check tests (MCDC_PQ_CHECK_*) */
+    int64_t      check_lo, check_hi; /* MCDC_PQ_CHECK_RANGE: the type's integer range */
+    mcdc_int128  check_dec;       /* MCDC_PQ_CHECK_DECIMAL: 10^precision */
+    size_t       page_sure_below; /* fewer level entries than this: the page is not full */
 
     /* the open page */
     uint16_t    *def, *rep;       /* level entries (allocated only when max > 0) */
@@ -78,6 +86,9 @@ typedef struct mcdc_pq_column {
     mcdc_buf     body, comp;      /* scratch for page bodies */
 } mcdc_pq_column;
 
+/** What a value of a column must be checked for (mcdc_pq__column_check). */
+enum { MCDC_PQ_CHECK_NONE, MCDC_PQ_CHECK_RANGE, MCDC_PQ_CHECK_DECIMAL, MCDC_PQ_CHECK_BYTES };
+
 /** Set up a column of mcdc type @p type at @p path (copied) with the given maximum levels.
  *  @return 0; MCDC_EINVAL for a bad type; MCDC_ENOMEM. */
 int mcdc_pq__column_init(mcdc_pq_column *c, const mcdc_column *type, const char *const *path,
@@ -92,13 +103,62 @@ void mcdc_pq__column_schema_element(const mcdc_pq_column *c, const char *name, b
  *  @return 0; MCDC_EINVAL naming @p what. */
 int mcdc_pq__value_check(const mcdc_column *type, const mcdc_value *v, const char *what);
 
+/** mcdc_pq__value_check for a present value of column @p c, with the limits the column
+ *  computed once (the same verdicts and messages). */
+static inline int mcdc_pq__column_check(const mcdc_pq_column *c, const mcdc_value *v,
+                                        const char *what)
+{
+    switch (c->check) {
+    case MCDC_PQ_CHECK_RANGE:
+        if (v->v.i >= c->check_lo && v->v.i <= c->check_hi)
+            return 0;
+        break;
+    case MCDC_PQ_CHECK_DECIMAL:
+        if (v->v.dec < c->check_dec && v->v.dec > -c->check_dec)
+            return 0;
+        break;
+    case MCDC_PQ_CHECK_BYTES:
+        if (v->v.s.len <= (size_t)INT32_MAX - 1024)
+            return 0;
+        break;
+    default:
+        return 0;
+    }
+    return mcdc_pq__value_check(&c->type, v, what);
+}
+
 /** Append one entry. @p v is read only when @p def == max_def (it must have passed
  *  mcdc_pq__value_check). @return 0; MCDC_ENOMEM. */
 int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v);
+
+/** Bytes of the open page as encoded so far (an estimate: levels and indices at their bit
+ *  widths, PLAIN values as they are). */
+static inline size_t mcdc_pq__column_page_estimate(const mcdc_pq_column *c)
+{
+    size_t levels = c->n_levels * (size_t)c->level_bits / 8;
+    if (c->dict_on && c->n_idx) {
+        uint32_t top = c->dict.n - 1;
+        int width = top ? 32 - __builtin_clz(top) : 1;
+        return levels + c->n_idx * (size_t)width / 8 + 1;
+    }
+    return levels + (c->physical == MCDC_PQ_BOOLEAN ? c->values.len / 8 : c->values.len);
+}
+
 /** Whether the open page has reached its size or entry limit. */
-bool mcdc_pq__column_page_full(const mcdc_pq_column *c);
+static inline bool mcdc_pq__column_page_full(const mcdc_pq_column *c)
+{
+    if (c->n_levels < c->page_sure_below)
+        return false;
+    return c->n_levels >= c->cfg->page_max_values ||
+           mcdc_pq__column_page_estimate(c) >= c->cfg->page_bytes;
+}
+
 /** Encoded bytes of the chunk so far, the open page estimated. */
-size_t mcdc_pq__column_chunk_bytes(const mcdc_pq_column *c);
+static inline size_t mcdc_pq__column_chunk_bytes(const mcdc_pq_column *c)
+{
+    return (size_t)c->chunk_uncompressed + mcdc_pq__column_page_estimate(c) +
+           (c->dict_on || c->n_dict_pages ? c->dict.plain.len : 0);
+}
 /** Encode, compress and keep the open page. @return 0; MCDC_ENOMEM; codec errors. */
 int mcdc_pq__column_flush_page(mcdc_pq_column *c);
 

@@ -1,9 +1,14 @@
 /*
  * parquet/dict.c: open-addressing hash dictionary for the column writer.
  *
- * Linear probing over a power-of-two slot table kept at most half full; each entry keeps
- * its 32-bit hash so probes compare hashes before bytes and growth does not rehash values.
- * The plain buffer is capped at max_bytes, so memory is bounded by about twice that.
+ * Linear probing over a power-of-two slot table kept at most half full. Fixed-width
+ * values (4, 8 or type_length bytes) sit back to back in plain, so entry i is at
+ * i * width; 4- and 8-byte values are compared and hashed as integers, and growth
+ * rehashes them from plain. Byte arrays keep each entry's 32-bit hash and offset, so
+ * probes compare hashes before bytes and growth does not rehash values. A put of the
+ * same bytes as the previous put (runs in sorted or clustered data) is answered before
+ * hashing. The plain buffer is capped at max_bytes, so memory is bounded by about twice
+ * that.
  */
 #include "parquet/dict.h"
 
@@ -40,15 +45,73 @@ static uint32_t hash_bytes(const uint8_t *p, size_t n)
     return (uint32_t)h;
 }
 
+static inline uint32_t hash_u64(uint64_t x)
+{
+    x ^= x >> 32;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32);
+}
+
+static inline uint64_t load64(const void *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
+static inline uint32_t load32(const void *p)
+{
+    uint32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
+
+/* Hash of a fixed-width value. */
+static inline uint32_t hash_fixed(const uint8_t *p, size_t width)
+{
+    if (width == 8)
+        return hash_u64(load64(p));
+    if (width == 4)
+        return hash_u64(load32(p));
+    return hash_bytes(p, width);
+}
+
+/* Equal bytes, compared a word at a time (no library call for short values). */
+static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            if (load64(a + i) != load64(b + i))
+                return false;
+        return i == n || load64(a + n - 8) == load64(b + n - 8);
+    }
+    if (n >= 4)
+        return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+static inline bool fixed_eq(const uint8_t *a, const uint8_t *b, size_t width)
+{
+    if (width == 8)
+        return load64(a) == load64(b);
+    if (width == 4)
+        return load32(a) == load32(b);
+    return bytes_eq(a, b, width);
+}
+
 const uint8_t *mcdc_pq__dict_value(const mcdc_pq_dict *d, uint32_t i, size_t *len)
 {
-    const uint8_t *p = (const uint8_t *)d->plain.ptr + d->off[i];
-    if (d->byte_array) {
-        const uint8_t *l = p - 4;
-        *len = (size_t)l[0] | (size_t)l[1] << 8 | (size_t)l[2] << 16 | (size_t)l[3] << 24;
-    } else {
+    if (!d->byte_array) {
         *len = d->width;
+        return (const uint8_t *)d->plain.ptr + (size_t)i * d->width;
     }
+    const uint8_t *p = (const uint8_t *)d->plain.ptr + d->off[i];
+    const uint8_t *l = p - 4;
+    *len = (size_t)l[0] | (size_t)l[1] << 8 | (size_t)l[2] << 16 | (size_t)l[3] << 24;
     return p;
 }
 
@@ -58,8 +121,10 @@ static int grow_slots(mcdc_pq_dict *d)
     uint32_t *ns = calloc(ncap, sizeof *ns);
     if (!ns)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory growing a dictionary to %zu slots", ncap);
+    const uint8_t *plain = (const uint8_t *)d->plain.ptr;
     for (uint32_t i = 0; i < d->n; i++) {
-        size_t s = d->hash[i] & (ncap - 1);
+        uint32_t h = d->byte_array ? d->hash[i] : hash_fixed(plain + (size_t)i * d->width, d->width);
+        size_t s = h & (ncap - 1);
         while (ns[s])
             s = (s + 1) & (ncap - 1);
         ns[s] = i + 1;
@@ -70,23 +135,9 @@ static int grow_slots(mcdc_pq_dict *d)
     return 0;
 }
 
-int mcdc_pq__dict_put(mcdc_pq_dict *d, const void *p, size_t len, uint32_t *index, bool *is_new)
+/* Add a value not in the dictionary; @p s is its empty slot when the table has room. */
+static int add(mcdc_pq_dict *d, const void *p, size_t len, uint32_t h, size_t s, uint32_t *index)
 {
-    uint32_t h = hash_bytes(p, len);
-    size_t mask = d->cap - 1, s = d->cap ? h & mask : 0;
-    if (d->cap) {
-        for (uint32_t e; (e = d->slots[s]) != 0; s = (s + 1) & mask) {
-            if (d->hash[e - 1] != h)
-                continue;
-            size_t elen;
-            const uint8_t *ep = mcdc_pq__dict_value(d, e - 1, &elen);
-            if (elen == len && (len == 0 || memcmp(ep, p, len) == 0)) {
-                *index = e - 1;
-                *is_new = false;
-                return 0;
-            }
-        }
-    }
     size_t add = len + (d->byte_array ? 4 : 0);
     if (d->plain.len + add > d->max_bytes || d->n == UINT32_MAX - 1)
         return 1;
@@ -94,37 +145,94 @@ int mcdc_pq__dict_put(mcdc_pq_dict *d, const void *p, size_t len, uint32_t *inde
     if ((size_t)(d->n + 1) * 2 > d->cap) {
         if ((rc = grow_slots(d)) < 0)
             return rc;
-        mask = d->cap - 1;
+        size_t mask = d->cap - 1;
         for (s = h & mask; d->slots[s]; s = (s + 1) & mask)
             ;
     }
-    if (d->n == d->ent_cap) {
-        size_t nc = d->ent_cap ? d->ent_cap * 2 : 1024;
-        uint32_t *nh = realloc(d->hash, nc * sizeof *nh);
-        if (!nh)
-            return mcdc_error_set(MCDC_ENOMEM, "out of memory growing a dictionary");
-        d->hash = nh;
-        uint32_t *no = realloc(d->off, nc * sizeof *no);
-        if (!no)
-            return mcdc_error_set(MCDC_ENOMEM, "out of memory growing a dictionary");
-        d->off = no;
-        d->ent_cap = nc;
-    }
     if (d->byte_array) {
+        if (d->n == d->ent_cap) {
+            size_t nc = d->ent_cap ? d->ent_cap * 2 : 1024;
+            uint32_t *nh = realloc(d->hash, nc * sizeof *nh);
+            if (!nh)
+                return mcdc_error_set(MCDC_ENOMEM, "out of memory growing a dictionary");
+            d->hash = nh;
+            uint32_t *no = realloc(d->off, nc * sizeof *no);
+            if (!no)
+                return mcdc_error_set(MCDC_ENOMEM, "out of memory growing a dictionary");
+            d->off = no;
+            d->ent_cap = nc;
+        }
         uint8_t l[4] = { (uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                          (uint8_t)(len >> 24) };
-        if ((rc = mcdc_buf_put(&d->plain, l, 4)) < 0)
+        if ((rc = mcdc_buf_grow(&d->plain, 4 + len)) < 0)
             return rc;
-    }
-    size_t off = d->plain.len;
-    if ((rc = mcdc_buf_put(&d->plain, p, len)) < 0)
+        memcpy(d->plain.ptr + d->plain.len, l, 4);
+        d->plain.len += 4;
+        d->hash[d->n] = h;
+        d->off[d->n] = (uint32_t)d->plain.len;
+    } else if ((rc = mcdc_buf_grow(&d->plain, len)) < 0) {
         return rc;
-    d->hash[d->n] = h;
-    d->off[d->n] = (uint32_t)off;
+    }
+    if (len)
+        memcpy(d->plain.ptr + d->plain.len, p, len);
+    d->plain.len += len;
+    d->plain.ptr[d->plain.len] = 0;
     d->slots[s] = d->n + 1;
     *index = d->n++;
-    *is_new = true;
+    d->last = d->n;
     return 0;
+}
+
+int mcdc_pq__dict_put(mcdc_pq_dict *d, const void *p, size_t len, uint32_t *index, bool *is_new)
+{
+    const uint8_t *v = p;
+    const uint8_t *plain = (const uint8_t *)d->plain.ptr;
+    *is_new = false;
+    if (!d->byte_array) {
+        size_t w = d->width;
+        if (d->last && fixed_eq(plain + (size_t)(d->last - 1) * w, v, w)) {
+            *index = d->last - 1;
+            return 0;
+        }
+        uint32_t h = hash_fixed(v, w);
+        size_t mask = d->cap - 1, s = d->cap ? h & mask : 0;
+        if (d->cap)
+            for (uint32_t e; (e = d->slots[s]) != 0; s = (s + 1) & mask)
+                if (fixed_eq(plain + (size_t)(e - 1) * w, v, w)) {
+                    *index = e - 1;
+                    d->last = e;
+                    return 0;
+                }
+        int rc = add(d, p, len, h, s, index);
+        *is_new = rc == 0;
+        return rc;
+    }
+    if (d->last) {
+        size_t elen;
+        const uint8_t *ep = mcdc_pq__dict_value(d, d->last - 1, &elen);
+        if (elen == len && bytes_eq(ep, v, len)) {
+            *index = d->last - 1;
+            return 0;
+        }
+    }
+    uint32_t h = hash_bytes(v, len);
+    size_t mask = d->cap - 1, s = d->cap ? h & mask : 0;
+    if (d->cap) {
+        for (uint32_t e; (e = d->slots[s]) != 0; s = (s + 1) & mask) {
+            if (d->hash[e - 1] != h)
+                continue;
+            size_t elen;
+            const uint8_t *ep = mcdc_pq__dict_value(d, e - 1, &elen);
+            if (elen == len && bytes_eq(ep, v, len)) {
+                *index = e - 1;
+                d->last = e;
+                return 0;
+            }
+        }
+    }
+    int rc = add(d, p, len, h, s, index);
+    *is_new = rc == 0;
+    return rc;
 }
 
 void mcdc_pq__dict_reset(mcdc_pq_dict *d)
@@ -132,6 +240,7 @@ void mcdc_pq__dict_reset(mcdc_pq_dict *d)
     if (d->cap)
         memset(d->slots, 0, d->cap * sizeof *d->slots);
     d->n = 0;
+    d->last = 0;
     mcdc_buf_clear(&d->plain);
 }
 

@@ -5,6 +5,8 @@
  * Values are given as their PLAIN bytes without a length prefix (4 or 8 bytes for
  * numbers, type_length for FIXED_LEN_BYTE_ARRAY, the raw bytes for BYTE_ARRAY). The
  * dictionary refuses to grow past its byte limit; the caller then writes PLAIN pages.
+ * Entry order, and so the dictionary page, depends only on the values put, never on the
+ * hash function or the table size.
  */
 #ifndef MCDC_PARQUET_DICT_H
 #define MCDC_PARQUET_DICT_H
@@ -17,13 +19,14 @@
 
 typedef struct mcdc_pq_dict {
     bool      byte_array;  /* entries carry a u32 length prefix in plain */
-    size_t    width;       /* bytes per entry when !byte_array */
+    size_t    width;       /* bytes per entry when !byte_array: entry i at plain + i * width */
     size_t    max_bytes;   /* plain may not grow past this */
     uint32_t *slots;       /* cap slots: 0 empty, else entry index + 1 */
     size_t    cap;         /* power of two, 0 before the first insert */
     uint32_t  n;           /* entries */
-    uint32_t *hash;        /* per entry: its hash (n used, hash_cap allocated) */
-    uint32_t *off;         /* per entry: offset of its value bytes in plain */
+    uint32_t  last;        /* entry index + 1 of the last put, 0 none (repeats skip the hash) */
+    uint32_t *hash;        /* byte arrays, per entry: its hash (n used, ent_cap allocated) */
+    uint32_t *off;         /* byte arrays, per entry: offset of its value bytes in plain */
     size_t    ent_cap;     /* allocated entries in hash and off */
     mcdc_buf  plain;       /* the dictionary page body (PLAIN) */
 } mcdc_pq_dict;

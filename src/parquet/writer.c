@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define OBUF_FLUSH ((size_t)1 << 20)
 
@@ -145,6 +146,10 @@ int mcdc_pq__writer_create(mcdc_parquet_writer **out, const char *path,
                                      opts->page_max_values, opts->dictionary,
                                      opts->dictionary_max_bytes, opts->page_crc };
     w->row_group_bytes = opts->row_group_bytes;
+    if (opts->codec == MCDC_PARQUET_ZSTD && !(w->cfg.zstd_cctx = ZSTD_createCCtx())) {
+        free(w);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory for a ZSTD context");
+    }
     w->path = strdup(path);
     w->created_by = opts->created_by ? strdup(opts->created_by) : default_created_by();
     int rc = 0;
@@ -345,7 +350,7 @@ static int check_row(const mcdc_parquet_writer *w, const mcdc_value *values)
                                       "is not nullable", (long long)w->num_rows, col->name);
             continue;
         }
-        int rc = mcdc_pq__value_check(col, &values[i], col->name);
+        int rc = mcdc_pq__column_check(&w->cols[i], &values[i], col->name);
         if (rc < 0)
             return rc;
     }
@@ -525,6 +530,7 @@ void mcdc_parquet_writer_free(mcdc_parquet_writer *w)
     tmp.n_row_groups = w->n_rgs;
     mcdc_pq__file_metadata_dispose(&tmp);
     mcdc_buf_dispose(&w->obuf);
+    ZSTD_freeCCtx(w->cfg.zstd_cctx);
     mcdc_schema_free(w->schema);
     mcdc_parquet_node_free(w->root);
     free(w->staged);
