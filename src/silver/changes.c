@@ -498,7 +498,7 @@ static bool lsn_fast(mcdc_lsn *out, const char *s, size_t n)
     for (int i = 0; i < 10; i++) {
         int a = hex_digit((unsigned char)s[2 + 2 * i]), b = hex_digit((unsigned char)s[3 + 2 * i]);
         bad |= a | b;
-        out->b[i] = (uint8_t)(a << 4 | b);
+        out->b[i] = (uint8_t)((unsigned)a << 4 | (unsigned)b);
     }
     return bad >= 0;
 }
@@ -747,6 +747,8 @@ int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value 
                                 mcdc_silver_prepared *p, mcdc_buf *keys)
 {
     p->take = false;
+    p->key_off = keys->len;
+    p->key_len = 0;
     const mcdc_value *vop = &r[cs->i_op];
     if (vop->is_null || vop->v.i < 0 || vop->v.i > 4)
         return mcdc_error_set(MCDC_ECORRUPT, "bronze row with _operation %s%lld (expected 0 to 4)",
@@ -902,7 +904,8 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
         cs->stats.rows_seen++;
         return rc;
     }
-    return mcdc_silver_changes_add_prepared(cs, r, &p, (const uint8_t *)cs->keybuf.ptr + p.key_off);
+    return mcdc_silver_changes_add_prepared(cs, r, &p, p.take ? (const uint8_t *)cs->keybuf.ptr +
+                                                                   p.key_off : NULL);
 }
 
 void mcdc_silver_changes_get_stats(const mcdc_silver_changes *cs, mcdc_silver_changes_stats *out)
