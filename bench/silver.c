@@ -13,8 +13,10 @@
  * latest image per key from the BIG batch's bronze files and writes the full new table
  * from silver's files as they were before it (bench/silver.sh runs it).
  * THREADS is the apply's threads option (0, the default: one per CPU, at most 8).
- * Prints one line per phase: rows, seconds (wall), CPU seconds (user + system of the
- * child), rows/s, files rewritten of total, peak RSS.
+ * Prints two lines per phase: rows, seconds (wall), CPU seconds (user + system of the
+ * child), rows/s, files rewritten of total, peak RSS; then the apply's own phase times
+ * (mcdc_silver_apply_result: reading bronze into the change set, sorting it, the rest of
+ * the merge, the commit with the position and the verdict).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -190,6 +192,8 @@ static void phase(const char *name, int64_t rows)
            name, rows, secs, cpu, rows / secs, (unsigned long long)r.silver_files_rewritten,
            (unsigned long long)r.silver_files_before, (unsigned long long)r.silver_files_added,
            ru.ru_maxrss / 1024.0, (unsigned long long)r.changed_keys);
+    printf("%-14s   phases (wall s): read bronze %.2f, sort %.2f, merge %.2f, commit %.2f\n", "",
+           r.seconds_read, r.seconds_sort, r.seconds_merge, r.seconds_commit);
     fflush(stdout);
 }
 

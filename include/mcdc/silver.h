@@ -210,6 +210,10 @@ void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver
  *  back (reading keys in order touches no image). Needs sort. */
 const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len);
 
+/** Whether the @p i-th image in key order is a delete (operation 1 or 3), without a visit
+ *  to the image. Needs sort. */
+bool mcdc_silver_changes_is_delete_at(const mcdc_silver_changes *cs, size_t i);
+
 /** The index (in key order) of the image whose encoded key is @p key, or -1. Needs sort. */
 int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
                                         size_t key_len);
@@ -290,6 +294,13 @@ typedef struct mcdc_silver_apply_result {
     uint64_t     silver_files_added;
     uint64_t     silver_rows_read;     /* rows of rewritten files */
     size_t       change_set_bytes;     /* peak memory of the change set */
+    /* Wall seconds of the phases (monotonic clock), for benchmarks and logs: */
+    double       seconds_read;    /* reading bronze's changes into the change set (for a
+                                     rebuild: the changes, not the snapshot's rows) */
+    double       seconds_sort;    /* sorting the change set by key */
+    double       seconds_merge;   /* the rest of the merge: reading and writing silver
+                                     files (a rebuild's snapshot rows included) */
+    double       seconds_commit;  /* the merge commit, the position and the verdict */
 } mcdc_silver_apply_result;
 
 /** Apply what bronze holds beyond silver's position, then record the position and

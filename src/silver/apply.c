@@ -47,6 +47,7 @@
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "mcdc/time.h"
+#include "silver/changes.h"
 #include "silver/feed.h"
 #include "silver/rewrite.h"
 
@@ -351,6 +352,16 @@ static int bronze_snapshot(ctx *c, const position *pos, bool *has, mcdc_lsn *out
 
 /* ---- reading bronze into the change set -------------------------------------------- */
 
+/* Rows handled ahead of the one being added whose index slots are fetched. */
+#define PREFETCH_AHEAD 12
+
+/* The feed's prep: on the reader thread, everything of a row that needs no change-set
+ * state (checks, LSN parses, the filter, the key encoding and its hash). */
+static int prep_row(void *arg, const mcdc_value *row, void *rec, mcdc_buf *extra)
+{
+    return mcdc_silver_changes_prepare(arg, row, rec, extra);
+}
+
 /* Feed every change row beyond @p after (all when !has_after) to the change set. */
 static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 {
@@ -383,14 +394,25 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
         mcdc_delta_scan *sc = NULL;
         rc = arr ? scan_subset(&sc, &view, arr, c->bronze, read, n_read, NULL, 0)
                  : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        /* bronze is decoded on a thread of its own while the change set is built here */
+        /* bronze is decoded and its rows prepared on a thread of their own while the
+         * change set is built here */
         mcdc_silver_feed *feed = NULL;
         if (rc == 0)
-            rc = mcdc_silver_feed_start(&feed, sc);
-        const mcdc_value *r;
-        while (rc == 0 && (rc = mcdc_silver_feed_next(feed, &r)) == 1) {
-            c->res->bronze_rows_read++;
-            rc = mcdc_silver_changes_add(c->cs, r);
+            rc = mcdc_silver_feed_start(&feed, sc, prep_row, c->cs, sizeof(mcdc_silver_prepared));
+        mcdc_silver_feed_batch b;
+        while (rc == 0 && (rc = mcdc_silver_feed_next(feed, &b)) == 1) {
+            rc = 0;
+            const mcdc_silver_prepared *p = (const mcdc_silver_prepared *)(const void *)b.recs;
+            for (size_t i = 0; i < b.n && i < PREFETCH_AHEAD; i++)
+                if (p[i].take)
+                    mcdc_silver_changes_prefetch(c->cs, p[i].hash);
+            for (size_t i = 0; rc == 0 && i < b.n; i++) {
+                if (i + PREFETCH_AHEAD < b.n && p[i + PREFETCH_AHEAD].take)
+                    mcdc_silver_changes_prefetch(c->cs, p[i + PREFETCH_AHEAD].hash);
+                c->res->bronze_rows_read++;
+                rc = mcdc_silver_changes_add_prepared(c->cs, &b.rows[i * b.n_cols], &p[i],
+                                                      (const uint8_t *)b.extra + p[i].key_off);
+            }
         }
         c->res->bronze_files_read += n_read;
         mcdc_silver_feed_free(feed);
@@ -402,6 +424,20 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 }
 
 /* ---- the merge --------------------------------------------------------------------- */
+
+static double seconds_since(int64_t t0_us)
+{
+    return (double)(mcdc_time_mono_us() - t0_us) / 1e6;
+}
+
+/* Sort the change set, timed. */
+static int sort_changes(ctx *c)
+{
+    int64_t t0 = mcdc_time_mono_us();
+    int rc = mcdc_silver_changes_sort(c->cs);
+    c->res->seconds_sort += seconds_since(t0);
+    return rc;
+}
 
 /* Rebuild: every silver file goes; the snapshot's rows (if any) stream past the change
  * set in sorted runs; then the changed keys no snapshot row held. */
@@ -470,7 +506,7 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
             rc = mcdc_silver_runs_flush(runs);
     }
     if (rc == 0)
-        rc = mcdc_silver_changes_sort(c->cs);
+        rc = sort_changes(c);
     size_t n = mcdc_silver_changes_count(c->cs);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         mcdc_silver_image im;
@@ -521,7 +557,7 @@ static int sfile_lo_cmp(const void *pa, const void *pb)
  * in rewrite.c (several files at once). */
 static int merge_incremental(ctx *c)
 {
-    int rc = mcdc_silver_changes_sort(c->cs);
+    int rc = sort_changes(c);
     if (rc < 0)
         return rc;
     size_t n = mcdc_silver_changes_count(c->cs);
@@ -560,13 +596,15 @@ static int merge_incremental(ctx *c)
             maxhi[i] = maxhi[i - 1];
     }
     for (size_t k = 0; k < n; k++) {
-        mcdc_silver_image im;
-        mcdc_silver_changes_at(c->cs, k, &im);
+        /* the keys in order and the delete marks, without a visit to the images */
+        size_t key_len;
+        const uint8_t *key = mcdc_silver_changes_key_at(c->cs, k, &key_len);
+        bool is_delete = mcdc_silver_changes_is_delete_at(c->cs, k);
         /* ub: first known file whose lo is above the key */
         size_t lo = first_known, hi = nf;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (key_cmp(fs[mid].lo, fs[mid].lo_len, im.key, im.key_len) <= 0)
+            if (key_cmp(fs[mid].lo, fs[mid].lo_len, key, key_len) <= 0)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -576,15 +614,15 @@ static int merge_incremental(ctx *c)
         /* every known file before ub whose hi reaches the key holds it in its range */
         for (size_t j = ub; j > first_known; j--) {
             size_t m = maxhi[j - 1];
-            if (key_cmp(fs[m].hi, fs[m].hi_len, im.key, im.key_len) < 0)
+            if (key_cmp(fs[m].hi, fs[m].hi_len, key, key_len) < 0)
                 break; /* no file in [first_known, j) reaches the key */
-            if (key_cmp(fs[j - 1].hi, fs[j - 1].hi_len, im.key, im.key_len) >= 0) {
+            if (key_cmp(fs[j - 1].hi, fs[j - 1].hi_len, key, key_len) >= 0) {
                 fs[j - 1].touched = true;
                 if (last == nf)
                     last = j - 1;
             }
         }
-        if (last == nf && !im.is_delete && first_known < nf) {
+        if (last == nf && !is_delete && first_known < nf) {
             last = ub > first_known ? ub - 1 : first_known; /* the gap's file */
             fs[last].touched = true;
         }
@@ -909,7 +947,10 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     c.env.schema = c.silver_flat;
     c.env.cs = c.cs;
     c.env.target_rows = (size_t)o->target_file_rows;
-    if ((rc = read_changes(&c, co.has_after, &co.after)) < 0)
+    int64_t t_phase = mcdc_time_mono_us();
+    rc = read_changes(&c, co.has_after, &co.after);
+    out->seconds_read = seconds_since(t_phase);
+    if (rc < 0)
         goto done;
     mcdc_silver_changes_stats cst;
     mcdc_silver_changes_get_stats(c.cs, &cst);
@@ -917,9 +958,12 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     out->change_set_bytes = cst.bytes;
 
     /* 9-12: the merge */
+    t_phase = mcdc_time_mono_us();
     rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
+    out->seconds_merge = seconds_since(t_phase) - out->seconds_sort;
     if (rc < 0)
         goto done;
+    t_phase = mcdc_time_mono_us();
     mcdc_failpoint("silver.before_merge_commit");
     out->silver_files_rewritten = c.out.n_removes;
     out->silver_files_added = c.out.n_adds;
@@ -991,6 +1035,7 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
             goto done;
         out->finalized_until = ar.verdict;
     }
+    out->seconds_commit = seconds_since(t_phase);
 done:
     if (c.cs) {
         mcdc_silver_changes_stats st;

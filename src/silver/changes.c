@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+
+#include "silver/changes.h"
 
 /* Bronze's metadata columns (anchor-features §2.3); everything else is captured. */
 static const char *const bronze_meta[] = {
@@ -162,16 +165,12 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 /* One key's image. Allocated in one block: the struct, n_cols values, the key bytes, the
  * _start_lsn text, then the string bytes of the values. */
 typedef struct image {
-    size_t      key_len;
-    size_t      alloc;      /* bytes of this block, counted in cs->bytes */
-    mcdc_lsn    lsn;        /* _start_lsn */
-    mcdc_lsn    seqval;     /* valid when has_seqval */
-    int32_t     command_id; /* valid when has_command_id */
-    bool        has_seqval;
-    bool        has_command_id;
-    uint8_t     op;         /* 0-4 */
+    mcdc_silver_rank r;
     bool        matched;    /* met in silver by match() */
     bool        placed;     /* match() returned REPLACE for it once */
+    size_t      key_len;
+    size_t      alloc;      /* bytes of this block, counted in cs->bytes */
+    size_t      ent;        /* its entry in cs->ents */
     uint8_t    *key;        /* into the block */
     mcdc_value *row;        /* into the block: silver order */
 } image;
@@ -180,20 +179,83 @@ typedef struct image {
 #define IMAGE_HEAD ((sizeof(image) + _Alignof(mcdc_value) - 1) / _Alignof(mcdc_value) * \
                     _Alignof(mcdc_value))
 
-/* A chunk the images are cut from. */
+/* Large blocks (the index, the entries, image chunks) are mapped, aligned to 2 MiB and
+ * marked for transparent huge pages where the system has them: random probes then miss
+ * the TLB far less, and fresh image memory faults in 2 MiB at a time, not 4 KiB. Pages are
+ * touched only as they are used. Smaller blocks come from malloc. */
+#define HUGE_BYTES ((size_t)2 << 20)
+
+static size_t big_round(size_t n)
+{
+    return n >= HUGE_BYTES ? (n + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES : n;
+}
+
+/* @p n bytes, zeroed when @p zero (mapped blocks always are); NULL when out of memory. */
+static void *big_alloc(size_t n, bool zero)
+{
+    n = big_round(n);
+    if (n < HUGE_BYTES)
+        return zero ? calloc(1, n ? n : 1) : malloc(n ? n : 1);
+    if (n > SIZE_MAX - HUGE_BYTES)
+        return NULL;
+    char *p = mmap(NULL, n + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    size_t head = (HUGE_BYTES - (uintptr_t)p % HUGE_BYTES) % HUGE_BYTES;
+    if (head)
+        munmap(p, head);
+    if (HUGE_BYTES - head)
+        munmap(p + head + n, HUGE_BYTES - head);
+#ifdef MADV_HUGEPAGE
+    madvise(p + head, n, MADV_HUGEPAGE);
+#endif
+    return p + head;
+}
+
+/* Free a block of big_alloc(@p n). */
+static void big_free(void *p, size_t n)
+{
+    if (!p)
+        return;
+    n = big_round(n);
+    if (n < HUGE_BYTES)
+        free(p);
+    else
+        munmap(p, n);
+}
+
+/* A chunk the images are cut from. Chunks grow with the change set (each as large as
+ * all before it, from 1 MiB up to 32 MiB): a small apply holds little, a large one gets
+ * huge pages. */
 typedef struct chunk {
     struct chunk *next;
     size_t        used, cap;
+    size_t        block;      /* bytes of the block (for big_free) */
     _Alignas(max_align_t) char data[];
 } chunk;
 
-#define CHUNK_BYTES ((size_t)1 << 20)
+#define CHUNK_BYTES     ((size_t)1 << 20)
+#define CHUNK_BYTES_MAX ((size_t)32 << 20)
 
-/* One slot of the index: the key's hash beside its image (NULL = empty). */
+/* One slot of the index: the key's hash beside its entry (1 + index in cs->ents; 0 =
+ * empty), so that a probe leaves the slots only when the hashes agree. */
 typedef struct slot {
     uint64_t hash;
-    image   *im;
+    size_t   ent;
 } slot;
+
+/* An entry per key, in the order the keys came: the key's first 16 bytes inline
+ * (big-endian, zero-padded, so that comparing them compares the keys' starts and a key of
+ * at most 16 bytes is its prefix), its image, its length and the image's operation. A
+ * replacing image takes over its key's entry. Sorting a copy of the entries sorts the
+ * keys without visiting the images. */
+typedef struct sort_ent {
+    uint64_t p0, p1;
+    image   *im;
+    uint32_t key_len;
+    uint8_t  op;
+} sort_ent;
 
 struct mcdc_silver_changes {
     mcdc_schema *bronze;      /* owned copy */
@@ -202,17 +264,22 @@ struct mcdc_silver_changes {
     int         *key_s;       /* key column indices in silver */
     size_t       n_keys;
     int         *b_of_s;      /* for each silver column: its bronze index, or -1 */
+    bool        *s_text;      /* for each silver column: taken from a string or binary */
     int          i_ci, i_lsn, i_seq, i_op, i_cmd, i_ts, i_snap; /* bronze metadata, -1 absent */
     int          s_lsn, s_ts; /* silver's _start_lsn and _commit_ts */
     char       **cis;         /* allowed capture instances, owned */
+    size_t      *ci_len;      /* their lengths */
     size_t       n_cis;
     mcdc_silver_changes_options opts;
     slot        *slots;       /* open addressing, power of two, at most half full */
-    chunk       *chunks;      /* the first is being filled */
-    size_t       live, garbage; /* bytes of current and of replaced images */
     size_t       n_slots;
+    sort_ent    *ents;        /* one per key (n_images), capacity cap_ents */
+    size_t       cap_ents;
+    chunk       *chunks;      /* the first is being filled */
+    size_t       chunk_total; /* capacity of the chunks */
+    size_t       live, garbage; /* bytes of current and of replaced images */
     size_t       n_images;
-    image      **sorted;      /* after sort(): images in key order */
+    sort_ent    *sorted;      /* after sort(): a copy of the entries in key order */
     size_t       n_sorted;
     uint8_t     *skeys;       /* after sort(): their keys back to back, in key order */
     size_t      *skey_off;    /* n_sorted + 1 offsets into skeys */
@@ -243,27 +310,44 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n)
     return h;
 }
 
+static void drop_sorted(mcdc_silver_changes *cs)
+{
+    free(cs->sorted);
+    cs->sorted = NULL;
+    cs->n_sorted = 0;
+    free(cs->skeys);
+    cs->skeys = NULL;
+    free(cs->skey_off);
+    cs->skey_off = NULL;
+}
+
+static void free_chunks(chunk *c)
+{
+    while (c) {
+        chunk *n = c->next;
+        big_free(c, c->block);
+        c = n;
+    }
+}
+
 void mcdc_silver_changes_free(mcdc_silver_changes *cs)
 {
     if (!cs)
         return;
-    while (cs->chunks) {
-        chunk *n = cs->chunks->next;
-        free(cs->chunks);
-        cs->chunks = n;
-    }
-    free(cs->slots);
-    free(cs->sorted);
-    free(cs->skeys);
-    free(cs->skey_off);
+    free_chunks(cs->chunks);
+    big_free(cs->slots, cs->n_slots * sizeof *cs->slots);
+    big_free(cs->ents, cs->cap_ents * sizeof *cs->ents);
+    drop_sorted(cs);
     for (size_t i = 0; i < cs->n_cis; i++)
         free(cs->cis[i]);
     free(cs->cis);
+    free(cs->ci_len);
     mcdc_schema_free(cs->bronze);
     mcdc_schema_free(cs->silver);
     free(cs->key_b);
     free(cs->key_s);
     free(cs->b_of_s);
+    free(cs->s_text);
     mcdc_buf_dispose(&cs->keybuf);
     free(cs);
 }
@@ -281,7 +365,7 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
     cs->opts = opts ? *opts : dflt;
     if (cs->opts.max_bytes == 0)
         cs->opts.max_bytes = (size_t)4 << 30;
-    cs->keybuf = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
+    cs->keybuf = (mcdc_buf)MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
     cs->bronze = mcdc_schema_copy(bronze);
     cs->silver = mcdc_schema_copy(silver);
     if (!cs->bronze || !cs->silver)
@@ -312,8 +396,9 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
     cs->n_keys = n_keys;
     cs->key_b = calloc(n_keys, sizeof *cs->key_b);
     cs->key_s = calloc(n_keys, sizeof *cs->key_s);
-    cs->b_of_s = calloc(silver->n_cols, sizeof *cs->b_of_s);
-    if (!cs->key_b || !cs->key_s || (silver->n_cols && !cs->b_of_s))
+    cs->b_of_s = calloc(silver->n_cols + 1, sizeof *cs->b_of_s);
+    cs->s_text = calloc(silver->n_cols + 1, sizeof *cs->s_text);
+    if (!cs->key_b || !cs->key_s || !cs->b_of_s || !cs->s_text)
         goto nomem;
     for (size_t k = 0; k < n_keys; k++) {
         int b = mcdc_schema_find(bronze, keys[k]);
@@ -336,24 +421,32 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
         int b = mcdc_schema_find(bronze, silver->cols[i].name);
         cs->b_of_s[i] = ((int)i == cs->s_lsn || (int)i == cs->s_ts ||
                          (b >= 0 && mcdc_silver_is_bronze_meta(bronze->cols[b].name))) ? -1 : b;
+        if (cs->b_of_s[i] >= 0) {
+            mcdc_type_id t = bronze->cols[cs->b_of_s[i]].type;
+            cs->s_text[i] = t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY;
+        }
     }
     if (cs->opts.n_capture_instances) {
         cs->cis = calloc(cs->opts.n_capture_instances, sizeof *cs->cis);
-        if (!cs->cis)
+        cs->ci_len = calloc(cs->opts.n_capture_instances, sizeof *cs->ci_len);
+        if (!cs->cis || !cs->ci_len)
             goto nomem;
         for (size_t i = 0; i < cs->opts.n_capture_instances; i++) {
             cs->cis[i] = strdup(cs->opts.capture_instances[i]);
             if (!cs->cis[i])
                 goto nomem;
+            cs->ci_len[i] = strlen(cs->cis[i]);
             cs->n_cis++;
         }
     }
     cs->opts.capture_instances = NULL;
     cs->n_slots = 1024;
-    cs->slots = calloc(cs->n_slots, sizeof *cs->slots);
-    if (!cs->slots)
+    cs->slots = big_alloc(cs->n_slots * sizeof *cs->slots, true);
+    cs->cap_ents = 256;
+    cs->ents = big_alloc(cs->cap_ents * sizeof *cs->ents, false);
+    if (!cs->slots || !cs->ents)
         goto nomem;
-    cs->stats.bytes = cs->n_slots * sizeof *cs->slots;
+    cs->stats.bytes = cs->n_slots * sizeof *cs->slots + cs->cap_ents * sizeof *cs->ents;
     *out = cs;
     return 0;
 nomem:
@@ -364,7 +457,7 @@ fail:
 }
 
 /* <0, 0, >0: rank of a against b (S1). */
-static int rank_cmp(const image *a, const image *b)
+static int rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
 {
     int c = mcdc_lsn_cmp(&a->lsn, &b->lsn);
     if (c)
@@ -386,11 +479,37 @@ static int rank_cmp(const image *a, const image *b)
     return (int)a->op - (int)b->op;
 }
 
+static int hex_digit(unsigned char c)
+{
+    if (c - (unsigned)'0' < 10)
+        return c - '0';
+    if ((c | 0x20u) - (unsigned)'a' < 6)
+        return (c | 0x20) - 'a' + 10;
+    return -1;
+}
+
+/* The LSN of text @p s of @p n bytes when it has the usual form, "0x" and 20 hex digits
+ * (as mcdc_lsn_parse reads it, without a copy); false for any other text. */
+static bool lsn_fast(mcdc_lsn *out, const char *s, size_t n)
+{
+    if (n != MCDC_LSN_STRLEN - 1 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        return false;
+    int bad = 0;
+    for (int i = 0; i < 10; i++) {
+        int a = hex_digit((unsigned char)s[2 + 2 * i]), b = hex_digit((unsigned char)s[3 + 2 * i]);
+        bad |= a | b;
+        out->b[i] = (uint8_t)(a << 4 | b);
+    }
+    return bad >= 0;
+}
+
 static int parse_lsn_value(mcdc_lsn *out, const mcdc_value *v, const char *what)
 {
     char text[40];
     if (v->is_null)
         return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a NULL %s", what);
+    if (lsn_fast(out, v->v.s.ptr, v->v.s.len))
+        return 0;
     if (v->v.s.len == 0 || v->v.s.len >= sizeof text)
         return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a malformed %s of %zu bytes", what,
                               v->v.s.len);
@@ -408,7 +527,7 @@ static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
         return 0;
     const mcdc_value *v = cs->i_ci >= 0 ? &r[cs->i_ci] : NULL;
     for (size_t i = 0; v && !v->is_null && i < cs->n_cis; i++)
-        if (strlen(cs->cis[i]) == v->v.s.len && strncasecmp(cs->cis[i], v->v.s.ptr, v->v.s.len) == 0)
+        if (cs->ci_len[i] == v->v.s.len && strncasecmp(cs->cis[i], v->v.s.ptr, v->v.s.len) == 0)
             return 0;
     int n = v && !v->is_null ? (int)(v->v.s.len > 200 ? 200 : v->v.s.len) : 4;
     mcdc_error_set(MCDC_EINVAL, "bronze holds rows of capture instance '%.*s', which is not one "
@@ -425,18 +544,18 @@ static int resize_slots(mcdc_silver_changes *cs, size_t n)
     size_t add = (n - cs->n_slots) * sizeof(slot);
     if (cs->stats.bytes + add > cs->opts.max_bytes)
         return MCDC_ENOMEM;
-    slot *s = calloc(n, sizeof *s);
+    slot *s = big_alloc(n * sizeof *s, true);
     if (!s)
         return MCDC_ENOMEM;
     for (size_t i = 0; i < cs->n_slots; i++) {
-        if (!cs->slots[i].im)
+        if (!cs->slots[i].ent)
             continue;
         size_t j = (size_t)cs->slots[i].hash & (n - 1);
-        while (s[j].im)
+        while (s[j].ent)
             j = (j + 1) & (n - 1);
         s[j] = cs->slots[i];
     }
-    free(cs->slots);
+    big_free(cs->slots, cs->n_slots * sizeof *cs->slots);
     cs->slots = s;
     cs->n_slots = n;
     cs->stats.bytes += add;
@@ -446,6 +565,24 @@ static int resize_slots(mcdc_silver_changes *cs, size_t n)
 static int grow_slots(mcdc_silver_changes *cs)
 {
     return resize_slots(cs, cs->n_slots * 2);
+}
+
+/* Room for @p n entries (more than the current capacity). */
+static int resize_ents(mcdc_silver_changes *cs, size_t n)
+{
+    size_t add = (n - cs->cap_ents) * sizeof(sort_ent);
+    if (cs->stats.bytes + add > cs->opts.max_bytes)
+        return MCDC_ENOMEM;
+    sort_ent *e = big_alloc(n * sizeof *e, false);
+    if (!e)
+        return MCDC_ENOMEM;
+    if (cs->n_images)
+        memcpy(e, cs->ents, cs->n_images * sizeof *e);
+    big_free(cs->ents, cs->cap_ents * sizeof *cs->ents);
+    cs->ents = e;
+    cs->cap_ents = n;
+    cs->stats.bytes += add;
+    return 0;
 }
 
 void mcdc_silver_changes_reserve(mcdc_silver_changes *cs, uint64_t n_keys)
@@ -458,6 +595,16 @@ void mcdc_silver_changes_reserve(mcdc_silver_changes *cs, uint64_t n_keys)
         n /= 2;
     if (n > cs->n_slots && resize_slots(cs, n) < 0)
         mcdc_error_clear();
+    size_t e = n / 2; /* the keys the index holds before it grows */
+    while (e > cs->cap_ents && (e - cs->cap_ents) * sizeof(sort_ent) > cs->opts.max_bytes / 4)
+        e /= 2;
+    if (e > cs->cap_ents && resize_ents(cs, e) < 0)
+        mcdc_error_clear();
+}
+
+void mcdc_silver_changes_prefetch(const mcdc_silver_changes *cs, uint64_t hash)
+{
+    __builtin_prefetch(&cs->slots[(size_t)hash & (cs->n_slots - 1)]);
 }
 
 static int over_cap(const mcdc_silver_changes *cs)
@@ -474,14 +621,33 @@ static size_t image_size(const mcdc_silver_changes *cs, const mcdc_value *r, siz
     size_t strings = MCDC_LSN_STRLEN;
     for (size_t i = 0; i < n; i++) {
         int b = cs->b_of_s[i];
-        if (b < 0 || r[b].is_null)
-            continue;
-        mcdc_type_id t = cs->bronze->cols[b].type;
-        if (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY)
+        if (cs->s_text[i] && !r[b].is_null)
             strings += r[b].v.s.len;
     }
     size_t size = IMAGE_HEAD + n * sizeof(mcdc_value) + key_len + strings;
     return (size + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t);
+}
+
+/* A new chunk of at least @p size bytes, first in the list; NULL when out of memory. */
+static chunk *chunk_new(mcdc_silver_changes *cs, size_t size)
+{
+    size_t cap = cs->chunk_total < CHUNK_BYTES ? CHUNK_BYTES
+               : cs->chunk_total > CHUNK_BYTES_MAX ? CHUNK_BYTES_MAX : cs->chunk_total;
+    if (cap < size)
+        cap = size;
+    size_t block = sizeof(chunk) + cap;
+    if (block >= HUGE_BYTES)
+        cap = big_round(block) - sizeof(chunk); /* the whole mapping */
+    chunk *c = big_alloc(block, false);
+    if (!c)
+        return NULL;
+    c->next = cs->chunks;
+    c->used = 0;
+    c->cap = cap;
+    c->block = block;
+    cs->chunks = c;
+    cs->chunk_total += cap;
+    return c;
 }
 
 /* @p size bytes (a multiple of the alignment) from the chunks; NULL when out of memory. */
@@ -489,14 +655,8 @@ static void *chunk_alloc(mcdc_silver_changes *cs, size_t size)
 {
     chunk *c = cs->chunks;
     if (!c || c->cap - c->used < size) {
-        size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
-        c = malloc(sizeof *c + cap);
-        if (!c)
+        if (!(c = chunk_new(cs, size)))
             return NULL;
-        c->next = cs->chunks;
-        c->used = 0;
-        c->cap = cap;
-        cs->chunks = c;
     }
     void *p = c->data + c->used;
     c->used += size;
@@ -507,17 +667,19 @@ static void *chunk_alloc(mcdc_silver_changes *cs, size_t size)
  * (nothing changed). */
 static int compact(mcdc_silver_changes *cs)
 {
-    chunk *c = malloc(sizeof *c + (cs->live ? cs->live : 1));
-    if (!c)
+    chunk *old = cs->chunks;
+    size_t old_total = cs->chunk_total;
+    cs->chunks = NULL;
+    cs->chunk_total = 0;
+    chunk *c = chunk_new(cs, cs->live ? cs->live : 1);
+    if (!c) {
+        cs->chunks = old;
+        cs->chunk_total = old_total;
         return MCDC_ENOMEM;
-    c->next = NULL;
-    c->used = 0;
-    c->cap = cs->live;
+    }
     size_t n = cs->silver->n_cols;
-    for (size_t i = 0; i < cs->n_slots; i++) {
-        image *o = cs->slots[i].im;
-        if (!o)
-            continue;
+    for (size_t i = 0; i < cs->n_images; i++) {
+        image *o = cs->ents[i].im;
         image *im = (image *)(c->data + c->used);
         c->used += o->alloc;
         memcpy(im, o, o->alloc);
@@ -531,14 +693,9 @@ static int compact(mcdc_silver_changes *cs)
                 v->v.s.ptr >= (const char *)o && v->v.s.ptr < (const char *)o + o->alloc)
                 v->v.s.ptr += d;
         }
-        cs->slots[i].im = im;
+        cs->ents[i].im = im;
     }
-    while (cs->chunks) {
-        chunk *x = cs->chunks->next;
-        free(cs->chunks);
-        cs->chunks = x;
-    }
-    cs->chunks = c;
+    free_chunks(old);
     cs->stats.bytes -= cs->garbage;
     cs->garbage = 0;
     return 0;
@@ -558,8 +715,7 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint
     im->key = (uint8_t *)(im->row + n);
     memcpy(im->key, key, key_len);
     im->key_len = key_len;
-    char *lsn_text = (char *)im->key + key_len;
-    char *p = lsn_text + MCDC_LSN_STRLEN;
+    char *p = (char *)im->key + key_len + MCDC_LSN_STRLEN; /* after the _start_lsn text */
     for (size_t i = 0; i < n; i++) {
         int b = cs->b_of_s[i];
         mcdc_value *v = &im->row[i];
@@ -569,21 +725,28 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint
             continue;
         }
         *v = r[b];
-        mcdc_type_id t = cs->bronze->cols[b].type;
-        if (!v->is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY)) {
+        if (cs->s_text[i] && !v->is_null) {
             if (v->v.s.len)
                 memcpy(p, v->v.s.ptr, v->v.s.len);
             v->v.s.ptr = p;
             p += v->v.s.len;
         }
     }
-    (void)lsn_text;
     return im;
 }
 
-int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
+static uint64_t be64_at(const uint8_t *p, size_t n)
 {
-    cs->stats.rows_seen++;
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | (i < n ? p[i] : 0);
+    return v;
+}
+
+int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value *r,
+                                mcdc_silver_prepared *p, mcdc_buf *keys)
+{
+    p->take = false;
     const mcdc_value *vop = &r[cs->i_op];
     if (vop->is_null || vop->v.i < 0 || vop->v.i > 4)
         return mcdc_error_set(MCDC_ECORRUPT, "bronze row with _operation %s%lld (expected 0 to 4)",
@@ -593,111 +756,153 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
     int rc = check_instance(cs, r);
     if (rc < 0)
         return rc;
-    mcdc_lsn lsn;
-    rc = parse_lsn_value(&lsn, &r[cs->i_lsn], "_start_lsn");
-    if (rc < 0)
+    mcdc_silver_rank *k = &p->rank;
+    memset(k, 0, sizeof *k);
+    if ((rc = parse_lsn_value(&k->lsn, &r[cs->i_lsn], "_start_lsn")) < 0)
         return rc;
     if (op == 0) {
         if (!cs->opts.has_snapshot)
             return 0;
-        mcdc_lsn snap = lsn;
+        mcdc_lsn snap = k->lsn;
         if (cs->i_snap >= 0 && !r[cs->i_snap].is_null &&
             (rc = parse_lsn_value(&snap, &r[cs->i_snap], "_snapshot")) < 0)
             return rc;
         if (mcdc_lsn_cmp(&snap, &cs->opts.snapshot) != 0)
             return 0;
-    } else if (cs->opts.has_after && mcdc_lsn_cmp(&lsn, &cs->opts.after) <= 0) {
+    } else if (cs->opts.has_after && mcdc_lsn_cmp(&k->lsn, &cs->opts.after) <= 0) {
         return 0;
     }
-    image cand;
-    memset(&cand, 0, sizeof cand);
-    cand.lsn = lsn;
-    cand.op = (uint8_t)op;
+    k->op = (uint8_t)op;
     if (cs->i_seq >= 0 && !r[cs->i_seq].is_null) {
-        if ((rc = parse_lsn_value(&cand.seqval, &r[cs->i_seq], "_seqval")) < 0)
+        if ((rc = parse_lsn_value(&k->seqval, &r[cs->i_seq], "_seqval")) < 0)
             return rc;
-        cand.has_seqval = true;
+        k->has_seqval = true;
     }
     if (cs->i_cmd >= 0 && !r[cs->i_cmd].is_null) {
-        cand.has_command_id = true;
-        cand.command_id = (int32_t)r[cs->i_cmd].v.i;
+        k->has_command_id = true;
+        k->command_id = (int32_t)r[cs->i_cmd].v.i;
     }
-    cs->stats.rows_taken++;
-    if (op == 0)
-        cs->stats.snapshot_rows++;
-    else if (!cs->stats.has_max_change || mcdc_lsn_cmp(&lsn, &cs->stats.max_change_lsn) > 0) {
-        cs->stats.has_max_change = true;
-        cs->stats.max_change_lsn = lsn;
-    }
-    mcdc_buf_clear(&cs->keybuf);
-    for (size_t k = 0; k < cs->n_keys; k++)
-        if ((rc = mcdc_silver_key_encode(&cs->keybuf, &cs->bronze->cols[cs->key_b[k]],
-                                         &r[cs->key_b[k]])) < 0)
+    p->key_off = keys->len;
+    for (size_t i = 0; i < cs->n_keys; i++)
+        if ((rc = mcdc_silver_key_encode(keys, &cs->bronze->cols[cs->key_b[i]],
+                                         &r[cs->key_b[i]])) < 0)
             return rc;
-    const uint8_t *key = (const uint8_t *)cs->keybuf.ptr;
-    size_t key_len = cs->keybuf.len;
-    uint64_t h = hash_bytes(key, key_len);
-    size_t j = (size_t)h & (cs->n_slots - 1);
-    while (cs->slots[j].im) {
-        const image *o = cs->slots[j].im;
-        if (cs->slots[j].hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
+    p->key_len = keys->len - p->key_off;
+    if (p->key_len > MCDC_SILVER_KEY_MAX)
+        return mcdc_error_set(MCDC_EINVAL, "bronze row with a key of %zu bytes encoded (at most "
+                              "%zu)", p->key_len, MCDC_SILVER_KEY_MAX);
+    const uint8_t *key = (const uint8_t *)keys->ptr + p->key_off;
+    p->hash = hash_bytes(key, p->key_len);
+    p->p0 = be64_at(key, p->key_len);
+    p->p1 = p->key_len > 8 ? be64_at(key + 8, p->key_len - 8) : 0;
+    p->size = image_size(cs, r, p->key_len);
+    p->take = true;
+    return 0;
+}
+
+/* The entry of the key with hash @p h and bytes @p key (prefixes @p p0, @p p1), or NULL;
+ * *slot_out gets its slot or the empty slot where it would go. */
+static sort_ent *probe(const mcdc_silver_changes *cs, uint64_t h, const uint8_t *key,
+                       size_t key_len, uint64_t p0, uint64_t p1, size_t *slot_out)
+{
+    size_t mask = cs->n_slots - 1, j = (size_t)h & mask;
+    for (;; j = (j + 1) & mask) {
+        const slot *s = &cs->slots[j];
+        if (!s->ent)
             break;
-        j = (j + 1) & (cs->n_slots - 1);
+        if (s->hash != h)
+            continue;
+        sort_ent *e = &cs->ents[s->ent - 1];
+        if (e->key_len == key_len && e->p0 == p0 && e->p1 == p1 &&
+            (key_len <= 16 || memcmp(e->im->key + 16, key + 16, key_len - 16) == 0)) {
+            *slot_out = j;
+            return e;
+        }
     }
-    image *old = cs->slots[j].im;
-    if (old && rank_cmp(&cand, old) <= 0)
+    *slot_out = j;
+    return NULL;
+}
+
+int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *r,
+                                     const mcdc_silver_prepared *p, const uint8_t *key)
+{
+    cs->stats.rows_seen++;
+    if (!p->take)
+        return 0;
+    const mcdc_silver_rank *k = &p->rank;
+    cs->stats.rows_taken++;
+    if (k->op == 0)
+        cs->stats.snapshot_rows++;
+    else if (!cs->stats.has_max_change || mcdc_lsn_cmp(&k->lsn, &cs->stats.max_change_lsn) > 0) {
+        cs->stats.has_max_change = true;
+        cs->stats.max_change_lsn = k->lsn;
+    }
+    size_t j;
+    sort_ent *e = probe(cs, p->hash, key, p->key_len, p->p0, p->p1, &j);
+    if (e && rank_cmp(k, &e->im->r) <= 0)
         return 0; /* an equal or higher-ranked image is already there (S1) */
-    size_t size = image_size(cs, r, key_len);
+    size_t size = p->size;
     /* a replaced image stays counted (as garbage) until a compaction drops it */
     if (cs->stats.bytes + size > cs->opts.max_bytes && cs->garbage) {
         if (compact(cs) < 0)
             return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
-        old = cs->slots[j].im; /* moved */
     }
+    if (!e && cs->n_images == cs->cap_ents &&
+        resize_ents(cs, cs->cap_ents ? cs->cap_ents * 2 : 256) < 0)
+        return over_cap(cs);
     if (cs->stats.bytes + size > cs->opts.max_bytes)
         return over_cap(cs);
-    image *im = image_new(cs, r, key, key_len, size);
+    image *im = image_new(cs, r, key, p->key_len, size);
     if (!im)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
-    im->lsn = cand.lsn;
-    im->seqval = cand.seqval;
-    im->has_seqval = cand.has_seqval;
-    im->command_id = cand.command_id;
-    im->has_command_id = cand.has_command_id;
-    im->op = cand.op;
+    im->r = *k;
     /* silver's own metadata columns: _start_lsn text and _commit_ts */
-    char *lsn_text = (char *)im->key + key_len;
-    mcdc_lsn_format(lsn_text, &lsn);
+    char *lsn_text = (char *)im->key + p->key_len;
+    mcdc_lsn_format(lsn_text, &k->lsn);
     im->row[cs->s_lsn].is_null = false;
     im->row[cs->s_lsn].v.s.ptr = lsn_text;
     im->row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
     im->row[cs->s_ts] = r[cs->i_ts];
     cs->stats.bytes += im->alloc;
     cs->live += im->alloc;
-    if (old) {
+    if (cs->sorted)
+        drop_sorted(cs);
+    if (e) {
+        image *old = e->im;
         cs->live -= old->alloc;
         cs->garbage += old->alloc;
-        cs->slots[j].im = im;
+        im->ent = old->ent;
+        e->im = im;
+        e->op = k->op;
         if (cs->garbage > cs->live && cs->garbage >= CHUNK_BYTES && compact(cs) < 0)
             return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
-    } else {
-        cs->slots[j].hash = h;
-        cs->slots[j].im = im;
-        cs->n_images++;
-        cs->stats.n_keys = cs->n_images;
-        if (cs->n_images * 2 > cs->n_slots && grow_slots(cs) < 0) {
-            /* the image is in; only the index could not grow: report the cap */
-            return over_cap(cs);
-        }
+        return 0;
     }
-    free(cs->sorted);
-    cs->sorted = NULL;
-    cs->n_sorted = 0;
-    free(cs->skeys);
-    cs->skeys = NULL;
-    free(cs->skey_off);
-    cs->skey_off = NULL;
+    im->ent = cs->n_images;
+    e = &cs->ents[cs->n_images++];
+    e->p0 = p->p0;
+    e->p1 = p->p1;
+    e->im = im;
+    e->key_len = (uint32_t)p->key_len;
+    e->op = k->op;
+    cs->slots[j].hash = p->hash;
+    cs->slots[j].ent = cs->n_images;
+    cs->stats.n_keys = cs->n_images;
+    if (cs->n_images * 2 > cs->n_slots && grow_slots(cs) < 0)
+        return over_cap(cs); /* the image is in; only the index could not grow */
     return 0;
+}
+
+int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
+{
+    mcdc_silver_prepared p;
+    mcdc_buf_clear(&cs->keybuf);
+    int rc = mcdc_silver_changes_prepare(cs, r, &p, &cs->keybuf);
+    if (rc < 0) {
+        cs->stats.rows_seen++;
+        return rc;
+    }
+    return mcdc_silver_changes_add_prepared(cs, r, &p, (const uint8_t *)cs->keybuf.ptr + p.key_off);
 }
 
 void mcdc_silver_changes_get_stats(const mcdc_silver_changes *cs, mcdc_silver_changes_stats *out)
@@ -736,15 +941,10 @@ int mcdc_silver_changes_row_key(const mcdc_silver_changes *cs, mcdc_buf *out,
 
 static image *lookup(const mcdc_silver_changes *cs, const uint8_t *key, size_t key_len)
 {
-    uint64_t h = hash_bytes(key, key_len);
-    size_t j = (size_t)h & (cs->n_slots - 1);
-    while (cs->slots[j].im) {
-        image *o = cs->slots[j].im;
-        if (cs->slots[j].hash == h && o->key_len == key_len && memcmp(o->key, key, key_len) == 0)
-            return o;
-        j = (j + 1) & (cs->n_slots - 1);
-    }
-    return NULL;
+    size_t j;
+    uint64_t p0 = be64_at(key, key_len), p1 = key_len > 8 ? be64_at(key + 8, key_len - 8) : 0;
+    sort_ent *e = probe(cs, hash_bytes(key, key_len), key, key_len, p0, p1, &j);
+    return e ? e->im : NULL;
 }
 
 /* Rule S3 for a silver row whose key is @p im's (NULL: no image). */
@@ -765,19 +965,21 @@ static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *si
     if (!v->is_null) {
         mcdc_lsn have;
         char text[40];
-        if (v->v.s.len == 0 || v->v.s.len >= sizeof text)
-            return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn of %zu "
-                                  "bytes", v->v.s.len);
-        memcpy(text, v->v.s.ptr, v->v.s.len);
-        text[v->v.s.len] = 0;
-        if (mcdc_lsn_parse(&have, text) < 0)
-            return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn '%s'",
-                                  text);
-        newer = mcdc_lsn_cmp(&im->lsn, &have) > 0;
+        if (!lsn_fast(&have, v->v.s.ptr, v->v.s.len)) {
+            if (v->v.s.len == 0 || v->v.s.len >= sizeof text)
+                return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn of "
+                                      "%zu bytes", v->v.s.len);
+            memcpy(text, v->v.s.ptr, v->v.s.len);
+            text[v->v.s.len] = 0;
+            if (mcdc_lsn_parse(&have, text) < 0)
+                return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn "
+                                      "'%s'", text);
+        }
+        newer = mcdc_lsn_cmp(&im->r.lsn, &have) > 0;
     }
     if (!newer)
         return 0;
-    if (im->op == 1 || im->op == 3) {
+    if (im->r.op == 1 || im->r.op == 3) {
         *fate = MCDC_SILVER_DROP;
         return 0;
     }
@@ -809,18 +1011,18 @@ int mcdc_silver_changes_match_key(mcdc_silver_changes *cs, const uint8_t *key, s
 int mcdc_silver_changes_match_at(mcdc_silver_changes *cs, size_t i, const mcdc_value *silver_row,
                                  mcdc_silver_fate *fate, const mcdc_value **image_out)
 {
-    return decide(cs, cs->sorted[i], silver_row, fate, image_out);
+    return decide(cs, cs->sorted[i].im, silver_row, fate, image_out);
 }
 
 unsigned mcdc_silver_changes_marks(const mcdc_silver_changes *cs, size_t i)
 {
-    const image *im = cs->sorted[i];
+    const image *im = cs->sorted[i].im;
     return (im->matched ? 1u : 0u) | (im->placed ? 2u : 0u);
 }
 
 void mcdc_silver_changes_set_marks(mcdc_silver_changes *cs, size_t i, unsigned marks)
 {
-    image *im = cs->sorted[i];
+    image *im = cs->sorted[i].im;
     im->matched = (marks & 1u) != 0;
     im->placed = (marks & 2u) != 0;
 }
@@ -833,22 +1035,6 @@ static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
     return na < nb ? -1 : na > nb;
 }
 
-/* A sort entry: the key's first 16 bytes inline (big-endian, zero-padded), so that most
- * comparisons never touch the images. */
-typedef struct sort_ent {
-    uint64_t     p0, p1;
-    const image *im;
-    size_t       key_len;
-} sort_ent;
-
-static uint64_t be64_at(const uint8_t *p, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < 8; i++)
-        v = v << 8 | (i < n ? p[i] : 0);
-    return v;
-}
-
 static int sort_ent_cmp(const void *pa, const void *pb)
 {
     const sort_ent *a = pa, *b = pb;
@@ -856,7 +1042,7 @@ static int sort_ent_cmp(const void *pa, const void *pb)
         return a->p0 < b->p0 ? -1 : 1;
     if (a->p1 != b->p1)
         return a->p1 < b->p1 ? -1 : 1;
-    return key_cmp(a->im->key, a->im->key_len, b->im->key, b->im->key_len);
+    return key_cmp(a->im->key, a->key_len, b->im->key, b->key_len);
 }
 
 /* Sorts the entries by (p0, p1) with a least-significant-digit radix sort, one pass per
@@ -925,47 +1111,22 @@ static void sort_ents(sort_ent *e, size_t n)
 
 int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
 {
-    free(cs->sorted);
-    cs->n_sorted = 0;
-    cs->sorted = malloc((cs->n_images ? cs->n_images : 1) * sizeof *cs->sorted);
-    if (!cs->sorted)
-        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys",
-                              cs->n_images);
-    sort_ent *e = malloc((cs->n_images ? cs->n_images : 1) * sizeof *e);
+    drop_sorted(cs);
+    size_t n = cs->n_images;
+    sort_ent *e = malloc((n ? n : 1) * sizeof *e);
     if (!e)
-        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys",
-                              cs->n_images);
-    size_t n = 0;
-    /* the images lie in hash order: fetch ahead, the header first, then the key */
-    const size_t ahead = 16;
-    for (size_t i = 0; i < cs->n_slots; i++) {
-        if (i + ahead < cs->n_slots && cs->slots[i + ahead].im)
-            __builtin_prefetch(cs->slots[i + ahead].im);
-        if (i + ahead / 2 < cs->n_slots && cs->slots[i + ahead / 2].im)
-            __builtin_prefetch(cs->slots[i + ahead / 2].im->key);
-        const image *im = cs->slots[i].im;
-        if (!im)
-            continue;
-        e[n].p0 = be64_at(im->key, im->key_len);
-        e[n].p1 = im->key_len > 8 ? be64_at(im->key + 8, im->key_len - 8) : 0;
-        e[n].im = im;
-        e[n].key_len = im->key_len;
-        n++;
-    }
+        return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
+    if (n)
+        memcpy(e, cs->ents, n * sizeof *e);
     sort_ents(e, n);
     size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        cs->sorted[i] = (image *)e[i].im;
+    for (size_t i = 0; i < n; i++)
         total += e[i].key_len;
-    }
-    free(cs->skeys);
-    free(cs->skey_off);
     cs->skeys = malloc(total ? total : 1);
     cs->skey_off = malloc((n + 1) * sizeof *cs->skey_off);
     if (!cs->skeys || !cs->skey_off) {
         free(e);
-        free(cs->sorted);
-        cs->sorted = NULL;
+        drop_sorted(cs);
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
     }
     /* a key of at most 16 bytes is its entry's prefix: no visit to the image */
@@ -983,8 +1144,8 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         }
         at += len;
     }
-    free(e);
     cs->skey_off[n] = at;
+    cs->sorted = e;
     cs->n_sorted = n;
     return 0;
 }
@@ -995,14 +1156,19 @@ const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t 
     return cs->skeys + cs->skey_off[i];
 }
 
+bool mcdc_silver_changes_is_delete_at(const mcdc_silver_changes *cs, size_t i)
+{
+    return cs->sorted[i].op == 1 || cs->sorted[i].op == 3;
+}
+
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out)
 {
-    const image *im = cs->sorted[i];
+    const image *im = cs->sorted[i].im;
     out->key = im->key;
     out->key_len = im->key_len;
-    out->start_lsn = im->lsn;
-    out->operation = im->op;
-    out->is_delete = im->op == 1 || im->op == 3;
+    out->start_lsn = im->r.lsn;
+    out->operation = im->r.op;
+    out->is_delete = im->r.op == 1 || im->r.op == 3;
     out->matched = im->matched;
     out->row = im->row;
 }

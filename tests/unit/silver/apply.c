@@ -656,6 +656,27 @@ static void test_silver_apply__a_damaged_bronze_file_fails_cleanly(void **state)
     mcdc_control_row_clear(&row);
 }
 
+/* A refused row deep in bronze (after more rows than one batch of the reader thread)
+ * fails the apply with its own message, and nothing is recorded. */
+static void test_silver_apply__a_refused_row_after_many_fails_the_apply(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    static brow b[9001];
+    for (int i = 0; i < 9000; i++) {
+        brow x = { i < 64 ? 2 : 4, i % 64, "n", i, 100 + i / 1000, i + 1, 1, NULL, 0 };
+        b[i] = x;
+    }
+    brow bad = { 4, 3, "x", 1, 110, 1, 1, "dbo_other", 0 };
+    b[9000] = bad;
+    append(f, b, 9001);
+    assert_int_equal(MCDC_EINVAL, apply(f, 100, &r));
+    assert_non_null(strstr(mcdc_error_last()->message, "'dbo_other'"));
+    assert_int_equal(9000, r.bronze_rows_read); /* every row before it, in order */
+    mcdc_control_row row;
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_control_get(&row, f->control, "silver.t"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -670,6 +691,7 @@ int main(void)
         T(threads_do_not_change_the_files),
         T(unsorted_file_with_a_range_is_rewritten_sorted),
         T(a_damaged_bronze_file_fails_cleanly),
+        T(a_refused_row_after_many_fails_the_apply),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -789,6 +789,77 @@ static void test_silver_changes__key_encoding_preserves_order(void **state)
     assert_int_equal(1, enc_cmp(&cf, &a, &b));
 }
 
+/* Offer an update of key @p id whose _start_lsn and _seqval are the texts given. */
+static int offer_texts(mcdc_silver_changes *cs, const char *lsn, const char *seq, int id)
+{
+    mcdc_value v[B_N];
+    memset(v, 0, sizeof v);
+    set_str(&v[B_CI], "dbo_orders");
+    set_str(&v[B_LSN], lsn);
+    set_str(&v[B_SEQ], seq);
+    v[B_OP].v.i = 4;
+    v[B_CMD].v.i = 1;
+    v[B_ID].v.i = id;
+    set_str(&v[B_NAME], lsn);
+    v[B_BATCH].is_null = true;
+    v[B_SNAP].is_null = true;
+    v[B_CHUNK].is_null = true;
+    return mcdc_silver_changes_add(cs, v);
+}
+
+/* LSN text ranks by its value whatever its form (case, 0X, fewer digits), in bronze rows
+ * and in silver's _start_lsn; text that is not an LSN is refused, naming it. */
+static void test_silver_changes__lsn_text_of_any_form_ranks_by_value(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, NULL));
+    const char *one = "0x00000000000000000001";
+    assert_int_equal(0, offer_texts(cs, "0x00000000000000000005", one, 1));
+    assert_int_equal(0, offer_texts(cs, "0x000000000000000000a0", one, 1)); /* wins: 0xA0 */
+    assert_int_equal(0, offer_texts(cs, "0xA", one, 1));                    /* loses: 10 */
+    assert_int_equal(0, offer_texts(cs, "0x000000000000000000A0", "0x2", 1)); /* wins: seqval */
+    assert_int_equal(MCDC_ECORRUPT, offer_texts(cs, "0x0000000000000000000G", one, 1));
+    assert_non_null(strstr(mcdc_error_last()->message, "'0x0000000000000000000G'"));
+    assert_int_equal(MCDC_ECORRUPT, offer_texts(cs, "0x00000000000000000001", "1x00000000000000000001", 1));
+    assert_non_null(strstr(mcdc_error_last()->message, "_seqval"));
+    assert_int_equal(MCDC_ECORRUPT, offer_texts(cs, "0x000000000000000000001", one, 1));
+    assert_int_equal(1, mcdc_silver_changes_count(cs));
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    mcdc_silver_image im;
+    mcdc_silver_changes_at(cs, 0, &im);
+    assert_int_equal(0xA0, im.start_lsn.b[9]);
+    /* the winner is the row with seqval 2 (its name is its LSN text, in upper case) */
+    assert_int_equal(22, im.row[1].v.s.len);
+    assert_memory_equal("0x000000000000000000A0", im.row[1].v.s.ptr, 22);
+
+    /* silver rows: the image (0xA0) is newer than 0x9f, not newer than 0XA0 in any case */
+    const mcdc_schema *s = mcdc_silver_changes_schema(cs);
+    int i_id = mcdc_schema_find(s, "id"), i_lsn = mcdc_schema_find(s, "_start_lsn");
+    static const char *const older[] = { "0x0000000000000000009f", "0x9F", "0X0000000000000000009F" };
+    static const char *const same[] = { "0x000000000000000000a0", "0xa0", "0X000000000000000000A0" };
+    for (int k = 0; k < 6; k++) {
+        mcdc_value row[8];
+        memset(row, 0, sizeof row);
+        row[i_id].v.i = 1;
+        set_str(&row[i_lsn], k < 3 ? older[k] : same[k - 3]);
+        mcdc_silver_changes_set_marks(cs, 0, 0);
+        mcdc_silver_fate fate;
+        const mcdc_value *img;
+        assert_int_equal(0, mcdc_silver_changes_match(cs, row, &fate, &img));
+        assert_int_equal(k < 3 ? MCDC_SILVER_REPLACE : MCDC_SILVER_KEEP, fate);
+    }
+    mcdc_value row[8];
+    memset(row, 0, sizeof row);
+    row[i_id].v.i = 1;
+    set_str(&row[i_lsn], "0x000000000000000000-0");
+    mcdc_silver_fate fate;
+    const mcdc_value *img;
+    assert_int_equal(MCDC_ECORRUPT, mcdc_silver_changes_match(cs, row, &fate, &img));
+    assert_non_null(strstr(mcdc_error_last()->message, "0x000000000000000000-0"));
+    mcdc_silver_changes_free(cs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +888,7 @@ int main(void)
         T(cap_counts_live_images_after_compaction),
         T(match_at_and_marks),
         T(key_encoding_preserves_order),
+        T(lsn_text_of_any_form_ranks_by_value),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
