@@ -304,6 +304,21 @@ bool mcdc_parquet_reader_is_nested(const mcdc_parquet_reader *r, size_t i);
  *         MCDC_ENOMEM. After an error every later call returns it. */
 int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row);
 
+/** Up to @p max next rows at once, as mcdc_parquet_reader_next would return them one by
+ *  one: row k's cells are (*rows)[k * n .. k * n + n) for the n projected columns.
+ *  A batch stops at the end of a row group and at the end of any projected column's
+ *  current page, and before a row whose cell cannot be made (that row's error comes on
+ *  the next call), so it may hold fewer rows than asked; when a projected column is
+ *  nested or its cells are formatted text (nanosecond timestamps, times, UUIDs), or a
+ *  column is projected twice, every batch holds one row. May be mixed with
+ *  mcdc_parquet_reader_next and _next_json: each row is returned once.
+ * @param max       rows wanted, at least 1 (larger values are cut to 4096).
+ * @param[out] rows borrowed, valid until the next call on the reader.
+ * @param[out] n    rows in the batch (0 at the end).
+ * @return 1 with at least one row; 0 at the end; errors as mcdc_parquet_reader_next. */
+int mcdc_parquet_reader_next_batch(mcdc_parquet_reader *r, size_t max, const mcdc_value **rows,
+                                   size_t *n);
+
 /** The next row as a JSON object (see the overview).
  * @param[out] row  a new reference owned by the caller (json_decref), NULL at the end.
  * @return 1, 0 or an error as mcdc_parquet_reader_next. */

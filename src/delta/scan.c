@@ -19,6 +19,9 @@
 #include "mcdc/parquet.h"
 #include "mcdc/time.h"
 
+/* Rows asked of the Parquet reader at once. */
+#define SCAN_BATCH 256
+
 struct mcdc_delta_scan {
     const mcdc_delta_snapshot *snap;   /* borrowed */
     mcdc_schema               *schema; /* output columns (logical names, table types) */
@@ -32,6 +35,9 @@ struct mcdc_delta_scan {
     size_t                     n_only;
     mcdc_parquet_reader       *reader;    /* the open file, or NULL */
     int                       *src;       /* per output column: index in the reader row, or -1 */
+    bool                       direct;    /* the reader's rows are the output rows as they are */
+    const mcdc_value          *batch;     /* rows from the reader, borrowed until its next call */
+    size_t                     batch_n, batch_at, batch_width; /* rows, next, cells a row */
     mcdc_value                *row;       /* output cells */
     mcdc_value                *pvals;     /* partition values of the current file */
     char                     **pbufs;     /* owned text behind pvals (decoded binaries) */
@@ -47,6 +53,8 @@ static void close_file(mcdc_delta_scan *s)
 {
     mcdc_parquet_reader_free(s->reader);
     s->reader = NULL;
+    s->batch = NULL;
+    s->batch_n = s->batch_at = 0;
     free(s->src);
     s->src = NULL;
     free(s->deleted);
@@ -309,6 +317,11 @@ static int open_next(mcdc_delta_scan *s)
         if (rc < 0)
             return rc;
         s->row_index = 0;
+        s->batch_width = mcdc_parquet_reader_schema(s->reader)->n_cols;
+        s->direct = s->batch_width == s->n_out;
+        for (size_t i = 0; s->direct && i < s->n_out; i++)
+            s->direct = s->src[i] == (int)i &&
+                        !(s->nested[i] && snap->column_mapping != MCDC_DELTA_CM_NONE);
         return 0;
     }
     return 1;
@@ -397,21 +410,30 @@ int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
                 return s->failed = rc;
             }
         }
-        const mcdc_value *in;
-        int rc = mcdc_parquet_reader_next(s->reader, &in);
-        if (rc < 0) {
-            close_file(s);
-            return s->failed = rc;
+        if (s->batch_at == s->batch_n) {
+            int rc = mcdc_parquet_reader_next_batch(s->reader, SCAN_BATCH, &s->batch, &s->batch_n);
+            s->batch_at = 0;
+            if (rc < 0) {
+                close_file(s);
+                return s->failed = rc;
+            }
+            if (rc == 0) {
+                close_file(s);
+                continue;
+            }
         }
-        if (rc == 0) {
-            close_file(s);
-            continue;
-        }
+        const mcdc_value *in = s->batch + s->batch_at++ * s->batch_width;
         int64_t idx = s->row_index++;
-        while (s->at_deleted < s->n_deleted && s->deleted[s->at_deleted] < (uint64_t)idx)
-            s->at_deleted++;
-        if (s->at_deleted < s->n_deleted && s->deleted[s->at_deleted] == (uint64_t)idx)
-            continue; /* deleted by the DV */
+        if (s->n_deleted) {
+            while (s->at_deleted < s->n_deleted && s->deleted[s->at_deleted] < (uint64_t)idx)
+                s->at_deleted++;
+            if (s->at_deleted < s->n_deleted && s->deleted[s->at_deleted] == (uint64_t)idx)
+                continue; /* deleted by the DV */
+        }
+        if (s->direct) {
+            *row = in;
+            return 1;
+        }
         for (size_t i = 0; i < s->n_out; i++) {
             if (s->part[i] >= 0)
                 s->row[i] = s->pvals[i];

@@ -123,7 +123,8 @@ static int grow_slots(mcdc_pq_dict *d)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory growing a dictionary to %zu slots", ncap);
     const uint8_t *plain = (const uint8_t *)d->plain.ptr;
     for (uint32_t i = 0; i < d->n; i++) {
-        uint32_t h = d->byte_array ? d->hash[i] : hash_fixed(plain + (size_t)i * d->width, d->width);
+        uint32_t h = d->byte_array ? d->hash[i]
+                                   : hash_fixed(plain + (size_t)i * d->width, d->width);
         size_t s = h & (ncap - 1);
         while (ns[s])
             s = (s + 1) & (ncap - 1);

@@ -429,7 +429,12 @@ static void free_selection(mcdc_parquet_reader *r)
     free(r->sel_nested);
     free(r->row);
     free(r->tmp);
+    free(r->fill);
+    free(r->batch);
     mcdc_schema_free(r->schema);
+    r->fill = NULL;
+    r->batch = NULL;
+    r->batch_cap = 0;
     r->sel = NULL;
     r->sel_nested = NULL;
     r->row = NULL;
@@ -482,6 +487,34 @@ static bool node_nested(const pqr_node *n)
     return n->kind != PQR_LEAF || n->repetition == MCDC_PQ_REPEATED;
 }
 
+/* How batches make the cells of flat leaf @p n: as pqr_leaf_value would. */
+static pqr_fill fill_kind(const pqr_node *n)
+{
+    switch (n->conv) {
+    case PQR_CONV_PLAIN:
+        switch (n->col.type) {
+        case MCDC_TYPE_BOOLEAN: return PQR_FILL_BOOL;
+        case MCDC_TYPE_BYTE:
+        case MCDC_TYPE_SHORT:
+        case MCDC_TYPE_INT: return PQR_FILL_I32;
+        case MCDC_TYPE_LONG: return PQR_FILL_I64;
+        case MCDC_TYPE_FLOAT: return PQR_FILL_FLOAT;
+        case MCDC_TYPE_DOUBLE: return PQR_FILL_DOUBLE;
+        default: return PQR_FILL_BYTES;
+        }
+    case PQR_CONV_UINT32: return PQR_FILL_U32;
+    case PQR_CONV_DATE: return PQR_FILL_I32;
+    case PQR_CONV_TS_MICROS: return PQR_FILL_I64;
+    case PQR_CONV_UINT64:
+    case PQR_CONV_TS_MILLIS:
+    case PQR_CONV_INT96:
+    case PQR_CONV_DEC_INT:
+    case PQR_CONV_DEC_BYTES:
+    case PQR_CONV_FLOAT16: return PQR_FILL_CALL;
+    default: return PQR_FILL_ROW; /* text in the row's scratch */
+    }
+}
+
 static int set_selection(mcdc_parquet_reader *r, pqr_node **nodes, size_t n)
 {
     free_selection(r);
@@ -490,12 +523,14 @@ static int set_selection(mcdc_parquet_reader *r, pqr_node **nodes, size_t n)
     r->sel_nested = calloc(n ? n : 1, sizeof *r->sel_nested);
     r->row = calloc(n ? n : 1, sizeof *r->row);
     r->tmp = calloc(n ? n : 1, sizeof *r->tmp);
+    r->fill = calloc(n ? n : 1, sizeof *r->fill);
     r->schema = mcdc_schema_new();
     if (r->schema)
         r->schema->cols = calloc(n ? n : 1, sizeof *r->schema->cols);
-    if (!r->sel_nested || !r->row || !r->tmp || !r->schema || !r->schema->cols)
+    if (!r->sel_nested || !r->row || !r->tmp || !r->fill || !r->schema || !r->schema->cols)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     memset(r->leaf_used, 0, r->n_leaves * sizeof *r->leaf_used);
+    r->batchable = true;
     for (size_t i = 0; i < n; i++) {
         const pqr_node *nd = nodes[i];
         mcdc_column *c = &r->schema->cols[i];
@@ -510,8 +545,14 @@ static int set_selection(mcdc_parquet_reader *r, pqr_node **nodes, size_t n)
             c->precision = c->scale = 0;
             c->nullable = true;
         }
-        for (int l = nd->first_leaf; l < nd->first_leaf + nd->n_leaves; l++)
+        for (int l = nd->first_leaf; l < nd->first_leaf + nd->n_leaves; l++) {
+            if (r->leaf_used[l])
+                r->batchable = false; /* projected twice: each takes its own entries */
             r->leaf_used[l] = true;
+        }
+        r->fill[i] = r->sel_nested[i] ? PQR_FILL_ROW : fill_kind(nd);
+        if (r->fill[i] == PQR_FILL_ROW)
+            r->batchable = false;
     }
     return 0;
 }
@@ -845,6 +886,128 @@ int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row)
                 r->row[i].v.s.ptr = r->rowtext.ptr + (uintptr_t)r->row[i].v.s.ptr;
     r->rg_row++;
     *row = r->row;
+    return 1;
+}
+
+/* ---- batches ---------------------------------------------------------------------- */
+
+/* Fill column @p j of rows [0, n) of the batch from its column's current page (which
+ * holds at least n entries) and consume those entries. @return the rows filled: n, or
+ * the row whose cell failed, with *rc set. */
+static size_t fill_column(mcdc_parquet_reader *r, size_t j, size_t n, int *rc)
+{
+    const pqr_node *nd = r->sel[j];
+    pqr_col *c = &r->cols[nd->leaf_index];
+    const uint8_t *def = c->def + c->i;
+    const mcdc_pqdec_val *v = c->vals + c->vi;
+    const uint8_t full = (uint8_t)nd->def_level;
+    const size_t stride = r->n_sel;
+    mcdc_value *out = r->batch + j;
+    size_t k = 0;
+#define FILL(SET)                                                                          \
+    for (; k < n; k++, out += stride) {                                                   \
+        mcdc_value x;                                                                      \
+        memset(&x, 0, sizeof x);                                                           \
+        if (def[k] == full) {                                                              \
+            SET;                                                                           \
+            v++;                                                                           \
+        } else {                                                                           \
+            x.is_null = true;                                                              \
+        }                                                                                  \
+        *out = x;                                                                          \
+    }
+    switch ((pqr_fill)r->fill[j]) {
+    case PQR_FILL_BOOL: FILL(x.v.b = v->b) break;
+    case PQR_FILL_I32: FILL(x.v.i = v->i32) break;
+    case PQR_FILL_U32: FILL(x.v.i = (int64_t)(uint32_t)v->i32) break;
+    case PQR_FILL_I64: FILL(x.v.i = v->i64) break;
+    case PQR_FILL_FLOAT: FILL(x.v.f = v->f) break;
+    case PQR_FILL_DOUBLE: FILL(x.v.d = v->d) break;
+    case PQR_FILL_BYTES: FILL(x.v.s.ptr = (const char *)v->ba.ptr; x.v.s.len = v->ba.len) break;
+    case PQR_FILL_CALL:
+    case PQR_FILL_ROW: /* not batchable: never asked */
+        for (; k < n; k++, out += stride) {
+            memset(out, 0, sizeof *out);
+            if (def[k] != full) {
+                out->is_null = true;
+                continue;
+            }
+            int e = pqr_leaf_value(nd, v, out, NULL, 0);
+            if (e < 0) {
+                *rc = pqr_col_fail(c, e);
+                break;
+            }
+            v++;
+        }
+        break;
+    }
+#undef FILL
+    c->i += k;
+    c->vi = (size_t)(v - c->vals);
+    return k;
+}
+
+/* Give back the last @p drop entries column @p j consumed. */
+static void unfill_column(mcdc_parquet_reader *r, size_t j, size_t drop)
+{
+    const pqr_node *nd = r->sel[j];
+    pqr_col *c = &r->cols[nd->leaf_index];
+    for (size_t e = c->i - drop; e < c->i; e++)
+        c->vi -= c->def[e] == nd->def_level;
+    c->i -= drop;
+}
+
+int mcdc_parquet_reader_next_batch(mcdc_parquet_reader *r, size_t max, const mcdc_value **rows,
+                                   size_t *n)
+{
+    MCDC_ASSERT_ARG(r && rows && n && max > 0);
+    *rows = NULL;
+    *n = 0;
+    if (!r->batchable || max == 1) {
+        int rc = mcdc_parquet_reader_next(r, rows);
+        *n = rc == 1;
+        return rc;
+    }
+    int rc = row_ready(r);
+    if (rc != 1)
+        return rc;
+    if (max > 4096)
+        max = 4096;
+    /* rows left in the row group, and in every column's page (flat: one entry a row) */
+    size_t want = max;
+    if ((uint64_t)(r->rg_rows - r->rg_row) < want)
+        want = (size_t)(r->rg_rows - r->rg_row);
+    for (size_t j = 0; j < r->n_sel; j++) {
+        const pqr_col *c = &r->cols[r->sel[j]->leaf_index];
+        if (c->n - c->i < want)
+            want = c->n - c->i;
+    }
+    if (want > r->batch_cap) {
+        size_t cap = r->batch_cap ? r->batch_cap : 64;
+        while (cap < want)
+            cap *= 2;
+        mcdc_value *b = realloc(r->batch, cap * (r->n_sel ? r->n_sel : 1) * sizeof *b);
+        if (!b)
+            return fail(r, mcdc_error_set(MCDC_ENOMEM, "out of memory"));
+        r->batch = b;
+        r->batch_cap = cap;
+    }
+    /* column by column; a cell that fails cuts the batch before its row, and the
+     * columns already filled give back the entries past it */
+    for (size_t j = 0; j < r->n_sel; j++) {
+        int err = 0;
+        size_t got = fill_column(r, j, want, &err);
+        if (got == want)
+            continue;
+        if (got == 0)
+            return fail(r, err);
+        for (size_t p = 0; p < j; p++)
+            unfill_column(r, p, want - got);
+        want = got;
+    }
+    r->rg_row += (int64_t)want;
+    *rows = r->batch;
+    *n = want;
     return 1;
 }
 

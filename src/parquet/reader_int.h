@@ -111,6 +111,19 @@ typedef struct pqr_col {
     uint64_t             page_off;  /* file offset of the current page header */
 } pqr_col;
 
+/* How a flat projected column's entries become cells in a batch (reader.c). */
+typedef enum {
+    PQR_FILL_ROW = 0, /* not in batches: nested, or formatted into per-row text */
+    PQR_FILL_BOOL,    /* b */
+    PQR_FILL_I32,     /* i from i32 */
+    PQR_FILL_U32,     /* i from i32 read unsigned */
+    PQR_FILL_I64,     /* i from i64 */
+    PQR_FILL_FLOAT,   /* f */
+    PQR_FILL_DOUBLE,  /* d */
+    PQR_FILL_BYTES,   /* s borrowed from the page or dictionary */
+    PQR_FILL_CALL     /* pqr_leaf_value (conversions that may fail, no text) */
+} pqr_fill;
+
 /* A predicate for row-group skipping. */
 typedef struct pqr_pred {
     int        leaf;       /* leaf index of the (flat, top-level) column */
@@ -148,6 +161,10 @@ struct mcdc_parquet_reader {
     mcdc_value           *row;        /* n_sel cells of the current flat row (owned) */
     char                (*tmp)[96];   /* n_sel scratch texts for formatted cells (owned) */
     mcdc_buf              rowtext;    /* JSON text of nested cells of the current row */
+    uint8_t              *fill;       /* n_sel pqr_fill kinds (owned) */
+    bool                  batchable;  /* every column has a fill kind and its own leaf */
+    mcdc_value           *batch;      /* batch_cap rows of n_sel cells (owned) */
+    size_t                batch_cap;
     int                   sticky;     /* first error; every later call returns it */
 };
 

@@ -3,18 +3,62 @@
  *
  * Treats the input as a whole file held in memory: opens it, prints its metadata document,
  * reads every row as JSON (every column, nested ones assembled), then reopens it and reads
- * every row as cells with the first column projected and a predicate on it. Limits are
- * lowered so that one input cannot ask for gigabytes. Any crash, leak or sanitizer report
- * is a bug; errors are expected.
+ * every row as cells with the first column projected and a predicate on it, and last reads
+ * every column row by row beside a second reader in batches, which must give the same cells
+ * and end the same way. Limits are lowered so that one input cannot ask for gigabytes. Any
+ * crash, leak, sanitizer report or disagreement is a bug; errors are expected.
  */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "mcdc/parquet.h"
 
 static const mcdc_parquet_read_options opts = { 1, (size_t)16 << 20, (size_t)1 << 20, (size_t)1 << 20 };
+
+static bool same_cell(mcdc_type_id t, const mcdc_value *a, const mcdc_value *b)
+{
+    if (a->is_null || b->is_null)
+        return a->is_null == b->is_null;
+    switch (t) {
+    case MCDC_TYPE_BOOLEAN: return a->v.b == b->v.b;
+    case MCDC_TYPE_FLOAT: return memcmp(&a->v.f, &b->v.f, sizeof a->v.f) == 0;
+    case MCDC_TYPE_DOUBLE: return memcmp(&a->v.d, &b->v.d, sizeof a->v.d) == 0;
+    case MCDC_TYPE_DECIMAL: return a->v.dec == b->v.dec;
+    case MCDC_TYPE_STRING:
+    case MCDC_TYPE_BINARY:
+        return a->v.s.len == b->v.s.len &&
+               (a->v.s.len == 0 || memcmp(a->v.s.ptr, b->v.s.ptr, a->v.s.len) == 0);
+    default: return a->v.i == b->v.i;
+    }
+}
+
+/* Rows one by one from @p a and in batches from @p b must agree. */
+static void compare_batches(mcdc_parquet_reader *a, mcdc_parquet_reader *b)
+{
+    const mcdc_schema *s = mcdc_parquet_reader_schema(a);
+    size_t w = s->n_cols;
+    long rows = 0;
+    for (size_t it = 0; rows < 100000; it++) {
+        const mcdc_value *batch, *row;
+        size_t n;
+        int rb = mcdc_parquet_reader_next_batch(b, 1 + it % 5, &batch, &n);
+        if (rb != 1) {
+            if (mcdc_parquet_reader_next(a, &row) != rb)
+                __builtin_trap();
+            return;
+        }
+        for (size_t k = 0; k < n; k++, rows++) {
+            if (mcdc_parquet_reader_next(a, &row) != 1)
+                __builtin_trap();
+            for (size_t j = 0; j < w; j++)
+                if (!same_cell(s->cols[j].type, &row[j], &batch[k * w + j]))
+                    __builtin_trap();
+        }
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -60,6 +104,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n = 0;
     while ((rc = mcdc_parquet_reader_next(r, &cells)) == 1 && n++ < 100000)
         ;
+    mcdc_parquet_reader_free(r);
+
+    mcdc_parquet_reader *b;
+    if (mcdc_parquet_reader_open_mem(&r, data, size, "fuzz.parquet", &opts) < 0)
+        return 0;
+    if (mcdc_parquet_reader_open_mem(&b, data, size, "fuzz.parquet", &opts) == 0) {
+        compare_batches(r, b);
+        mcdc_parquet_reader_free(b);
+    }
     mcdc_parquet_reader_free(r);
     return 0;
 }
