@@ -581,6 +581,10 @@ static int grow_levels(mcdc_pq_column *c)
     return 0;
 }
 
+/* Distinct values at the start of a chunk after which the dictionary is left (unique
+ * keys, timestamps, amounts): the flush's size test would almost always leave it too. */
+#define DICT_PROBE 2048
+
 /* Leave the dictionary: the open page's indices become PLAIN values (W1). */
 static int dictionary_fallback(mcdc_pq_column *c)
 {
@@ -635,8 +639,8 @@ static inline __attribute__((always_inline)) int add_value(mcdc_pq_column *c,
     size_t prefix = c->kind == K_BYTES ? 4 : 0;
     if (c->dict_on) {
         uint32_t index;
+        bool is_new = false;
         if (!mcdc_pq__dict_last(&c->dict, p, len, &index)) {
-            bool is_new;
             rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
             if (rc < 0)
                 return rc;
@@ -654,6 +658,10 @@ static inline __attribute__((always_inline)) int add_value(mcdc_pq_column *c,
         c->page_raw_bytes += prefix + len;
         c->n_values++;
         c->n_levels++;
+        /* The chunk's first page has had only distinct values so far (the dictionary
+         * holds exactly its entries): leave the dictionary now rather than at the flush. */
+        if (is_new && c->n_idx == DICT_PROBE && c->dict.n == DICT_PROBE && c->n_dict_pages == 0)
+            return dictionary_fallback(c);
         return 0;
     }
 plain:
@@ -772,7 +780,8 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
                                                           (uint64_t)c->max_def), true)) < 0))
         return rc;
     /* The first page of a chunk decides whether the dictionary pays: when indices plus
-     * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does). */
+     * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does).
+     * A first page that starts with DICT_PROBE distinct values left it already. */
     if (c->dict_on && c->n_idx > 0 && c->n_dict_pages == 0 &&
         c->n_idx * (size_t)width_of(c->dict.n - 1) / 8 + c->dict.plain.len >= c->page_raw_bytes &&
         (rc = dictionary_fallback(c)) < 0)
