@@ -775,10 +775,15 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
     if (c->max_rep > 0 && (rc = mcdc_rle__encode_u16(b, c->rep, c->n_levels,
                                                      mcdc_rle__bit_width((uint64_t)c->max_rep), true)) < 0)
         return rc;
-    if (c->max_def > 0 && ((rc = fill_def(c)) < 0 ||
-                           (rc = mcdc_rle__encode_u16(b, c->def, c->n_levels, mcdc_rle__bit_width(
-                                                          (uint64_t)c->max_def), true)) < 0))
-        return rc;
+    if (c->max_def > 0) {
+        int dw = mcdc_rle__bit_width((uint64_t)c->max_def);
+        if (c->def_known == 0) /* no nulls on the page (W4) */
+            rc = mcdc_rle__encode_repeat(b, (uint32_t)c->max_def, c->n_levels, dw, true);
+        else if ((rc = fill_def(c)) == 0)
+            rc = mcdc_rle__encode_u16(b, c->def, c->n_levels, dw, true);
+        if (rc < 0)
+            return rc;
+    }
     /* The first page of a chunk decides whether the dictionary pays: when indices plus
      * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does).
      * A first page that starts with DICT_PROBE distinct values left it already. */
