@@ -410,8 +410,8 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
                 if (i + PREFETCH_AHEAD < b.n && p[i + PREFETCH_AHEAD].take)
                     mcdc_silver_changes_prefetch(c->cs, p[i + PREFETCH_AHEAD].hash);
                 c->res->bronze_rows_read++;
-                rc = mcdc_silver_changes_add_prepared(c->cs, &b.rows[i * b.n_cols], &p[i],
-                                                      (const uint8_t *)b.extra + p[i].key_off);
+                const uint8_t *key = p[i].take ? (const uint8_t *)b.extra + p[i].key_off : NULL;
+                rc = mcdc_silver_changes_add_prepared(c->cs, &b.rows[i * b.n_cols], &p[i], key);
             }
         }
         c->res->bronze_files_read += n_read;

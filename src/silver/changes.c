@@ -283,6 +283,7 @@ struct mcdc_silver_changes {
     size_t       n_sorted;
     uint8_t     *skeys;       /* after sort(): their keys back to back, in key order */
     size_t      *skey_off;    /* n_sorted + 1 offsets into skeys */
+    size_t       sorted_bytes, skeys_bytes, skey_off_bytes; /* their blocks (big_alloc) */
     mcdc_buf     keybuf;      /* scratch for encoding */
     mcdc_silver_changes_stats stats;
 };
@@ -312,12 +313,12 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n)
 
 static void drop_sorted(mcdc_silver_changes *cs)
 {
-    free(cs->sorted);
+    big_free(cs->sorted, cs->sorted_bytes);
     cs->sorted = NULL;
     cs->n_sorted = 0;
-    free(cs->skeys);
+    big_free(cs->skeys, cs->skeys_bytes);
     cs->skeys = NULL;
-    free(cs->skey_off);
+    big_free(cs->skey_off, cs->skey_off_bytes);
     cs->skey_off = NULL;
 }
 
@@ -498,7 +499,7 @@ static bool lsn_fast(mcdc_lsn *out, const char *s, size_t n)
     for (int i = 0; i < 10; i++) {
         int a = hex_digit((unsigned char)s[2 + 2 * i]), b = hex_digit((unsigned char)s[3 + 2 * i]);
         bad |= a | b;
-        out->b[i] = (uint8_t)(a << 4 | b);
+        out->b[i] = (uint8_t)((unsigned)a << 4 | (unsigned)b);
     }
     return bad >= 0;
 }
@@ -747,6 +748,8 @@ int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value 
                                 mcdc_silver_prepared *p, mcdc_buf *keys)
 {
     p->take = false;
+    p->key_off = keys->len;
+    p->key_len = 0;
     const mcdc_value *vop = &r[cs->i_op];
     if (vop->is_null || vop->v.i < 0 || vop->v.i > 4)
         return mcdc_error_set(MCDC_ECORRUPT, "bronze row with _operation %s%lld (expected 0 to 4)",
@@ -902,7 +905,8 @@ int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *r)
         cs->stats.rows_seen++;
         return rc;
     }
-    return mcdc_silver_changes_add_prepared(cs, r, &p, (const uint8_t *)cs->keybuf.ptr + p.key_off);
+    return mcdc_silver_changes_add_prepared(cs, r, &p, p.take ? (const uint8_t *)cs->keybuf.ptr +
+                                                                   p.key_off : NULL);
 }
 
 void mcdc_silver_changes_get_stats(const mcdc_silver_changes *cs, mcdc_silver_changes_stats *out)
@@ -1055,10 +1059,10 @@ static void sort_ents(sort_ent *e, size_t n)
 {
     if (n < 2)
         return;
-    sort_ent *tmp = malloc(n * sizeof *tmp);
+    sort_ent *tmp = big_alloc(n * sizeof *tmp, false);
     size_t (*cnt)[256] = calloc(16, sizeof *cnt);
     if (!tmp || !cnt) {
-        free(tmp);
+        big_free(tmp, n * sizeof *tmp);
         free(cnt);
         qsort(e, n, sizeof *e, sort_ent_cmp);
         return;
@@ -1096,7 +1100,7 @@ static void sort_ents(sort_ent *e, size_t n)
     }
     if (src != e)
         memcpy(e, src, n * sizeof *e);
-    free(tmp);
+    big_free(tmp, n * sizeof *tmp);
     free(cnt);
     /* keys that agree in their first 16 bytes (longer keys, or zero padding) */
     for (size_t i = 0; i < n;) {
@@ -1113,7 +1117,8 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
 {
     drop_sorted(cs);
     size_t n = cs->n_images;
-    sort_ent *e = malloc((n ? n : 1) * sizeof *e);
+    size_t e_bytes = (n ? n : 1) * sizeof(sort_ent);
+    sort_ent *e = big_alloc(e_bytes, false);
     if (!e)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
     if (n)
@@ -1122,10 +1127,12 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += e[i].key_len;
-    cs->skeys = malloc(total ? total : 1);
-    cs->skey_off = malloc((n + 1) * sizeof *cs->skey_off);
+    cs->skeys_bytes = total ? total : 1;
+    cs->skey_off_bytes = (n + 1) * sizeof *cs->skey_off;
+    cs->skeys = big_alloc(cs->skeys_bytes, false);
+    cs->skey_off = big_alloc(cs->skey_off_bytes, false);
     if (!cs->skeys || !cs->skey_off) {
-        free(e);
+        big_free(e, e_bytes);
         drop_sorted(cs);
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
     }
@@ -1146,6 +1153,7 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
     }
     cs->skey_off[n] = at;
     cs->sorted = e;
+    cs->sorted_bytes = e_bytes;
     cs->n_sorted = n;
     return 0;
 }

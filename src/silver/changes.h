@@ -50,7 +50,8 @@ typedef struct mcdc_silver_prepared {
 int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value *row,
                                 mcdc_silver_prepared *p, mcdc_buf *keys);
 
-/** Add row @p row prepared as @p p, whose encoded key is @p key (p->key_len bytes); as
+/** Add row @p row prepared as @p p, whose encoded key is @p key (p->key_len bytes; NULL when
+ *  the row is not taken); as
  *  mcdc_silver_changes_add() from there. @return 0; MCDC_ENOMEM past the cap. */
 int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *row,
                                      const mcdc_silver_prepared *p, const uint8_t *key);
