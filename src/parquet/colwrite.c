@@ -390,7 +390,8 @@ static int stats_add(const mcdc_pq_column *c, mcdc_pq_stats *s, const mcdc_value
 
 /* stats_add of a present value to the chunk statistics, integers, decimals and strings
  * without the general dispatch. */
-static inline int stats_value(mcdc_pq_column *c, const mcdc_value *v)
+static inline __attribute__((always_inline)) int stats_value(mcdc_pq_column *c,
+                                                              const mcdc_value *v)
 {
     mcdc_pq_stats *s = &c->chunk_stats;
     switch (c->kind) {
@@ -580,6 +581,10 @@ static int grow_levels(mcdc_pq_column *c)
     return 0;
 }
 
+/* Distinct values at the start of a chunk after which the dictionary is left (unique
+ * keys, timestamps, amounts): the flush's size test would almost always leave it too. */
+#define DICT_PROBE 2048
+
 /* Leave the dictionary: the open page's indices become PLAIN values (W1). */
 static int dictionary_fallback(mcdc_pq_column *c)
 {
@@ -623,7 +628,70 @@ static int grow_idx(mcdc_pq_column *c)
     return 0;
 }
 
-int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
+/* A present value into the open page: its dictionary index, or its PLAIN bytes. */
+static inline __attribute__((always_inline)) int add_value(mcdc_pq_column *c,
+                                                           const mcdc_value *v)
+{
+    int rc;
+    uint8_t tmp[16];
+    size_t len;
+    const uint8_t *p = plain_bytes(c, v, tmp, &len);
+    size_t prefix = c->kind == K_BYTES ? 4 : 0;
+    if (c->dict_on) {
+        uint32_t index;
+        bool is_new = false;
+        if (!mcdc_pq__dict_last(&c->dict, p, len, &index)) {
+            rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
+            if (rc < 0)
+                return rc;
+            if (rc == 1) {
+                if ((rc = dictionary_fallback(c)) < 0)
+                    return rc;
+                goto plain;
+            }
+            if (is_new && (rc = stats_value(c, v)) < 0)
+                return rc;
+        }
+        if (c->n_idx == c->idx_cap && (rc = grow_idx(c)) < 0)
+            return rc;
+        c->idx[c->n_idx++] = index;
+        c->page_raw_bytes += prefix + len;
+        c->n_values++;
+        c->n_levels++;
+        /* The chunk's first page has had only distinct values so far (the dictionary
+         * holds exactly its entries): leave the dictionary now rather than at the flush. */
+        if (is_new && c->n_idx == DICT_PROBE && c->dict.n == DICT_PROBE && c->n_dict_pages == 0)
+            return dictionary_fallback(c);
+        return 0;
+    }
+plain:
+    if (c->values.len + prefix + len >= c->values.cap &&
+        (rc = mcdc_buf_grow(&c->values, prefix + len)) < 0)
+        return rc;
+    uint8_t *dst = (uint8_t *)c->values.ptr + c->values.len;
+    if (prefix) {
+        uint32_t l = (uint32_t)len;
+        memcpy(dst, &l, 4);
+        if (len)
+            memcpy(dst + 4, p, len);
+    } else if (len == 8) {
+        memcpy(dst, p, 8);
+    } else if (len == 4) {
+        memcpy(dst, p, 4);
+    } else {
+        memcpy(dst, p, len);
+    }
+    c->values.len += prefix + len;
+    c->values.ptr[c->values.len] = 0;
+    if ((rc = stats_value(c, v)) < 0)
+        return rc;
+    c->n_values++;
+    c->n_levels++;
+    return 0;
+}
+
+/* An entry with repetition, or a null: levels kept in def[] and rep[] (W4). */
+static int add_entry_levels(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
 {
     int rc;
     if (c->max_rep > 0) {
@@ -633,58 +701,27 @@ int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v
         c->rep[c->n_levels] = (uint16_t)rep;
         if (c->max_def > 0)
             c->def[c->n_levels] = (uint16_t)def;
-        c->def_known = c->n_levels + 1;
-    } else if (def < c->max_def) {
+    } else {
         if ((rc = fill_def(c)) < 0)
             return rc;
         c->def[c->n_levels] = (uint16_t)def;
-        c->def_known = c->n_levels + 1;
     }
-    if (def < c->max_def) {
+    if (def >= c->max_def) {
+        if ((rc = add_value(c, v)) < 0)
+            return rc;
+    } else {
         c->chunk_stats.null_count++;
         c->n_levels++;
-        return 0;
     }
-    uint8_t tmp[16];
-    size_t len;
-    const uint8_t *p = plain_bytes(c, v, tmp, &len);
-    size_t prefix = c->kind == K_BYTES ? 4 : 0;
-    if (c->dict_on) {
-        uint32_t index;
-        bool is_new;
-        rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
-        if (rc < 0)
-            return rc;
-        if (rc == 0) {
-            if (c->n_idx == c->idx_cap && (rc = grow_idx(c)) < 0)
-                return rc;
-            c->idx[c->n_idx++] = index;
-            c->page_raw_bytes += prefix + len;
-            if (is_new && (rc = stats_value(c, v)) < 0)
-                return rc;
-            goto done;
-        }
-        if ((rc = dictionary_fallback(c)) < 0)
-            return rc;
-    }
-    if (c->values.len + prefix + len >= c->values.cap &&
-        (rc = mcdc_buf_grow(&c->values, prefix + len)) < 0)
-        return rc;
-    uint8_t *dst = (uint8_t *)c->values.ptr + c->values.len;
-    if (prefix) {
-        uint32_t l = (uint32_t)len;
-        memcpy(dst, &l, 4);
-    }
-    if (len)
-        memcpy(dst + prefix, p, len);
-    c->values.len += prefix + len;
-    c->values.ptr[c->values.len] = 0;
-    if ((rc = stats_value(c, v)) < 0)
-        return rc;
-done:
-    c->n_values++;
-    c->n_levels++;
+    c->def_known = c->n_levels;
     return 0;
+}
+
+int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
+{
+    if (c->max_rep > 0 || def < c->max_def)
+        return add_entry_levels(c, rep, def, v);
+    return add_value(c, v);
 }
 
 static inline int width_of(uint32_t max)
@@ -738,12 +775,18 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
     if (c->max_rep > 0 && (rc = mcdc_rle__encode_u16(b, c->rep, c->n_levels,
                                                      mcdc_rle__bit_width((uint64_t)c->max_rep), true)) < 0)
         return rc;
-    if (c->max_def > 0 && ((rc = fill_def(c)) < 0 ||
-                           (rc = mcdc_rle__encode_u16(b, c->def, c->n_levels, mcdc_rle__bit_width(
-                                                          (uint64_t)c->max_def), true)) < 0))
-        return rc;
+    if (c->max_def > 0) {
+        int dw = mcdc_rle__bit_width((uint64_t)c->max_def);
+        if (c->def_known == 0) /* no nulls on the page (W4) */
+            rc = mcdc_rle__encode_repeat(b, (uint32_t)c->max_def, c->n_levels, dw, true);
+        else if ((rc = fill_def(c)) == 0)
+            rc = mcdc_rle__encode_u16(b, c->def, c->n_levels, dw, true);
+        if (rc < 0)
+            return rc;
+    }
     /* The first page of a chunk decides whether the dictionary pays: when indices plus
-     * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does). */
+     * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does).
+     * A first page that starts with DICT_PROBE distinct values left it already. */
     if (c->dict_on && c->n_idx > 0 && c->n_dict_pages == 0 &&
         c->n_idx * (size_t)width_of(c->dict.n - 1) / 8 + c->dict.plain.len >= c->page_raw_bytes &&
         (rc = dictionary_fallback(c)) < 0)

@@ -7,7 +7,9 @@
  * writer between rows (mcdc_pq__column_page_full) so that rows never span pages.
  * Dictionary encoding is tried first; when the dictionary would pass its byte limit the
  * open page and all later pages of the chunk are PLAIN (earlier pages keep the
- * dictionary, which is written in front of the chunk).
+ * dictionary, which is written in front of the chunk). The chunk's first page decides
+ * whether it pays (its indices and the dictionary against its PLAIN size); a first page
+ * whose first 2048 values are all distinct gives it up at once.
  */
 #ifndef MCDC_PARQUET_COLWRITE_H
 #define MCDC_PARQUET_COLWRITE_H
