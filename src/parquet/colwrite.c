@@ -9,6 +9,12 @@
  * (W3) Statistics are true bounds over the present values of the chunk: integers and
  *      decimals by signed value, strings and binary by unsigned bytes, floats with NaN
  *      left out (a NaN-only column has no min/max) and zeros widened to -0.0 / +0.0.
+ * (W4) Without repetition, def[] holds the definition levels of the first def_known
+ *      entries only; the entries after them are all present (max_def), and are filled
+ *      in when a null arrives or the page is flushed.
+ * (W5) values holds MCDC_PQ_VALUES_GAP unused bytes before the page's PLAIN values, so
+ *      a page's levels can be put in front of them and compressed without copying the
+ *      values (levels longer than the gap are copied with the values as before).
  * Page body (v1): [rep levels, u32 length + hybrid][def levels, u32 length + hybrid]
  * [values: PLAIN, or one byte bit width + hybrid dictionary indices]. Format tables:
  * format.h and levels.h.
@@ -65,10 +71,10 @@ int mcdc_pq__column_init(mcdc_pq_column *c, const mcdc_column *type, const char 
     c->max_def = max_def;
     c->max_rep = max_rep;
     c->level_bits = mcdc_rle__bit_width((uint64_t)max_def) + mcdc_rle__bit_width((uint64_t)max_rep);
-    c->levels_on = max_def > 0 || max_rep > 0;
     c->cfg = cfg;
     switch (type->type) {
-    case MCDC_TYPE_BOOLEAN: c->physical = MCDC_PQ_BOOLEAN; c->value_width = 1; c->kind = K_BOOL; break;
+    case MCDC_TYPE_BOOLEAN:
+        c->physical = MCDC_PQ_BOOLEAN; c->value_width = 1; c->kind = K_BOOL; break;
     case MCDC_TYPE_BYTE: case MCDC_TYPE_SHORT: case MCDC_TYPE_INT: case MCDC_TYPE_DATE:
         c->physical = MCDC_PQ_INT32; c->value_width = 4; c->kind = K_I32;
         c->check = MCDC_PQ_CHECK_RANGE;
@@ -125,6 +131,10 @@ int mcdc_pq__column_init(mcdc_pq_column *c, const mcdc_column *type, const char 
     c->comp = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 40);
     c->chunk_stats.bmin = c->chunk_stats.bmax = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 31);
     c->file_stats.bmin = c->file_stats.bmax = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 31);
+    if (mcdc_buf_grow(&c->values, MCDC_PQ_VALUES_GAP) < 0)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    c->values.len = MCDC_PQ_VALUES_GAP;
+    c->values.ptr[c->values.len] = 0;
     c->dict_on = cfg->dictionary && c->physical != MCDC_PQ_BOOLEAN;
     mcdc_pq__dict_init(&c->dict, (size_t)c->value_width * (c->physical != MCDC_PQ_BYTE_ARRAY),
                        cfg->dictionary_max_bytes);
@@ -380,7 +390,8 @@ static int stats_add(const mcdc_pq_column *c, mcdc_pq_stats *s, const mcdc_value
 
 /* stats_add of a present value to the chunk statistics, integers, decimals and strings
  * without the general dispatch. */
-static inline int stats_value(mcdc_pq_column *c, const mcdc_value *v)
+static inline __attribute__((always_inline)) int stats_value(mcdc_pq_column *c,
+                                                              const mcdc_value *v)
 {
     mcdc_pq_stats *s = &c->chunk_stats;
     switch (c->kind) {
@@ -548,9 +559,12 @@ int mcdc_pq__column_file_stats(const mcdc_pq_column *c, int64_t *null_count, boo
 
 /* ---------------------------------------------------------------- entries */
 
+/* Room for the level entry at n_levels. */
 static int grow_levels(mcdc_pq_column *c)
 {
     size_t ncap = c->levels_cap ? c->levels_cap * 2 : 1024;
+    while (ncap <= c->n_levels)
+        ncap *= 2;
     if (c->max_def > 0) {
         uint16_t *p = realloc(c->def, ncap * sizeof *p);
         if (!p)
@@ -566,6 +580,10 @@ static int grow_levels(mcdc_pq_column *c)
     c->levels_cap = ncap;
     return 0;
 }
+
+/* Distinct values at the start of a chunk after which the dictionary is left (unique
+ * keys, timestamps, amounts): the flush's size test would almost always leave it too. */
+#define DICT_PROBE 2048
 
 /* Leave the dictionary: the open page's indices become PLAIN values (W1). */
 static int dictionary_fallback(mcdc_pq_column *c)
@@ -587,6 +605,18 @@ static int dictionary_fallback(mcdc_pq_column *c)
     return 0;
 }
 
+/* Fill in the implied definition levels of the open page up to n_levels (W4). */
+static int fill_def(mcdc_pq_column *c)
+{
+    int rc;
+    if (c->n_levels >= c->levels_cap && (rc = grow_levels(c)) < 0)
+        return rc;
+    for (size_t i = c->def_known; i < c->n_levels; i++)
+        c->def[i] = (uint16_t)c->max_def;
+    c->def_known = c->n_levels;
+    return 0;
+}
+
 static int grow_idx(mcdc_pq_column *c)
 {
     size_t ncap = c->idx_cap ? c->idx_cap * 2 : 1024;
@@ -598,45 +628,43 @@ static int grow_idx(mcdc_pq_column *c)
     return 0;
 }
 
-int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
+/* A present value into the open page: its dictionary index, or its PLAIN bytes. */
+static inline __attribute__((always_inline)) int add_value(mcdc_pq_column *c,
+                                                           const mcdc_value *v)
 {
     int rc;
-    if (c->levels_on) {
-        if (c->n_levels == c->levels_cap && (rc = grow_levels(c)) < 0)
-            return rc;
-        /* counted by n_levels only once the entry is complete */
-        if (c->max_def > 0)
-            c->def[c->n_levels] = (uint16_t)def;
-        if (c->max_rep > 0)
-            c->rep[c->n_levels] = (uint16_t)rep;
-    }
-    if (def < c->max_def) {
-        c->chunk_stats.null_count++;
-        c->n_levels++;
-        return 0;
-    }
     uint8_t tmp[16];
     size_t len;
     const uint8_t *p = plain_bytes(c, v, tmp, &len);
     size_t prefix = c->kind == K_BYTES ? 4 : 0;
     if (c->dict_on) {
         uint32_t index;
-        bool is_new;
-        rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
-        if (rc < 0)
-            return rc;
-        if (rc == 0) {
-            if (c->n_idx == c->idx_cap && (rc = grow_idx(c)) < 0)
+        bool is_new = false;
+        if (!mcdc_pq__dict_last(&c->dict, p, len, &index)) {
+            rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
+            if (rc < 0)
                 return rc;
-            c->idx[c->n_idx++] = index;
-            c->page_raw_bytes += prefix + len;
+            if (rc == 1) {
+                if ((rc = dictionary_fallback(c)) < 0)
+                    return rc;
+                goto plain;
+            }
             if (is_new && (rc = stats_value(c, v)) < 0)
                 return rc;
-            goto done;
         }
-        if ((rc = dictionary_fallback(c)) < 0)
+        if (c->n_idx == c->idx_cap && (rc = grow_idx(c)) < 0)
             return rc;
+        c->idx[c->n_idx++] = index;
+        c->page_raw_bytes += prefix + len;
+        c->n_values++;
+        c->n_levels++;
+        /* The chunk's first page has had only distinct values so far (the dictionary
+         * holds exactly its entries): leave the dictionary now rather than at the flush. */
+        if (is_new && c->n_idx == DICT_PROBE && c->dict.n == DICT_PROBE && c->n_dict_pages == 0)
+            return dictionary_fallback(c);
+        return 0;
     }
+plain:
     if (c->values.len + prefix + len >= c->values.cap &&
         (rc = mcdc_buf_grow(&c->values, prefix + len)) < 0)
         return rc;
@@ -644,17 +672,56 @@ int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v
     if (prefix) {
         uint32_t l = (uint32_t)len;
         memcpy(dst, &l, 4);
+        if (len)
+            memcpy(dst + 4, p, len);
+    } else if (len == 8) {
+        memcpy(dst, p, 8);
+    } else if (len == 4) {
+        memcpy(dst, p, 4);
+    } else {
+        memcpy(dst, p, len);
     }
-    if (len)
-        memcpy(dst + prefix, p, len);
     c->values.len += prefix + len;
     c->values.ptr[c->values.len] = 0;
     if ((rc = stats_value(c, v)) < 0)
         return rc;
-done:
     c->n_values++;
     c->n_levels++;
     return 0;
+}
+
+/* An entry with repetition, or a null: levels kept in def[] and rep[] (W4). */
+static int add_entry_levels(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
+{
+    int rc;
+    if (c->max_rep > 0) {
+        if (c->n_levels == c->levels_cap && (rc = grow_levels(c)) < 0)
+            return rc;
+        /* counted by n_levels only once the entry is complete */
+        c->rep[c->n_levels] = (uint16_t)rep;
+        if (c->max_def > 0)
+            c->def[c->n_levels] = (uint16_t)def;
+    } else {
+        if ((rc = fill_def(c)) < 0)
+            return rc;
+        c->def[c->n_levels] = (uint16_t)def;
+    }
+    if (def >= c->max_def) {
+        if ((rc = add_value(c, v)) < 0)
+            return rc;
+    } else {
+        c->chunk_stats.null_count++;
+        c->n_levels++;
+    }
+    c->def_known = c->n_levels;
+    return 0;
+}
+
+int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
+{
+    if (c->max_rep > 0 || def < c->max_def)
+        return add_entry_levels(c, rep, def, v);
+    return add_value(c, v);
 }
 
 static inline int width_of(uint32_t max)
@@ -663,29 +730,29 @@ static inline int width_of(uint32_t max)
 }
 
 /* Header + compressed body appended to @p out; sizes returned for the chunk totals. */
-static int emit_page(mcdc_pq_column *c, mcdc_buf *out, mcdc_pq_page_header *h, const mcdc_buf *body,
-                     size_t *hdr_len)
+static int emit_page(mcdc_pq_column *c, mcdc_buf *out, mcdc_pq_page_header *h, const void *body,
+                     size_t body_len, size_t *hdr_len)
 {
     mcdc_buf_clear(&c->comp);
     int rc;
-    if (c->cfg->codec == MCDC_PQ_CODEC_ZSTD && c->cfg->zstd_cctx && body->len <= INT32_MAX) {
+    if (c->cfg->codec == MCDC_PQ_CODEC_ZSTD && c->cfg->zstd_cctx && body_len <= INT32_MAX) {
         /* The same bytes as mcdc_codec__compress, without a context set up per page. */
-        size_t bound = ZSTD_compressBound(body->len);
+        size_t bound = ZSTD_compressBound(body_len);
         if ((rc = mcdc_buf_grow(&c->comp, bound)) < 0)
             return rc;
-        size_t n = ZSTD_compressCCtx(c->cfg->zstd_cctx, c->comp.ptr, bound, body->ptr, body->len,
+        size_t n = ZSTD_compressCCtx(c->cfg->zstd_cctx, c->comp.ptr, bound, body, body_len,
                                      c->cfg->codec_level ? c->cfg->codec_level : 3);
         if (ZSTD_isError(n))
             return mcdc_error_set(MCDC_ERROR, "ZSTD: %s", ZSTD_getErrorName(n));
         c->comp.len = n;
         c->comp.ptr[n] = 0;
     } else if ((rc = mcdc_codec__compress(&c->comp, c->cfg->codec, c->cfg->codec_level,
-                                          body->ptr, body->len)) < 0) {
+                                          body, body_len)) < 0) {
         return rc;
     }
-    if (body->len > INT32_MAX || c->comp.len > INT32_MAX)
-        return mcdc_error_set(MCDC_EINVAL, "a page of %zu bytes is over 2 GiB", body->len);
-    h->uncompressed_page_size = (int32_t)body->len;
+    if (body_len > INT32_MAX || c->comp.len > INT32_MAX)
+        return mcdc_error_set(MCDC_EINVAL, "a page of %zu bytes is over 2 GiB", body_len);
+    h->uncompressed_page_size = (int32_t)body_len;
     h->compressed_page_size = (int32_t)c->comp.len;
     if (c->cfg->page_crc) {
         h->has_crc = true;
@@ -708,16 +775,25 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
     if (c->max_rep > 0 && (rc = mcdc_rle__encode_u16(b, c->rep, c->n_levels,
                                                      mcdc_rle__bit_width((uint64_t)c->max_rep), true)) < 0)
         return rc;
-    if (c->max_def > 0 && (rc = mcdc_rle__encode_u16(b, c->def, c->n_levels,
-                                                     mcdc_rle__bit_width((uint64_t)c->max_def), true)) < 0)
-        return rc;
+    if (c->max_def > 0) {
+        int dw = mcdc_rle__bit_width((uint64_t)c->max_def);
+        if (c->def_known == 0) /* no nulls on the page (W4) */
+            rc = mcdc_rle__encode_repeat(b, (uint32_t)c->max_def, c->n_levels, dw, true);
+        else if ((rc = fill_def(c)) == 0)
+            rc = mcdc_rle__encode_u16(b, c->def, c->n_levels, dw, true);
+        if (rc < 0)
+            return rc;
+    }
     /* The first page of a chunk decides whether the dictionary pays: when indices plus
-     * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does). */
+     * dictionary take as much room as PLAIN values would, leave it (as parquet-mr does).
+     * A first page that starts with DICT_PROBE distinct values left it already. */
     if (c->dict_on && c->n_idx > 0 && c->n_dict_pages == 0 &&
         c->n_idx * (size_t)width_of(c->dict.n - 1) / 8 + c->dict.plain.len >= c->page_raw_bytes &&
         (rc = dictionary_fallback(c)) < 0)
         return rc;
     bool dict_page = c->dict_on && c->n_idx > 0;
+    const uint8_t *page = NULL; /* the page body: b, or levels and values in values */
+    size_t page_len = 0;
     if (dict_page) {
         int w = mcdc_rle__bit_width(c->dict.n - 1);
         if (w == 0)
@@ -727,16 +803,29 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
             (rc = mcdc_rle__encode_u32(b, c->idx, c->n_idx, w, false)) < 0)
             return rc;
     } else if (c->physical == MCDC_PQ_BOOLEAN) {
-        size_t n = c->values.len, nbytes = (n + 7) / 8;
+        size_t n = c->values.len - MCDC_PQ_VALUES_GAP, nbytes = (n + 7) / 8;
+        const uint8_t *v = (const uint8_t *)c->values.ptr + MCDC_PQ_VALUES_GAP;
         if ((rc = mcdc_buf_grow(b, nbytes)) < 0)
             return rc;
         uint8_t *p = (uint8_t *)b->ptr + b->len;
         memset(p, 0, nbytes);
         for (size_t i = 0; i < n; i++)
-            p[i / 8] |= (uint8_t)((c->values.ptr[i] & 1) << (i % 8));
+            p[i / 8] |= (uint8_t)((v[i] & 1) << (i % 8));
         b->len += nbytes;
-    } else if ((rc = mcdc_buf_put(b, c->values.ptr, c->values.len)) < 0) {
+    } else if (b->len <= MCDC_PQ_VALUES_GAP) {
+        /* the levels go into the gap in front of the values (W5) */
+        uint8_t *p = (uint8_t *)c->values.ptr + MCDC_PQ_VALUES_GAP - b->len;
+        if (b->len)
+            memcpy(p, b->ptr, b->len);
+        page = p;
+        page_len = c->values.len - MCDC_PQ_VALUES_GAP + b->len;
+    } else if ((rc = mcdc_buf_put(b, c->values.ptr + MCDC_PQ_VALUES_GAP,
+                                  c->values.len - MCDC_PQ_VALUES_GAP)) < 0) {
         return rc;
+    }
+    if (!page) {
+        page = (const uint8_t *)b->ptr;
+        page_len = b->len;
     }
     if (c->n_levels > INT32_MAX)
         return mcdc_error_set(MCDC_EINVAL, "a page of %zu entries is too many", c->n_levels);
@@ -746,16 +835,17 @@ int mcdc_pq__column_flush_page(mcdc_pq_column *c)
     h.data_page_header.definition_level_encoding = MCDC_PQ_ENC_RLE;
     h.data_page_header.repetition_level_encoding = MCDC_PQ_ENC_RLE;
     size_t hdr_len;
-    if ((rc = emit_page(c, &c->pages, &h, b, &hdr_len)) < 0)
+    if ((rc = emit_page(c, &c->pages, &h, page, page_len, &hdr_len)) < 0)
         return rc;
-    c->chunk_uncompressed += (int64_t)(hdr_len + b->len);
+    c->chunk_uncompressed += (int64_t)(hdr_len + page_len);
     c->chunk_levels += (int64_t)c->n_levels;
     if (dict_page)
         c->n_dict_pages++;
     else
         c->n_plain_pages++;
-    c->n_levels = c->n_idx = c->n_values = c->page_raw_bytes = 0;
-    mcdc_buf_clear(&c->values);
+    c->n_levels = c->def_known = c->n_idx = c->n_values = c->page_raw_bytes = 0;
+    c->values.len = MCDC_PQ_VALUES_GAP;
+    c->values.ptr[c->values.len] = 0;
     return 0;
 }
 
@@ -775,7 +865,7 @@ int mcdc_pq__column_write_chunk(mcdc_pq_column *c, uint64_t offset, mcdc_pq_sink
         h.dictionary_page_header.encoding = MCDC_PQ_ENC_PLAIN;
         mcdc_buf_clear(&c->body);
         size_t hdr_len;
-        if ((rc = emit_page(c, &c->body, &h, &c->dict.plain, &hdr_len)) < 0)
+        if ((rc = emit_page(c, &c->body, &h, c->dict.plain.ptr, c->dict.plain.len, &hdr_len)) < 0)
             return rc;
         if ((rc = sink(payload, c->body.ptr, c->body.len)) < 0)
             return rc;

@@ -7,7 +7,9 @@
  * writer between rows (mcdc_pq__column_page_full) so that rows never span pages.
  * Dictionary encoding is tried first; when the dictionary would pass its byte limit the
  * open page and all later pages of the chunk are PLAIN (earlier pages keep the
- * dictionary, which is written in front of the chunk).
+ * dictionary, which is written in front of the chunk). The chunk's first page decides
+ * whether it pays (its indices and the dictionary against its PLAIN size); a first page
+ * whose first 2048 values are all distinct gives it up at once.
  */
 #ifndef MCDC_PARQUET_COLWRITE_H
 #define MCDC_PARQUET_COLWRITE_H
@@ -20,6 +22,9 @@
 #include "mcdc/value.h"
 #include "parquet/dict.h"
 #include "parquet/format.h"
+
+/** Bytes kept free in front of a page's PLAIN values for its levels (colwrite.c W5). */
+#define MCDC_PQ_VALUES_GAP 64
 
 /** Settings shared by the columns of one writer. */
 typedef struct mcdc_pq_write_config {
@@ -56,7 +61,6 @@ typedef struct mcdc_pq_column {
     const mcdc_pq_write_config *cfg; /* borrowed from the writer */
     int          level_bits;      /* bits of one rep + def level entry, for size estimates */
     int          kind;            /* how a value becomes PLAIN bytes (colwrite.c MCDC_PQ_K_*) */
-    bool         levels_on;       /* max_def or max_rep > 0: level entries are kept */
     int          check;           /* what mcdc_pq__column_check tests (MCDC_PQ_CHECK_*) */
     int64_t      check_lo, check_hi; /* MCDC_PQ_CHECK_RANGE: the type's integer range */
     mcdc_int128  check_dec;       /* MCDC_PQ_CHECK_DECIMAL: 10^precision */
@@ -65,9 +69,11 @@ typedef struct mcdc_pq_column {
     /* the open page */
     uint16_t    *def, *rep;       /* level entries (allocated only when max > 0) */
     size_t       n_levels, levels_cap;
+    size_t       def_known;       /* entries whose def is in def[]; the rest are present */
     uint32_t    *idx;             /* dictionary indices of the present values */
     size_t       n_idx, idx_cap;
-    mcdc_buf     values;          /* PLAIN values (BOOLEAN: one byte each, packed at flush) */
+    mcdc_buf     values;          /* a gap for the levels, then the PLAIN values (BOOLEAN: one
+                                     byte each, packed at flush); colwrite.c W5 */
     size_t       n_values;        /* present values in the page */
     size_t       page_raw_bytes;  /* PLAIN size of the page's dictionary-encoded values */
 
@@ -141,7 +147,8 @@ static inline size_t mcdc_pq__column_page_estimate(const mcdc_pq_column *c)
         int width = top ? 32 - __builtin_clz(top) : 1;
         return levels + c->n_idx * (size_t)width / 8 + 1;
     }
-    return levels + (c->physical == MCDC_PQ_BOOLEAN ? c->values.len / 8 : c->values.len);
+    size_t plain = c->values.len - MCDC_PQ_VALUES_GAP;
+    return levels + (c->physical == MCDC_PQ_BOOLEAN ? plain / 8 : plain);
 }
 
 /** Whether the open page has reached its size or entry limit. */

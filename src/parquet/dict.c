@@ -5,10 +5,10 @@
  * values (4, 8 or type_length bytes) sit back to back in plain, so entry i is at
  * i * width; 4- and 8-byte values are compared and hashed as integers, and growth
  * rehashes them from plain. Byte arrays keep each entry's 32-bit hash and offset, so
- * probes compare hashes before bytes and growth does not rehash values. A put of the
- * same bytes as the previous put (runs in sorted or clustered data) is answered before
- * hashing. The plain buffer is capped at max_bytes, so memory is bounded by about twice
- * that.
+ * probes compare hashes before bytes and growth does not rehash values. The entry of the
+ * last put is remembered, so the writer answers repeats (runs in sorted or clustered
+ * data) with mcdc_pq__dict_last before hashing. The plain buffer is capped at
+ * max_bytes, so memory is bounded by about twice that.
  */
 #include "parquet/dict.h"
 
@@ -52,55 +52,23 @@ static inline uint32_t hash_u64(uint64_t x)
     return (uint32_t)(x >> 32);
 }
 
-static inline uint64_t load64(const void *p)
-{
-    uint64_t x;
-    memcpy(&x, p, 8);
-    return x;
-}
-
-static inline uint32_t load32(const void *p)
-{
-    uint32_t x;
-    memcpy(&x, p, 4);
-    return x;
-}
-
 /* Hash of a fixed-width value. */
 static inline uint32_t hash_fixed(const uint8_t *p, size_t width)
 {
     if (width == 8)
-        return hash_u64(load64(p));
+        return hash_u64(mcdc_pq__load64(p));
     if (width == 4)
-        return hash_u64(load32(p));
+        return hash_u64(mcdc_pq__load32(p));
     return hash_bytes(p, width);
-}
-
-/* Equal bytes, compared a word at a time (no library call for short values). */
-static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    if (n >= 8) {
-        size_t i = 0;
-        for (; i + 8 <= n; i += 8)
-            if (load64(a + i) != load64(b + i))
-                return false;
-        return i == n || load64(a + n - 8) == load64(b + n - 8);
-    }
-    if (n >= 4)
-        return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
 }
 
 static inline bool fixed_eq(const uint8_t *a, const uint8_t *b, size_t width)
 {
     if (width == 8)
-        return load64(a) == load64(b);
+        return mcdc_pq__load64(a) == mcdc_pq__load64(b);
     if (width == 4)
-        return load32(a) == load32(b);
-    return bytes_eq(a, b, width);
+        return mcdc_pq__load32(a) == mcdc_pq__load32(b);
+    return mcdc_pq__bytes_eq(a, b, width);
 }
 
 const uint8_t *mcdc_pq__dict_value(const mcdc_pq_dict *d, uint32_t i, size_t *len)
@@ -123,7 +91,8 @@ static int grow_slots(mcdc_pq_dict *d)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory growing a dictionary to %zu slots", ncap);
     const uint8_t *plain = (const uint8_t *)d->plain.ptr;
     for (uint32_t i = 0; i < d->n; i++) {
-        uint32_t h = d->byte_array ? d->hash[i] : hash_fixed(plain + (size_t)i * d->width, d->width);
+        uint32_t h = d->byte_array ? d->hash[i]
+                                   : hash_fixed(plain + (size_t)i * d->width, d->width);
         size_t s = h & (ncap - 1);
         while (ns[s])
             s = (s + 1) & (ncap - 1);
@@ -180,6 +149,8 @@ static int add(mcdc_pq_dict *d, const void *p, size_t len, uint32_t h, size_t s,
     d->slots[s] = d->n + 1;
     *index = d->n++;
     d->last = d->n;
+    d->last_off = d->plain.len - len;
+    d->last_len = len;
     return 0;
 }
 
@@ -188,46 +159,29 @@ int mcdc_pq__dict_put(mcdc_pq_dict *d, const void *p, size_t len, uint32_t *inde
     const uint8_t *v = p;
     const uint8_t *plain = (const uint8_t *)d->plain.ptr;
     *is_new = false;
-    if (!d->byte_array) {
-        size_t w = d->width;
-        if (d->last && fixed_eq(plain + (size_t)(d->last - 1) * w, v, w)) {
-            *index = d->last - 1;
-            return 0;
-        }
-        uint32_t h = hash_fixed(v, w);
-        size_t mask = d->cap - 1, s = d->cap ? h & mask : 0;
-        if (d->cap)
-            for (uint32_t e; (e = d->slots[s]) != 0; s = (s + 1) & mask)
-                if (fixed_eq(plain + (size_t)(e - 1) * w, v, w)) {
-                    *index = e - 1;
-                    d->last = e;
-                    return 0;
-                }
-        int rc = add(d, p, len, h, s, index);
-        *is_new = rc == 0;
-        return rc;
-    }
-    if (d->last) {
-        size_t elen;
-        const uint8_t *ep = mcdc_pq__dict_value(d, d->last - 1, &elen);
-        if (elen == len && bytes_eq(ep, v, len)) {
-            *index = d->last - 1;
-            return 0;
-        }
-    }
-    uint32_t h = hash_bytes(v, len);
+    uint32_t h = d->byte_array ? hash_bytes(v, len) : hash_fixed(v, d->width);
     size_t mask = d->cap - 1, s = d->cap ? h & mask : 0;
     if (d->cap) {
         for (uint32_t e; (e = d->slots[s]) != 0; s = (s + 1) & mask) {
-            if (d->hash[e - 1] != h)
-                continue;
-            size_t elen;
-            const uint8_t *ep = mcdc_pq__dict_value(d, e - 1, &elen);
-            if (elen == len && bytes_eq(ep, v, len)) {
-                *index = e - 1;
-                d->last = e;
-                return 0;
+            size_t off;
+            if (!d->byte_array) {
+                off = (size_t)(e - 1) * d->width;
+                if (!fixed_eq(plain + off, v, d->width))
+                    continue;
+            } else {
+                if (d->hash[e - 1] != h)
+                    continue;
+                size_t elen;
+                off = d->off[e - 1];
+                mcdc_pq__dict_value(d, e - 1, &elen);
+                if (elen != len || !mcdc_pq__bytes_eq(plain + off, v, len))
+                    continue;
             }
+            *index = e - 1;
+            d->last = e;
+            d->last_off = off;
+            d->last_len = len;
+            return 0;
         }
     }
     int rc = add(d, p, len, h, s, index);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mcdc/buf.h"
 
@@ -24,12 +25,63 @@ typedef struct mcdc_pq_dict {
     uint32_t *slots;       /* cap slots: 0 empty, else entry index + 1 */
     size_t    cap;         /* power of two, 0 before the first insert */
     uint32_t  n;           /* entries */
-    uint32_t  last;        /* entry index + 1 of the last put, 0 none (repeats skip the hash) */
+    uint32_t  last;        /* entry index + 1 of the last put, 0 none (mcdc_pq__dict_last) */
+    size_t    last_off, last_len; /* where its value bytes are in plain, and their length */
     uint32_t *hash;        /* byte arrays, per entry: its hash (n used, ent_cap allocated) */
     uint32_t *off;         /* byte arrays, per entry: offset of its value bytes in plain */
     size_t    ent_cap;     /* allocated entries in hash and off */
     mcdc_buf  plain;       /* the dictionary page body (PLAIN) */
 } mcdc_pq_dict;
+
+static inline uint64_t mcdc_pq__load64(const void *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
+static inline uint32_t mcdc_pq__load32(const void *p)
+{
+    uint32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
+
+/** Whether @p n bytes at @p a and @p b are equal, compared a word at a time. */
+static inline bool mcdc_pq__bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            if (mcdc_pq__load64(a + i) != mcdc_pq__load64(b + i))
+                return false;
+        return i == n || mcdc_pq__load64(a + n - 8) == mcdc_pq__load64(b + n - 8);
+    }
+    if (n >= 4)
+        return mcdc_pq__load32(a) == mcdc_pq__load32(b) &&
+               mcdc_pq__load32(a + n - 4) == mcdc_pq__load32(b + n - 4);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/** Whether a value (PLAIN bytes, as for put) is the one the last put found or added;
+ *  if so @p index is set to its entry. Runs of a value (sorted or clustered data) cost a
+ *  compare instead of a hash lookup. */
+static inline bool mcdc_pq__dict_last(const mcdc_pq_dict *d, const void *p, size_t len,
+                                      uint32_t *index)
+{
+    if (!d->last || len != d->last_len)
+        return false;
+    const uint8_t *e = (const uint8_t *)d->plain.ptr + d->last_off;
+    bool eq = len == 8 ? mcdc_pq__load64(e) == mcdc_pq__load64(p)
+              : len == 4 ? mcdc_pq__load32(e) == mcdc_pq__load32(p)
+              : mcdc_pq__bytes_eq(e, p, len);
+    if (eq)
+        *index = d->last - 1;
+    return eq;
+}
 
 /** Set up an empty dictionary for values of @p width bytes (0 = byte arrays). */
 void mcdc_pq__dict_init(mcdc_pq_dict *d, size_t width, size_t max_bytes);

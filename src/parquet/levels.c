@@ -2,7 +2,8 @@
  * parquet/levels.c: RLE / bit-packing hybrid encoder and bit widths.
  *
  * One pass over the values: stretches of 8 or more equal values become RLE runs, the rest
- * are bit-packed in groups of 8. Cost O(n); output at most about n * w / 8 + n / 8 * 5
+ * are bit-packed in groups of 8. n copies of one value (encode_repeat) give the bytes the
+ * array encoder would, without the array. Cost O(n); output at most about n * w / 8 + n / 8 * 5
  * bytes. Format and a worked example: levels.h.
  */
 #include "parquet/levels.h"
@@ -113,3 +114,35 @@ static int rle_run(mcdc_buf *out, uint32_t value, size_t count, int w)
 
 DEFINE_ENCODER(u16, uint16_t)
 DEFINE_ENCODER(u32, uint32_t)
+
+int mcdc_rle__encode_repeat(mcdc_buf *out, uint32_t value, size_t n, int w, bool length_prefix)
+{
+    if (n < 8) { /* bit-packed, as the array encoder writes it */
+        uint32_t v[8];
+        for (size_t i = 0; i < n; i++)
+            v[i] = value;
+        return mcdc_rle__encode_u32(out, v, n, w, length_prefix);
+    }
+    if (w < 0 || w > 32)
+        return mcdc_error_set(MCDC_EINVAL, "rle: bit width %d is over 32", w);
+    assert(w == 32 || (uint64_t)value < ((uint64_t)1 << w));
+    size_t start = out->len;
+    int rc = 0;
+    if (length_prefix && (rc = mcdc_buf_put(out, "\0\0\0\0", 4)) < 0)
+        return rc;
+    if ((rc = rle_run(out, value, n, w)) < 0) {
+        out->len = start;
+        if (out->ptr)
+            out->ptr[start] = 0;
+        return rc;
+    }
+    if (length_prefix) {
+        uint32_t len = (uint32_t)(out->len - start - 4);
+        uint8_t *p = (uint8_t *)out->ptr + start;
+        p[0] = (uint8_t)len;
+        p[1] = (uint8_t)(len >> 8);
+        p[2] = (uint8_t)(len >> 16);
+        p[3] = (uint8_t)(len >> 24);
+    }
+    return 0;
+}

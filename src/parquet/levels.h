@@ -42,5 +42,9 @@ int mcdc_rle__encode_u16(mcdc_buf *out, const uint16_t *values, size_t n, int bi
                          bool length_prefix);
 int mcdc_rle__encode_u32(mcdc_buf *out, const uint32_t *values, size_t n, int bit_width,
                          bool length_prefix);
+/** The same bytes as mcdc_rle__encode_u32 of @p n copies of @p value, without the
+ *  array (definition levels of a page without nulls). Same returns. */
+int mcdc_rle__encode_repeat(mcdc_buf *out, uint32_t value, size_t n, int bit_width,
+                            bool length_prefix);
 
 #endif

@@ -343,14 +343,16 @@ fail:
 static int check_row(const mcdc_parquet_writer *w, const mcdc_value *values)
 {
     for (size_t i = 0; i < w->n_cols; i++) {
-        const mcdc_column *col = &w->schema->cols[i];
-        if (values[i].is_null) {
-            if (!col->nullable)
-                return mcdc_error_set(MCDC_EINVAL, "row %lld, column %s: null in a column that "
-                                      "is not nullable", (long long)w->num_rows, col->name);
+        const mcdc_pq_column *c = &w->cols[i];
+        const mcdc_value *v = &values[i];
+        /* flat columns: max_def is 1 when the column is nullable, else 0 */
+        if (!(v->is_null ? c->max_def == 0 : c->check != MCDC_PQ_CHECK_NONE))
             continue;
-        }
-        int rc = mcdc_pq__column_check(&w->cols[i], &values[i], col->name);
+        const mcdc_column *col = &w->schema->cols[i];
+        if (v->is_null)
+            return mcdc_error_set(MCDC_EINVAL, "row %lld, column %s: null in a column that "
+                                  "is not nullable", (long long)w->num_rows, col->name);
+        int rc = mcdc_pq__column_check(c, v, col->name);
         if (rc < 0)
             return rc;
     }
@@ -369,14 +371,18 @@ int mcdc_parquet_writer_write_rows(mcdc_parquet_writer *w, const mcdc_value *val
         int rc = check_row(w, values);
         if (rc < 0)
             return rc;
-        if ((rc = mcdc_pq__writer_begin_row(w)) < 0)
+        /* begin_row has work only when a page is full or the row group is due a measure */
+        if ((w->page_full || (w->rg_rows & 1023) == 0) && (rc = mcdc_pq__writer_begin_row(w)) < 0)
             return rc;
+        bool full = false;
         for (size_t i = 0; i < w->n_cols; i++) {
             mcdc_pq_column *c = &w->cols[i];
-            int def = c->max_def > 0 && !values[i].is_null ? 1 : 0;
-            if ((rc = mcdc_pq__column_add(c, 0, def, &values[i])) < 0)
+            if ((rc = mcdc_pq__column_add(c, 0, values[i].is_null ? 0 : c->max_def,
+                                          &values[i])) < 0)
                 return mcdc_pq__writer_fail(w, rc);
+            full |= mcdc_pq__column_page_full(c);
         }
+        w->page_full = full;
         w->rg_rows++;
         w->num_rows++;
     }

@@ -55,6 +55,7 @@ struct mcdc_parquet_writer {
     mcdc_pq_row_group *rgs;        /* row groups written, for the footer */
     size_t   n_rgs, rgs_cap;
     int64_t  rg_rows, num_rows;
+    bool     page_full;            /* flat writers: a column's page was full after the last row */
 
     mcdc_schema *schema;           /* flat writers: the columns; owned */
     mcdc_parquet_node *root;       /* nested writers: the tree with levels; owned */

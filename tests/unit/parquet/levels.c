@@ -115,6 +115,37 @@ static void test_parquet_levels__width_zero_and_wide_values(void **state)
     mcdc_buf_dispose(&b);
 }
 
+static void test_parquet_levels__repeat_matches_the_array_encoder(void **state)
+{
+    (void)state;
+    const size_t counts[] = { 0, 1, 7, 8, 9, 100, 20000, 200000 };
+    const int widths[] = { 1, 2, 7, 9, 16, 32 };
+    static uint32_t v[200000];
+    for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+        for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+            int w = widths[wi];
+            uint32_t value = w == 32 ? 0xFEDCBA98u : (1u << w) - 1;
+            for (size_t i = 0; i < counts[ci]; i++)
+                v[i] = value;
+            for (int prefix = 0; prefix < 2; prefix++) {
+                mcdc_buf a = MCDC_BUF_INIT(1 << 20), b = MCDC_BUF_INIT(1 << 20);
+                assert_int_equal(0, mcdc_buf_put(&a, "x", 1));
+                assert_int_equal(0, mcdc_buf_put(&b, "x", 1));
+                assert_int_equal(0, mcdc_rle__encode_u32(&a, v, counts[ci], w, prefix));
+                assert_int_equal(0, mcdc_rle__encode_repeat(&b, value, counts[ci], w, prefix));
+                assert_int_equal(a.len, b.len);
+                assert_memory_equal(a.ptr, b.ptr, a.len);
+                mcdc_buf_dispose(&a);
+                mcdc_buf_dispose(&b);
+            }
+        }
+    }
+    mcdc_buf out = MCDC_BUF_INIT(64);
+    assert_int_equal(MCDC_EINVAL, mcdc_rle__encode_repeat(&out, 1, 100, 33, true));
+    assert_int_equal(0, out.len);
+    mcdc_buf_dispose(&out);
+}
+
 static void test_parquet_levels__random_runs_round_trip(void **state)
 {
     (void)state;
@@ -152,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_parquet_levels__header_example_byte_for_byte),
         cmocka_unit_test(test_parquet_levels__short_run_after_odd_prefix_is_packed),
         cmocka_unit_test(test_parquet_levels__width_zero_and_wide_values),
+        cmocka_unit_test(test_parquet_levels__repeat_matches_the_array_encoder),
         cmocka_unit_test(test_parquet_levels__random_runs_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
