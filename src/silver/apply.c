@@ -23,9 +23,11 @@
  * - Memory: the change set (one image per changed key) plus, per rewriting thread, the
  *   rows of one silver file at most (rewrite.c streams sorted files without holding them).
  *   A rebuild streams the snapshot's rows past the change set in file-sized sorted runs.
- * - Threads: bronze's changes are decoded on a thread of their own (feed.c) while this one
- *   builds the change set; files with disjoint key ranges are rewritten on up to
- *   `threads` threads (rewrite.c). Neither changes what is written.
+ * - Threads: bronze's changes are decoded and prepared (checks, LSN parses, key encoding)
+ *   on a thread of their own (feed.c), which also faults in the change set's next image
+ *   memory while it waits, while this one builds the change set; files with disjoint key
+ *   ranges are rewritten on up to `threads` threads (rewrite.c). Neither changes what is
+ *   written.
  * - The merge is one copy-on-write commit removing the rewritten files and adding their
  *   replacements, declaring that it read the whole table (PRED_ALL): any concurrent
  *   commit that adds or removes silver files conflicts and the apply fails cleanly
@@ -362,6 +364,13 @@ static int prep_row(void *arg, const mcdc_value *row, void *rec, mcdc_buf *extra
     return mcdc_silver_changes_prepare(arg, row, rec, extra);
 }
 
+/* The feed's idle hook: while the reader waits for this thread, it faults in the memory of
+ * the change set's next images. */
+static bool prefault(void *arg)
+{
+    return mcdc_silver_changes_prefault(arg);
+}
+
 /* Feed every change row beyond @p after (all when !has_after) to the change set. */
 static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 {
@@ -398,7 +407,8 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
          * change set is built here */
         mcdc_silver_feed *feed = NULL;
         if (rc == 0)
-            rc = mcdc_silver_feed_start(&feed, sc, prep_row, c->cs, sizeof(mcdc_silver_prepared));
+            rc = mcdc_silver_feed_start(&feed, sc, prep_row, prefault, c->cs,
+                                        sizeof(mcdc_silver_prepared));
         mcdc_silver_feed_batch b;
         while (rc == 0 && (rc = mcdc_silver_feed_next(feed, &b)) == 1) {
             rc = 0;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include "silver/changes.h"
@@ -226,7 +227,7 @@ static void big_free(void *p, size_t n)
 }
 
 /* A chunk the images are cut from. Chunks grow with the change set (each as large as
- * all before it, from 1 MiB up to 32 MiB): a small apply holds little, a large one gets
+ * all before it, from 1 MiB up to 8 MiB): a small apply holds little, a large one gets
  * huge pages. */
 typedef struct chunk {
     struct chunk *next;
@@ -236,7 +237,7 @@ typedef struct chunk {
 } chunk;
 
 #define CHUNK_BYTES     ((size_t)1 << 20)
-#define CHUNK_BYTES_MAX ((size_t)32 << 20)
+#define CHUNK_BYTES_MAX ((size_t)8 << 20)
 
 /* One slot of the index: the key's hash beside its entry (1 + index in cs->ents; 0 =
  * empty), so that a probe leaves the slots only when the hashes agree. */
@@ -277,6 +278,10 @@ struct mcdc_silver_changes {
     size_t       cap_ents;
     chunk       *chunks;      /* the first is being filled */
     size_t       chunk_total; /* capacity of the chunks */
+    pthread_mutex_t spare_mu; /* guards the three below (prefault runs on another thread) */
+    chunk       *spare;       /* a chunk of CHUNK_BYTES_MAX faulted in ahead, or NULL */
+    size_t       spare_touched; /* its bytes faulted in so far */
+    bool         spare_wanted;  /* set by the owner (publish_spare_wanted) */
     size_t       live, garbage; /* bytes of current and of replaced images */
     size_t       n_images;
     sort_ent    *sorted;      /* after sort(): a copy of the entries in key order */
@@ -336,6 +341,8 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs)
     if (!cs)
         return;
     free_chunks(cs->chunks);
+    big_free(cs->spare, CHUNK_BYTES_MAX);
+    pthread_mutex_destroy(&cs->spare_mu);
     big_free(cs->slots, cs->n_slots * sizeof *cs->slots);
     big_free(cs->ents, cs->cap_ents * sizeof *cs->ents);
     drop_sorted(cs);
@@ -361,6 +368,7 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
     mcdc_silver_changes *cs = calloc(1, sizeof *cs);
     if (!cs)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
+    pthread_mutex_init(&cs->spare_mu, NULL);
     int rc = MCDC_ENOMEM;
     mcdc_silver_changes_options dflt = MCDC_SILVER_CHANGES_OPTIONS_INIT;
     cs->opts = opts ? *opts : dflt;
@@ -629,26 +637,82 @@ static size_t image_size(const mcdc_silver_changes *cs, const mcdc_value *r, siz
     return (size + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t);
 }
 
+/* Whether a spare chunk is wanted: the chunks are at their largest, and the cap leaves
+ * room for the images so far plus two more chunks. Published by the owner thread. */
+static void publish_spare_wanted(mcdc_silver_changes *cs)
+{
+    bool want = cs->chunk_total >= CHUNK_BYTES_MAX &&
+                cs->stats.bytes <= cs->opts.max_bytes &&
+                cs->opts.max_bytes - cs->stats.bytes >= 2 * CHUNK_BYTES_MAX;
+    pthread_mutex_lock(&cs->spare_mu);
+    cs->spare_wanted = want;
+    pthread_mutex_unlock(&cs->spare_mu);
+}
+
+/* The spare chunk when it holds @p size bytes (taken), else NULL. */
+static chunk *take_spare(mcdc_silver_changes *cs, size_t size)
+{
+    pthread_mutex_lock(&cs->spare_mu);
+    chunk *c = cs->spare;
+    if (c && c->block - sizeof(chunk) >= size)
+        cs->spare = NULL;
+    else
+        c = NULL;
+    pthread_mutex_unlock(&cs->spare_mu);
+    return c;
+}
+
 /* A new chunk of at least @p size bytes, first in the list; NULL when out of memory. */
 static chunk *chunk_new(mcdc_silver_changes *cs, size_t size)
 {
-    size_t cap = cs->chunk_total < CHUNK_BYTES ? CHUNK_BYTES
-               : cs->chunk_total > CHUNK_BYTES_MAX ? CHUNK_BYTES_MAX : cs->chunk_total;
-    if (cap < size)
-        cap = size;
-    size_t block = sizeof(chunk) + cap;
-    if (block >= HUGE_BYTES)
-        cap = big_round(block) - sizeof(chunk); /* the whole mapping */
-    chunk *c = big_alloc(block, false);
-    if (!c)
-        return NULL;
+    size_t block = cs->chunk_total < CHUNK_BYTES ? CHUNK_BYTES
+                 : cs->chunk_total > CHUNK_BYTES_MAX ? CHUNK_BYTES_MAX : cs->chunk_total;
+    if (block - sizeof(chunk) < size)
+        block = sizeof(chunk) + size;
+    block = big_round(block); /* a mapping is used whole */
+    chunk *c = block == CHUNK_BYTES_MAX ? take_spare(cs, size) : NULL;
+    if (!c) {
+        if (!(c = big_alloc(block, false)))
+            return NULL;
+        c->block = block;
+    }
     c->next = cs->chunks;
     c->used = 0;
-    c->cap = cap;
-    c->block = block;
+    c->cap = c->block - sizeof(chunk);
     cs->chunks = c;
-    cs->chunk_total += cap;
+    cs->chunk_total += c->cap;
+    publish_spare_wanted(cs);
     return c;
+}
+
+bool mcdc_silver_changes_prefault(mcdc_silver_changes *cs)
+{
+    bool did = false;
+    pthread_mutex_lock(&cs->spare_mu);
+    if (cs->spare_wanted && !cs->spare) {
+        pthread_mutex_unlock(&cs->spare_mu);
+        chunk *c = big_alloc(CHUNK_BYTES_MAX, false);
+        pthread_mutex_lock(&cs->spare_mu);
+        if (c && (cs->spare || !cs->spare_wanted)) {
+            big_free(c, CHUNK_BYTES_MAX);
+        } else if (c) {
+            c->block = CHUNK_BYTES_MAX;
+            cs->spare = c;
+            cs->spare_touched = offsetof(chunk, data);
+        }
+        did = c != NULL;
+    }
+    if (cs->spare && cs->spare_touched < CHUNK_BYTES_MAX) {
+        /* one huge page at a time, so that the owner never waits long for the lock */
+        volatile char *p = (volatile char *)cs->spare;
+        size_t end = (cs->spare_touched / HUGE_BYTES + 1) * HUGE_BYTES;
+        for (size_t at = cs->spare_touched; at < end; at += 4096)
+            p[at] = 0;
+        cs->spare_touched = end;
+        did = true;
+    }
+    pthread_mutex_unlock(&cs->spare_mu);
+    return did;
 }
 
 /* @p size bytes (a multiple of the alignment) from the chunks; NULL when out of memory. */
@@ -1116,6 +1180,12 @@ static void sort_ents(sort_ent *e, size_t n)
 int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
 {
     drop_sorted(cs);
+    /* no more adds are expected: a spare chunk would only hold memory */
+    pthread_mutex_lock(&cs->spare_mu);
+    big_free(cs->spare, CHUNK_BYTES_MAX);
+    cs->spare = NULL;
+    cs->spare_wanted = false;
+    pthread_mutex_unlock(&cs->spare_mu);
     size_t n = cs->n_images;
     size_t e_bytes = (n ? n : 1) * sizeof(sort_ent);
     sort_ent *e = big_alloc(e_bytes, false);

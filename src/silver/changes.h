@@ -8,6 +8,8 @@
  * another thread while the owner calls add_prepared, provided the rows are then added in
  * the order they were offered (the result must not depend on the timing). A row that
  * prepare rejects fails the apply at that row, with the message add would give.
+ * prefault lets the reader thread, while it waits, fault in the memory the owner's next
+ * images go to (fresh memory is costly on some virtual machines).
  */
 #ifndef MCDC_SILVER_CHANGES_H
 #define MCDC_SILVER_CHANGES_H
@@ -59,5 +61,13 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
 /** Fetch the index slot of a key with hash @p hash into the cache ahead of its add (a
  *  hint; any hash is fine). */
 void mcdc_silver_changes_prefetch(const mcdc_silver_changes *cs, uint64_t hash);
+
+/** Fault in memory for the change set's next image chunk ahead of its use, a huge page
+ *  per call, so that a thread with time to spare (the bronze reader waiting for the
+ *  owner) pays for fresh memory instead of the owner. Only once the change set is large
+ *  (its chunks at their largest) and the cap leaves room: at most one chunk (8 MiB) is
+ *  held ahead, dropped by the sort. Thread-safe against the owner's calls.
+ *  @return true when it did some work (call again), false when nothing is wanted now. */
+bool mcdc_silver_changes_prefault(mcdc_silver_changes *cs);
 
 #endif

@@ -3,7 +3,8 @@
  *
  * Two batches go back and forth: the reader fills one with up to BATCH_ROWS rows (values
  * copied, strings into the batch's own bytes), running the prep hook on each row as it
- * lands, while the caller consumes the other. Rows come out exactly in the scan's order,
+ * lands, while the caller consumes the other (when both are full, the reader runs the idle
+ * hook until it has nothing to do, then sleeps). Rows come out exactly in the scan's order,
  * so what is built from them does not depend on the timing. Memory: two batches (rows,
  * records, and the prep's bytes, a batch closing once they pass BATCH_BYTES). An error of
  * the scan or the prep ends the last batch before the failing row and is handed to the
@@ -35,6 +36,7 @@ struct mcdc_silver_feed {
     size_t                n_cols;
     bool                 *is_text;  /* per column: string or binary */
     mcdc_silver_feed_prep prep;
+    mcdc_silver_feed_idle idle;
     void                 *arg;
     size_t                rec_size;
     const mcdc_value     *pending;  /* a row that did not fit: first of the next batch */
@@ -152,8 +154,16 @@ static void *reader(void *arg)
     while (rc == 1) {
         batch *b = &f->b[k];
         pthread_mutex_lock(&f->mu);
-        while (b->full && !f->stop)
+        while (b->full && !f->stop) {
+            if (f->idle) {
+                pthread_mutex_unlock(&f->mu);
+                bool more = f->idle(f->arg);
+                pthread_mutex_lock(&f->mu);
+                if (more)
+                    continue;
+            }
             pthread_cond_wait(&f->cv, &f->mu);
+        }
         bool stop = f->stop;
         pthread_mutex_unlock(&f->mu);
         if (stop)
@@ -195,7 +205,8 @@ void mcdc_silver_feed_free(mcdc_silver_feed *f)
 }
 
 int mcdc_silver_feed_start(mcdc_silver_feed **out, mcdc_delta_scan *sc,
-                           mcdc_silver_feed_prep prep, void *arg, size_t rec_size)
+                           mcdc_silver_feed_prep prep, mcdc_silver_feed_idle idle, void *arg,
+                           size_t rec_size)
 {
     *out = NULL;
     mcdc_silver_feed *f = calloc(1, sizeof *f);
@@ -205,6 +216,7 @@ int mcdc_silver_feed_start(mcdc_silver_feed **out, mcdc_delta_scan *sc,
     pthread_cond_init(&f->cv, NULL);
     f->sc = sc;
     f->prep = prep;
+    f->idle = idle;
     f->arg = arg;
     f->rec_size = prep ? rec_size : 0;
     const mcdc_schema *s = mcdc_delta_scan_schema(sc);

@@ -21,13 +21,20 @@ typedef struct mcdc_silver_feed mcdc_silver_feed;
 typedef int (*mcdc_silver_feed_prep)(void *arg, const mcdc_value *row, void *rec,
                                      mcdc_buf *extra);
 
+/** Work the reader thread may do while it waits for the caller to hand a batch back (both
+ *  batches are full); called again while it returns true, then the reader sleeps. It must
+ *  not change what the rows become. */
+typedef bool (*mcdc_silver_feed_idle)(void *arg);
+
 /** Start reading @p sc (borrowed: it must outlive the feed, and nothing else may use it
  *  until the feed is freed). @p prep (may be NULL) runs on each row with @p arg and a
- *  record of @p rec_size bytes. Without a thread the feed reads (and prepares) on the
- *  caller's thread, with the same batches.
+ *  record of @p rec_size bytes; @p idle (may be NULL) with @p arg when the reader waits.
+ *  Without a thread the feed reads (and prepares) on the caller's thread, with the same
+ *  batches, and idle is never called.
  *  @return 0; MCDC_ENOMEM. */
 int mcdc_silver_feed_start(mcdc_silver_feed **out, mcdc_delta_scan *sc,
-                           mcdc_silver_feed_prep prep, void *arg, size_t rec_size);
+                           mcdc_silver_feed_prep prep, mcdc_silver_feed_idle idle, void *arg,
+                           size_t rec_size);
 
 /** A batch of rows: valid until the next mcdc_silver_feed_next() or the free. */
 typedef struct mcdc_silver_feed_batch {
