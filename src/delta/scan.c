@@ -20,7 +20,7 @@
 #include "mcdc/time.h"
 
 /* Rows asked of the Parquet reader at once. */
-#define SCAN_BATCH 256
+#define SCAN_BATCH 128
 
 struct mcdc_delta_scan {
     const mcdc_delta_snapshot *snap;   /* borrowed */

@@ -505,10 +505,10 @@ static pqr_fill fill_kind(const pqr_node *n)
     case PQR_CONV_UINT32: return PQR_FILL_U32;
     case PQR_CONV_DATE: return PQR_FILL_I32;
     case PQR_CONV_TS_MICROS: return PQR_FILL_I64;
+    case PQR_CONV_DEC_INT: return n->ptype == MCDC_PQ_INT32 ? PQR_FILL_DEC32 : PQR_FILL_DEC64;
     case PQR_CONV_UINT64:
     case PQR_CONV_TS_MILLIS:
     case PQR_CONV_INT96:
-    case PQR_CONV_DEC_INT:
     case PQR_CONV_DEC_BYTES:
     case PQR_CONV_FLOAT16: return PQR_FILL_CALL;
     default: return PQR_FILL_ROW; /* text in the row's scratch */
@@ -904,26 +904,28 @@ static size_t fill_column(mcdc_parquet_reader *r, size_t j, size_t n, int *rc)
     const size_t stride = r->n_sel;
     mcdc_value *out = r->batch + j;
     size_t k = 0;
+    /* cells are zeroed and set in place: a cell built aside and copied costs a stalled
+     * load of the bytes just stored */
 #define FILL(SET)                                                                          \
     for (; k < n; k++, out += stride) {                                                   \
-        mcdc_value x;                                                                      \
-        memset(&x, 0, sizeof x);                                                           \
+        memset(out, 0, sizeof *out);                                                       \
         if (def[k] == full) {                                                              \
             SET;                                                                           \
             v++;                                                                           \
         } else {                                                                           \
-            x.is_null = true;                                                              \
+            out->is_null = true;                                                           \
         }                                                                                  \
-        *out = x;                                                                          \
     }
     switch ((pqr_fill)r->fill[j]) {
-    case PQR_FILL_BOOL: FILL(x.v.b = v->b) break;
-    case PQR_FILL_I32: FILL(x.v.i = v->i32) break;
-    case PQR_FILL_U32: FILL(x.v.i = (int64_t)(uint32_t)v->i32) break;
-    case PQR_FILL_I64: FILL(x.v.i = v->i64) break;
-    case PQR_FILL_FLOAT: FILL(x.v.f = v->f) break;
-    case PQR_FILL_DOUBLE: FILL(x.v.d = v->d) break;
-    case PQR_FILL_BYTES: FILL(x.v.s.ptr = (const char *)v->ba.ptr; x.v.s.len = v->ba.len) break;
+    case PQR_FILL_BOOL: FILL(out->v.b = v->b) break;
+    case PQR_FILL_I32: FILL(out->v.i = v->i32) break;
+    case PQR_FILL_U32: FILL(out->v.i = (int64_t)(uint32_t)v->i32) break;
+    case PQR_FILL_I64: FILL(out->v.i = v->i64) break;
+    case PQR_FILL_DEC32: FILL(out->v.dec = (mcdc_int128)v->i32) break;
+    case PQR_FILL_DEC64: FILL(out->v.dec = (mcdc_int128)v->i64) break;
+    case PQR_FILL_FLOAT: FILL(out->v.f = v->f) break;
+    case PQR_FILL_DOUBLE: FILL(out->v.d = v->d) break;
+    case PQR_FILL_BYTES: FILL(out->v.s.ptr = (const char *)v->ba.ptr; out->v.s.len = v->ba.len) break;
     case PQR_FILL_CALL:
     case PQR_FILL_ROW: /* not batchable: never asked */
         for (; k < n; k++, out += stride) {

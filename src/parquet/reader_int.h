@@ -118,6 +118,8 @@ typedef enum {
     PQR_FILL_I32,     /* i from i32 */
     PQR_FILL_U32,     /* i from i32 read unsigned */
     PQR_FILL_I64,     /* i from i64 */
+    PQR_FILL_DEC32,   /* dec from i32 (an INT32 decimal) */
+    PQR_FILL_DEC64,   /* dec from i64 (an INT64 decimal) */
     PQR_FILL_FLOAT,   /* f */
     PQR_FILL_DOUBLE,  /* d */
     PQR_FILL_BYTES,   /* s borrowed from the page or dictionary */

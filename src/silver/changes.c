@@ -239,12 +239,15 @@ typedef struct chunk {
 #define CHUNK_BYTES     ((size_t)1 << 20)
 #define CHUNK_BYTES_MAX ((size_t)8 << 20)
 
-/* One slot of the index: the key's hash beside its entry (1 + index in cs->ents; 0 =
- * empty), so that a probe leaves the slots only when the hashes agree. */
+/* One slot of the index, 8 bytes: the high half of the key's hash (the low bits place
+ * it) beside its entry (1 + index in cs->ents; 0 = empty), so that a probe leaves the
+ * slots only when the hashes agree. Hence at most UINT32_MAX - 1 keys. */
 typedef struct slot {
-    uint64_t hash;
-    size_t   ent;
+    uint32_t tag;
+    uint32_t ent;
 } slot;
+
+#define SLOT_TAG(h) ((uint32_t)((h) >> 32))
 
 /* An entry per key, in the order the keys came: the key's first 16 bytes inline
  * (big-endian, zero-padded, so that comparing them compares the keys' starts and a key of
@@ -547,6 +550,17 @@ static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
                            "--capture-instance a,b");
 }
 
+/* The hash of an entry's key (from its prefixes when they hold all of it). */
+static uint64_t ent_hash(const sort_ent *e)
+{
+    if (e->key_len > 16)
+        return hash_bytes(e->im->key, e->key_len);
+    uint8_t b[16];
+    put_be64(b, e->p0);
+    put_be64(b + 8, e->p1);
+    return hash_bytes(b, e->key_len);
+}
+
 /* Grow the index to @p n slots (a power of two above the current size). */
 static int resize_slots(mcdc_silver_changes *cs, size_t n)
 {
@@ -559,7 +573,7 @@ static int resize_slots(mcdc_silver_changes *cs, size_t n)
     for (size_t i = 0; i < cs->n_slots; i++) {
         if (!cs->slots[i].ent)
             continue;
-        size_t j = (size_t)cs->slots[i].hash & (n - 1);
+        size_t j = (size_t)ent_hash(&cs->ents[cs->slots[i].ent - 1]) & (n - 1);
         while (s[j].ent)
             j = (j + 1) & (n - 1);
         s[j] = cs->slots[i];
@@ -873,11 +887,12 @@ static sort_ent *probe(const mcdc_silver_changes *cs, uint64_t h, const uint8_t 
                        size_t key_len, uint64_t p0, uint64_t p1, size_t *slot_out)
 {
     size_t mask = cs->n_slots - 1, j = (size_t)h & mask;
+    uint32_t tag = SLOT_TAG(h);
     for (;; j = (j + 1) & mask) {
         const slot *s = &cs->slots[j];
         if (!s->ent)
             break;
-        if (s->hash != h)
+        if (s->tag != tag)
             continue;
         sort_ent *e = &cs->ents[s->ent - 1];
         if (e->key_len == key_len && e->p0 == p0 && e->p1 == p1 &&
@@ -914,9 +929,9 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
         if (compact(cs) < 0)
             return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
     }
-    if (!e && cs->n_images == cs->cap_ents &&
-        resize_ents(cs, cs->cap_ents ? cs->cap_ents * 2 : 256) < 0)
-        return over_cap(cs);
+    if (!e && (cs->n_images >= UINT32_MAX - 1 ||
+               (cs->n_images == cs->cap_ents && resize_ents(cs, cs->cap_ents * 2) < 0)))
+        return over_cap(cs); /* no room for one more key */
     if (cs->stats.bytes + size > cs->opts.max_bytes)
         return over_cap(cs);
     image *im = image_new(cs, r, key, p->key_len, size);
@@ -952,8 +967,8 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     e->im = im;
     e->key_len = (uint32_t)p->key_len;
     e->op = k->op;
-    cs->slots[j].hash = p->hash;
-    cs->slots[j].ent = cs->n_images;
+    cs->slots[j].tag = SLOT_TAG(p->hash);
+    cs->slots[j].ent = (uint32_t)cs->n_images;
     cs->stats.n_keys = cs->n_images;
     if (cs->n_images * 2 > cs->n_slots && grow_slots(cs) < 0)
         return over_cap(cs); /* the image is in; only the index could not grow */

@@ -5,10 +5,10 @@
  * - Streamed: a silver file with a key range (written by silver apply, so sorted by key)
  *   is read row by row beside the change set's images in key order; each row is decided
  *   by the image of its key (rule S3), new keys are written in between, and the rows go
- *   straight to the Parquet writer: no copy of the rows, no sort, no hash. The file's key
- *   order and range are checked as it is read; a row out of order or outside the range
+ *   straight to the Parquet writer: no copy of the rows, no sort, no hash, no copy of a
+ *   key. The file's key order and range are checked as it is read: a row out of order
  *   undoes the pass (the file is discarded, the images' marks restored) and the file is
- *   written the other way.
+ *   written the other way; a row outside the range is an error (its tags are wrong).
  * - Held (runs): rows are copied into memory with their encoded keys, sorted, and written
  *   as one file or as several of about the target size. Used for a rebuild, for files
  *   without a range, and for a file that grows past 1.5 times the target.
@@ -39,11 +39,23 @@ static int nomem(void)
     return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
 }
 
-static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+/* Encoded keys in byte order: <0, 0, >0. Eight bytes at a time (keys are short: a call
+ * to memcmp costs more than the compare). */
+static inline int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
-    int c = memcmp(a, b, na < nb ? na : nb);
-    if (c)
-        return c;
+    size_t n = na < nb ? na : nb, i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+#endif
+    for (; i < n; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
     return na < nb ? -1 : na > nb;
 }
 
@@ -371,7 +383,9 @@ typedef struct worker {
     const mcdc_silver_env *env;
     mcdc_silver_runs      *runs;   /* held rows (made on first use) */
     mcdc_silver_out       *out;    /* the group being written */
-    mcdc_buf               key, prev, first, last;
+    mcdc_buf               key;     /* the held path's row key */
+    mcdc_buf               ring[3]; /* the streamed path's row keys (see rewrite_streamed) */
+    mcdc_buf               first;   /* the first key a streamed file got */
     unsigned char         *marks;
     size_t                 cap_marks;
 } worker;
@@ -381,18 +395,18 @@ static void worker_init(worker *w, const mcdc_silver_env *env)
     memset(w, 0, sizeof *w);
     w->env = env;
     w->key = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
-    w->prev = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
+    for (int i = 0; i < 3; i++)
+        w->ring[i] = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
     w->first = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
-    w->last = (mcdc_buf)MCDC_BUF_INIT(1 << 20);
 }
 
 static void worker_dispose(worker *w)
 {
     mcdc_silver_runs_free(w->runs);
     mcdc_buf_dispose(&w->key);
-    mcdc_buf_dispose(&w->prev);
+    for (int i = 0; i < 3; i++)
+        mcdc_buf_dispose(&w->ring[i]);
     mcdc_buf_dispose(&w->first);
-    mcdc_buf_dispose(&w->last);
     free(w->marks);
     memset(w, 0, sizeof *w);
 }
@@ -504,10 +518,15 @@ typedef struct stream {
     worker               *w;
     mcdc_silver_datafile *file;
     size_t                rows;
+    const uint8_t        *last;   /* key of the last row written: an image's, or in ring */
+    size_t                last_len;
+    int                   last_i; /* the ring buffer holding it, or -1 */
     mcdc_silver_out       counts; /* counters only, added on success */
 } stream;
 
-static int stream_put(stream *s, const mcdc_value *row, const uint8_t *key, size_t len)
+/* Write @p row of @p key (held in ring buffer @p ring_i, or -1 when it stays put). */
+static int stream_put(stream *s, const mcdc_value *row, const uint8_t *key, size_t len,
+                      int ring_i)
 {
     int rc = 0;
     if (!s->file && (rc = mcdc_silver_datafile_open(&s->file, s->w->env->silver_path,
@@ -515,16 +534,16 @@ static int stream_put(stream *s, const mcdc_value *row, const uint8_t *key, size
         return rc;
     if ((rc = mcdc_silver_datafile_write(s->file, row)) < 0)
         return rc;
-    mcdc_buf *b = s->rows == 0 ? &s->w->first : &s->w->last;
-    mcdc_buf_clear(b);
-    if ((rc = mcdc_buf_put(b, key, len)) < 0)
-        return rc;
     if (s->rows == 0) {
-        mcdc_buf_clear(&s->w->last);
-        rc = mcdc_buf_put(&s->w->last, key, len);
+        mcdc_buf_clear(&s->w->first);
+        if ((rc = mcdc_buf_put(&s->w->first, key, len)) < 0)
+            return rc;
     }
+    s->last = key;
+    s->last_len = len;
+    s->last_i = ring_i;
     s->rows++;
-    return rc;
+    return 0;
 }
 
 /* Write the new keys targeted at the file whose key is below @p key (all when NULL). */
@@ -541,7 +560,7 @@ static int stream_inserts(stream *s, const mcdc_silver_target *t, size_t *at, co
         mcdc_silver_changes_at(s->w->env->cs, t->img[*at], &im);
         if (im.matched || im.is_delete)
             continue;
-        rc = stream_put(s, im.row, im.key, im.key_len);
+        rc = stream_put(s, im.row, im.key, im.key_len, -1);
         s->counts.rows_inserted++;
     }
     return rc;
@@ -571,41 +590,59 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
     stream s;
     memset(&s, 0, sizeof s);
     s.w = w;
+    s.last_i = -1;
     mcdc_delta_snapshot view;
     mcdc_delta_file arr[1];
     mcdc_delta_scan *sc = NULL;
     int rc = open_file_scan(&sc, &view, arr, env, t->f);
     size_t at = 0;
-    bool have_prev = false, undo = false;
+    bool undo = false;
+    /* keys live in three ring buffers, so that none is copied: the row's, the previous
+     * row's (prev_i, for the order check) and the last written one's (s.last_i; a row
+     * dropped leaves it behind). A row is encoded into a buffer that is neither. */
+    int prev_i = -1;
+    const uint8_t *mk = NULL; /* key of image m, fetched once per m */
+    size_t mkl = 0;
     const mcdc_value *r;
     while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
         rc = 0;
         s.counts.rows_read++;
-        if ((rc = mcdc_silver_changes_row_key(cs, &w->key, r)) < 0)
+        int ki = 0;
+        while (ki == prev_i || ki == s.last_i)
+            ki++;
+        if ((rc = mcdc_silver_changes_row_key(cs, &w->ring[ki], r)) < 0)
             break;
-        const uint8_t *k = (const uint8_t *)w->key.ptr;
-        size_t kl = w->key.len;
-        if (!in_range(t, k, kl)) {
+        const uint8_t *k = (const uint8_t *)w->ring[ki].ptr;
+        size_t kl = w->ring[ki].len;
+        /* in the range and sorted: the first row at or above lo, each row at or above the
+         * one before (so above lo too) and at or below hi; a row below the one before is
+         * outside the range when below lo (as the held path would find), else unsorted */
+        const uint8_t *pk = prev_i >= 0 ? (const uint8_t *)w->ring[prev_i].ptr : NULL;
+        size_t pkl = prev_i >= 0 ? w->ring[prev_i].len : 0;
+        if (key_cmp(k, kl, t->hi, t->hi_len) > 0 ||
+            (!pk && key_cmp(k, kl, t->lo, t->lo_len) < 0)) {
             rc = outside_range(env, t);
             break;
         }
-        if (have_prev && key_cmp(k, kl, (const uint8_t *)w->prev.ptr, w->prev.len) < 0) {
+        if (pk && key_cmp(k, kl, pk, pkl) < 0) {
+            if (!in_range(t, k, kl)) {
+                rc = outside_range(env, t);
+                break;
+            }
             undo = true;
             break;
         }
-        mcdc_buf_clear(&w->prev);
-        if ((rc = mcdc_buf_put(&w->prev, k, kl)) < 0)
-            break;
-        have_prev = true;
+        prev_i = ki;
         if ((rc = stream_inserts(&s, t, &at, k, kl)) < 0)
             break;
         int c = -1;
         while (m < end) {
-            size_t il;
-            const uint8_t *ik = mcdc_silver_changes_key_at(cs, m, &il);
-            if ((c = key_cmp(ik, il, k, kl)) >= 0)
+            if (!mk)
+                mk = mcdc_silver_changes_key_at(cs, m, &mkl);
+            if ((c = key_cmp(mk, mkl, k, kl)) >= 0)
                 break;
             m++;
+            mk = NULL;
         }
         mcdc_silver_fate fate = MCDC_SILVER_KEEP;
         const mcdc_value *img = NULL;
@@ -617,15 +654,15 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
         }
         if (fate == MCDC_SILVER_REPLACE)
             s.counts.rows_updated++;
-        if ((rc = stream_put(&s, fate == MCDC_SILVER_REPLACE ? img : r, k, kl)) < 0)
+        if ((rc = stream_put(&s, fate == MCDC_SILVER_REPLACE ? img : r, k, kl, ki)) < 0)
             break;
     }
     mcdc_delta_scan_free(sc);
     if (rc == 0 && !undo)
         rc = stream_inserts(&s, t, &at, NULL, 0);
     if (rc == 0 && !undo && s.rows && s.file)
-        rc = finish_file(w->out, s.file, (const uint8_t *)w->first.ptr, w->first.len,
-                         (const uint8_t *)w->last.ptr, w->last.len);
+        rc = finish_file(w->out, s.file, (const uint8_t *)w->first.ptr, w->first.len, s.last,
+                         s.last_len);
     mcdc_silver_datafile_free(s.file); /* removes the file when not finished */
     if (rc < 0)
         return rc;

@@ -614,6 +614,118 @@ static void test_silver_apply__unsorted_file_with_a_range_is_rewritten_sorted(vo
     dump_files(f->silver, d, sizeof d, true);
 }
 
+/* Replace silver's file holding key 0 (keys 0..5, sorted, with range tags) by one with its
+ * rows in @p order, its tags kept but @p tag (when not NULL) set to the key @p tag_key. */
+static void replace_first_file(fixture *f, const int *order, const char *tag, int64_t tag_key)
+{
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->silver, -1));
+    mcdc_schema *flat = NULL;
+    assert_int_equal(0, mcdc_delta_schema_to_flat(&flat, snap->schema));
+    const mcdc_delta_file *victim = NULL;
+    static mcdc_value rows[8][5];
+    static char names[8][32], lsns[8][32];
+    int n = 0;
+    for (size_t i = 0; i < snap->n_files && !victim; i++) {
+        mcdc_delta_snapshot view = *snap;
+        view.files = &snap->files[i];
+        view.n_files = 1;
+        mcdc_delta_scan *sc = NULL;
+        assert_int_equal(0, mcdc_delta_scan_open(&sc, &view, NULL));
+        const mcdc_value *v;
+        n = 0;
+        while (mcdc_delta_scan_next(sc, &v) == 1 && n < 8) {
+            memcpy(rows[n], v, sizeof rows[n]);
+            snprintf(names[n], 32, "%.*s", (int)v[1].v.s.len, v[1].v.s.ptr);
+            snprintf(lsns[n], 32, "%.*s", (int)v[3].v.s.len, v[3].v.s.ptr);
+            rows[n][1].v.s.ptr = names[n];
+            rows[n][3].v.s.ptr = lsns[n];
+            n++;
+        }
+        mcdc_delta_scan_free(sc);
+        if (rows[0][0].v.i == 0)
+            victim = &snap->files[i];
+    }
+    assert_non_null(victim);
+    assert_int_equal(6, n);
+    mcdc_silver_datafile *w = NULL;
+    assert_int_equal(0, mcdc_silver_datafile_open(&w, f->silver, flat));
+    for (int i = 0; i < n; i++)
+        assert_int_equal(0, mcdc_silver_datafile_write(w, rows[order[i]]));
+    mcdc_delta_file repl;
+    assert_int_equal(0, mcdc_silver_datafile_close(w, &repl));
+    mcdc_silver_datafile_free(w);
+    for (size_t i = 0; i < victim->tags.n; i++)
+        assert_int_equal(0, mcdc_delta_map_set(&repl.tags, victim->tags.kv[i].key,
+                                               victim->tags.kv[i].value));
+    if (tag) {
+        mcdc_buf k = MCDC_BUF_INIT(64);
+        mcdc_value v = { .is_null = false, .v.i = tag_key };
+        assert_int_equal(0, mcdc_silver_key_encode(&k, &flat->cols[0], &v));
+        char hex[64];
+        for (size_t i = 0; i < k.len; i++)
+            snprintf(hex + 2 * i, 3, "%02X", (unsigned char)k.ptr[i]);
+        mcdc_buf_dispose(&k);
+        assert_int_equal(0, mcdc_delta_map_set(&repl.tags, tag, hex));
+    }
+    swap_payload p = { victim, &repl };
+    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    assert_int_equal(0, mcdc_delta_commit(f->silver, build_swap, &p, &co, NULL));
+    mcdc_delta_file_clear(&repl);
+    mcdc_schema_free(flat);
+    mcdc_delta_snapshot_free(snap);
+}
+
+/* A file whose rows leave the key range of its tags fails the apply with a clear error,
+ * whether the first row is below the range, a later one above it, or a row below the
+ * range comes out of order (streamed), or the rows are unsorted (held); nothing commits. */
+static void test_silver_apply__a_row_outside_the_tags_range_fails(void **state)
+{
+    static const int sorted[] = { 0, 1, 2, 3, 4, 5 }, early[] = { 1, 0, 2, 3, 4, 5 },
+                     reversed[] = { 5, 4, 3, 2, 1, 0 };
+    struct {
+        const int *order;
+        const char *tag;
+        int64_t key;
+    } cases[] = {
+        { sorted, "mcdc.silver.key_min", 1 },   /* the first row is below */
+        { sorted, "mcdc.silver.key_max", 4 },   /* the last row is above */
+        { early, "mcdc.silver.key_min", 1 },    /* a row below the one before and the range */
+        { reversed, "mcdc.silver.key_min", 1 }, /* unsorted: held, then below the range */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (c > 0) {
+            teardown(state);
+            assert_int_equal(0, setup(state));
+        }
+        fixture *f = *state;
+        mcdc_silver_apply_result r;
+        brow b[12];
+        for (int i = 0; i < 12; i++) {
+            brow x = { 2, i, "a", i, 100, i + 1, i + 1, NULL, 0 };
+            b[i] = x;
+            set_row(f, i, "a", i);
+        }
+        append(f, b, 12);
+        assert_int_equal(0, apply(f, 6, &r));
+        replace_first_file(f, cases[c].order, cases[c].tag, cases[c].key);
+        int64_t before = -1, after = -1;
+        mcdc_delta_snapshot *snap = NULL;
+        assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->silver, -1));
+        before = snap->version;
+        mcdc_delta_snapshot_free(snap);
+        brow ch[] = { { 4, 2, "upd", 22, 200, 1, 1, NULL, 0 } };
+        append(f, ch, 1);
+        assert_int_equal(MCDC_ECORRUPT, apply(f, 6, &r));
+        if (!strstr(mcdc_error_last()->message, "holds a key outside the key range of its tags"))
+            fail_msg("case %zu: %s", c, mcdc_error_last()->message);
+        assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->silver, -1));
+        after = snap->version;
+        mcdc_delta_snapshot_free(snap);
+        assert_int_equal(before, after);
+    }
+}
+
 /* A bronze file that cannot be decoded: the reading thread's error reaches the caller with
  * its message, and nothing is applied. */
 static void test_silver_apply__a_damaged_bronze_file_fails_cleanly(void **state)
@@ -690,6 +802,7 @@ int main(void)
         T(missing_bronze_changes_nothing),
         T(threads_do_not_change_the_files),
         T(unsorted_file_with_a_range_is_rewritten_sorted),
+        T(a_row_outside_the_tags_range_fails),
         T(a_damaged_bronze_file_fails_cleanly),
         T(a_refused_row_after_many_fails_the_apply),
 #undef T
