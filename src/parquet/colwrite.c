@@ -629,8 +629,7 @@ static int grow_idx(mcdc_pq_column *c)
 }
 
 /* A present value into the open page: its dictionary index, or its PLAIN bytes. */
-static inline __attribute__((always_inline)) int add_value(mcdc_pq_column *c,
-                                                           const mcdc_value *v)
+static __attribute__((noinline)) int add_value(mcdc_pq_column *c, const mcdc_value *v)
 {
     int rc;
     uint8_t tmp[16];
@@ -691,7 +690,8 @@ plain:
 }
 
 /* An entry with repetition, or a null: levels kept in def[] and rep[] (W4). */
-static int add_entry_levels(mcdc_pq_column *c, int rep, int def, const mcdc_value *v)
+static __attribute__((noinline)) int add_entry_levels(mcdc_pq_column *c, int rep, int def,
+                                                     const mcdc_value *v)
 {
     int rc;
     if (c->max_rep > 0) {
@@ -721,6 +721,60 @@ int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v
 {
     if (c->max_rep > 0 || def < c->max_def)
         return add_entry_levels(c, rep, def, v);
+    /* PLAIN integers and decimals with room in the page (unique keys, timestamps,
+     * amounts): what add_value does, without its calls. */
+    if (!c->dict_on && c->values.len + 8 < c->values.cap) {
+        mcdc_pq_stats *s = &c->chunk_stats;
+        uint8_t *dst = (uint8_t *)c->values.ptr + c->values.len;
+        switch (c->kind) {
+        case K_I32:
+        case K_I64: {
+            int64_t x = v->v.i;
+            if (c->kind == K_I64) {
+                memcpy(dst, &x, 8);
+            } else {
+                int32_t y = (int32_t)x;
+                memcpy(dst, &y, 4);
+            }
+            if (!s->has) {
+                s->imin = s->imax = x;
+                s->has = true;
+            } else if (x < s->imin) {
+                s->imin = x;
+            } else if (x > s->imax) {
+                s->imax = x;
+            }
+            break;
+        }
+        case K_I32_DEC:
+        case K_I64_DEC: {
+            mcdc_int128 x = v->v.dec;
+            if (c->kind == K_I64_DEC) {
+                int64_t y = (int64_t)x;
+                memcpy(dst, &y, 8);
+            } else {
+                int32_t y = (int32_t)x;
+                memcpy(dst, &y, 4);
+            }
+            if (!s->has) {
+                s->decmin = s->decmax = x;
+                s->has = true;
+            } else if (x < s->decmin) {
+                s->decmin = x;
+            } else if (x > s->decmax) {
+                s->decmax = x;
+            }
+            break;
+        }
+        default:
+            return add_value(c, v);
+        }
+        c->values.len += (size_t)c->value_width;
+        c->values.ptr[c->values.len] = 0;
+        c->n_values++;
+        c->n_levels++;
+        return 0;
+    }
     return add_value(c, v);
 }
 

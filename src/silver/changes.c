@@ -163,22 +163,28 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 
 /* ---- The change set ---------------------------------------------------------------- */
 
-/* One key's image. Allocated in one block: the struct, n_cols values, the key bytes, the
- * _start_lsn text, then the string bytes of the values. */
+/* One key's image. Allocated in one block: the struct, n_cols values (its row, in
+ * silver's order, at IMAGE_ROW), the key bytes, the _start_lsn text, then the string
+ * bytes of the values. Kept small: fresh memory is most of what building a large change
+ * set costs. */
 typedef struct image {
     mcdc_silver_rank r;
     bool        matched;    /* met in silver by match() */
     bool        placed;     /* match() returned REPLACE for it once */
-    size_t      key_len;
-    size_t      alloc;      /* bytes of this block, counted in cs->bytes */
-    size_t      ent;        /* its entry in cs->ents */
+    uint32_t    key_len;    /* at most MCDC_SILVER_KEY_MAX */
+    uint32_t    alloc;      /* bytes of this block, counted in cs->bytes */
     uint8_t    *key;        /* into the block */
-    mcdc_value *row;        /* into the block: silver order */
 } image;
 
 /* The image struct rounded up so that the values after it are aligned. */
 #define IMAGE_HEAD ((sizeof(image) + _Alignof(mcdc_value) - 1) / _Alignof(mcdc_value) * \
                     _Alignof(mcdc_value))
+
+/* An image's row. */
+#define IMAGE_ROW(im) ((mcdc_value *)((char *)(im) + IMAGE_HEAD))
+
+/* The largest image block (alloc is 32 bits). */
+#define IMAGE_MAX ((size_t)UINT32_MAX / 16 * 16)
 
 /* Large blocks (the index, the entries, image chunks) are mapped, aligned to 2 MiB and
  * marked for transparent huge pages where the system has them: random probes then miss
@@ -239,12 +245,15 @@ typedef struct chunk {
 #define CHUNK_BYTES     ((size_t)1 << 20)
 #define CHUNK_BYTES_MAX ((size_t)8 << 20)
 
-/* One slot of the index: the key's hash beside its entry (1 + index in cs->ents; 0 =
- * empty), so that a probe leaves the slots only when the hashes agree. */
+/* One slot of the index, 8 bytes: the high half of the key's hash (the low bits place
+ * it) beside its entry (1 + index in cs->ents; 0 = empty), so that a probe leaves the
+ * slots only when the hashes agree. Hence at most UINT32_MAX - 1 keys. */
 typedef struct slot {
-    uint64_t hash;
-    size_t   ent;
+    uint32_t tag;
+    uint32_t ent;
 } slot;
+
+#define SLOT_TAG(h) ((uint32_t)((h) >> 32))
 
 /* An entry per key, in the order the keys came: the key's first 16 bytes inline
  * (big-endian, zero-padded, so that comparing them compares the keys' starts and a key of
@@ -547,6 +556,17 @@ static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
                            "--capture-instance a,b");
 }
 
+/* The hash of an entry's key (from its prefixes when they hold all of it). */
+static uint64_t ent_hash(const sort_ent *e)
+{
+    if (e->key_len > 16)
+        return hash_bytes(e->im->key, e->key_len);
+    uint8_t b[16];
+    put_be64(b, e->p0);
+    put_be64(b + 8, e->p1);
+    return hash_bytes(b, e->key_len);
+}
+
 /* Grow the index to @p n slots (a power of two above the current size). */
 static int resize_slots(mcdc_silver_changes *cs, size_t n)
 {
@@ -559,7 +579,7 @@ static int resize_slots(mcdc_silver_changes *cs, size_t n)
     for (size_t i = 0; i < cs->n_slots; i++) {
         if (!cs->slots[i].ent)
             continue;
-        size_t j = (size_t)cs->slots[i].hash & (n - 1);
+        size_t j = (size_t)ent_hash(&cs->ents[cs->slots[i].ent - 1]) & (n - 1);
         while (s[j].ent)
             j = (j + 1) & (n - 1);
         s[j] = cs->slots[i];
@@ -749,10 +769,9 @@ static int compact(mcdc_silver_changes *cs)
         c->used += o->alloc;
         memcpy(im, o, o->alloc);
         ptrdiff_t d = (char *)im - (char *)o;
-        im->row = (mcdc_value *)((char *)im + IMAGE_HEAD);
-        im->key = (uint8_t *)(im->row + n);
+        im->key = (uint8_t *)(IMAGE_ROW(im) + n);
         for (size_t k = 0; k < n; k++) {
-            mcdc_value *v = &im->row[k];
+            mcdc_value *v = &IMAGE_ROW(im)[k];
             mcdc_type_id t = cs->silver->cols[k].type;
             if (!v->is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY) &&
                 v->v.s.ptr >= (const char *)o && v->v.s.ptr < (const char *)o + o->alloc)
@@ -775,15 +794,14 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint
     if (!im)
         return NULL;
     memset(im, 0, sizeof *im);
-    im->alloc = size;
-    im->row = (mcdc_value *)((char *)im + IMAGE_HEAD);
-    im->key = (uint8_t *)(im->row + n);
+    im->alloc = (uint32_t)size;
+    im->key = (uint8_t *)(IMAGE_ROW(im) + n);
     memcpy(im->key, key, key_len);
-    im->key_len = key_len;
+    im->key_len = (uint32_t)key_len;
     char *p = (char *)im->key + key_len + MCDC_LSN_STRLEN; /* after the _start_lsn text */
     for (size_t i = 0; i < n; i++) {
         int b = cs->b_of_s[i];
-        mcdc_value *v = &im->row[i];
+        mcdc_value *v = &IMAGE_ROW(im)[i];
         if (b < 0) {
             memset(v, 0, sizeof *v);
             v->is_null = true;
@@ -873,11 +891,12 @@ static sort_ent *probe(const mcdc_silver_changes *cs, uint64_t h, const uint8_t 
                        size_t key_len, uint64_t p0, uint64_t p1, size_t *slot_out)
 {
     size_t mask = cs->n_slots - 1, j = (size_t)h & mask;
+    uint32_t tag = SLOT_TAG(h);
     for (;; j = (j + 1) & mask) {
         const slot *s = &cs->slots[j];
         if (!s->ent)
             break;
-        if (s->hash != h)
+        if (s->tag != tag)
             continue;
         sort_ent *e = &cs->ents[s->ent - 1];
         if (e->key_len == key_len && e->p0 == p0 && e->p1 == p1 &&
@@ -909,14 +928,17 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     if (e && rank_cmp(k, &e->im->r) <= 0)
         return 0; /* an equal or higher-ranked image is already there (S1) */
     size_t size = p->size;
+    if (size > IMAGE_MAX)
+        return mcdc_error_set(MCDC_ENOMEM, "a bronze row of %zu bytes is too large for the "
+                              "change set (at most %zu)", size, IMAGE_MAX);
     /* a replaced image stays counted (as garbage) until a compaction drops it */
     if (cs->stats.bytes + size > cs->opts.max_bytes && cs->garbage) {
         if (compact(cs) < 0)
             return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
     }
-    if (!e && cs->n_images == cs->cap_ents &&
-        resize_ents(cs, cs->cap_ents ? cs->cap_ents * 2 : 256) < 0)
-        return over_cap(cs);
+    if (!e && (cs->n_images >= UINT32_MAX - 1 ||
+               (cs->n_images == cs->cap_ents && resize_ents(cs, cs->cap_ents * 2) < 0)))
+        return over_cap(cs); /* no room for one more key */
     if (cs->stats.bytes + size > cs->opts.max_bytes)
         return over_cap(cs);
     image *im = image_new(cs, r, key, p->key_len, size);
@@ -926,10 +948,11 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     /* silver's own metadata columns: _start_lsn text and _commit_ts */
     char *lsn_text = (char *)im->key + p->key_len;
     mcdc_lsn_format(lsn_text, &k->lsn);
-    im->row[cs->s_lsn].is_null = false;
-    im->row[cs->s_lsn].v.s.ptr = lsn_text;
-    im->row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
-    im->row[cs->s_ts] = r[cs->i_ts];
+    mcdc_value *row = IMAGE_ROW(im);
+    row[cs->s_lsn].is_null = false;
+    row[cs->s_lsn].v.s.ptr = lsn_text;
+    row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
+    row[cs->s_ts] = r[cs->i_ts];
     cs->stats.bytes += im->alloc;
     cs->live += im->alloc;
     if (cs->sorted)
@@ -938,22 +961,20 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
         image *old = e->im;
         cs->live -= old->alloc;
         cs->garbage += old->alloc;
-        im->ent = old->ent;
         e->im = im;
         e->op = k->op;
         if (cs->garbage > cs->live && cs->garbage >= CHUNK_BYTES && compact(cs) < 0)
             return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
         return 0;
     }
-    im->ent = cs->n_images;
     e = &cs->ents[cs->n_images++];
     e->p0 = p->p0;
     e->p1 = p->p1;
     e->im = im;
     e->key_len = (uint32_t)p->key_len;
     e->op = k->op;
-    cs->slots[j].hash = p->hash;
-    cs->slots[j].ent = cs->n_images;
+    cs->slots[j].tag = SLOT_TAG(p->hash);
+    cs->slots[j].ent = (uint32_t)cs->n_images;
     cs->stats.n_keys = cs->n_images;
     if (cs->n_images * 2 > cs->n_slots && grow_slots(cs) < 0)
         return over_cap(cs); /* the image is in; only the index could not grow */
@@ -1053,7 +1074,7 @@ static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *si
     }
     im->placed = true;
     *fate = MCDC_SILVER_REPLACE;
-    *image_out = im->row;
+    *image_out = IMAGE_ROW(im);
     return 0;
 }
 
@@ -1248,7 +1269,7 @@ void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver
     out->operation = im->r.op;
     out->is_delete = im->r.op == 1 || im->r.op == 3;
     out->matched = im->matched;
-    out->row = im->row;
+    out->row = IMAGE_ROW(im);
 }
 
 size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint8_t *key,
