@@ -476,10 +476,25 @@ fail:
     return rc;
 }
 
+/* mcdc_lsn_cmp inline (two big-endian loads instead of a call to memcmp): LSNs are
+ * compared a few times per row on the hot paths. */
+static inline int lsn_cmp(const mcdc_lsn *a, const mcdc_lsn *b)
+{
+    uint64_t x = 0, y = 0;
+    for (int i = 0; i < 8; i++) {
+        x = x << 8 | a->b[i];
+        y = y << 8 | b->b[i];
+    }
+    if (x != y)
+        return x < y ? -1 : 1;
+    unsigned u = (unsigned)a->b[8] << 8 | a->b[9], v = (unsigned)b->b[8] << 8 | b->b[9];
+    return u < v ? -1 : u > v;
+}
+
 /* <0, 0, >0: rank of a against b (S1). */
 static int rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
 {
-    int c = mcdc_lsn_cmp(&a->lsn, &b->lsn);
+    int c = lsn_cmp(&a->lsn, &b->lsn);
     if (c)
         return c;
     if (a->has_command_id != b->has_command_id)
@@ -494,7 +509,7 @@ static int rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
     }
     if (a->has_seqval != b->has_seqval)
         return a->has_seqval ? 1 : -1;
-    if (a->has_seqval && (c = mcdc_lsn_cmp(&a->seqval, &b->seqval)) != 0)
+    if (a->has_seqval && (c = lsn_cmp(&a->seqval, &b->seqval)) != 0)
         return c;
     return (int)a->op - (int)b->op;
 }
@@ -854,9 +869,9 @@ int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value 
         if (cs->i_snap >= 0 && !r[cs->i_snap].is_null &&
             (rc = parse_lsn_value(&snap, &r[cs->i_snap], "_snapshot")) < 0)
             return rc;
-        if (mcdc_lsn_cmp(&snap, &cs->opts.snapshot) != 0)
+        if (lsn_cmp(&snap, &cs->opts.snapshot) != 0)
             return 0;
-    } else if (cs->opts.has_after && mcdc_lsn_cmp(&k->lsn, &cs->opts.after) <= 0) {
+    } else if (cs->opts.has_after && lsn_cmp(&k->lsn, &cs->opts.after) <= 0) {
         return 0;
     }
     k->op = (uint8_t)op;
@@ -921,7 +936,7 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     cs->stats.rows_taken++;
     if (k->op == 0)
         cs->stats.snapshot_rows++;
-    else if (!cs->stats.has_max_change || mcdc_lsn_cmp(&k->lsn, &cs->stats.max_change_lsn) > 0) {
+    else if (!cs->stats.has_max_change || lsn_cmp(&k->lsn, &cs->stats.max_change_lsn) > 0) {
         cs->stats.has_max_change = true;
         cs->stats.max_change_lsn = k->lsn;
     }
@@ -1066,7 +1081,7 @@ static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *si
                 return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn "
                                       "'%s'", text);
         }
-        newer = mcdc_lsn_cmp(&im->r.lsn, &have) > 0;
+        newer = lsn_cmp(&im->r.lsn, &have) > 0;
     }
     if (!newer)
         return 0;
