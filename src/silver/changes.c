@@ -163,22 +163,28 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 
 /* ---- The change set ---------------------------------------------------------------- */
 
-/* One key's image. Allocated in one block: the struct, n_cols values, the key bytes, the
- * _start_lsn text, then the string bytes of the values. */
+/* One key's image. Allocated in one block: the struct, n_cols values (its row, in
+ * silver's order, at IMAGE_ROW), the key bytes, the _start_lsn text, then the string
+ * bytes of the values. Kept small: fresh memory is most of what building a large change
+ * set costs. */
 typedef struct image {
     mcdc_silver_rank r;
     bool        matched;    /* met in silver by match() */
     bool        placed;     /* match() returned REPLACE for it once */
-    size_t      key_len;
-    size_t      alloc;      /* bytes of this block, counted in cs->bytes */
-    size_t      ent;        /* its entry in cs->ents */
+    uint32_t    key_len;    /* at most MCDC_SILVER_KEY_MAX */
+    uint32_t    alloc;      /* bytes of this block, counted in cs->bytes */
     uint8_t    *key;        /* into the block */
-    mcdc_value *row;        /* into the block: silver order */
 } image;
 
 /* The image struct rounded up so that the values after it are aligned. */
 #define IMAGE_HEAD ((sizeof(image) + _Alignof(mcdc_value) - 1) / _Alignof(mcdc_value) * \
                     _Alignof(mcdc_value))
+
+/* An image's row. */
+#define IMAGE_ROW(im) ((mcdc_value *)((char *)(im) + IMAGE_HEAD))
+
+/* The largest image block (alloc is 32 bits). */
+#define IMAGE_MAX ((size_t)UINT32_MAX / 16 * 16)
 
 /* Large blocks (the index, the entries, image chunks) are mapped, aligned to 2 MiB and
  * marked for transparent huge pages where the system has them: random probes then miss
@@ -290,7 +296,9 @@ struct mcdc_silver_changes {
     sort_ent    *sorted;      /* after sort(): a copy of the entries in key order */
     size_t       n_sorted;
     uint8_t     *skeys;       /* after sort(): their keys back to back, in key order */
-    size_t      *skey_off;    /* n_sorted + 1 offsets into skeys */
+    size_t      *skey_off;    /* n_sorted + 1 offsets into skeys; NULL when every key has
+                                 skey_len bytes (one key type of fixed width) */
+    size_t       skey_len;
     size_t       sorted_bytes, skeys_bytes, skey_off_bytes; /* their blocks (big_alloc) */
     mcdc_buf     keybuf;      /* scratch for encoding */
     mcdc_silver_changes_stats stats;
@@ -763,10 +771,9 @@ static int compact(mcdc_silver_changes *cs)
         c->used += o->alloc;
         memcpy(im, o, o->alloc);
         ptrdiff_t d = (char *)im - (char *)o;
-        im->row = (mcdc_value *)((char *)im + IMAGE_HEAD);
-        im->key = (uint8_t *)(im->row + n);
+        im->key = (uint8_t *)(IMAGE_ROW(im) + n);
         for (size_t k = 0; k < n; k++) {
-            mcdc_value *v = &im->row[k];
+            mcdc_value *v = &IMAGE_ROW(im)[k];
             mcdc_type_id t = cs->silver->cols[k].type;
             if (!v->is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY) &&
                 v->v.s.ptr >= (const char *)o && v->v.s.ptr < (const char *)o + o->alloc)
@@ -789,15 +796,14 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint
     if (!im)
         return NULL;
     memset(im, 0, sizeof *im);
-    im->alloc = size;
-    im->row = (mcdc_value *)((char *)im + IMAGE_HEAD);
-    im->key = (uint8_t *)(im->row + n);
+    im->alloc = (uint32_t)size;
+    im->key = (uint8_t *)(IMAGE_ROW(im) + n);
     memcpy(im->key, key, key_len);
-    im->key_len = key_len;
+    im->key_len = (uint32_t)key_len;
     char *p = (char *)im->key + key_len + MCDC_LSN_STRLEN; /* after the _start_lsn text */
     for (size_t i = 0; i < n; i++) {
         int b = cs->b_of_s[i];
-        mcdc_value *v = &im->row[i];
+        mcdc_value *v = &IMAGE_ROW(im)[i];
         if (b < 0) {
             memset(v, 0, sizeof *v);
             v->is_null = true;
@@ -924,6 +930,9 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     if (e && rank_cmp(k, &e->im->r) <= 0)
         return 0; /* an equal or higher-ranked image is already there (S1) */
     size_t size = p->size;
+    if (size > IMAGE_MAX)
+        return mcdc_error_set(MCDC_ENOMEM, "a bronze row of %zu bytes is too large for the "
+                              "change set (at most %zu)", size, IMAGE_MAX);
     /* a replaced image stays counted (as garbage) until a compaction drops it */
     if (cs->stats.bytes + size > cs->opts.max_bytes && cs->garbage) {
         if (compact(cs) < 0)
@@ -941,10 +950,11 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     /* silver's own metadata columns: _start_lsn text and _commit_ts */
     char *lsn_text = (char *)im->key + p->key_len;
     mcdc_lsn_format(lsn_text, &k->lsn);
-    im->row[cs->s_lsn].is_null = false;
-    im->row[cs->s_lsn].v.s.ptr = lsn_text;
-    im->row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
-    im->row[cs->s_ts] = r[cs->i_ts];
+    mcdc_value *row = IMAGE_ROW(im);
+    row[cs->s_lsn].is_null = false;
+    row[cs->s_lsn].v.s.ptr = lsn_text;
+    row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
+    row[cs->s_ts] = r[cs->i_ts];
     cs->stats.bytes += im->alloc;
     cs->live += im->alloc;
     if (cs->sorted)
@@ -953,14 +963,12 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
         image *old = e->im;
         cs->live -= old->alloc;
         cs->garbage += old->alloc;
-        im->ent = old->ent;
         e->im = im;
         e->op = k->op;
         if (cs->garbage > cs->live && cs->garbage >= CHUNK_BYTES && compact(cs) < 0)
             return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
         return 0;
     }
-    im->ent = cs->n_images;
     e = &cs->ents[cs->n_images++];
     e->p0 = p->p0;
     e->p1 = p->p1;
@@ -1068,7 +1076,7 @@ static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *si
     }
     im->placed = true;
     *fate = MCDC_SILVER_REPLACE;
-    *image_out = im->row;
+    *image_out = IMAGE_ROW(im);
     return 0;
 }
 
@@ -1210,13 +1218,17 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         memcpy(e, cs->ents, n * sizeof *e);
     sort_ents(e, n);
     size_t total = 0;
-    for (size_t i = 0; i < n; i++)
+    bool same_len = true;
+    for (size_t i = 0; i < n; i++) {
         total += e[i].key_len;
+        same_len = same_len && e[i].key_len == e[0].key_len;
+    }
     cs->skeys_bytes = total ? total : 1;
-    cs->skey_off_bytes = (n + 1) * sizeof *cs->skey_off;
+    cs->skey_off_bytes = same_len ? 0 : (n + 1) * sizeof *cs->skey_off;
+    cs->skey_len = n ? e[0].key_len : 0;
     cs->skeys = big_alloc(cs->skeys_bytes, false);
-    cs->skey_off = big_alloc(cs->skey_off_bytes, false);
-    if (!cs->skeys || !cs->skey_off) {
+    cs->skey_off = same_len ? NULL : big_alloc(cs->skey_off_bytes, false);
+    if (!cs->skeys || (!same_len && !cs->skey_off)) {
         big_free(e, e_bytes);
         drop_sorted(cs);
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
@@ -1225,7 +1237,8 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = e[i].key_len;
-        cs->skey_off[i] = at;
+        if (cs->skey_off)
+            cs->skey_off[i] = at;
         if (len <= 16) {
             uint8_t b[16];
             put_be64(b, e[i].p0);
@@ -1236,7 +1249,8 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         }
         at += len;
     }
-    cs->skey_off[n] = at;
+    if (cs->skey_off)
+        cs->skey_off[n] = at;
     cs->sorted = e;
     cs->sorted_bytes = e_bytes;
     cs->n_sorted = n;
@@ -1245,6 +1259,10 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
 
 const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len)
 {
+    if (!cs->skey_off) {
+        *len = cs->skey_len;
+        return cs->skeys + i * cs->skey_len;
+    }
     *len = cs->skey_off[i + 1] - cs->skey_off[i];
     return cs->skeys + cs->skey_off[i];
 }
@@ -1263,7 +1281,7 @@ void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver
     out->operation = im->r.op;
     out->is_delete = im->r.op == 1 || im->r.op == 3;
     out->matched = im->matched;
-    out->row = im->row;
+    out->row = IMAGE_ROW(im);
 }
 
 size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint8_t *key,
@@ -1271,9 +1289,9 @@ size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint
 {
     size_t lo = 0, hi = cs->n_sorted;
     while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(cs->skeys + cs->skey_off[mid], cs->skey_off[mid + 1] - cs->skey_off[mid],
-                    key, key_len) < 0)
+        size_t mid = lo + (hi - lo) / 2, len;
+        const uint8_t *k = mcdc_silver_changes_key_at(cs, mid, &len);
+        if (key_cmp(k, len, key, key_len) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -1284,10 +1302,12 @@ size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint
 int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
                                         size_t key_len)
 {
-    size_t i = mcdc_silver_changes_lower_bound(cs, key, key_len);
-    if (i < cs->n_sorted && key_cmp(cs->skeys + cs->skey_off[i],
-                                    cs->skey_off[i + 1] - cs->skey_off[i], key, key_len) == 0)
-        return (int64_t)i;
+    size_t i = mcdc_silver_changes_lower_bound(cs, key, key_len), len;
+    if (i < cs->n_sorted) {
+        const uint8_t *k = mcdc_silver_changes_key_at(cs, i, &len);
+        if (key_cmp(k, len, key, key_len) == 0)
+            return (int64_t)i;
+    }
     return -1;
 }
 
