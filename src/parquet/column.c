@@ -7,7 +7,10 @@
  * the header has one, decompressed into a buffer of exactly the size the header promises,
  * and decoded: levels first (v1: RLE with a length prefix or legacy BIT_PACKED; v2: RLE
  * stored uncompressed before the values), then the present values in the page's
- * encoding. Dictionary pages fill the chunk's dictionary. From a file descriptor, pages
+ * encoding: every value is checked here, but dictionary-encoded values are kept as their
+ * (checked) indices and PLAIN fixed-width numbers as the page's bytes, read in place
+ * when the entry is (pqr_col_value). Dictionary pages fill the chunk's dictionary. From a
+ * file descriptor, pages
  * are read one at a time: a column holds its dictionary and one page (compressed and
  * decoded), never the whole chunk. Every failure names the file, the column and the
  * page's offset (R4).
@@ -38,6 +41,7 @@ int pqr_col_fail(pqr_col *c, int rc)
 static void page_reset(pqr_col *c)
 {
     c->n = c->i = c->n_vals = c->vi = 0;
+    c->held = PQR_VALUES_DECODED;
     mcdc_buf_clear(&c->arena);
 }
 
@@ -202,6 +206,16 @@ static int values(pqr_col *c, mcdc_pqdec_cursor *cur, int encoding, size_t n)
         return 0;
     switch (encoding) {
     case MCDC_PQ_ENC_PLAIN:
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (pt == MCDC_PQ_INT32 || pt == MCDC_PQ_INT64 || pt == MCDC_PQ_FLOAT ||
+            pt == MCDC_PQ_DOUBLE) {
+            /* read in place: the page's bytes are the values */
+            rc = mcdc_pqdec_plain_span(cur, pt, tl, n, &c->span, &c->span_w);
+            if (rc == 0)
+                c->held = PQR_VALUES_SPAN;
+            break;
+        }
+#endif
         rc = mcdc_pqdec_plain(cur, pt, tl, c->vals, n);
         break;
     case MCDC_PQ_ENC_PLAIN_DICTIONARY:
@@ -216,13 +230,12 @@ static int values(pqr_col *c, mcdc_pqdec_cursor *cur, int encoding, size_t n)
         rc = mcdc_pqdec_rle(cur, width, c->idx, n);
         if (rc < 0)
             break;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
             if (c->idx[i] >= c->n_dict)
                 return FAIL("dictionary index %" PRIu32 " out of range (the dictionary has %zu "
                             "values)",
                             c->idx[i], c->n_dict);
-            c->vals[i] = c->dict[c->idx[i]];
-        }
+        c->held = PQR_VALUES_DICT; /* values looked up as they are read */
         break;
     }
     case MCDC_PQ_ENC_RLE:
@@ -500,6 +513,6 @@ int pqr_col_peek(pqr_col *c, int *rep, int *def, const mcdc_pqdec_val **val)
     }
     *rep = c->rep[c->i];
     *def = c->def[c->i];
-    *val = *def == c->leaf->def_level ? &c->vals[c->vi] : NULL;
+    *val = *def == c->leaf->def_level ? pqr_col_value(c, c->vi, &c->one) : NULL;
     return 1;
 }

@@ -197,6 +197,23 @@ static void set_fixed(mcdc_pqdec_val *v, int ptype, const uint8_t *p, size_t w)
     }
 }
 
+int mcdc_pqdec_plain_span(mcdc_pqdec_cursor *c, int ptype, int32_t type_len, size_t n,
+                          const uint8_t **span, size_t *width)
+{
+    *span = NULL;
+    size_t w, total;
+    int rc = fixed_width(ptype, type_len, &w);
+    *width = w;
+    if (rc < 0)
+        return rc;
+    if (mcdc_mul_overflow(w, n, &total) || total > mcdc_pqdec_left(c))
+        return CORRUPT("plain: %zu values of %zu bytes exceed the %zu bytes left", n, w,
+                       mcdc_pqdec_left(c));
+    *span = c->pos;
+    c->pos += total;
+    return 0;
+}
+
 int mcdc_pqdec_plain(mcdc_pqdec_cursor *c, int ptype, int32_t type_len, mcdc_pqdec_val *out,
                      size_t n)
 {

@@ -108,6 +108,13 @@ int mcdc_pqdec_bitpacked_legacy(mcdc_pqdec_cursor *c, int bit_width, uint32_t *o
 int mcdc_pqdec_plain(mcdc_pqdec_cursor *c, int ptype, int32_t type_len, mcdc_pqdec_val *out,
                      size_t n);
 
+/* As mcdc_pqdec_plain for a fixed-width @p ptype (not BOOLEAN or BYTE_ARRAY), without
+ * decoding: checks that @p n values fit, sets *span to their bytes (borrowed from the
+ * cursor's buffer; value i at i * *width, little-endian) and moves past them. Fails as
+ * mcdc_pqdec_plain would, with the same message. */
+int mcdc_pqdec_plain_span(mcdc_pqdec_cursor *c, int ptype, int32_t type_len, size_t n,
+                          const uint8_t **span, size_t *width);
+
 /* Decode a DELTA_BINARY_PACKED stream whole (all its values, so the cursor ends just past
  * it), writing the values as int64 (an INT32 column's values are the low 32 bits) into
  * @p out of @p cap entries and their count into @p n_out. @return 0; MCDC_ECORRUPT for a

@@ -899,22 +899,36 @@ static size_t fill_column(mcdc_parquet_reader *r, size_t j, size_t n, int *rc)
     const pqr_node *nd = r->sel[j];
     pqr_col *c = &r->cols[nd->leaf_index];
     const uint8_t *def = c->def + c->i;
-    const mcdc_pqdec_val *v = c->vals + c->vi;
+    size_t vi = c->vi;
     const uint8_t full = (uint8_t)nd->def_level;
     const size_t stride = r->n_sel;
     mcdc_value *out = r->batch + j;
     size_t k = 0;
+    mcdc_pqdec_val one;
+    const mcdc_pqdec_val *v;
     /* cells are zeroed and set in place: a cell built aside and copied costs a stalled
-     * load of the bytes just stored */
-#define FILL(SET)                                                                          \
+     * load of the bytes just stored; one loop per way the page holds its values */
+#define FILL_HELD(GET, SET)                                                                \
     for (; k < n; k++, out += stride) {                                                   \
         memset(out, 0, sizeof *out);                                                       \
         if (def[k] == full) {                                                              \
+            GET;                                                                           \
             SET;                                                                           \
-            v++;                                                                           \
+            vi++;                                                                          \
         } else {                                                                           \
             out->is_null = true;                                                           \
         }                                                                                  \
+    }
+#define FILL(SET)                                                                          \
+    switch (c->held) {                                                                     \
+    case PQR_VALUES_DICT: FILL_HELD(v = &c->dict[c->idx[vi]], SET) break;                  \
+    case PQR_VALUES_SPAN:                                                                  \
+        if (c->span_w == 8)                                                                \
+            FILL_HELD((memcpy(&one, c->span + vi * 8, 8), v = &one), SET)                  \
+        else                                                                               \
+            FILL_HELD((memcpy(&one, c->span + vi * 4, 4), v = &one), SET)                  \
+        break;                                                                             \
+    default: FILL_HELD(v = &c->vals[vi], SET) break;                                       \
     }
     switch ((pqr_fill)r->fill[j]) {
     case PQR_FILL_BOOL: FILL(out->v.b = v->b) break;
@@ -934,18 +948,19 @@ static size_t fill_column(mcdc_parquet_reader *r, size_t j, size_t n, int *rc)
                 out->is_null = true;
                 continue;
             }
-            int e = pqr_leaf_value(nd, v, out, NULL, 0);
+            int e = pqr_leaf_value(nd, pqr_col_value(c, vi, &one), out, NULL, 0);
             if (e < 0) {
                 *rc = pqr_col_fail(c, e);
                 break;
             }
-            v++;
+            vi++;
         }
         break;
     }
 #undef FILL
+#undef FILL_HELD
     c->i += k;
-    c->vi = (size_t)(v - c->vals);
+    c->vi = vi;
     return k;
 }
 

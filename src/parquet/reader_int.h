@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mcdc/buf.h"
 #include "mcdc/parquet.h"
@@ -76,6 +77,14 @@ typedef struct pqr_node {
     bool             ts_utc;      /* nanosecond timestamps: adjusted to UTC (prints a Z) */
 } pqr_node;
 
+/* How the present values of a column's current page are held. */
+typedef enum {
+    PQR_VALUES_DECODED = 0, /* vals[0 .. n_vals) */
+    PQR_VALUES_DICT,        /* dict[idx[i]] (indices checked against the dictionary) */
+    PQR_VALUES_SPAN         /* PLAIN fixed-width little-endian bytes: value i at
+                             * span + i * span_w (INT32, INT64, FLOAT, DOUBLE) */
+} pqr_values;
+
 /* Reading state of one leaf column in the current row group. */
 typedef struct pqr_col {
     mcdc_parquet_reader *r;         /* borrowed */
@@ -106,6 +115,10 @@ typedef struct pqr_col {
     size_t               n, i;      /* entries in the page, next entry */
     size_t               n_vals, vi;/* values in the page, next value */
     uint32_t            *idx;       /* owned scratch: levels and dictionary indices */
+    pqr_values           held;      /* how the page's values are held */
+    const uint8_t       *span;      /* PQR_VALUES_SPAN: borrowed from the page */
+    size_t               span_w;    /* PQR_VALUES_SPAN: 4 or 8 */
+    mcdc_pqdec_val       one;       /* PQR_VALUES_SPAN: the value pqr_col_peek handed out */
     int64_t             *scratch;   /* owned scratch for the delta decoders */
     mcdc_buf             arena;     /* built values (DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT) */
     uint64_t             page_off;  /* file offset of the current page header */
@@ -175,6 +188,22 @@ int  pqr_col_open(pqr_col *c, mcdc_parquet_reader *r, size_t rg, const pqr_node 
 void pqr_col_close(pqr_col *c);
 /* Current entry: 1 with *rep, *def and *val (NULL unless def is the leaf's maximum), 0 at
  * the end of the chunk, <0 on error. The value stays valid until the next peek. */
+/* Present value @p vi of the current page, held as c->held says; a span's value is
+ * decoded into *tmp. */
+static inline const mcdc_pqdec_val *pqr_col_value(const struct pqr_col *c, size_t vi,
+                                                  mcdc_pqdec_val *tmp)
+{
+    switch (c->held) {
+    case PQR_VALUES_DICT: return &c->dict[c->idx[vi]];
+    case PQR_VALUES_SPAN:
+        if (c->span_w == 8)
+            memcpy(tmp, c->span + vi * 8, 8);
+        else
+            memcpy(tmp, c->span + vi * 4, 4);
+        return tmp;
+    default: return &c->vals[vi];
+    }
+}
 int  pqr_col_peek(pqr_col *c, int *rep, int *def, const mcdc_pqdec_val **val);
 static inline void pqr_col_next(pqr_col *c)
 {
