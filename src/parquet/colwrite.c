@@ -639,7 +639,8 @@ static __attribute__((noinline)) int add_value(mcdc_pq_column *c, const mcdc_val
     if (c->dict_on) {
         uint32_t index;
         bool is_new = false;
-        if (!mcdc_pq__dict_last(&c->dict, p, len, &index)) {
+        if (!mcdc_pq__dict_last(&c->dict, p, len, &index) &&
+            !mcdc_pq__dict_find_fixed(&c->dict, p, len, &index)) {
             rc = mcdc_pq__dict_put(&c->dict, p, len, &index, &is_new);
             if (rc < 0)
                 return rc;

@@ -45,20 +45,14 @@ static uint32_t hash_bytes(const uint8_t *p, size_t n)
     return (uint32_t)h;
 }
 
-static inline uint32_t hash_u64(uint64_t x)
-{
-    x ^= x >> 32;
-    x *= 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> 32);
-}
 
 /* Hash of a fixed-width value. */
 static inline uint32_t hash_fixed(const uint8_t *p, size_t width)
 {
     if (width == 8)
-        return hash_u64(mcdc_pq__load64(p));
+        return mcdc_pq__hash_u64(mcdc_pq__load64(p));
     if (width == 4)
-        return hash_u64(mcdc_pq__load32(p));
+        return mcdc_pq__hash_u64(mcdc_pq__load32(p));
     return hash_bytes(p, width);
 }
 

@@ -83,6 +83,41 @@ static inline bool mcdc_pq__dict_last(const mcdc_pq_dict *d, const void *p, size
     return eq;
 }
 
+/** The slot hash of a 4- or 8-byte value (zero-extended to 64 bits). */
+static inline uint32_t mcdc_pq__hash_u64(uint64_t x)
+{
+    x ^= x >> 32;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32);
+}
+
+/** Find a 4- or 8-byte value already in a dictionary of that width, inline (the lookup
+ *  of mcdc_pq__dict_put without the insert): true with its entry in @p index, which
+ *  becomes the last put. False when absent or for other widths; then call put. */
+static inline bool mcdc_pq__dict_find_fixed(mcdc_pq_dict *d, const void *p, size_t len,
+                                            uint32_t *index)
+{
+    if (d->byte_array || (len != 8 && len != 4) || len != d->width || !d->cap)
+        return false;
+    uint64_t x = len == 8 ? mcdc_pq__load64(p) : mcdc_pq__load32(p);
+    const uint8_t *plain = (const uint8_t *)d->plain.ptr;
+    size_t mask = d->cap - 1;
+    for (size_t s = mcdc_pq__hash_u64(x) & mask;; s = (s + 1) & mask) {
+        uint32_t e = d->slots[s];
+        if (!e)
+            return false;
+        size_t off = (size_t)(e - 1) * len;
+        uint64_t y = len == 8 ? mcdc_pq__load64(plain + off) : mcdc_pq__load32(plain + off);
+        if (x == y) {
+            *index = e - 1;
+            d->last = e;
+            d->last_off = off;
+            d->last_len = len;
+            return true;
+        }
+    }
+}
+
 /** Set up an empty dictionary for values of @p width bytes (0 = byte arrays). */
 void mcdc_pq__dict_init(mcdc_pq_dict *d, size_t width, size_t max_bytes);
 /** Find or add a value. @param[out] index its entry index; @param[out] is_new whether it

@@ -296,7 +296,9 @@ struct mcdc_silver_changes {
     sort_ent    *sorted;      /* after sort(): a copy of the entries in key order */
     size_t       n_sorted;
     uint8_t     *skeys;       /* after sort(): their keys back to back, in key order */
-    size_t      *skey_off;    /* n_sorted + 1 offsets into skeys */
+    size_t      *skey_off;    /* n_sorted + 1 offsets into skeys; NULL when every key has
+                                 skey_len bytes (one key type of fixed width) */
+    size_t       skey_len;
     size_t       sorted_bytes, skeys_bytes, skey_off_bytes; /* their blocks (big_alloc) */
     mcdc_buf     keybuf;      /* scratch for encoding */
     mcdc_silver_changes_stats stats;
@@ -474,10 +476,25 @@ fail:
     return rc;
 }
 
+/* mcdc_lsn_cmp inline (two big-endian loads instead of a call to memcmp): LSNs are
+ * compared a few times per row on the hot paths. */
+static inline int lsn_cmp(const mcdc_lsn *a, const mcdc_lsn *b)
+{
+    uint64_t x = 0, y = 0;
+    for (int i = 0; i < 8; i++) {
+        x = x << 8 | a->b[i];
+        y = y << 8 | b->b[i];
+    }
+    if (x != y)
+        return x < y ? -1 : 1;
+    unsigned u = (unsigned)a->b[8] << 8 | a->b[9], v = (unsigned)b->b[8] << 8 | b->b[9];
+    return u < v ? -1 : u > v;
+}
+
 /* <0, 0, >0: rank of a against b (S1). */
 static int rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
 {
-    int c = mcdc_lsn_cmp(&a->lsn, &b->lsn);
+    int c = lsn_cmp(&a->lsn, &b->lsn);
     if (c)
         return c;
     if (a->has_command_id != b->has_command_id)
@@ -492,7 +509,7 @@ static int rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
     }
     if (a->has_seqval != b->has_seqval)
         return a->has_seqval ? 1 : -1;
-    if (a->has_seqval && (c = mcdc_lsn_cmp(&a->seqval, &b->seqval)) != 0)
+    if (a->has_seqval && (c = lsn_cmp(&a->seqval, &b->seqval)) != 0)
         return c;
     return (int)a->op - (int)b->op;
 }
@@ -852,9 +869,9 @@ int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value 
         if (cs->i_snap >= 0 && !r[cs->i_snap].is_null &&
             (rc = parse_lsn_value(&snap, &r[cs->i_snap], "_snapshot")) < 0)
             return rc;
-        if (mcdc_lsn_cmp(&snap, &cs->opts.snapshot) != 0)
+        if (lsn_cmp(&snap, &cs->opts.snapshot) != 0)
             return 0;
-    } else if (cs->opts.has_after && mcdc_lsn_cmp(&k->lsn, &cs->opts.after) <= 0) {
+    } else if (cs->opts.has_after && lsn_cmp(&k->lsn, &cs->opts.after) <= 0) {
         return 0;
     }
     k->op = (uint8_t)op;
@@ -919,7 +936,7 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     cs->stats.rows_taken++;
     if (k->op == 0)
         cs->stats.snapshot_rows++;
-    else if (!cs->stats.has_max_change || mcdc_lsn_cmp(&k->lsn, &cs->stats.max_change_lsn) > 0) {
+    else if (!cs->stats.has_max_change || lsn_cmp(&k->lsn, &cs->stats.max_change_lsn) > 0) {
         cs->stats.has_max_change = true;
         cs->stats.max_change_lsn = k->lsn;
     }
@@ -1064,7 +1081,7 @@ static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *si
                 return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn "
                                       "'%s'", text);
         }
-        newer = mcdc_lsn_cmp(&im->r.lsn, &have) > 0;
+        newer = lsn_cmp(&im->r.lsn, &have) > 0;
     }
     if (!newer)
         return 0;
@@ -1216,13 +1233,17 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         memcpy(e, cs->ents, n * sizeof *e);
     sort_ents(e, n);
     size_t total = 0;
-    for (size_t i = 0; i < n; i++)
+    bool same_len = true;
+    for (size_t i = 0; i < n; i++) {
         total += e[i].key_len;
+        same_len = same_len && e[i].key_len == e[0].key_len;
+    }
     cs->skeys_bytes = total ? total : 1;
-    cs->skey_off_bytes = (n + 1) * sizeof *cs->skey_off;
+    cs->skey_off_bytes = same_len ? 0 : (n + 1) * sizeof *cs->skey_off;
+    cs->skey_len = n ? e[0].key_len : 0;
     cs->skeys = big_alloc(cs->skeys_bytes, false);
-    cs->skey_off = big_alloc(cs->skey_off_bytes, false);
-    if (!cs->skeys || !cs->skey_off) {
+    cs->skey_off = same_len ? NULL : big_alloc(cs->skey_off_bytes, false);
+    if (!cs->skeys || (!same_len && !cs->skey_off)) {
         big_free(e, e_bytes);
         drop_sorted(cs);
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory sorting %zu keys", n);
@@ -1231,7 +1252,8 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = e[i].key_len;
-        cs->skey_off[i] = at;
+        if (cs->skey_off)
+            cs->skey_off[i] = at;
         if (len <= 16) {
             uint8_t b[16];
             put_be64(b, e[i].p0);
@@ -1242,7 +1264,8 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
         }
         at += len;
     }
-    cs->skey_off[n] = at;
+    if (cs->skey_off)
+        cs->skey_off[n] = at;
     cs->sorted = e;
     cs->sorted_bytes = e_bytes;
     cs->n_sorted = n;
@@ -1251,6 +1274,10 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
 
 const uint8_t *mcdc_silver_changes_key_at(const mcdc_silver_changes *cs, size_t i, size_t *len)
 {
+    if (!cs->skey_off) {
+        *len = cs->skey_len;
+        return cs->skeys + i * cs->skey_len;
+    }
     *len = cs->skey_off[i + 1] - cs->skey_off[i];
     return cs->skeys + cs->skey_off[i];
 }
@@ -1277,9 +1304,9 @@ size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint
 {
     size_t lo = 0, hi = cs->n_sorted;
     while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(cs->skeys + cs->skey_off[mid], cs->skey_off[mid + 1] - cs->skey_off[mid],
-                    key, key_len) < 0)
+        size_t mid = lo + (hi - lo) / 2, len;
+        const uint8_t *k = mcdc_silver_changes_key_at(cs, mid, &len);
+        if (key_cmp(k, len, key, key_len) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -1290,10 +1317,12 @@ size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint
 int64_t mcdc_silver_changes_find_sorted(const mcdc_silver_changes *cs, const uint8_t *key,
                                         size_t key_len)
 {
-    size_t i = mcdc_silver_changes_lower_bound(cs, key, key_len);
-    if (i < cs->n_sorted && key_cmp(cs->skeys + cs->skey_off[i],
-                                    cs->skey_off[i + 1] - cs->skey_off[i], key, key_len) == 0)
-        return (int64_t)i;
+    size_t i = mcdc_silver_changes_lower_bound(cs, key, key_len), len;
+    if (i < cs->n_sorted) {
+        const uint8_t *k = mcdc_silver_changes_key_at(cs, i, &len);
+        if (key_cmp(k, len, key, key_len) == 0)
+            return (int64_t)i;
+    }
     return -1;
 }
 

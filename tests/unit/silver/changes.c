@@ -824,6 +824,21 @@ static void test_silver_changes__lsn_text_of_any_form_ranks_by_value(void **stat
     assert_int_equal(MCDC_ECORRUPT, offer_texts(cs, "0x00000000000000000001", "1x00000000000000000001", 1));
     assert_non_null(strstr(mcdc_error_last()->message, "_seqval"));
     assert_int_equal(MCDC_ECORRUPT, offer_texts(cs, "0x000000000000000000001", one, 1));
+    /* the high bytes outrank the low ones */
+    assert_int_equal(0, offer_texts(cs, "0x0000000000FFFFFFFFFF", one, 2));
+    assert_int_equal(0, offer_texts(cs, "0x0000000001000000000a", one, 2));  /* wins */
+    assert_int_equal(0, offer_texts(cs, "0x00000000007FFFFFFFFF", one, 2));  /* loses */
+    assert_int_equal(2, mcdc_silver_changes_count(cs));
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    mcdc_silver_image hi;
+    mcdc_silver_changes_at(cs, 1, &hi);
+    assert_int_equal(1, hi.start_lsn.b[4]);
+    assert_int_equal(0x0A, hi.start_lsn.b[9]);
+    mcdc_silver_changes_free(cs);
+    cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, f->silver, key_id, 1, NULL));
+    assert_int_equal(0, offer_texts(cs, "0x000000000000000000a0", one, 1));
+    assert_int_equal(0, offer_texts(cs, "0x000000000000000000A0", "0x2", 1));
     assert_int_equal(1, mcdc_silver_changes_count(cs));
     assert_int_equal(0, mcdc_silver_changes_sort(cs));
     mcdc_silver_image im;
