@@ -280,7 +280,13 @@ static int gzip_decompress(sink *o, const uint8_t *src, size_t src_len)
     return rc;
 }
 
-static int zstd_decompress(sink *o, const uint8_t *src, size_t src_len)
+void mcdc_codec__dctx_dispose(mcdc_codec_dctx *d)
+{
+    ZSTD_freeDCtx(d->zstd);
+    d->zstd = NULL;
+}
+
+static int zstd_decompress(sink *o, const uint8_t *src, size_t src_len, mcdc_codec_dctx *ctx)
 {
     /* one frame that states its size: checked, then decoded in one call */
     unsigned long long fs = ZSTD_getFrameContentSize(src, src_len);
@@ -291,7 +297,10 @@ static int zstd_decompress(sink *o, const uint8_t *src, size_t src_len)
         int rc = sink_reserve(o, o->want);
         if (rc < 0)
             return rc;
-        size_t n = ZSTD_decompress(*o->p, o->want, src, src_len);
+        if (ctx && !ctx->zstd && !(ctx->zstd = ZSTD_createDCtx()))
+            return mcdc_error_set(MCDC_ENOMEM, "ZSTD: out of memory for a decoder");
+        size_t n = ctx ? ZSTD_decompressDCtx(ctx->zstd, *o->p, o->want, src, src_len)
+                       : ZSTD_decompress(*o->p, o->want, src, src_len);
         if (ZSTD_isError(n))
             return mcdc_error_set(MCDC_ECORRUPT, "ZSTD: %s", ZSTD_getErrorName(n));
         return n == o->want ? 0 : size_mismatch(MCDC_PQ_CODEC_ZSTD, n, o->want);
@@ -392,6 +401,12 @@ static int hadoop_lz4(uint8_t *dst, size_t dst_len, const uint8_t *src, size_t s
 int mcdc_codec__decompress(uint8_t **dst, size_t *cap, size_t dst_len, int codec, const void *src,
                            size_t src_len)
 {
+    return mcdc_codec__decompress_ctx(NULL, dst, cap, dst_len, codec, src, src_len);
+}
+
+int mcdc_codec__decompress_ctx(mcdc_codec_dctx *ctx, uint8_t **dst, size_t *cap, size_t dst_len,
+                               int codec, const void *src, size_t src_len)
+{
     if (!mcdc_codec__supported(codec))
         return unsupported(codec);
     const char *name = mcdc_pq__codec_name(codec);
@@ -410,7 +425,7 @@ int mcdc_codec__decompress(uint8_t **dst, size_t *cap, size_t dst_len, int codec
     case MCDC_PQ_CODEC_GZIP:
         return gzip_decompress(&o, src, src_len);
     case MCDC_PQ_CODEC_ZSTD:
-        return zstd_decompress(&o, src, src_len);
+        return zstd_decompress(&o, src, src_len, ctx);
     case MCDC_PQ_CODEC_BROTLI:
         return brotli_decompress(&o, src, src_len);
     default:

@@ -58,4 +58,17 @@ size_t mcdc_codec__inflate_bound(int codec, const void *src, size_t src_len);
 int mcdc_codec__decompress(uint8_t **dst, size_t *cap, size_t dst_len, int codec, const void *src,
                            size_t src_len);
 
+/** Decoder state kept from one page to the next (a zstd context), so that pages do not
+ *  each build their own. Zero it before first use; one per thread (a reader has one). */
+typedef struct mcdc_codec_dctx {
+    void *zstd; /* ZSTD_DCtx, made on first use */
+} mcdc_codec_dctx;
+
+/** Free what @p d holds; leaves it zeroed (reusable). */
+void mcdc_codec__dctx_dispose(mcdc_codec_dctx *d);
+
+/** As mcdc_codec__decompress, with the decoder state of @p ctx (NULL: none kept). */
+int mcdc_codec__decompress_ctx(mcdc_codec_dctx *ctx, uint8_t **dst, size_t *cap, size_t dst_len,
+                               int codec, const void *src, size_t src_len);
+
 #endif

@@ -312,7 +312,8 @@ static int page_cursor(pqr_col *c, const uint8_t *src, size_t len, size_t out_le
                        mcdc_pqdec_cursor *cur)
 {
     if (compressed) {
-        int rc = mcdc_codec__decompress(&c->page_buf, &c->page_cap, out_len, c->meta->codec, src, len);
+        int rc = mcdc_codec__decompress_ctx(&c->r->dctx, &c->page_buf, &c->page_cap, out_len,
+                                            c->meta->codec, src, len);
         if (rc < 0)
             return pqr_col_fail(c, rc);
         src = c->page_buf;
@@ -327,7 +328,7 @@ static int page_cursor(pqr_col *c, const uint8_t *src, size_t len, size_t out_le
 static int inflate_to(pqr_col *c, const uint8_t *src, size_t len, size_t out_len, uint8_t **out,
                       size_t *cap)
 {
-    int rc = mcdc_codec__decompress(out, cap, out_len, c->meta->codec, src, len);
+    int rc = mcdc_codec__decompress_ctx(&c->r->dctx, out, cap, out_len, c->meta->codec, src, len);
     return rc < 0 ? pqr_col_fail(c, rc) : 0;
 }
 

@@ -459,6 +459,7 @@ void mcdc_parquet_reader_free(mcdc_parquet_reader *r)
     free(r->leaves);
     mcdc_pq__file_metadata_dispose(&r->md);
     mcdc_buf_dispose(&r->rowtext);
+    mcdc_codec__dctx_dispose(&r->dctx);
     if (r->own_fd && r->fd >= 0)
         close(r->fd);
     free(r->name);

@@ -24,6 +24,7 @@
 #include "mcdc/buf.h"
 #include "mcdc/parquet.h"
 #include "mcdc/value.h"
+#include "parquet/codec.h"
 #include "parquet/decode.h"
 #include "parquet/format.h"
 
@@ -181,6 +182,7 @@ struct mcdc_parquet_reader {
     mcdc_value           *batch;      /* batch_cap rows of n_sel cells (owned) */
     size_t                batch_cap;
     int                   sticky;     /* first error; every later call returns it */
+    mcdc_codec_dctx       dctx;       /* decoder state shared by the columns' pages (owned) */
 };
 
 /* column.c */
