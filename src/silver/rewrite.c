@@ -521,6 +521,8 @@ typedef struct stream {
     const uint8_t        *last;   /* key of the last row written: an image's, or in ring */
     size_t                last_len;
     int                   last_i; /* the ring buffer holding it, or -1 */
+    const uint8_t        *ins_key; /* key of new-key image ins_at (SIZE_MAX: none yet) */
+    size_t                ins_len, ins_at;
     mcdc_silver_out       counts; /* counters only, added on success */
 } stream;
 
@@ -552,9 +554,11 @@ static int stream_inserts(stream *s, const mcdc_silver_target *t, size_t *at, co
 {
     int rc = 0;
     for (; rc == 0 && *at < t->n_img; (*at)++) {
-        size_t il;
-        const uint8_t *ik = mcdc_silver_changes_key_at(s->w->env->cs, t->img[*at], &il);
-        if (key && key_cmp(ik, il, key, len) >= 0)
+        if (s->ins_at != *at) { /* fetched once per image, not once per row */
+            s->ins_key = mcdc_silver_changes_key_at(s->w->env->cs, t->img[*at], &s->ins_len);
+            s->ins_at = *at;
+        }
+        if (key && key_cmp(s->ins_key, s->ins_len, key, len) >= 0)
             break;
         mcdc_silver_image im;
         mcdc_silver_changes_at(s->w->env->cs, t->img[*at], &im);
@@ -564,6 +568,71 @@ static int stream_inserts(stream *s, const mcdc_silver_target *t, size_t *at, co
         s->counts.rows_inserted++;
     }
     return rc;
+}
+
+/* ---- one integer key without a call per row ----------------------------------------- */
+
+/* 00 for NULL, else 01 and the value's 64 bits big-endian with the sign bit flipped:
+ * mcdc_silver_key_encode's bytes for a 64-bit integer cell (checked by fast_key_col). */
+static size_t int_key(uint8_t out[9], const mcdc_value *v)
+{
+    if (v->is_null) {
+        out[0] = 0;
+        return 1;
+    }
+    uint64_t u = (uint64_t)v->v.i ^ ((uint64_t)1 << 63);
+    out[0] = 1;
+    for (int i = 8; i >= 1; i--) {
+        out[i] = (uint8_t)u;
+        u >>= 8;
+    }
+    return 9;
+}
+
+/* The key column when the key is one integer-like column whose encoding int_key writes
+ * (checked against mcdc_silver_key_encode on probe values), else -1. */
+static int fast_key_col(const mcdc_silver_changes *cs)
+{
+    size_t n;
+    const int *ki = mcdc_silver_changes_key_index(cs, &n);
+    const mcdc_schema *sch = mcdc_silver_changes_schema(cs);
+    if (n != 1 || ki[0] < 0 || (size_t)ki[0] >= sch->n_cols)
+        return -1;
+    const mcdc_column *col = &sch->cols[ki[0]];
+    switch (col->type) {
+    case MCDC_TYPE_BYTE: case MCDC_TYPE_SHORT: case MCDC_TYPE_INT: case MCDC_TYPE_LONG:
+    case MCDC_TYPE_DATE: case MCDC_TYPE_TIMESTAMP: case MCDC_TYPE_TIMESTAMP_NTZ: break;
+    default: return -1;
+    }
+    static const int64_t probes[] = { 0, 1, -1, 255, 256, INT64_MIN, INT64_MAX, 0x0102030405060708 };
+    mcdc_buf b = MCDC_BUF_INIT(64);
+    bool same = true;
+    for (size_t i = 0; same && i <= sizeof probes / sizeof probes[0]; i++) {
+        mcdc_value v;
+        memset(&v, 0, sizeof v);
+        v.is_null = i == sizeof probes / sizeof probes[0];
+        if (!v.is_null)
+            v.v.i = probes[i];
+        uint8_t k[9];
+        size_t kl = int_key(k, &v);
+        mcdc_buf_clear(&b);
+        same = mcdc_silver_key_encode(&b, col, &v) == 0 && b.len == kl &&
+               memcmp(b.ptr, k, kl) == 0;
+    }
+    mcdc_buf_dispose(&b);
+    return same ? ki[0] : -1;
+}
+
+/* The row's key into @p b: by int_key when @p col >= 0, else as the change set does. */
+static inline int row_key(const mcdc_silver_changes *cs, int col, mcdc_buf *b, const mcdc_value *row)
+{
+    if (col < 0)
+        return mcdc_silver_changes_row_key(cs, b, row);
+    if (b->cap < 10) /* the key and the buffer's NUL: grown by the change set's way once */
+        return mcdc_silver_changes_row_key(cs, b, row);
+    b->len = int_key((uint8_t *)b->ptr, &row[col]);
+    b->ptr[b->len] = 0;
+    return 0;
 }
 
 /* Streamed: 1 when written, 0 when the file must be held instead (nothing of the pass
@@ -591,6 +660,7 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
     memset(&s, 0, sizeof s);
     s.w = w;
     s.last_i = -1;
+    s.ins_at = SIZE_MAX;
     mcdc_delta_snapshot view;
     mcdc_delta_file arr[1];
     mcdc_delta_scan *sc = NULL;
@@ -601,6 +671,7 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
      * row's (prev_i, for the order check) and the last written one's (s.last_i; a row
      * dropped leaves it behind). A row is encoded into a buffer that is neither. */
     int prev_i = -1;
+    const int key_col = fast_key_col(cs);
     const uint8_t *mk = NULL; /* key of image m, fetched once per m */
     size_t mkl = 0;
     const mcdc_value *r;
@@ -610,7 +681,7 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
         int ki = 0;
         while (ki == prev_i || ki == s.last_i)
             ki++;
-        if ((rc = mcdc_silver_changes_row_key(cs, &w->ring[ki], r)) < 0)
+        if ((rc = row_key(cs, key_col, &w->ring[ki], r)) < 0)
             break;
         const uint8_t *k = (const uint8_t *)w->ring[ki].ptr;
         size_t kl = w->ring[ki].len;
