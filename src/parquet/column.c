@@ -166,33 +166,47 @@ int pqr_col_open(pqr_col *c, mcdc_parquet_reader *r, size_t rg, const pqr_node *
     return 0;
 }
 
-/* Decode levels of one kind for @p n entries into @p out. */
+/* Decode levels of one kind for @p n entries into @p out; *n_full (when not NULL) gets
+ * how many equal @p max_level. */
 static int levels(pqr_col *c, mcdc_pqdec_cursor *cur, int encoding, int max_level, uint8_t *out,
-                  size_t n, bool v2)
+                  size_t n, bool v2, size_t *n_full)
 {
     if (max_level == 0) {
         memset(out, 0, n);
+        if (n_full)
+            *n_full = n;
         return 0;
     }
     int width = 0;
     while ((1 << width) <= max_level)
         width++;
     int rc;
+    /* levels are at most PQR_MAX_DEPTH (R2): width 7, so they decode into bytes as they are */
     if (v2)
-        rc = mcdc_pqdec_rle(cur, width, c->idx, n);
+        rc = mcdc_pqdec_rle_u8(cur, width, out, n);
     else if (encoding == MCDC_PQ_ENC_RLE)
-        rc = mcdc_pqdec_rle_prefixed(cur, width, c->idx, n);
-    else if (encoding == MCDC_PQ_ENC_BIT_PACKED)
+        rc = mcdc_pqdec_rle_u8_prefixed(cur, width, out, n);
+    else if (encoding == MCDC_PQ_ENC_BIT_PACKED) {
         rc = mcdc_pqdec_bitpacked_legacy(cur, width, c->idx, n);
-    else
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            out[i] = (uint8_t)c->idx[i]; /* width <= 7: no bits lost */
+    } else
         return FAIL("levels in encoding %s", mcdc_pq__encoding_name(encoding));
     if (rc < 0)
         return pqr_col_fail(c, rc);
+    size_t full = 0;
+    uint8_t top = 0;
     for (size_t i = 0; i < n; i++) {
-        if (c->idx[i] > (uint32_t)max_level)
-            return FAIL("level %" PRIu32 " above the maximum %d", c->idx[i], max_level);
-        out[i] = (uint8_t)c->idx[i];
+        top = out[i] > top ? out[i] : top;
+        full += out[i] == (uint8_t)max_level;
     }
+    if (top > (uint8_t)max_level)
+        for (size_t i = 0; i < n; i++)
+            if (out[i] > (uint8_t)max_level)
+                return FAIL("level %" PRIu32 " above the maximum %d", (uint32_t)out[i],
+                            max_level);
+    if (n_full)
+        *n_full = full;
     return 0;
 }
 
@@ -366,15 +380,16 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
     if (rc < 0)
         return rc;
     size_t clen = (size_t)h->compressed_page_size, ulen = (size_t)h->uncompressed_page_size;
+    size_t present = 0; /* entries whose definition level is the leaf's maximum (R3) */
     mcdc_pqdec_cursor cur;
     if (!v2) {
         rc = page_cursor(c, body, clen, ulen, c->meta->codec != MCDC_PQ_CODEC_UNCOMPRESSED, &cur);
         if (rc == 0)
             rc = levels(c, &cur, h->data_page_header.repetition_level_encoding,
-                        c->leaf->rep_level, c->rep, n, false);
+                        c->leaf->rep_level, c->rep, n, false, NULL);
         if (rc == 0)
             rc = levels(c, &cur, h->data_page_header.definition_level_encoding,
-                        c->leaf->def_level, c->def, n, false);
+                        c->leaf->def_level, c->def, n, false, &present);
         if (rc < 0)
             return rc;
     } else {
@@ -389,11 +404,11 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
         size_t rl = (size_t)d->repetition_levels_byte_length,
                dl = (size_t)d->definition_levels_byte_length;
         mcdc_pqdec_cursor lc = mcdc_pqdec_cursor_make(body, rl);
-        rc = levels(c, &lc, MCDC_PQ_ENC_RLE, c->leaf->rep_level, c->rep, n, true);
+        rc = levels(c, &lc, MCDC_PQ_ENC_RLE, c->leaf->rep_level, c->rep, n, true, NULL);
         if (rc < 0)
             return rc;
         lc = mcdc_pqdec_cursor_make(body + rl, dl);
-        rc = levels(c, &lc, MCDC_PQ_ENC_RLE, c->leaf->def_level, c->def, n, true);
+        rc = levels(c, &lc, MCDC_PQ_ENC_RLE, c->leaf->def_level, c->def, n, true, &present);
         if (rc < 0)
             return rc;
         size_t vulen = ulen - rl - dl;
@@ -403,9 +418,6 @@ static int data_page(pqr_col *c, const mcdc_pq_page_header *h, const uint8_t *bo
         if (rc < 0)
             return rc;
     }
-    size_t present = 0;
-    for (size_t i = 0; i < n; i++)
-        present += c->def[i] == c->leaf->def_level;
     if (c->leaf->rep_level > 0 && n > 0 && c->n_read == 0 && c->rep[0] != 0)
         return FAIL("first entry of the chunk continues a row (repetition level %d)", c->rep[0]);
     rc = alloc_values(c, present, encoding);

@@ -62,69 +62,102 @@ static inline uint64_t get_bits_lsb(const uint8_t *p, uint64_t bit, int width)
 
 /* ---- RLE / bit-packed hybrid ---------------------------------------------------------- */
 
-int mcdc_pqdec_rle(mcdc_pqdec_cursor *c, int bit_width, uint32_t *out, size_t n)
+/* Eight bytes at @p p as a little-endian number. */
+static inline uint64_t load_le64(const uint8_t *p)
 {
-    if (bit_width < 0 || bit_width > 32)
-        return CORRUPT("rle: bit width %d outside 0..32", bit_width);
-    size_t got = 0;
-    size_t value_bytes = (size_t)(bit_width + 7) / 8;
-    while (got < n) {
-        uint64_t header;
-        if (c->pos >= c->end)
-            return CORRUPT("rle: data ends after %zu of %zu values", got, n);
-        if (mcdc_pqdec_uleb(c, &header) < 0)
-            return CORRUPT("rle: truncated run header after %zu of %zu values", got, n);
-        if (header & 1) {
-            uint64_t groups = header >> 1;
-            if (groups > (uint64_t)1 << 40)
-                return CORRUPT("rle: bit-packed run of %" PRIu64 " groups", groups);
-            uint64_t run_values = groups * 8;
-            uint64_t run_bytes = groups * (uint64_t)bit_width;
-            uint64_t need = n - got < run_values ? n - got : run_values;
-            uint64_t need_bytes = (need * (uint64_t)bit_width + 7) / 8;
-            size_t left = mcdc_pqdec_left(c);
-            if (need_bytes > left)
-                return CORRUPT("rle: bit-packed run needs %" PRIu64 " bytes, %zu left", need_bytes,
-                               left);
-            for (uint64_t i = 0; i < need; i++)
-                out[got + i] = (uint32_t)get_bits_lsb(c->pos, i * (uint64_t)bit_width, bit_width);
-            got += (size_t)need;
-            /* a final run may be cut short of its padding; skip what is there */
-            c->pos += run_bytes <= left ? run_bytes : left;
-        } else {
-            uint64_t count = header >> 1;
-            if (value_bytes > mcdc_pqdec_left(c))
-                return CORRUPT("rle: run value needs %zu bytes, %zu left", value_bytes,
-                               mcdc_pqdec_left(c));
-            uint32_t v = 0;
-            for (size_t i = 0; i < value_bytes; i++)
-                v |= (uint32_t)c->pos[i] << (8 * i);
-            c->pos += value_bytes;
-            if (bit_width < 32 && (v >> bit_width) != 0)
-                return CORRUPT("rle: run value %" PRIu32 " wider than %d bits", v, bit_width);
-            uint64_t take = n - got < count ? n - got : count;
-            for (uint64_t i = 0; i < take; i++)
-                out[got + i] = v;
-            got += (size_t)take;
-        }
-    }
-    return 0;
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
 }
 
-int mcdc_pqdec_rle_prefixed(mcdc_pqdec_cursor *c, int bit_width, uint32_t *out, size_t n)
-{
-    if (mcdc_pqdec_left(c) < 4)
-        return CORRUPT("rle: length prefix truncated (%zu bytes left)", mcdc_pqdec_left(c));
-    uint32_t len = (uint32_t)c->pos[0] | (uint32_t)c->pos[1] << 8 | (uint32_t)c->pos[2] << 16 |
-                   (uint32_t)c->pos[3] << 24;
-    c->pos += 4;
-    if (len > mcdc_pqdec_left(c))
-        return CORRUPT("rle: length prefix %" PRIu32 " exceeds the %zu bytes left", len,
-                       mcdc_pqdec_left(c));
-    mcdc_pqdec_cursor sub = { c->pos, c->pos + len };
-    c->pos += len;
-    return mcdc_pqdec_rle(&sub, bit_width, out, n);
-}
+/* The hybrid decoder, once per output type: a bit-packed value is read with one 8-byte
+ * load while eight bytes are readable from its first byte (width <= 32 and a shift of
+ * at most 7 fit in 64 bits), else byte by byte; an RLE run is a fill. */
+#define DEFINE_RLE(NAME, T, MAX_WIDTH)                                                      \
+    int NAME(mcdc_pqdec_cursor *c, int bit_width, T *out, size_t n)                          \
+    {                                                                                        \
+        if (bit_width < 0 || bit_width > MAX_WIDTH)                                          \
+            return CORRUPT("rle: bit width %d outside 0..%d", bit_width, MAX_WIDTH);         \
+        size_t got = 0;                                                                      \
+        size_t value_bytes = (size_t)(bit_width + 7) / 8;                                    \
+        uint64_t mask = bit_width == 0 ? 0 : ((uint64_t)1 << bit_width) - 1;                 \
+        while (got < n) {                                                                    \
+            uint64_t header;                                                                 \
+            if (c->pos >= c->end)                                                            \
+                return CORRUPT("rle: data ends after %zu of %zu values", got, n);            \
+            if (mcdc_pqdec_uleb(c, &header) < 0)                                             \
+                return CORRUPT("rle: truncated run header after %zu of %zu values", got, n); \
+            if (header & 1) {                                                                \
+                uint64_t groups = header >> 1;                                               \
+                if (groups > (uint64_t)1 << 40)                                              \
+                    return CORRUPT("rle: bit-packed run of %" PRIu64 " groups", groups);     \
+                uint64_t run_values = groups * 8;                                            \
+                uint64_t run_bytes = groups * (uint64_t)bit_width;                           \
+                uint64_t need = n - got < run_values ? n - got : run_values;                 \
+                uint64_t need_bytes = (need * (uint64_t)bit_width + 7) / 8;                  \
+                size_t left = mcdc_pqdec_left(c);                                            \
+                if (need_bytes > left)                                                       \
+                    return CORRUPT("rle: bit-packed run needs %" PRIu64 " bytes, %zu left",  \
+                                   need_bytes, left);                                        \
+                const uint8_t *p = c->pos;                                                   \
+                T *o = out + got;                                                            \
+                uint64_t i = 0;                                                              \
+                if (bit_width > 0 && left >= 8) {                                            \
+                    uint64_t fast = ((uint64_t)(left - 8) * 8) / (uint64_t)bit_width + 1;    \
+                    if (fast > need)                                                         \
+                        fast = need;                                                         \
+                    for (; i < fast; i++) {                                                  \
+                        uint64_t bit = i * (uint64_t)bit_width;                              \
+                        o[i] = (T)((load_le64(p + (bit >> 3)) >> (bit & 7)) & mask);         \
+                    }                                                                        \
+                }                                                                            \
+                for (; i < need; i++)                                                        \
+                    o[i] = (T)get_bits_lsb(p, i * (uint64_t)bit_width, bit_width);           \
+                got += (size_t)need;                                                         \
+                /* a final run may be cut short of its padding; skip what is there */        \
+                c->pos += run_bytes <= left ? run_bytes : left;                              \
+            } else {                                                                         \
+                uint64_t count = header >> 1;                                                \
+                if (value_bytes > mcdc_pqdec_left(c))                                        \
+                    return CORRUPT("rle: run value needs %zu bytes, %zu left", value_bytes,  \
+                                   mcdc_pqdec_left(c));                                      \
+                uint32_t v = 0;                                                              \
+                for (size_t i = 0; i < value_bytes; i++)                                     \
+                    v |= (uint32_t)c->pos[i] << (8 * i);                                     \
+                c->pos += value_bytes;                                                       \
+                if (bit_width < 32 && (v >> bit_width) != 0)                                 \
+                    return CORRUPT("rle: run value %" PRIu32 " wider than %d bits", v,       \
+                                   bit_width);                                               \
+                uint64_t take = n - got < count ? n - got : count;                           \
+                for (uint64_t i = 0; i < take; i++)                                          \
+                    out[got + i] = (T)v;                                                     \
+                got += (size_t)take;                                                         \
+            }                                                                                \
+        }                                                                                    \
+        return 0;                                                                            \
+    }                                                                                        \
+                                                                                             \
+    int NAME##_prefixed(mcdc_pqdec_cursor *c, int bit_width, T *out, size_t n)               \
+    {                                                                                        \
+        if (mcdc_pqdec_left(c) < 4)                                                          \
+            return CORRUPT("rle: length prefix truncated (%zu bytes left)",                  \
+                           mcdc_pqdec_left(c));                                              \
+        uint32_t len = (uint32_t)c->pos[0] | (uint32_t)c->pos[1] << 8 |                      \
+                       (uint32_t)c->pos[2] << 16 | (uint32_t)c->pos[3] << 24;                \
+        c->pos += 4;                                                                         \
+        if (len > mcdc_pqdec_left(c))                                                        \
+            return CORRUPT("rle: length prefix %" PRIu32 " exceeds the %zu bytes left", len, \
+                           mcdc_pqdec_left(c));                                              \
+        mcdc_pqdec_cursor sub = { c->pos, c->pos + len };                                    \
+        c->pos += len;                                                                       \
+        return NAME(&sub, bit_width, out, n);                                                \
+    }
+
+DEFINE_RLE(mcdc_pqdec_rle, uint32_t, 32)
+DEFINE_RLE(mcdc_pqdec_rle_u8, uint8_t, 8)
 
 int mcdc_pqdec_bitpacked_legacy(mcdc_pqdec_cursor *c, int bit_width, uint32_t *out, size_t n)
 {

@@ -98,6 +98,11 @@ int mcdc_pqdec_rle(mcdc_pqdec_cursor *c, int bit_width, uint32_t *out, size_t n)
  * page v1, RLE booleans); the cursor ends just past those length bytes. */
 int mcdc_pqdec_rle_prefixed(mcdc_pqdec_cursor *c, int bit_width, uint32_t *out, size_t n);
 
+/* As mcdc_pqdec_rle and mcdc_pqdec_rle_prefixed into bytes, for widths 0..8 (levels):
+ * the same values and the same failures ("0..8" in the width's message). */
+int mcdc_pqdec_rle_u8(mcdc_pqdec_cursor *c, int bit_width, uint8_t *out, size_t n);
+int mcdc_pqdec_rle_u8_prefixed(mcdc_pqdec_cursor *c, int bit_width, uint8_t *out, size_t n);
+
 /* Decode @p n values of the legacy BIT_PACKED encoding (MSB first) of @p bit_width
  * (0..32); consumes ceil(n*width/8) bytes. */
 int mcdc_pqdec_bitpacked_legacy(mcdc_pqdec_cursor *c, int bit_width, uint32_t *out, size_t n);

@@ -4,11 +4,13 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "mcdc/error.h"
 #include "parquet/decode.h"
+#include "parquet/levels.h"
 
 #define CUR(arr) mcdc_pqdec_cursor_make((arr), sizeof(arr))
 #define HAS(msg) assert_non_null(strstr(mcdc_error_last()->message, (msg)))
@@ -107,6 +109,49 @@ static void test_parquet_decode__rle_hostile_inputs(void **state)
     static const uint8_t bad_varint[] = { 0x80, 0x80 };
     c = CUR(bad_varint);
     assert_int_equal(MCDC_ECORRUPT, mcdc_pqdec_rle(&c, 1, v, 1));
+}
+
+/* Bit-packed runs of every width 1..32, the values read with whole-word loads where eight
+ * bytes are left and byte by byte at the end: the same values as the encoder wrote; widths
+ * up to 8 also into bytes (levels). Runs end exactly at the buffer's end. */
+static void test_parquet_decode__rle_bitpacked_every_width_to_the_last_byte(void **state)
+{
+    (void)state;
+    enum { N = 203 };
+    uint32_t in[N], out[N];
+    uint8_t out8[N];
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (int w = 1; w <= 32; w++) {
+        uint64_t mask = w == 32 ? 0xFFFFFFFFULL : ((uint64_t)1 << w) - 1;
+        for (int i = 0; i < N; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            in[i] = (uint32_t)(x & mask);
+        }
+        mcdc_buf b = MCDC_BUF_INIT(1 << 20);
+        assert_int_equal(0, mcdc_rle__encode_u32(&b, in, N, w, false));
+        /* a copy of exactly the encoded size, so reads past it would be caught by ASan */
+        uint8_t *exact = malloc(b.len);
+        memcpy(exact, b.ptr, b.len);
+        mcdc_pqdec_cursor c = mcdc_pqdec_cursor_make(exact, b.len);
+        memset(out, 0xAB, sizeof out);
+        assert_int_equal(0, mcdc_pqdec_rle(&c, w, out, N));
+        assert_memory_equal(in, out, sizeof in);
+        if (w <= 8) {
+            c = mcdc_pqdec_cursor_make(exact, b.len);
+            assert_int_equal(0, mcdc_pqdec_rle_u8(&c, w, out8, N));
+            for (int i = 0; i < N; i++)
+                assert_int_equal(in[i], out8[i]);
+        }
+        free(exact);
+        mcdc_buf_dispose(&b);
+    }
+    /* bytes: widths above 8 are refused as the 32-bit decoder refuses those above 32 */
+    uint8_t one[2] = { 2, 1 };
+    mcdc_pqdec_cursor c = mcdc_pqdec_cursor_make(one, 2);
+    assert_int_equal(MCDC_ECORRUPT, mcdc_pqdec_rle_u8(&c, 9, out8, 1));
+    assert_non_null(strstr(mcdc_error_last()->message, "rle: bit width 9 outside 0..8"));
 }
 
 static void test_parquet_decode__bitpacked_legacy_spec_example(void **state)
@@ -358,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_parquet_decode__rle_runs_and_widths_0_and_32),
         cmocka_unit_test(test_parquet_decode__rle_prefixed_and_its_bounds),
         cmocka_unit_test(test_parquet_decode__rle_hostile_inputs),
+        cmocka_unit_test(test_parquet_decode__rle_bitpacked_every_width_to_the_last_byte),
         cmocka_unit_test(test_parquet_decode__bitpacked_legacy_spec_example),
         cmocka_unit_test(test_parquet_decode__plain_every_type),
         cmocka_unit_test(test_parquet_decode__plain_hostile_inputs),
