@@ -138,9 +138,10 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs);
  *  It is taken when the options select it, and becomes its key's image when it outranks
  *  the current one (S1, S2). Cost: O(row size) plus an amortised hash insert.
  *  @return 0 (taken or skipped); MCDC_EINVAL for a row of a capture instance not allowed
- *          (S4; the hint says to pass the source or the instances); MCDC_ECORRUPT for a
- *          row with a NULL or malformed _start_lsn or _seqval, or an _operation outside
- *          0-4; MCDC_ENOMEM past max_bytes (the hint says how to raise it). */
+ *          (S4; the hint says to pass the source or the instances) or a key whose
+ *          encoding is longer than 1 MiB; MCDC_ECORRUPT for a row with a NULL or malformed
+ *          _start_lsn or _seqval, or an _operation outside 0-4; MCDC_ENOMEM past max_bytes
+ *          (the hint says how to raise it) or for a row of 4 GiB or more. */
 int mcdc_silver_changes_add(mcdc_silver_changes *cs, const mcdc_value *bronze_row);
 
 /** Size the key index for about @p n_keys distinct keys ahead (e.g. the rows about to be

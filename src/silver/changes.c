@@ -3,14 +3,24 @@
  * bronze rows beyond silver's position, and what becomes of an existing silver row.
  *
  * Rules S1-S4 are in include/mcdc/silver.h. Memory is bounded by the distinct changed
- * keys: one image per key (a row copy with its strings in one block, cut from large
- * chunks; a replaced image is garbage until the chunks are compacted, which happens when
- * garbage outweighs the live images or the cap is reached) plus an
- * open-addressing index of (hash, pointer) slots, so that a probe touches the image only
- * when the hashes agree, counted against a cap. Keys are the concatenated
- * order-preserving encodings of the key columns, so the index is exact for decimals and
- * strings (never a double, never a collation) and sorting the encodings sorts the keys.
- * No I/O; the Delta side is in apply.c. Design: anchor-features §2.7 steps 11-12.
+ * keys, counted against a cap: one image per key (a row copy with its strings in one
+ * block, cut from large chunks; a replaced image is garbage until the chunks are
+ * compacted, which happens when garbage outweighs the live images or the cap is reached),
+ * one 32-byte entry per key (its 16-byte prefix, image, length and operation) and an
+ * open-addressing index of 8-byte (hash half, entry) slots, so that a probe leaves the
+ * slots only when the hashes agree and a key of at most 16 bytes is compared by its entry
+ * alone. The sort sorts a copy of the entries (radix on the prefixes), never visiting
+ * the images. Keys are the concatenated order-preserving encodings of the key columns, so
+ * the index is exact for decimals and strings (never a double, never a collation) and
+ * sorting the encodings sorts the keys.
+ *
+ * Speed (a large apply adds a million rows): add is split (silver/changes.h) into a
+ * prepare that reads only what new() fixed, run on the bronze reader's thread, and the
+ * probe and insert on the owner's; large blocks are mapped on huge pages, and the reader
+ * faults in the next image chunk while it waits, since fresh memory is most of what
+ * building a large change set costs. None of it changes the result: rows are added in
+ * the order offered. No I/O; the Delta side is in apply.c. Design: anchor-features §2.7
+ * steps 11-12.
  */
 #include "mcdc/silver.h"
 
