@@ -35,11 +35,12 @@
  * Caveats:
  * - Not thread-safe; one owner at a time. The one exception: after
  *   mcdc_silver_changes_sort() and until the next add or sort, several threads may call
- *   mcdc_silver_changes_match_key(), _match_at(), _at(), _marks(), _set_marks(), the
- *   sorted look-ups and _row_key() at once, provided no two of them decide rows of the
- *   same key (each thread owns a disjoint key range).
+ *   mcdc_silver_changes_match_key(), _match_at(), _at(), _row_at(), _marks(),
+ *   _set_marks(), the sorted look-ups and _row_key() at once, provided no two of them
+ *   decide rows of the same key (each thread owns a disjoint key range).
  * - Images and keys handed out are borrowed from the change set and live until the next
- *   mcdc_silver_changes_add() or its free.
+ *   mcdc_silver_changes_add() or its free. An image's row is decoded into cells the
+ *   caller owns (a scratch row per thread); its strings are borrowed the same way.
  */
 #ifndef MCDC_SILVER_H
 #define MCDC_SILVER_H
@@ -165,22 +166,27 @@ typedef enum {
 /** Decide what becomes of one existing silver row (values in silver's schema order) by
  *  rule S3, and mark its key as held by silver. A key met a second time after a REPLACE
  *  is dropped, so silver never holds a key twice.
- *  @param[out] image  with REPLACE: the new row in silver's order (borrowed); else NULL.
+ *  @param[out] image  with REPLACE: the new row in silver's order, decoded into
+ *                     @p scratch (so *image == scratch); else NULL.
+ *  @param scratch     the caller's silver->n_cols cells (the images are stored compactly;
+ *                     see mcdc_silver_changes_row_at()).
  *  @return 0; MCDC_ECORRUPT for a silver row with a malformed _start_lsn. */
 int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
-                              mcdc_silver_fate *fate, const mcdc_value **image);
+                              mcdc_silver_fate *fate, const mcdc_value **image,
+                              mcdc_value *scratch);
 
 /** As mcdc_silver_changes_match(), for a row whose encoded key the caller has (from
  *  mcdc_silver_changes_row_key()); uses no scratch of the change set. */
 int mcdc_silver_changes_match_key(mcdc_silver_changes *cs, const uint8_t *key, size_t key_len,
                                   const mcdc_value *silver_row, mcdc_silver_fate *fate,
-                                  const mcdc_value **image);
+                                  const mcdc_value **image, mcdc_value *scratch);
 
 /** As mcdc_silver_changes_match(), for a row whose key is the one of the @p i-th image in
  *  key order (the caller found it, e.g. by walking a file sorted by key beside the
  *  sorted images). Needs sort. */
 int mcdc_silver_changes_match_at(mcdc_silver_changes *cs, size_t i, const mcdc_value *silver_row,
-                                 mcdc_silver_fate *fate, const mcdc_value **image);
+                                 mcdc_silver_fate *fate, const mcdc_value **image,
+                                 mcdc_value *scratch);
 
 /** The marks the matches left on the @p i-th image in key order (bit 0: met in silver,
  *  bit 1: placed by a REPLACE), to save them before a pass that may be undone. */
@@ -197,8 +203,6 @@ typedef struct mcdc_silver_image {
     int               operation; /* 0-4 of the winning row */
     bool              is_delete; /* operation 1 or 3 (S2) */
     bool              matched;   /* mcdc_silver_changes_match met the key in silver */
-    const mcdc_value *row;       /* the image in silver's order (for a delete: the key
-                                    columns and metadata are set, the rest as read) */
 } mcdc_silver_image;
 
 /** Order the images by encoded key (ascending). Cost O(n log n). @return 0; MCDC_ENOMEM. */
@@ -206,6 +210,13 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs);
 
 /** The @p i-th image in key order (0 <= i < count); call after mcdc_silver_changes_sort. */
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out);
+
+/** The row of the @p i-th image in key order, in silver's order (for a delete: the key
+ *  columns and metadata are set, the rest as read), decoded into @p scratch (the caller's
+ *  silver->n_cols cells, returned): images are stored compactly, not as cells. Its
+ *  strings point into the change set. Needs sort. */
+const mcdc_value *mcdc_silver_changes_row_at(const mcdc_silver_changes *cs, size_t i,
+                                             mcdc_value *scratch);
 
 /** The encoded key of the @p i-th image in key order, from a copy of the keys kept back to
  *  back (reading keys in order touches no image). Needs sort. */

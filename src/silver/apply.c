@@ -484,7 +484,8 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
         mcdc_delta_file *arr = malloc((n_read + 1) * sizeof *arr);
         mcdc_delta_scan *sc = NULL;
         mcdc_value *row = calloc(c->silver_flat->n_cols + 1, sizeof *row);
-        rc = arr && row ? scan_subset(&sc, &view, arr, c->bronze, read, n_read, NULL, 0)
+        mcdc_value *img_row = calloc(c->silver_flat->n_cols + 1, sizeof *img_row);
+        rc = arr && row && img_row ? scan_subset(&sc, &view, arr, c->bronze, read, n_read, NULL, 0)
                         : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
         const mcdc_value *r;
         char lsn_text[MCDC_LSN_STRLEN];
@@ -495,7 +496,7 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
                 continue;
             mcdc_silver_fate fate;
             const mcdc_value *img;
-            rc = mcdc_silver_changes_match(c->cs, row, &fate, &img);
+            rc = mcdc_silver_changes_match(c->cs, row, &fate, &img, img_row);
             if (rc == 0 && fate != MCDC_SILVER_DROP)
                 rc = mcdc_silver_runs_hold(runs, fate == MCDC_SILVER_REPLACE ? img : row);
             if (rc == 0 && fate == MCDC_SILVER_REPLACE)
@@ -511,6 +512,7 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
         mcdc_delta_scan_free(sc);
         free(arr);
         free(row);
+        free(img_row);
         free(read);
         if (rc == 0)
             rc = mcdc_silver_runs_flush(runs);
@@ -518,16 +520,20 @@ static int merge_rebuild(ctx *c, bool has_snapshot, const mcdc_lsn *snapshot)
     if (rc == 0)
         rc = sort_changes(c);
     size_t n = mcdc_silver_changes_count(c->cs);
+    mcdc_value *cells = rc == 0 ? calloc(c->silver_flat->n_cols + 1, sizeof *cells) : NULL;
+    if (rc == 0 && !cells)
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     for (size_t i = 0; rc == 0 && i < n; i++) {
         mcdc_silver_image im;
         mcdc_silver_changes_at(c->cs, i, &im);
         if (im.matched || im.is_delete)
             continue;
-        rc = mcdc_silver_runs_hold(runs, im.row);
+        rc = mcdc_silver_runs_hold(runs, mcdc_silver_changes_row_at(c->cs, i, cells));
         c->out.rows_inserted++;
         if (rc == 0 && mcdc_silver_runs_count(runs) >= c->env.target_rows)
             rc = mcdc_silver_runs_flush(runs);
     }
+    free(cells);
     if (rc == 0)
         rc = mcdc_silver_runs_flush(runs);
     mcdc_silver_runs_free(runs);
@@ -671,6 +677,9 @@ static int merge_incremental(ctx *c)
     /* keys no file's range could hold (or no files at all) */
     if (rc == 0)
         rc = mcdc_silver_runs_new(&runs, &c->env, &c->out);
+    mcdc_value *cells = rc == 0 ? calloc(c->silver_flat->n_cols + 1, sizeof *cells) : NULL;
+    if (rc == 0 && !cells)
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     for (size_t k = 0; rc == 0 && k < n; k++) {
         if (target[k] < nf)
             continue;
@@ -678,11 +687,12 @@ static int merge_incremental(ctx *c)
         mcdc_silver_changes_at(c->cs, k, &im);
         if (im.matched || im.is_delete)
             continue;
-        rc = mcdc_silver_runs_hold(runs, im.row);
+        rc = mcdc_silver_runs_hold(runs, mcdc_silver_changes_row_at(c->cs, k, cells));
         c->out.rows_inserted++;
         if (rc == 0 && mcdc_silver_runs_count(runs) >= c->env.target_rows * 3 / 2)
             rc = mcdc_silver_runs_flush(runs);
     }
+    free(cells);
     if (rc == 0)
         rc = mcdc_silver_runs_flush(runs);
 done:

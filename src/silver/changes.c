@@ -3,7 +3,7 @@
  * bronze rows beyond silver's position, and what becomes of an existing silver row.
  *
  * Rules S1-S4 are in include/mcdc/silver.h. Memory is bounded by the distinct changed
- * keys, counted against a cap: one image per key (a row copy with its strings in one
+ * keys, counted against a cap: one image per key (its rank, key and row in one compact
  * block, cut from large chunks; a replaced image is garbage until the chunks are
  * compacted, which happens when garbage outweighs the live images or the cap is reached),
  * one 32-byte entry per key (its 16-byte prefix, image, length and operation) and an
@@ -173,25 +173,42 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 
 /* ---- The change set ---------------------------------------------------------------- */
 
-/* One key's image. Allocated in one block: the struct, n_cols values (its row, in
- * silver's order, at IMAGE_ROW), the key bytes, the _start_lsn text, then the string
- * bytes of the values. Kept small: fresh memory is most of what building a large change
- * set costs. */
+/* One key's image. Allocated in one block without pointers (so a compaction only copies
+ * it): the struct, the key bytes (at IMAGE_KEY), the _start_lsn text (MCDC_LSN_STRLEN
+ * bytes with its NUL), then the row in silver's order, encoded compactly (image_row()
+ * decodes it into the caller's cells): a null bitmap of n_cols bits (set: NULL), then each
+ * non-NULL cell of a column bronze holds, by its kind (enum kind): 1/2/4/8 bytes for the
+ * integer-like types, 4 or 8 for FLOAT and DOUBLE, 8 (precision <= 18) or 16 for DECIMAL,
+ * a 32-bit length and the bytes for STRING and BINARY, in native byte order, unaligned.
+ * An image with a value outside its column's narrow width (a file breaking its own
+ * schema) is `wide`: its integer-like cells take 8 bytes, its decimals 16, so every value
+ * comes back exactly as read. Kept small: fresh memory is most of what building a large
+ * change set costs. */
 typedef struct image {
     mcdc_silver_rank r;
     bool        matched;    /* met in silver by match() */
     bool        placed;     /* match() returned REPLACE for it once */
+    bool        wide;       /* integer-like cells and decimals at full width */
     uint32_t    key_len;    /* at most MCDC_SILVER_KEY_MAX */
     uint32_t    alloc;      /* bytes of this block, counted in cs->bytes */
-    uint8_t    *key;        /* into the block */
 } image;
 
-/* The image struct rounded up so that the values after it are aligned. */
-#define IMAGE_HEAD ((sizeof(image) + _Alignof(mcdc_value) - 1) / _Alignof(mcdc_value) * \
-                    _Alignof(mcdc_value))
+/* Images are cut at multiples of IMAGE_ALIGN. */
+#define IMAGE_ALIGN ((size_t)8)
 
-/* An image's row. */
-#define IMAGE_ROW(im) ((mcdc_value *)((char *)(im) + IMAGE_HEAD))
+/* The image struct rounded up to the alignment. */
+#define IMAGE_HEAD ((sizeof(image) + IMAGE_ALIGN - 1) / IMAGE_ALIGN * IMAGE_ALIGN)
+
+/* An image's key. */
+#define IMAGE_KEY(im) ((uint8_t *)(im) + IMAGE_HEAD)
+
+/* How an image stores the cell of a silver column. */
+enum kind {
+    K_ABSENT, /* not in bronze: always NULL, no bytes */
+    K_LSN,    /* _start_lsn: the image's text, no bytes */
+    K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_D64, K_D128,
+    K_STR     /* STRING, BINARY: a uint32 length, then the bytes */
+};
 
 /* The largest image block (alloc is 32 bits). */
 #define IMAGE_MAX ((size_t)UINT32_MAX / 16 * 16)
@@ -284,7 +301,10 @@ struct mcdc_silver_changes {
     int         *key_s;       /* key column indices in silver */
     size_t       n_keys;
     int         *b_of_s;      /* for each silver column: its bronze index, or -1 */
-    bool        *s_text;      /* for each silver column: taken from a string or binary */
+    int         *src_of_s;    /* for each silver column: the bronze index its image cell
+                                 comes from (b_of_s, and _commit_ts for silver's), or -1 */
+    uint8_t     *kind_of_s;   /* for each silver column: its enum kind */
+    size_t       n_bitmap;    /* bytes of an image's null bitmap */
     int          i_ci, i_lsn, i_seq, i_op, i_cmd, i_ts, i_snap; /* bronze metadata, -1 absent */
     int          s_lsn, s_ts; /* silver's _start_lsn and _commit_ts */
     char       **cis;         /* allowed capture instances, owned */
@@ -357,6 +377,76 @@ static void free_chunks(chunk *c)
     }
 }
 
+/* The kind of the image cells of values of column @p c. */
+static uint8_t kind_of(const mcdc_column *c)
+{
+    switch (c->type) {
+    case MCDC_TYPE_BOOLEAN:
+        return K_BOOL;
+    case MCDC_TYPE_BYTE:
+        return K_I8;
+    case MCDC_TYPE_SHORT:
+        return K_I16;
+    case MCDC_TYPE_INT:
+    case MCDC_TYPE_DATE:
+        return K_I32;
+    case MCDC_TYPE_FLOAT:
+        return K_F32;
+    case MCDC_TYPE_DOUBLE:
+        return K_F64;
+    case MCDC_TYPE_DECIMAL:
+        return c->precision <= 18 ? K_D64 : K_D128;
+    case MCDC_TYPE_STRING:
+    case MCDC_TYPE_BINARY:
+        return K_STR;
+    default: /* LONG, TIMESTAMP, TIMESTAMP_NTZ: int64 */
+        return K_I64;
+    }
+}
+
+/* Bytes of a non-NULL cell of fixed-width kind @p k (0 for the others). */
+static size_t kind_width(unsigned k, bool wide)
+{
+    switch (k) {
+    case K_BOOL:
+        return 1;
+    case K_I8:
+        return wide ? 8 : 1;
+    case K_I16:
+        return wide ? 8 : 2;
+    case K_I32:
+        return wide ? 8 : 4;
+    case K_I64:
+    case K_F64:
+        return 8;
+    case K_F32:
+        return 4;
+    case K_D64:
+        return wide ? 16 : 8;
+    case K_D128:
+        return 16;
+    default:
+        return 0;
+    }
+}
+
+/* Whether value @p v of kind @p k fits its narrow width. */
+static bool kind_fits(unsigned k, const mcdc_value *v)
+{
+    switch (k) {
+    case K_I8:
+        return v->v.i >= INT8_MIN && v->v.i <= INT8_MAX;
+    case K_I16:
+        return v->v.i >= INT16_MIN && v->v.i <= INT16_MAX;
+    case K_I32:
+        return v->v.i >= INT32_MIN && v->v.i <= INT32_MAX;
+    case K_D64:
+        return v->v.dec >= INT64_MIN && v->v.dec <= INT64_MAX;
+    default:
+        return true;
+    }
+}
+
 void mcdc_silver_changes_free(mcdc_silver_changes *cs)
 {
     if (!cs)
@@ -376,7 +466,8 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs)
     free(cs->key_b);
     free(cs->key_s);
     free(cs->b_of_s);
-    free(cs->s_text);
+    free(cs->src_of_s);
+    free(cs->kind_of_s);
     mcdc_buf_dispose(&cs->keybuf);
     free(cs);
 }
@@ -427,8 +518,9 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
     cs->key_b = calloc(n_keys, sizeof *cs->key_b);
     cs->key_s = calloc(n_keys, sizeof *cs->key_s);
     cs->b_of_s = calloc(silver->n_cols + 1, sizeof *cs->b_of_s);
-    cs->s_text = calloc(silver->n_cols + 1, sizeof *cs->s_text);
-    if (!cs->key_b || !cs->key_s || !cs->b_of_s || !cs->s_text)
+    cs->src_of_s = calloc(silver->n_cols + 1, sizeof *cs->src_of_s);
+    cs->kind_of_s = calloc(silver->n_cols + 1, sizeof *cs->kind_of_s);
+    if (!cs->key_b || !cs->key_s || !cs->b_of_s || !cs->src_of_s || !cs->kind_of_s)
         goto nomem;
     for (size_t k = 0; k < n_keys; k++) {
         int b = mcdc_schema_find(bronze, keys[k]);
@@ -451,11 +543,12 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
         int b = mcdc_schema_find(bronze, silver->cols[i].name);
         cs->b_of_s[i] = ((int)i == cs->s_lsn || (int)i == cs->s_ts ||
                          (b >= 0 && mcdc_silver_is_bronze_meta(bronze->cols[b].name))) ? -1 : b;
-        if (cs->b_of_s[i] >= 0) {
-            mcdc_type_id t = bronze->cols[cs->b_of_s[i]].type;
-            cs->s_text[i] = t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY;
-        }
+        cs->src_of_s[i] = (int)i == cs->s_ts ? cs->i_ts : cs->b_of_s[i];
+        cs->kind_of_s[i] = (int)i == cs->s_lsn ? K_LSN
+                         : cs->src_of_s[i] < 0 ? K_ABSENT
+                         : kind_of(&bronze->cols[cs->src_of_s[i]]);
     }
+    cs->n_bitmap = (silver->n_cols + 7) / 8;
     if (cs->opts.n_capture_instances) {
         cs->cis = calloc(cs->opts.n_capture_instances, sizeof *cs->cis);
         cs->ci_len = calloc(cs->opts.n_capture_instances, sizeof *cs->ci_len);
@@ -587,7 +680,7 @@ static int check_instance(const mcdc_silver_changes *cs, const mcdc_value *r)
 static uint64_t ent_hash(const sort_ent *e)
 {
     if (e->key_len > 16)
-        return hash_bytes(e->im->key, e->key_len);
+        return hash_bytes(IMAGE_KEY(e->im), e->key_len);
     uint8_t b[16];
     put_be64(b, e->p0);
     put_be64(b + 8, e->p1);
@@ -670,18 +763,33 @@ static int over_cap(const mcdc_silver_changes *cs)
     return mcdc_error_hint("apply more often (fewer changes per call), or raise the memory cap");
 }
 
-/* The block size of the image of bronze row @p r (a multiple of the alignment). */
-static size_t image_size(const mcdc_silver_changes *cs, const mcdc_value *r, size_t key_len)
+/* The block size of the image of bronze row @p r (a multiple of the alignment), and in
+ * *wide whether it needs the wide form. */
+static size_t image_size(const mcdc_silver_changes *cs, const mcdc_value *r, size_t key_len,
+                         bool *wide)
 {
     size_t n = cs->silver->n_cols;
-    size_t strings = MCDC_LSN_STRLEN;
+    size_t narrow = 0, extra = 0;
+    bool w = false;
     for (size_t i = 0; i < n; i++) {
-        int b = cs->b_of_s[i];
-        if (cs->s_text[i] && !r[b].is_null)
-            strings += r[b].v.s.len;
+        unsigned k = cs->kind_of_s[i];
+        if (k <= K_LSN)
+            continue;
+        const mcdc_value *v = &r[cs->src_of_s[i]];
+        if (v->is_null)
+            continue;
+        if (k == K_STR) {
+            narrow += 4 + v->v.s.len;
+            continue;
+        }
+        narrow += kind_width(k, false);
+        extra += kind_width(k, true) - kind_width(k, false);
+        w = w || !kind_fits(k, v);
     }
-    size_t size = IMAGE_HEAD + n * sizeof(mcdc_value) + key_len + strings;
-    return (size + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t);
+    *wide = w;
+    size_t size = IMAGE_HEAD + key_len + MCDC_LSN_STRLEN + cs->n_bitmap + narrow +
+                  (w ? extra : 0);
+    return (size + IMAGE_ALIGN - 1) / IMAGE_ALIGN * IMAGE_ALIGN;
 }
 
 /* Whether a spare chunk is wanted: the chunks are at their largest, and the cap leaves
@@ -789,21 +897,11 @@ static int compact(mcdc_silver_changes *cs)
         cs->chunk_total = old_total;
         return MCDC_ENOMEM;
     }
-    size_t n = cs->silver->n_cols;
     for (size_t i = 0; i < cs->n_images; i++) {
         image *o = cs->ents[i].im;
         image *im = (image *)(c->data + c->used);
         c->used += o->alloc;
         memcpy(im, o, o->alloc);
-        ptrdiff_t d = (char *)im - (char *)o;
-        im->key = (uint8_t *)(IMAGE_ROW(im) + n);
-        for (size_t k = 0; k < n; k++) {
-            mcdc_value *v = &IMAGE_ROW(im)[k];
-            mcdc_type_id t = cs->silver->cols[k].type;
-            if (!v->is_null && (t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY) &&
-                v->v.s.ptr >= (const char *)o && v->v.s.ptr < (const char *)o + o->alloc)
-                v->v.s.ptr += d;
-        }
         cs->ents[i].im = im;
     }
     free_chunks(old);
@@ -812,37 +910,176 @@ static int compact(mcdc_silver_changes *cs)
     return 0;
 }
 
-/* Copy bronze row @p r into a new image block of @p size bytes (from image_size). */
-static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r, const uint8_t *key,
-                        size_t key_len, size_t size)
+/* Store bronze row @p r, ranked @p k, in a new image block of @p size bytes (from
+ * image_size, with its @p wide). */
+static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r,
+                        const mcdc_silver_rank *k, const uint8_t *key, size_t key_len,
+                        size_t size, bool wide)
 {
     size_t n = cs->silver->n_cols;
     image *im = chunk_alloc(cs, size);
     if (!im)
         return NULL;
     memset(im, 0, sizeof *im);
+    im->r = *k;
+    im->wide = wide;
     im->alloc = (uint32_t)size;
-    im->key = (uint8_t *)(IMAGE_ROW(im) + n);
-    memcpy(im->key, key, key_len);
     im->key_len = (uint32_t)key_len;
-    char *p = (char *)im->key + key_len + MCDC_LSN_STRLEN; /* after the _start_lsn text */
+    uint8_t *p = IMAGE_KEY(im);
+    memcpy(p, key, key_len);
+    p += key_len;
+    mcdc_lsn_format((char *)p, &k->lsn);
+    p += MCDC_LSN_STRLEN;
+    uint8_t *nulls = p;
+    memset(nulls, 0, cs->n_bitmap);
+    p += cs->n_bitmap;
     for (size_t i = 0; i < n; i++) {
-        int b = cs->b_of_s[i];
-        mcdc_value *v = &IMAGE_ROW(im)[i];
-        if (b < 0) {
-            memset(v, 0, sizeof *v);
-            v->is_null = true;
+        unsigned kd = cs->kind_of_s[i];
+        if (kd == K_LSN)
+            continue;
+        const mcdc_value *v = kd == K_ABSENT ? NULL : &r[cs->src_of_s[i]];
+        if (!v || v->is_null) {
+            nulls[i / 8] |= (uint8_t)(1u << (i % 8));
             continue;
         }
-        *v = r[b];
-        if (cs->s_text[i] && !v->is_null) {
-            if (v->v.s.len)
-                memcpy(p, v->v.s.ptr, v->v.s.len);
-            v->v.s.ptr = p;
-            p += v->v.s.len;
+        switch (kd) {
+        case K_BOOL:
+            *p++ = v->v.b ? 1 : 0;
+            break;
+        case K_I8:
+        case K_I16:
+        case K_I32:
+        case K_I64: {
+            size_t w = kind_width(kd, wide);
+            int64_t x = v->v.i;
+            if (w == 1) {
+                int8_t y = (int8_t)x;
+                memcpy(p, &y, 1);
+            } else if (w == 2) {
+                int16_t y = (int16_t)x;
+                memcpy(p, &y, 2);
+            } else if (w == 4) {
+                int32_t y = (int32_t)x;
+                memcpy(p, &y, 4);
+            } else {
+                memcpy(p, &x, 8);
+            }
+            p += w;
+            break;
+        }
+        case K_F32:
+            memcpy(p, &v->v.f, 4);
+            p += 4;
+            break;
+        case K_F64:
+            memcpy(p, &v->v.d, 8);
+            p += 8;
+            break;
+        case K_D64:
+        case K_D128:
+            if (kind_width(kd, wide) == 8) {
+                int64_t y = (int64_t)v->v.dec;
+                memcpy(p, &y, 8);
+                p += 8;
+            } else {
+                memcpy(p, &v->v.dec, 16);
+                p += 16;
+            }
+            break;
+        default: { /* K_STR */
+            uint32_t len = (uint32_t)v->v.s.len; /* the block holds it: at most IMAGE_MAX */
+            memcpy(p, &len, 4);
+            if (len)
+                memcpy(p + 4, v->v.s.ptr, len);
+            p += 4 + (size_t)len;
+            break;
+        }
         }
     }
     return im;
+}
+
+/* Decode image @p im's row into @p out (n_cols cells; strings point into the image). */
+static const mcdc_value *image_row(const mcdc_silver_changes *cs, const image *im,
+                                   mcdc_value *out)
+{
+    size_t n = cs->silver->n_cols;
+    const uint8_t *p = IMAGE_KEY(im) + im->key_len;
+    const char *lsn_text = (const char *)p;
+    p += MCDC_LSN_STRLEN;
+    const uint8_t *nulls = p;
+    p += cs->n_bitmap;
+    memset(out, 0, n * sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned kd = cs->kind_of_s[i];
+        mcdc_value *v = &out[i];
+        if (kd == K_LSN) {
+            v->v.s.ptr = lsn_text;
+            v->v.s.len = MCDC_LSN_STRLEN - 1;
+            continue;
+        }
+        if (nulls[i / 8] & (1u << (i % 8))) {
+            v->is_null = true;
+            continue;
+        }
+        switch (kd) {
+        case K_BOOL:
+            v->v.b = *p++ != 0;
+            break;
+        case K_I8:
+        case K_I16:
+        case K_I32:
+        case K_I64: {
+            size_t w = kind_width(kd, im->wide);
+            if (w == 1) {
+                int8_t y;
+                memcpy(&y, p, 1);
+                v->v.i = y;
+            } else if (w == 2) {
+                int16_t y;
+                memcpy(&y, p, 2);
+                v->v.i = y;
+            } else if (w == 4) {
+                int32_t y;
+                memcpy(&y, p, 4);
+                v->v.i = y;
+            } else {
+                memcpy(&v->v.i, p, 8);
+            }
+            p += w;
+            break;
+        }
+        case K_F32:
+            memcpy(&v->v.f, p, 4);
+            p += 4;
+            break;
+        case K_F64:
+            memcpy(&v->v.d, p, 8);
+            p += 8;
+            break;
+        case K_D64:
+        case K_D128:
+            if (kind_width(kd, im->wide) == 8) {
+                int64_t y;
+                memcpy(&y, p, 8);
+                v->v.dec = y;
+                p += 8;
+            } else {
+                memcpy(&v->v.dec, p, 16);
+                p += 16;
+            }
+            break;
+        default: { /* K_STR */
+            uint32_t len;
+            memcpy(&len, p, 4);
+            v->v.s.ptr = (const char *)p + 4;
+            v->v.s.len = len;
+            p += 4 + (size_t)len;
+            break;
+        }
+        }
+    }
+    return out;
 }
 
 static uint64_t be64_at(const uint8_t *p, size_t n)
@@ -907,7 +1144,7 @@ int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value 
     p->hash = hash_bytes(key, p->key_len);
     p->p0 = be64_at(key, p->key_len);
     p->p1 = p->key_len > 8 ? be64_at(key + 8, p->key_len - 8) : 0;
-    p->size = image_size(cs, r, p->key_len);
+    p->size = image_size(cs, r, p->key_len, &p->wide);
     p->take = true;
     return 0;
 }
@@ -927,7 +1164,7 @@ static sort_ent *probe(const mcdc_silver_changes *cs, uint64_t h, const uint8_t 
             continue;
         sort_ent *e = &cs->ents[s->ent - 1];
         if (e->key_len == key_len && e->p0 == p0 && e->p1 == p1 &&
-            (key_len <= 16 || memcmp(e->im->key + 16, key + 16, key_len - 16) == 0)) {
+            (key_len <= 16 || memcmp(IMAGE_KEY(e->im) + 16, key + 16, key_len - 16) == 0)) {
             *slot_out = j;
             return e;
         }
@@ -968,18 +1205,9 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
         return over_cap(cs); /* no room for one more key */
     if (cs->stats.bytes + size > cs->opts.max_bytes)
         return over_cap(cs);
-    image *im = image_new(cs, r, key, p->key_len, size);
+    image *im = image_new(cs, r, k, key, p->key_len, size, p->wide);
     if (!im)
         return mcdc_error_set(MCDC_ENOMEM, "change set: out of memory");
-    im->r = *k;
-    /* silver's own metadata columns: _start_lsn text and _commit_ts */
-    char *lsn_text = (char *)im->key + p->key_len;
-    mcdc_lsn_format(lsn_text, &k->lsn);
-    mcdc_value *row = IMAGE_ROW(im);
-    row[cs->s_lsn].is_null = false;
-    row[cs->s_lsn].v.s.ptr = lsn_text;
-    row[cs->s_lsn].v.s.len = MCDC_LSN_STRLEN - 1;
-    row[cs->s_ts] = r[cs->i_ts];
     cs->stats.bytes += im->alloc;
     cs->live += im->alloc;
     if (cs->sorted)
@@ -1065,7 +1293,7 @@ static image *lookup(const mcdc_silver_changes *cs, const uint8_t *key, size_t k
 
 /* Rule S3 for a silver row whose key is @p im's (NULL: no image). */
 static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *silver_row,
-                  mcdc_silver_fate *fate, const mcdc_value **image_out)
+                  mcdc_silver_fate *fate, const mcdc_value **image_out, mcdc_value *scratch)
 {
     *fate = MCDC_SILVER_KEEP;
     *image_out = NULL;
@@ -1101,12 +1329,13 @@ static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *si
     }
     im->placed = true;
     *fate = MCDC_SILVER_REPLACE;
-    *image_out = IMAGE_ROW(im);
+    *image_out = image_row(cs, im, scratch);
     return 0;
 }
 
 int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
-                              mcdc_silver_fate *fate, const mcdc_value **image_out)
+                              mcdc_silver_fate *fate, const mcdc_value **image_out,
+                              mcdc_value *scratch)
 {
     *fate = MCDC_SILVER_KEEP;
     *image_out = NULL;
@@ -1114,20 +1343,21 @@ int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_
     if (rc < 0)
         return rc;
     return decide(cs, lookup(cs, (const uint8_t *)cs->keybuf.ptr, cs->keybuf.len), silver_row,
-                  fate, image_out);
+                  fate, image_out, scratch);
 }
 
 int mcdc_silver_changes_match_key(mcdc_silver_changes *cs, const uint8_t *key, size_t key_len,
                                   const mcdc_value *silver_row, mcdc_silver_fate *fate,
-                                  const mcdc_value **image_out)
+                                  const mcdc_value **image_out, mcdc_value *scratch)
 {
-    return decide(cs, lookup(cs, key, key_len), silver_row, fate, image_out);
+    return decide(cs, lookup(cs, key, key_len), silver_row, fate, image_out, scratch);
 }
 
 int mcdc_silver_changes_match_at(mcdc_silver_changes *cs, size_t i, const mcdc_value *silver_row,
-                                 mcdc_silver_fate *fate, const mcdc_value **image_out)
+                                 mcdc_silver_fate *fate, const mcdc_value **image_out,
+                                 mcdc_value *scratch)
 {
-    return decide(cs, cs->sorted[i].im, silver_row, fate, image_out);
+    return decide(cs, cs->sorted[i].im, silver_row, fate, image_out, scratch);
 }
 
 unsigned mcdc_silver_changes_marks(const mcdc_silver_changes *cs, size_t i)
@@ -1158,7 +1388,7 @@ static int sort_ent_cmp(const void *pa, const void *pb)
         return a->p0 < b->p0 ? -1 : 1;
     if (a->p1 != b->p1)
         return a->p1 < b->p1 ? -1 : 1;
-    return key_cmp(a->im->key, a->key_len, b->im->key, b->key_len);
+    return key_cmp(IMAGE_KEY(a->im), a->key_len, IMAGE_KEY(b->im), b->key_len);
 }
 
 /* Sorts the entries by (p0, p1) with a least-significant-digit radix sort, one pass per
@@ -1270,7 +1500,7 @@ int mcdc_silver_changes_sort(mcdc_silver_changes *cs)
             put_be64(b + 8, e[i].p1);
             memcpy(cs->skeys + at, b, len);
         } else {
-            memcpy(cs->skeys + at, e[i].im->key, len);
+            memcpy(cs->skeys + at, IMAGE_KEY(e[i].im), len);
         }
         at += len;
     }
@@ -1300,13 +1530,18 @@ bool mcdc_silver_changes_is_delete_at(const mcdc_silver_changes *cs, size_t i)
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out)
 {
     const image *im = cs->sorted[i].im;
-    out->key = im->key;
+    out->key = IMAGE_KEY(im);
     out->key_len = im->key_len;
     out->start_lsn = im->r.lsn;
     out->operation = im->r.op;
     out->is_delete = im->r.op == 1 || im->r.op == 3;
     out->matched = im->matched;
-    out->row = IMAGE_ROW(im);
+}
+
+const mcdc_value *mcdc_silver_changes_row_at(const mcdc_silver_changes *cs, size_t i,
+                                             mcdc_value *scratch)
+{
+    return image_row(cs, cs->sorted[i].im, scratch);
 }
 
 size_t mcdc_silver_changes_lower_bound(const mcdc_silver_changes *cs, const uint8_t *key,

@@ -39,6 +39,7 @@ typedef struct mcdc_silver_prepared {
     size_t           key_off; /* the encoded key: at this offset of the bytes appended to */
     size_t           key_len;
     size_t           size;    /* bytes of the row's image */
+    bool             wide;    /* the image needs its wide form (changes.c) */
 } mcdc_silver_prepared;
 
 /** The longest encoded key a row may have (a row with a longer one is refused). */

@@ -388,6 +388,7 @@ typedef struct worker {
     mcdc_buf               first;   /* the first key a streamed file got */
     unsigned char         *marks;
     size_t                 cap_marks;
+    mcdc_value            *img;     /* an image's row decoded (the change set's n_cols) */
 } worker;
 
 static void worker_init(worker *w, const mcdc_silver_env *env)
@@ -408,6 +409,7 @@ static void worker_dispose(worker *w)
         mcdc_buf_dispose(&w->ring[i]);
     mcdc_buf_dispose(&w->first);
     free(w->marks);
+    free(w->img);
     memset(w, 0, sizeof *w);
 }
 
@@ -464,7 +466,7 @@ static int rewrite_held(worker *w, const mcdc_silver_target *t)
             break;
         }
         if ((rc = mcdc_silver_changes_match_key(env->cs, (const uint8_t *)w->key.ptr,
-                                                w->key.len, r, &fate, &img)) < 0)
+                                                w->key.len, r, &fate, &img, w->img)) < 0)
             break;
         if (fate == MCDC_SILVER_DROP) {
             w->out->rows_deleted++;
@@ -481,7 +483,8 @@ static int rewrite_held(worker *w, const mcdc_silver_target *t)
         mcdc_silver_changes_at(env->cs, t->img[k], &im);
         if (im.matched || im.is_delete)
             continue;
-        rc = runs_add(w->runs, im.row, im.key, im.key_len);
+        rc = runs_add(w->runs, mcdc_silver_changes_row_at(env->cs, t->img[k], w->img), im.key,
+                      im.key_len);
         w->out->rows_inserted++;
     }
     if (rc == 0 && (rc = mcdc_silver_out_remove(w->out, t->f)) == 0)
@@ -564,7 +567,8 @@ static int stream_inserts(stream *s, const mcdc_silver_target *t, size_t *at, co
         mcdc_silver_changes_at(s->w->env->cs, t->img[*at], &im);
         if (im.matched || im.is_delete)
             continue;
-        rc = stream_put(s, im.row, im.key, im.key_len, -1);
+        rc = stream_put(s, mcdc_silver_changes_row_at(s->w->env->cs, t->img[*at], s->w->img),
+                        im.key, im.key_len, -1);
         s->counts.rows_inserted++;
     }
     return rc;
@@ -717,7 +721,8 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
         }
         mcdc_silver_fate fate = MCDC_SILVER_KEEP;
         const mcdc_value *img = NULL;
-        if (m < end && c == 0 && (rc = mcdc_silver_changes_match_at(cs, m, r, &fate, &img)) < 0)
+        if (m < end && c == 0 && (rc = mcdc_silver_changes_match_at(cs, m, r, &fate, &img,
+                                                                     w->img)) < 0)
             break;
         if (fate == MCDC_SILVER_DROP) {
             s.counts.rows_deleted++;
@@ -755,6 +760,9 @@ static int rewrite_streamed(worker *w, const mcdc_silver_target *t)
 
 static int rewrite_one(worker *w, const mcdc_silver_target *t)
 {
+    if (!w->img &&
+        !(w->img = calloc(mcdc_silver_changes_schema(w->env->cs)->n_cols + 1, sizeof *w->img)))
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     int rc = t->known ? rewrite_streamed(w, t) : 0;
     if (rc == 0)
         rc = rewrite_held(w, t);
