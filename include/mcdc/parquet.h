@@ -204,7 +204,8 @@ int mcdc_parquet_writer_write_json(mcdc_parquet_writer *w, const void *row);
  * - mcdc_parquet_reader_next: one mcdc_value per projected top-level column, typed per
  *   mcdc_parquet_reader_schema. A nested column (struct, list, map, repeated field) comes
  *   as MCDC_TYPE_STRING holding its JSON text (see below); the caller can tell with
- *   mcdc_parquet_reader_is_nested.
+ *   mcdc_parquet_reader_is_nested. mcdc_parquet_reader_next_batch gives the same rows
+ *   several at a time (cheaper per row for flat columns).
  * - mcdc_parquet_reader_next_json: one jansson object per row, keys the projected
  *   top-level columns in schema order. Structs are objects, lists and repeated fields
  *   arrays, maps arrays of {"key": k, "value": v}. Scalars: booleans, integers (byte,

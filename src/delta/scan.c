@@ -9,7 +9,9 @@
  * column's type, never from directory names. Rows are not filtered by the predicate: a
  * file that may match is returned whole (the caller filters when it needs exact rows).
  * A file with a deletion vector is read without row-group skipping so that row indexes
- * stay exact; the deleted indexes are skipped.
+ * stay exact; the deleted indexes are skipped. Rows come from the Parquet reader in
+ * batches; when a file's columns are the output's, in order, with nothing to fill in or
+ * rename, the reader's rows are handed out as they are (no copy).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,9 @@
  * schema is a tree of at most PQR_MAX_DEPTH levels whose leaves have physical types. Row
  * groups are then read one at a time: only the leaves under projected columns are opened
  * (column.c), row groups whose statistics rule out a predicate are skipped, and rows are
- * assembled (assemble.c). Invariants R1-R4: reader_int.h.
+ * assembled (assemble.c), or, for flat projections, filled in batches column by column
+ * from each column's current page (mcdc_parquet_reader_next_batch: the same cells, the
+ * same errors at the same rows). Invariants R1-R4: reader_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
