@@ -39,7 +39,7 @@
  *   _set_marks(), the sorted look-ups and _row_key() at once, provided no two of them
  *   decide rows of the same key (each thread owns a disjoint key range).
  * - Images and keys handed out are borrowed from the change set and live until the next
- *   mcdc_silver_changes_add() or its free. An image's row is decoded into cells the
+ *   mcdc_silver_changes_add(), _sort() or its free. An image's row is decoded into cells the
  *   caller owns (a scratch row per thread); its strings are borrowed the same way.
  */
 #ifndef MCDC_SILVER_H

@@ -174,7 +174,8 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 /* ---- The change set ---------------------------------------------------------------- */
 
 /* One key's image. Allocated in one block without pointers (so a compaction only copies
- * it): the struct, the key bytes (at IMAGE_KEY), the _start_lsn text (MCDC_LSN_STRLEN
+ * it): the struct, the key bytes when longer than 16 (at IMAGE_KEY; a shorter key is its
+ * entry's prefix, see sort_ent), the _start_lsn text (MCDC_LSN_STRLEN
  * bytes with its NUL), then the row in silver's order, encoded compactly (image_row()
  * decodes it into the caller's cells): a null bitmap of n_cols bits (set: NULL), then each
  * non-NULL cell of a column bronze holds, by its kind (enum kind): 1/2/4/8 bytes for the
@@ -199,8 +200,11 @@ typedef struct image {
 /* The image struct rounded up to the alignment. */
 #define IMAGE_HEAD ((sizeof(image) + IMAGE_ALIGN - 1) / IMAGE_ALIGN * IMAGE_ALIGN)
 
-/* An image's key. */
+/* An image's key, when longer than 16 bytes. */
 #define IMAGE_KEY(im) ((uint8_t *)(im) + IMAGE_HEAD)
+
+/* The bytes of the key an image of a key of @p len bytes stores. */
+#define IMAGE_KEY_BYTES(len) ((len) > 16 ? (size_t)(len) : 0)
 
 /* How an image stores the cell of a silver column. */
 enum kind {
@@ -787,7 +791,7 @@ static size_t image_size(const mcdc_silver_changes *cs, const mcdc_value *r, siz
         w = w || !kind_fits(k, v);
     }
     *wide = w;
-    size_t size = IMAGE_HEAD + key_len + MCDC_LSN_STRLEN + cs->n_bitmap + narrow +
+    size_t size = IMAGE_HEAD + IMAGE_KEY_BYTES(key_len) + MCDC_LSN_STRLEN + cs->n_bitmap + narrow +
                   (w ? extra : 0);
     return (size + IMAGE_ALIGN - 1) / IMAGE_ALIGN * IMAGE_ALIGN;
 }
@@ -926,8 +930,8 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r,
     im->alloc = (uint32_t)size;
     im->key_len = (uint32_t)key_len;
     uint8_t *p = IMAGE_KEY(im);
-    memcpy(p, key, key_len);
-    p += key_len;
+    memcpy(p, key, IMAGE_KEY_BYTES(key_len));
+    p += IMAGE_KEY_BYTES(key_len);
     mcdc_lsn_format((char *)p, &k->lsn);
     p += MCDC_LSN_STRLEN;
     uint8_t *nulls = p;
@@ -1004,7 +1008,7 @@ static const mcdc_value *image_row(const mcdc_silver_changes *cs, const image *i
                                    mcdc_value *out)
 {
     size_t n = cs->silver->n_cols;
-    const uint8_t *p = IMAGE_KEY(im) + im->key_len;
+    const uint8_t *p = IMAGE_KEY(im) + IMAGE_KEY_BYTES(im->key_len);
     const char *lsn_text = (const char *)p;
     p += MCDC_LSN_STRLEN;
     const uint8_t *nulls = p;
@@ -1381,6 +1385,16 @@ static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
     return na < nb ? -1 : na > nb;
 }
 
+/* The key of entry @p e: its image's copy, or its prefix written to @p buf. */
+static const uint8_t *ent_key(const sort_ent *e, uint8_t buf[16])
+{
+    if (e->key_len > 16)
+        return IMAGE_KEY(e->im);
+    put_be64(buf, e->p0);
+    put_be64(buf + 8, e->p1);
+    return buf;
+}
+
 static int sort_ent_cmp(const void *pa, const void *pb)
 {
     const sort_ent *a = pa, *b = pb;
@@ -1388,7 +1402,8 @@ static int sort_ent_cmp(const void *pa, const void *pb)
         return a->p0 < b->p0 ? -1 : 1;
     if (a->p1 != b->p1)
         return a->p1 < b->p1 ? -1 : 1;
-    return key_cmp(IMAGE_KEY(a->im), a->key_len, IMAGE_KEY(b->im), b->key_len);
+    uint8_t ba[16], bb[16];
+    return key_cmp(ent_key(a, ba), a->key_len, ent_key(b, bb), b->key_len);
 }
 
 /* Sorts the entries by (p0, p1) with a least-significant-digit radix sort, one pass per
@@ -1530,8 +1545,7 @@ bool mcdc_silver_changes_is_delete_at(const mcdc_silver_changes *cs, size_t i)
 void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver_image *out)
 {
     const image *im = cs->sorted[i].im;
-    out->key = IMAGE_KEY(im);
-    out->key_len = im->key_len;
+    out->key = mcdc_silver_changes_key_at(cs, i, &out->key_len);
     out->start_lsn = im->r.lsn;
     out->operation = im->r.op;
     out->is_delete = im->r.op == 1 || im->r.op == 3;

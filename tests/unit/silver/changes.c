@@ -880,6 +880,76 @@ static void test_silver_changes__lsn_text_of_any_form_ranks_by_value(void **stat
     mcdc_silver_changes_free(cs);
 }
 
+/* Images are stored compactly: values outside their column's width (a file breaking its
+ * own schema), edge values, NULLs, empty strings and a silver column bronze lacks all come
+ * back exactly as offered. */
+static void test_silver_changes__images_keep_every_value_exactly(void **state)
+{
+    fixture *f = *state;
+    mcdc_schema *silver = mcdc_schema_copy(f->silver);
+    assert_int_equal(0, mcdc_schema_add(silver, "note", MCDC_TYPE_STRING, 0, 0, true));
+    mcdc_silver_changes *cs = NULL;
+    assert_int_equal(0, mcdc_silver_changes_new(&cs, f->bronze, silver, key_id, 1, NULL));
+    mcdc_int128 big = (mcdc_int128)1000000000000000LL * 1000000000000000LL;
+    struct {
+        int64_t     id;
+        const char *name;
+        mcdc_int128 amount;
+    } in[] = {
+        { (int64_t)1 << 40, "wide", big },   /* id outside INT, amount outside int64 */
+        { 7, NULL, -5 },
+        { INT32_MIN, "", INT64_MIN },        /* the narrow widths' edges */
+        { INT32_MAX, "x", -big },
+    };
+    for (int k = 0; k < 4; k++) {
+        mcdc_value v[B_N];
+        memset(v, 0, sizeof v);
+        set_str(&v[B_CI], "dbo_orders");
+        set_str(&v[B_LSN], lsn_text(20 + k));
+        v[B_SEQ].is_null = true;
+        v[B_OP].v.i = 2;
+        v[B_CMD].is_null = true;
+        v[B_TS].is_null = k == 1;
+        v[B_TS].v.i = INT64_MIN + k;
+        v[B_ID].v.i = in[k].id;
+        set_str(&v[B_NAME], in[k].name);
+        v[B_AMT].v.dec = in[k].amount;
+        v[B_BATCH].v.i = 1;
+        v[B_SNAP].is_null = true;
+        v[B_CHUNK].is_null = true;
+        assert_int_equal(0, mcdc_silver_changes_add(cs, v));
+    }
+    assert_int_equal(0, mcdc_silver_changes_sort(cs));
+    int i_id = mcdc_schema_find(silver, "id"), i_name = mcdc_schema_find(silver, "name");
+    int i_amt = mcdc_schema_find(silver, "amount"), i_lsn = mcdc_schema_find(silver, "_start_lsn");
+    int i_ts = mcdc_schema_find(silver, "_commit_ts"), i_note = mcdc_schema_find(silver, "note");
+    static const int order[] = { 2, 1, 3, 0 }; /* by id */
+    for (size_t i = 0; i < 4; i++) {
+        int k = order[i];
+        memset(cells_a, 0xA5, sizeof cells_a);
+        const mcdc_value *row = mcdc_silver_changes_row_at(cs, i, cells_a);
+        assert_ptr_equal(cells_a, row);
+        assert_false(row[i_id].is_null);
+        assert_true(row[i_id].v.i == in[k].id);
+        assert_int_equal(in[k].name == NULL, row[i_name].is_null);
+        if (in[k].name) {
+            assert_int_equal(strlen(in[k].name), row[i_name].v.s.len);
+            assert_memory_equal(in[k].name, row[i_name].v.s.ptr, row[i_name].v.s.len);
+        }
+        assert_false(row[i_amt].is_null);
+        assert_true(row[i_amt].v.dec == in[k].amount);
+        assert_false(row[i_lsn].is_null);
+        assert_int_equal(22, row[i_lsn].v.s.len);
+        assert_memory_equal(lsn_text(20 + k), row[i_lsn].v.s.ptr, 22);
+        assert_int_equal(k == 1, row[i_ts].is_null);
+        if (k != 1)
+            assert_true(row[i_ts].v.i == INT64_MIN + k);
+        assert_true(row[i_note].is_null);
+    }
+    mcdc_silver_changes_free(cs);
+    mcdc_schema_free(silver);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -909,6 +979,7 @@ int main(void)
         T(match_at_and_marks),
         T(key_encoding_preserves_order),
         T(lsn_text_of_any_form_ranks_by_value),
+        T(images_keep_every_value_exactly),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
