@@ -40,7 +40,8 @@
  *   decide rows of the same key (each thread owns a disjoint key range).
  * - Images and keys handed out are borrowed from the change set and live until the next
  *   mcdc_silver_changes_add(), _sort() or its free. An image's row is decoded into cells the
- *   caller owns (a scratch row per thread); its strings are borrowed the same way.
+ *   caller owns (a scratch row per thread, which also holds its _start_lsn text); its
+ *   other strings are borrowed the same way.
  */
 #ifndef MCDC_SILVER_H
 #define MCDC_SILVER_H
@@ -168,8 +169,8 @@ typedef enum {
  *  is dropped, so silver never holds a key twice.
  *  @param[out] image  with REPLACE: the new row in silver's order, decoded into
  *                     @p scratch (so *image == scratch); else NULL.
- *  @param scratch     the caller's silver->n_cols cells (the images are stored compactly;
- *                     see mcdc_silver_changes_row_at()).
+ *  @param scratch     the caller's silver->n_cols + 1 cells (the images are stored
+ *                     compactly; see mcdc_silver_changes_row_at()).
  *  @return 0; MCDC_ECORRUPT for a silver row with a malformed _start_lsn. */
 int mcdc_silver_changes_match(mcdc_silver_changes *cs, const mcdc_value *silver_row,
                               mcdc_silver_fate *fate, const mcdc_value **image,
@@ -213,8 +214,9 @@ void mcdc_silver_changes_at(const mcdc_silver_changes *cs, size_t i, mcdc_silver
 
 /** The row of the @p i-th image in key order, in silver's order (for a delete: the key
  *  columns and metadata are set, the rest as read), decoded into @p scratch (the caller's
- *  silver->n_cols cells, returned): images are stored compactly, not as cells. Its
- *  strings point into the change set. Needs sort. */
+ *  silver->n_cols + 1 cells, returned; the last holds the _start_lsn text): images are
+ *  stored compactly, not as cells. Its other strings point into the change set. Needs
+ *  sort. */
 const mcdc_value *mcdc_silver_changes_row_at(const mcdc_silver_changes *cs, size_t i,
                                              mcdc_value *scratch);
 

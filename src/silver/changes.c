@@ -175,9 +175,9 @@ int mcdc_silver_key_encode(mcdc_buf *out, const mcdc_column *col, const mcdc_val
 
 /* One key's image. Allocated in one block without pointers (so a compaction only copies
  * it): the struct, the key bytes when longer than 16 (at IMAGE_KEY; a shorter key is its
- * entry's prefix, see sort_ent), the _start_lsn text (MCDC_LSN_STRLEN
- * bytes with its NUL), then the row in silver's order, encoded compactly (image_row()
- * decodes it into the caller's cells): a null bitmap of n_cols bits (set: NULL), then each
+ * entry's prefix, see sort_ent), then the row in silver's order, encoded compactly
+ * (image_row() decodes it into the caller's cells, the _start_lsn text formatted from the
+ * rank's LSN into the cell after the row): a null bitmap of n_cols bits (set: NULL), then each
  * non-NULL cell of a column bronze holds, by its kind (enum kind): 1/2/4/8 bytes for the
  * integer-like types, 4 or 8 for FLOAT and DOUBLE, 8 (precision <= 18) or 16 for DECIMAL,
  * a 32-bit length and the bytes for STRING and BINARY, in native byte order, unaligned.
@@ -209,7 +209,7 @@ typedef struct image {
 /* How an image stores the cell of a silver column. */
 enum kind {
     K_ABSENT, /* not in bronze: always NULL, no bytes */
-    K_LSN,    /* _start_lsn: the image's text, no bytes */
+    K_LSN,    /* _start_lsn: the text of the rank's LSN, no bytes */
     K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F32, K_F64, K_D64, K_D128,
     K_STR     /* STRING, BINARY: a uint32 length, then the bytes */
 };
@@ -791,7 +791,7 @@ static size_t image_size(const mcdc_silver_changes *cs, const mcdc_value *r, siz
         w = w || !kind_fits(k, v);
     }
     *wide = w;
-    size_t size = IMAGE_HEAD + IMAGE_KEY_BYTES(key_len) + MCDC_LSN_STRLEN + cs->n_bitmap + narrow +
+    size_t size = IMAGE_HEAD + IMAGE_KEY_BYTES(key_len) + cs->n_bitmap + narrow +
                   (w ? extra : 0);
     return (size + IMAGE_ALIGN - 1) / IMAGE_ALIGN * IMAGE_ALIGN;
 }
@@ -932,8 +932,6 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r,
     uint8_t *p = IMAGE_KEY(im);
     memcpy(p, key, IMAGE_KEY_BYTES(key_len));
     p += IMAGE_KEY_BYTES(key_len);
-    mcdc_lsn_format((char *)p, &k->lsn);
-    p += MCDC_LSN_STRLEN;
     uint8_t *nulls = p;
     memset(nulls, 0, cs->n_bitmap);
     p += cs->n_bitmap;
@@ -1003,14 +1001,17 @@ static image *image_new(mcdc_silver_changes *cs, const mcdc_value *r,
     return im;
 }
 
-/* Decode image @p im's row into @p out (n_cols cells; strings point into the image). */
+_Static_assert(sizeof(mcdc_value) >= MCDC_LSN_STRLEN, "the _start_lsn text fits a cell");
+
+/* Decode image @p im's row into @p out (n_cols + 1 cells: the last holds the _start_lsn
+ * text; the other strings point into the image). */
 static const mcdc_value *image_row(const mcdc_silver_changes *cs, const image *im,
                                    mcdc_value *out)
 {
     size_t n = cs->silver->n_cols;
     const uint8_t *p = IMAGE_KEY(im) + IMAGE_KEY_BYTES(im->key_len);
-    const char *lsn_text = (const char *)p;
-    p += MCDC_LSN_STRLEN;
+    char *lsn_text = (char *)&out[n];
+    mcdc_lsn_format(lsn_text, &im->r.lsn);
     const uint8_t *nulls = p;
     p += cs->n_bitmap;
     memset(out, 0, n * sizeof *out);

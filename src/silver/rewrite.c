@@ -388,7 +388,7 @@ typedef struct worker {
     mcdc_buf               first;   /* the first key a streamed file got */
     unsigned char         *marks;
     size_t                 cap_marks;
-    mcdc_value            *img;     /* an image's row decoded (the change set's n_cols) */
+    mcdc_value            *img;     /* an image's row decoded (the change set's n_cols + 1) */
 } worker;
 
 static void worker_init(worker *w, const mcdc_silver_env *env)
