@@ -281,7 +281,8 @@ int64_t mcdc_parquet_reader_row_groups_skipped(const mcdc_parquet_reader *r);
 
 /** Read only the top-level columns named in @p names (case-sensitive first, then
  *  case-insensitive), in that order. Call before the first row.
- *  @return 0; MCDC_ENOTFOUND naming an unknown column; MCDC_EINVAL after rows were read. */
+ *  @return 0; MCDC_ENOTFOUND naming an unknown column; MCDC_EINVAL for a column named
+ *          twice (also by two spellings) or after rows were read. */
 int mcdc_parquet_reader_select(mcdc_parquet_reader *r, const char *const *names, size_t n);
 
 /** Add a predicate "column op value" on a flat top-level column; @p v is typed as the

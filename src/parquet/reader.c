@@ -595,6 +595,15 @@ int mcdc_parquet_reader_select(mcdc_parquet_reader *r, const char *const *names,
             free(nodes);
             return mcdc_error_set(MCDC_ENOTFOUND, "%s: no column named \"%s\"", r->name, names[i]);
         }
+        /* one column reader per column: a column chosen twice would share it */
+        for (size_t j = 0; j < i; j++)
+            if (nodes[j] == nodes[i]) {
+                int rc = mcdc_error_set(MCDC_EINVAL, "%s: column \"%s\" is chosen twice (as "
+                                        "\"%s\" and \"%s\")", r->name, nodes[i]->name,
+                                        names[j], names[i]);
+                free(nodes);
+                return rc;
+            }
     }
     return set_selection(r, nodes, n);
 }

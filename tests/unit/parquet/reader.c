@@ -265,6 +265,9 @@ static void test_parquet_reader__json_rows_projection_and_fd(void **state)
     const char *bad[] = { "nope" };
     assert_int_equal(MCDC_ENOTFOUND, mcdc_parquet_reader_select(r, bad, 1));
     HAS("no column named \"nope\"");
+    const char *twice[] = { "name", "NAME" };
+    assert_int_equal(MCDC_EINVAL, mcdc_parquet_reader_select(r, twice, 2));
+    HAS("column \"name\" is chosen twice (as \"name\" and \"NAME\")");
     assert_int_equal(6, drain(r));
     mcdc_parquet_reader_free(r);
     assert_int_equal(0, close(fd));
