@@ -311,8 +311,8 @@ int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row);
  *  A batch stops at the end of a row group and at the end of any projected column's
  *  current page, and before a row whose cell cannot be made (that row's error comes on
  *  the next call), so it may hold fewer rows than asked; when a projected column is
- *  nested or its cells are formatted text (nanosecond timestamps, times, UUIDs), or a
- *  column is projected twice, every batch holds one row. May be mixed with
+ *  nested or its cells are formatted text (nanosecond timestamps, times, UUIDs), every
+ *  batch holds one row. May be mixed with
  *  mcdc_parquet_reader_next and _next_json: each row is returned once.
  * @param max       rows wanted, at least 1 (larger values are cut to 4096).
  * @param[out] rows borrowed, valid until the next call on the reader.

@@ -548,11 +548,8 @@ static int set_selection(mcdc_parquet_reader *r, pqr_node **nodes, size_t n)
             c->precision = c->scale = 0;
             c->nullable = true;
         }
-        for (int l = nd->first_leaf; l < nd->first_leaf + nd->n_leaves; l++) {
-            if (r->leaf_used[l])
-                r->batchable = false; /* projected twice: each takes its own entries */
-            r->leaf_used[l] = true;
-        }
+        for (int l = nd->first_leaf; l < nd->first_leaf + nd->n_leaves; l++)
+            r->leaf_used[l] = true; /* each leaf once: select refuses a column chosen twice */
         r->fill[i] = r->sel_nested[i] ? PQR_FILL_ROW : fill_kind(nd);
         if (r->fill[i] == PQR_FILL_ROW)
             r->batchable = false;
