@@ -276,14 +276,11 @@ int mcdc_pqdec_plain(mcdc_pqdec_cursor *c, int ptype, int32_t type_len, mcdc_pqd
         }
         return 0;
     }
-    size_t w, total;
-    int rc = fixed_width(ptype, type_len, &w);
+    const uint8_t *q;
+    size_t w;
+    int rc = mcdc_pqdec_plain_span(c, ptype, type_len, n, &q, &w); /* checks and advances */
     if (rc < 0)
         return rc;
-    if (mcdc_mul_overflow(w, n, &total) || total > mcdc_pqdec_left(c))
-        return CORRUPT("plain: %zu values of %zu bytes exceed the %zu bytes left", n, w,
-                       mcdc_pqdec_left(c));
-    const uint8_t *q = c->pos;
     switch (ptype) { /* one loop per type: this is the hot path of PLAIN pages */
     case MCDC_PQDEC_INT32:
         for (size_t i = 0; i < n; i++)
@@ -312,7 +309,6 @@ int mcdc_pqdec_plain(mcdc_pqdec_cursor *c, int ptype, int32_t type_len, mcdc_pqd
         }
         break;
     }
-    c->pos += total;
     return 0;
 }
 
