@@ -538,82 +538,6 @@ static int build_swap(const mcdc_delta_snapshot *snap, mcdc_delta_action **actio
     return 0;
 }
 
-/* A file that keeps silver's key range tags but whose rows are not sorted (another tool
- * rewrote it) is rewritten from held rows: the result is right and sorted. */
-static void test_silver_apply__unsorted_file_with_a_range_is_rewritten_sorted(void **state)
-{
-    fixture *f = *state;
-    mcdc_silver_apply_result r;
-    brow b[12];
-    for (int i = 0; i < 12; i++) {
-        brow x = { 2, i, "a", i, 100, i + 1, i + 1, NULL, 0 };
-        b[i] = x;
-        set_row(f, i, "a", i);
-    }
-    append(f, b, 12);
-    assert_int_equal(0, apply(f, 6, &r));
-    assert_int_equal(2, check(f));
-    /* rewrite the file holding key 0 with its rows reversed, tags kept */
-    mcdc_delta_snapshot *snap = NULL;
-    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, f->silver, -1));
-    mcdc_schema *flat = NULL;
-    assert_int_equal(0, mcdc_delta_schema_to_flat(&flat, snap->schema));
-    const mcdc_delta_file *victim = NULL;
-    static mcdc_value rows[8][5];
-    static char names[8][32], lsns[8][32];
-    int n = 0;
-    for (size_t i = 0; i < snap->n_files && !victim; i++) {
-        mcdc_delta_snapshot view = *snap;
-        view.files = &snap->files[i];
-        view.n_files = 1;
-        mcdc_delta_scan *sc = NULL;
-        assert_int_equal(0, mcdc_delta_scan_open(&sc, &view, NULL));
-        const mcdc_value *v;
-        n = 0;
-        while (mcdc_delta_scan_next(sc, &v) == 1 && n < 8) {
-            memcpy(rows[n], v, sizeof rows[n]);
-            snprintf(names[n], 32, "%.*s", (int)v[1].v.s.len, v[1].v.s.ptr);
-            snprintf(lsns[n], 32, "%.*s", (int)v[3].v.s.len, v[3].v.s.ptr);
-            rows[n][1].v.s.ptr = names[n];
-            rows[n][3].v.s.ptr = lsns[n];
-            n++;
-        }
-        mcdc_delta_scan_free(sc);
-        if (rows[0][0].v.i == 0)
-            victim = &snap->files[i];
-    }
-    assert_non_null(victim);
-    assert_int_equal(6, n);
-    mcdc_silver_datafile *w = NULL;
-    assert_int_equal(0, mcdc_silver_datafile_open(&w, f->silver, flat));
-    for (int i = n - 1; i >= 0; i--)
-        assert_int_equal(0, mcdc_silver_datafile_write(w, rows[i]));
-    mcdc_delta_file repl;
-    assert_int_equal(0, mcdc_silver_datafile_close(w, &repl));
-    mcdc_silver_datafile_free(w);
-    for (size_t i = 0; i < victim->tags.n; i++)
-        assert_int_equal(0, mcdc_delta_map_set(&repl.tags, victim->tags.kv[i].key,
-                                               victim->tags.kv[i].value));
-    swap_payload p = { victim, &repl };
-    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-    assert_int_equal(0, mcdc_delta_commit(f->silver, build_swap, &p, &co, NULL));
-    mcdc_delta_file_clear(&repl);
-    mcdc_schema_free(flat);
-    mcdc_delta_snapshot_free(snap);
-    /* change keys of that file */
-    brow c[] = { { 4, 2, "upd", 22, 200, 1, 1, NULL, 0 }, { 1, 4, "a", 4, 200, 2, 2, NULL, 0 } };
-    append(f, c, 2);
-    set_row(f, 2, "upd", 22);
-    f->present[4] = false;
-    assert_int_equal(0, apply(f, 6, &r));
-    assert_int_equal(1, r.silver_files_rewritten);
-    assert_int_equal(1, r.rows_updated);
-    assert_int_equal(1, r.rows_deleted);
-    check(f);
-    static char d[8192];
-    dump_files(f->silver, d, sizeof d, true);
-}
-
 /* Replace silver's file holding key 0 (keys 0..5, sorted, with range tags) by one with its
  * rows in @p order, its tags kept but @p tag (when not NULL) set to the key @p tag_key. */
 static void replace_first_file(fixture *f, const int *order, const char *tag, int64_t tag_key)
@@ -674,6 +598,38 @@ static void replace_first_file(fixture *f, const int *order, const char *tag, in
     mcdc_delta_file_clear(&repl);
     mcdc_schema_free(flat);
     mcdc_delta_snapshot_free(snap);
+}
+
+/* A file that keeps silver's key range tags but whose rows are not sorted (another tool
+ * rewrote it) is rewritten from held rows: the result is right and sorted. */
+static void test_silver_apply__unsorted_file_with_a_range_is_rewritten_sorted(void **state)
+{
+    fixture *f = *state;
+    mcdc_silver_apply_result r;
+    brow b[12];
+    for (int i = 0; i < 12; i++) {
+        brow x = { 2, i, "a", i, 100, i + 1, i + 1, NULL, 0 };
+        b[i] = x;
+        set_row(f, i, "a", i);
+    }
+    append(f, b, 12);
+    assert_int_equal(0, apply(f, 6, &r));
+    assert_int_equal(2, check(f));
+    /* rewrite the file holding key 0 with its rows reversed, tags kept */
+    static const int reversed[] = { 5, 4, 3, 2, 1, 0 };
+    replace_first_file(f, reversed, NULL, 0);
+    /* change keys of that file */
+    brow c[] = { { 4, 2, "upd", 22, 200, 1, 1, NULL, 0 }, { 1, 4, "a", 4, 200, 2, 2, NULL, 0 } };
+    append(f, c, 2);
+    set_row(f, 2, "upd", 22);
+    f->present[4] = false;
+    assert_int_equal(0, apply(f, 6, &r));
+    assert_int_equal(1, r.silver_files_rewritten);
+    assert_int_equal(1, r.rows_updated);
+    assert_int_equal(1, r.rows_deleted);
+    check(f);
+    static char d[8192];
+    dump_files(f->silver, d, sizeof d, true);
 }
 
 /* A file whose rows leave the key range of its tags fails the apply with a clear error,
