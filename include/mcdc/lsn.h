@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 #include "mcdc/error.h"
 
@@ -31,6 +32,9 @@ bool mcdc_lsn_is_zero(const mcdc_lsn *l);
 /** Parse "0x" + 1..20 hex digits.
  *  @return 0; MCDC_EINVAL for a missing 0x, a non-hex digit, more than 20 digits or none. */
 int mcdc_lsn_parse(mcdc_lsn *out, const char *s);
+/** Parse the @p len bytes at @p s (no terminating NUL needed), as mcdc_lsn_parse.
+ *  @return 0; MCDC_EINVAL as mcdc_lsn_parse (a NUL among the bytes is not a hex digit). */
+int mcdc_lsn_parse_n(mcdc_lsn *out, const char *s, size_t len);
 /** Write "0x" + 20 uppercase hex digits into @p out (MCDC_LSN_STRLEN bytes). Returns out. */
 char *mcdc_lsn_format(char out[MCDC_LSN_STRLEN], const mcdc_lsn *l);
 /** <0, 0, >0 as @p a is below, equal to or above @p b. */

@@ -32,27 +32,41 @@ static int hexval(char c)
     return -1;
 }
 
+int mcdc_lsn_parse_n(mcdc_lsn *out, const char *s, size_t len)
+{
+    int shown = (int)(len > 64 ? 64 : len); /* hostile text: quote its start only */
+    if (!s || len < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        return mcdc_error_set(MCDC_EINVAL, "bad LSN '%.*s': expected 0x followed by up to 20 "
+                              "hex digits", s ? shown : 6, s ? s : "(null)");
+    const char *d = s + 2;
+    size_t n = len - 2;
+    if (n == 0 || n > 20)
+        return mcdc_error_set(MCDC_EINVAL, "bad LSN '%.*s': %zu hex digits, expected 1 to 20",
+                              shown, s, n);
+    /* digits right-aligned in 20 nibbles; the usual full width takes no padding */
+    size_t pad = 20 - n;
+    mcdc_lsn r;
+    for (int i = 0; i < 10; i++) {
+        size_t hi = 2 * (size_t)i, lo = hi + 1;
+        int a = hi < pad ? 0 : hexval(d[hi - pad]);
+        int b = lo < pad ? 0 : hexval(d[lo - pad]);
+        if ((a | b) < 0) {
+            unsigned char c = (unsigned char)d[a < 0 ? hi - pad : lo - pad];
+            if (c >= 0x20 && c < 0x7f)
+                return mcdc_error_set(MCDC_EINVAL, "bad LSN '%.*s': '%c' is not a hex digit",
+                                      shown, s, c);
+            return mcdc_error_set(MCDC_EINVAL, "bad LSN '%.*s': byte 0x%02X is not a hex digit",
+                                  shown, s, c);
+        }
+        r.b[i] = (uint8_t)(a << 4 | b);
+    }
+    *out = r;
+    return 0;
+}
+
 int mcdc_lsn_parse(mcdc_lsn *out, const char *s)
 {
-    size_t n;
-    uint8_t nib[20];
-    if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-        return mcdc_error_set(MCDC_EINVAL, "bad LSN '%s': expected 0x followed by up to 20 hex digits",
-                              s ? s : "(null)");
-    s += 2;
-    n = strlen(s);
-    if (n == 0 || n > 20)
-        return mcdc_error_set(MCDC_EINVAL, "bad LSN '0x%s': %zu hex digits, expected 1 to 20", s, n);
-    memset(nib, 0, sizeof nib);
-    for (size_t i = 0; i < n; i++) {
-        int v = hexval(s[i]);
-        if (v < 0)
-            return mcdc_error_set(MCDC_EINVAL, "bad LSN '0x%s': '%c' is not a hex digit", s, s[i]);
-        nib[20 - n + i] = (uint8_t)v;
-    }
-    for (int i = 0; i < 10; i++)
-        out->b[i] = (uint8_t)(nib[2 * i] << 4 | nib[2 * i + 1]);
-    return 0;
+    return mcdc_lsn_parse_n(out, s, s ? strlen(s) : 0);
 }
 
 char *mcdc_lsn_format(char out[MCDC_LSN_STRLEN], const mcdc_lsn *l)

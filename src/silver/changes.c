@@ -621,45 +621,20 @@ static int rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
     return (int)a->op - (int)b->op;
 }
 
-static int hex_digit(unsigned char c)
-{
-    if (c - (unsigned)'0' < 10)
-        return c - '0';
-    if ((c | 0x20u) - (unsigned)'a' < 6)
-        return (c | 0x20) - 'a' + 10;
-    return -1;
-}
-
-/* The LSN of text @p s of @p n bytes when it has the usual form, "0x" and 20 hex digits
- * (as mcdc_lsn_parse reads it, without a copy); false for any other text. */
-static bool lsn_fast(mcdc_lsn *out, const char *s, size_t n)
-{
-    if (n != MCDC_LSN_STRLEN - 1 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-        return false;
-    int bad = 0;
-    for (int i = 0; i < 10; i++) {
-        int a = hex_digit((unsigned char)s[2 + 2 * i]), b = hex_digit((unsigned char)s[3 + 2 * i]);
-        bad |= a | b;
-        out->b[i] = (uint8_t)((unsigned)a << 4 | (unsigned)b);
-    }
-    return bad >= 0;
-}
+/* LSN text longer than this is malformed whatever it holds ("0x" and 20 digits fit). */
+#define LSN_TEXT_MAX 39
 
 static int parse_lsn_value(mcdc_lsn *out, const mcdc_value *v, const char *what)
 {
-    char text[40];
     if (v->is_null)
         return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a NULL %s", what);
-    if (lsn_fast(out, v->v.s.ptr, v->v.s.len))
+    if (mcdc_lsn_parse_n(out, v->v.s.ptr, v->v.s.len) == 0)
         return 0;
-    if (v->v.s.len == 0 || v->v.s.len >= sizeof text)
+    if (v->v.s.len == 0 || v->v.s.len > LSN_TEXT_MAX)
         return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a malformed %s of %zu bytes", what,
                               v->v.s.len);
-    memcpy(text, v->v.s.ptr, v->v.s.len);
-    text[v->v.s.len] = 0;
-    if (mcdc_lsn_parse(out, text) < 0)
-        return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a malformed %s '%s'", what, text);
-    return 0;
+    return mcdc_error_set(MCDC_ECORRUPT, "bronze row with a malformed %s '%.*s'", what,
+                          (int)v->v.s.len, v->v.s.ptr);
 }
 
 /* S4: the row's capture instance must be one of the allowed ones. */
@@ -1313,16 +1288,12 @@ static int decide(const mcdc_silver_changes *cs, image *im, const mcdc_value *si
     bool newer = true;
     if (!v->is_null) {
         mcdc_lsn have;
-        char text[40];
-        if (!lsn_fast(&have, v->v.s.ptr, v->v.s.len)) {
-            if (v->v.s.len == 0 || v->v.s.len >= sizeof text)
+        if (mcdc_lsn_parse_n(&have, v->v.s.ptr, v->v.s.len) < 0) {
+            if (v->v.s.len == 0 || v->v.s.len > LSN_TEXT_MAX)
                 return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn of "
                                       "%zu bytes", v->v.s.len);
-            memcpy(text, v->v.s.ptr, v->v.s.len);
-            text[v->v.s.len] = 0;
-            if (mcdc_lsn_parse(&have, text) < 0)
-                return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn "
-                                      "'%s'", text);
+            return mcdc_error_set(MCDC_ECORRUPT, "silver row with a malformed _start_lsn '%.*s'",
+                                  (int)v->v.s.len, v->v.s.ptr);
         }
         newer = lsn_cmp(&im->r.lsn, &have) > 0;
     }

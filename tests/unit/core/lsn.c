@@ -34,6 +34,24 @@ static void test_core_lsn__parse_refuses_malformed(void **state)
     assert_int_equal(MCDC_EINVAL, mcdc_lsn_parse(&l, NULL));
 }
 
+static void test_core_lsn__parse_n_reads_only_its_bytes(void **state)
+{
+    (void)state;
+    mcdc_lsn l, m;
+    char buf[MCDC_LSN_STRLEN];
+    /* the text is followed by more digits that are not part of it */
+    assert_int_equal(0, mcdc_lsn_parse_n(&l, "0x0000002D000001A00003FF", 22));
+    assert_string_equal("0x0000002D000001A00003", mcdc_lsn_format(buf, &l));
+    assert_int_equal(0, mcdc_lsn_parse_n(&l, "0x2a9", 4));
+    assert_int_equal(0, mcdc_lsn_parse(&m, "0x2a"));
+    assert_int_equal(0, mcdc_lsn_cmp(&l, &m));
+    assert_int_equal(MCDC_EINVAL, mcdc_lsn_parse_n(&l, "0x1\0" "2", 5)); /* a NUL is no digit */
+    assert_non_null(strstr(mcdc_error_last()->message, "byte 0x00 is not a hex digit"));
+    assert_int_equal(MCDC_EINVAL, mcdc_lsn_parse_n(&l, "0x12", 2));
+    assert_int_equal(MCDC_EINVAL, mcdc_lsn_parse_n(&l, "0x12", 1));
+    assert_int_equal(MCDC_EINVAL, mcdc_lsn_parse_n(&l, "", 0));
+}
+
 static void test_core_lsn__compare_is_unsigned_big_endian(void **state)
 {
     (void)state;
@@ -73,6 +91,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_core_lsn__parse_pads_and_formats_upper),
         cmocka_unit_test(test_core_lsn__parse_refuses_malformed),
+        cmocka_unit_test(test_core_lsn__parse_n_reads_only_its_bytes),
         cmocka_unit_test(test_core_lsn__compare_is_unsigned_big_endian),
         cmocka_unit_test(test_core_lsn__increment_decrement_carry_and_ends),
     };
