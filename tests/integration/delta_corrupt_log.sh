@@ -76,6 +76,19 @@ M finalization is-final --control ops.control --table bronze.a --period-end 2026
 M finalization show --control ops.control --format jsonl | grep -q '"finalized_until":"2026-10-01T14:10:00' \
   || { M finalization show --control ops.control --format jsonl; die "the verdict did not move to the second batch"; }
 
+# --- a version missing between two commits: table history exits 3 as table cat does -----
+# (it listed the versions around the hole and exited 0)
+BL=$MSSQL_CDC_WAREHOUSE/bronze/a/_delta_log
+mv "$BL/00000000000000000001.json" "$T/v1.json"
+for cmd in history cat; do
+  rc=0; M table $cmd bronze.a >"$T/out" 2>"$T/err" || rc=$?
+  [ $rc = 3 ] || { cat "$T/err" >&2; die "table $cmd over a hole: exit $rc, want 3"; }
+  grep -q "_delta_log: version 1 is missing" "$T/err" || { cat "$T/err" >&2; die "table $cmd: the error does not name version 1"; }
+  [ ! -s "$T/out" ] || die "table $cmd printed versions around the hole"
+done
+mv "$T/v1.json" "$BL/00000000000000000001.json"
+M table history bronze.a >/dev/null || die "table history fails on a whole log"
+
 # --- _last_checkpoint: zero-byte or garbled is a hint to ignore, with a warning ----------
 M table checkpoint bronze.a >/dev/null
 LC=$MSSQL_CDC_WAREHOUSE/bronze/a/_delta_log/_last_checkpoint
@@ -95,4 +108,5 @@ grep -q "ignored, no \"version\"" "$T/err" || die "the warning does not say what
 rm "$LC"
 M table cat bronze.a --format jsonl >"$T/rows" 2>"$T/err"
 [ ! -s "$T/err" ] || { cat "$T/err" >&2; die "a missing _last_checkpoint gave a warning"; }
+
 echo "ok"

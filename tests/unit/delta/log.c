@@ -86,6 +86,19 @@ static void test_delta_log__gap_in_versions_is_corrupt(void **state)
     mcdc_delta_snapshot *s;
     assert_int_equal(MCDC_ECORRUPT, mcdc_delta_snapshot_open(&s, t, -1));
     assert_non_null(strstr(mcdc_error_last()->message, "version 2 is missing"));
+    /* the history refuses the hole too, rather than list 0, 1, 3 */
+    mcdc_delta_history_entry *h;
+    size_t n;
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_history(&h, &n, t));
+    assert_null(h);
+    assert_non_null(strstr(mcdc_error_last()->message, "version 2 is missing"));
+    /* a log that starts later without a checkpoint lost its beginning */
+    char p[1024];
+    snprintf(p, sizeof p, "%s/_delta_log/%020d.json", t, 0);
+    remove(p);
+    put(t, 2, ADD("c"));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_history(&h, &n, t));
+    assert_non_null(strstr(mcdc_error_last()->message, "no checkpoint and no commit 0"));
 }
 
 static void test_delta_log__unknown_actions_and_fields_are_ignored(void **state)
