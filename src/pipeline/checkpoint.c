@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/secret.h"
 #include "mcdc/time.h"
+#include "mcdc/warehouse.h"
 
 #define KEEP_BATCHES 100              /* batches kept in offsets/ and commits/ */
 #define MAX_STATE_FILE (1 << 20)      /* no checkpoint file is larger than this */
@@ -384,6 +386,14 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
     if (!ck || !(ck->dir = strdup(dir))) {
         free(ck);
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    }
+    if (mcdc_warehouse_is_uri(dir)) {
+        char shown[256];
+        rc = mcdc_error_set(MCDC_EUNSUPPORTED, "checkpoint '%s': object storage is not "
+                            "supported yet; a checkpoint is a local directory",
+                            mcdc_secret_mask_str(shown, sizeof shown, dir));
+        mcdc_error_hint("give --checkpoint a local directory, e.g. ./checkpoints/orders");
+        goto fail;
     }
     if ((rc = mcdc_fs_mkdirs(dir)) < 0)
         goto fail;
