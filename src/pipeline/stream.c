@@ -334,6 +334,15 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         if (x.df) {
             mcdc_buf um = MCDC_BUF_INIT(1 << 16);
             rc = mcdc_batch_facts_to_json(&um, &bf, N, s->o.app_id);
+            if (rc == 0) {
+                /* the batch's range (after, upto], so a replay or an adoption can tell
+                 * which changes this commit holds: keys start_lsn and end_lsn */
+                char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+                um.len--; /* reopen the object */
+                rc = mcdc_buf_printf(&um, ",\"start_lsn\":\"%s\",\"end_lsn\":\"%s\"}",
+                                     mcdc_stream__lsn_text(a, &r->start.lsn),
+                                     mcdc_stream__lsn_text(b, &r->end.lsn));
+            }
             if (rc == 0)
                 rc = mcdc_stream__commit_bronze(s, &x, s->o.app_id, N, um.ptr, "STREAMING UPDATE",
                                    &bronze_version);
