@@ -168,6 +168,17 @@ typedef struct mcdc_sim_status {
 int  mcdc_sim_get_status(mcdc_sim *sim, mcdc_sim_status *out);
 void mcdc_sim_status_dispose(mcdc_sim_status *st);
 
+/** Create SQL login @p user with @p password (sim login add; sim serve --user). Only a salted
+ *  hash of the password is stored. With @p if_missing, an existing login is left as it is.
+ *  @return 0; MCDC_EINVAL for an empty or over-long name or password; MCDC_EEXISTS when the
+ *  login exists (and not @p if_missing). */
+int mcdc_sim_login_add(mcdc_sim *sim, const char *user, const char *password, bool if_missing);
+
+/** Give login @p user SELECT on @p object ("dbo.orders", "cdc.dbo_orders_CT"). A login with
+ *  grants reads only what it was granted; one without reads everything (db_owner).
+ *  @return 0; MCDC_EINVAL for a bad name; MCDC_ENOTFOUND for an unknown login or object. */
+int mcdc_sim_grant(mcdc_sim *sim, const char *user, const char *object);
+
 /** Open the simulator at @p path as a source (what mcdc_source_open("sim:PATH") does).
  *  @return 0; MCDC_ENOTFOUND for a missing database. */
 int mcdc_sim_source_open(mcdc_source **out, const char *path);
