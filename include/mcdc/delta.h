@@ -338,7 +338,8 @@ typedef struct mcdc_delta_history_entry {
 
 /** The history of the versions still in the log (oldest first). Versions whose JSON
  *  commit was cleaned up are not listed.
- *  @return 0; MCDC_ENOTFOUND; MCDC_ECORRUPT; MCDC_EIO. */
+ *  @return 0; MCDC_ENOTFOUND; MCDC_ECORRUPT for a version missing after the newest
+ *          checkpoint (as a snapshot refuses it) or an empty commit file; MCDC_EIO. */
 int mcdc_delta_history(mcdc_delta_history_entry **out, size_t *n_out, const char *path);
 /** Free a history array. */
 void mcdc_delta_history_free(mcdc_delta_history_entry *h, size_t n);

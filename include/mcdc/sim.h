@@ -51,6 +51,16 @@ void mcdc_sim_close(mcdc_sim *sim);
 int mcdc_sim_create_table(mcdc_sim *sim, const char *table, const char *columns, const char *keys,
                           const char *ci, int64_t at_us);
 
+/** `sim init`: open the database at @p path, creating it when absent (zone @p time_zone,
+ *  NULL for UTC), then, when @p table is not NULL, create that table with CDC enabled as
+ *  mcdc_sim_create_table() does. All or nothing: when any step fails and the file did not
+ *  exist before, no file is left behind (a retry starts afresh, with any zone); an
+ *  existing database is left unchanged.
+ *  @param[out] out  the open database, or NULL on failure; close with mcdc_sim_close().
+ *  @return 0; the codes of mcdc_sim_open() and mcdc_sim_create_table(). */
+int mcdc_sim_init(mcdc_sim **out, const char *path, const char *time_zone, const char *table,
+                  const char *columns, const char *keys, const char *ci, int64_t at_us);
+
 /** What one transaction did. */
 typedef struct mcdc_sim_exec_result {
     mcdc_lsn commit_lsn;  /* zero when nothing was logged for CDC */
