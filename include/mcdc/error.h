@@ -43,7 +43,8 @@ typedef enum {
     MCDC_ESCHEMA      = -12, /* a schema change that needs a decision */
     MCDC_EALREADY     = -13, /* an idempotent write that was already committed */
     MCDC_ESOURCE      = -14, /* the source (SQL Server or the simulator) refused */
-    MCDC_ETIMEOUT     = -15  /* a bounded retry ran out of time */
+    MCDC_ETIMEOUT     = -15, /* a bounded retry ran out of time */
+    MCDC_EPERM        = -16  /* a login or permission refused */
 } mcdc_error_code;
 
 /** The last error recorded on this thread. */

@@ -81,6 +81,7 @@ const char *mcdc_strerror(int code)
     case MCDC_EALREADY:     return "already committed";
     case MCDC_ESOURCE:      return "source error";
     case MCDC_ETIMEOUT:     return "timed out";
+    case MCDC_EPERM:        return "permission denied";
     default:                return "unknown error code";
     }
 }

@@ -83,10 +83,26 @@ typedef struct mcdc_sim_login_info {
     const char *app_name;
 } mcdc_sim_login_info;
 
+/** What the server says it is (sim serve's --product-version, --engine-edition, --database). */
+typedef struct mcdc_sim_server_options {
+    int         product_version; /* 13, 14, 15 or 16 (SQL Server 2016..2022); 0 means 16 */
+    int         engine_edition;  /* SERVERPROPERTY('EngineEdition'): 2 Standard, 3 Enterprise, 5 Azure
+                                    SQL Database, ...; 0 means 3 */
+    const char *database;        /* the served database's name; NULL for the simulator's own */
+} mcdc_sim_server_options;
+#define MCDC_SIM_SERVER_OPTIONS_INIT { 16, 3, NULL }
+
 /** Open a session on the simulator database at @p path for an authenticated login.
- *  @return 0; MCDC_ENOTFOUND; MCDC_EIO. */
-int mcdc_sim_session_open(mcdc_sim_session **out, const char *path, const mcdc_sim_login_info *login);
+ *  @p opts may be NULL (the defaults). A login->database other than the served one is
+ *  MCDC_ENOTFOUND (the wire answers 4060).
+ *  @return 0; MCDC_ENOTFOUND; MCDC_EINVAL for a product version outside 13..16; MCDC_EIO. */
+int mcdc_sim_session_open(mcdc_sim_session **out, const char *path, const mcdc_sim_login_info *login,
+                          const mcdc_sim_server_options *opts);
 void mcdc_sim_session_close(mcdc_sim_session *s);
+
+/** The session's id (@@SPID, and the SPID of the TDS packet header): unique in the process,
+ *  from 51 up. */
+int mcdc_sim_session_spid(const mcdc_sim_session *s);
 
 /** Check a SQL login's password. @return 0 when it matches; MCDC_EPERM when the login does
  *  not exist or the password is wrong (the caller answers 18456 either way). */
