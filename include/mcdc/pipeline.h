@@ -102,8 +102,8 @@ typedef struct mcdc_batch_commit {
  *  @param[out] out  the checkpoint, NULL on failure; close with mcdc_checkpoint_close().
  *  @return 0; MCDC_ELOCKED when another process holds it ("already locked by pid N");
  *          MCDC_EINVAL when the metadata names another app_id, capture instance or
- *          target; MCDC_ECORRUPT for an unreadable file or a hole in the numbering;
- *          MCDC_EIO. */
+ *          target; MCDC_ECORRUPT for an unreadable file, a hole in the numbering, or
+ *          offsets or commits without metadata (C5: nothing is written); MCDC_EIO. */
 int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
                          const char *capture_instance, const char *target);
 
