@@ -168,7 +168,10 @@ static void test_pipeline_stream__available_now_batches_by_commit_limit(void **s
     assert_non_null(strstr(batch_metadata(0), "{\"rows\":2,\"min_lsn\":\"0x0000000000000000000A\""));
     assert_non_null(strstr(batch_metadata(1), "\"rows\":4,"));
     assert_non_null(strstr(batch_metadata(1), "\"deletes\":1,\"inserts\":3,\"updates\":0,"
-                                              "\"batch_id\":1,\"app_id\":\"t-v1\"}"));
+                                              "\"batch_id\":1,\"app_id\":\"t-v1\","));
+    /* the batch's range: after batch 0's end, up to its own (offsets/1) */
+    assert_non_null(strstr(batch_metadata(1), "\"start_lsn\":\"0x00000000000000000014\","
+                                              "\"end_lsn\":\"0x00000000000000000028\"}"));
     assert_non_null(strstr(sn.last_json, "\"batchId\":2,\"numInputRows\":2"));
     assert_non_null(strstr(sn.last_json, "\"endOffset\":{\"lsn\":\"0x00000000000000000032\""));
     assert_non_null(strstr(sn.last_json, "\"runId\":\""));
