@@ -16,6 +16,9 @@
  * (K4) Data files are fsynced before the commit names them. A file of an attempt that
  *      lost a conflict is deleted; the file of a commit that failed for another reason
  *      is left for vacuum (the commit may have landed).
+ * (K5) The first advance of a new control table creates it; concurrent first advances
+ *      all succeed (one creates, the others take it and conflict as in K2), never
+ *      "table not found".
  * Files written by other engines (no tag, maybe several rows) are read through their
  * Parquet data; rewriting their key moves every other row of the file to a file of its
  * own.
@@ -494,13 +497,6 @@ int mcdc_control_ensure(const char *path, bool *created)
     return rc;
 }
 
-/* Whether @p path has a Delta log (a commit's ENOTFOUND may also come from a data file). */
-static bool delta_log_exists(const char *path)
-{
-    int64_t v;
-    return mcdc_delta_latest_version(&v, path) == 0;
-}
-
 /* ---- Advancing ---------------------------------------------------------------------- */
 
 typedef struct adv_ctx {
@@ -710,8 +706,14 @@ int mcdc_control_update(const char *path, const char *table_name, mcdc_control_m
     mcdc_delta_commit_result cr;
     memset(&cr, 0, sizeof cr);
     rc = mcdc_delta_commit(path, build_update, &c, &opts, &cr);
-    if (rc == MCDC_ENOTFOUND && !delta_log_exists(path)) {
-        /* first use: create the table (or take one a concurrent writer just created) */
+    if (rc == MCDC_ENOTFOUND) {
+        /* (K5) first use: create the table, or take the one a concurrent first writer
+         * created since the commit looked, then commit again. No second look decides
+         * whether the table was missing: a writer that creates it between the two looks
+         * would turn this race into a "no such table" (exit 2). An ENOTFOUND of a data
+         * file comes back from the second commit unchanged. */
+        mcdc_failpoint("finalize.control.first_use");
+        mcdc_error_clear();
         rc = mcdc_control_ensure(path, &res.created);
         if (rc == 0)
             rc = mcdc_delta_commit(path, build_update, &c, &opts, &cr);

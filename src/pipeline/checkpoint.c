@@ -481,6 +481,41 @@ int mcdc_checkpoint_last_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *ou
     return 0;
 }
 
+int mcdc_checkpoint_batch(const mcdc_checkpoint *ck, int64_t n, mcdc_batch_range *range,
+                          mcdc_batch_commit *commit)
+{
+    if (n < 0 || n < ck->first_offset || n > ck->last_offset ||
+        (commit && (n < ck->first_commit || n > ck->last_commit)))
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: batch %" PRId64 " is not kept",
+                              ck->dir, n);
+    int rc = 0;
+    if (range)
+        rc = n == ck->last_offset ? (*range = ck->last_range, 0) : read_range(range, ck->dir, n);
+    if (rc == 0 && commit)
+        rc = n == ck->last_commit ? (*commit = ck->last_commit_rec, 0)
+                                  : read_commit(commit, ck->dir, n);
+    return rc;
+}
+
+int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *out)
+{
+    for (int64_t n = ck->last_commit; n >= 0 && n >= ck->first_commit; n--) {
+        mcdc_batch_commit c;
+        int rc = n == ck->last_commit ? (c = ck->last_commit_rec, 0)
+                                      : read_commit(&c, ck->dir, n);
+        if (rc == MCDC_ENOTFOUND) /* pruned meanwhile: nothing older is kept */
+            break;
+        if (rc < 0)
+            return rc;
+        if (c.bronze_version >= 0) {
+            *out = c;
+            return 0;
+        }
+    }
+    return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no kept batch recorded a bronze "
+                          "version", ck->dir);
+}
+
 /* ---- writing ---------------------------------------------------------------------------- */
 
 int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
