@@ -109,8 +109,8 @@ typedef struct mcdc_batch_commit {
  *  @param[out] out  the checkpoint, NULL on failure; close with mcdc_checkpoint_close().
  *  @return 0; MCDC_ELOCKED when another process holds it ("already locked by pid N");
  *          MCDC_EINVAL when the metadata names another app_id, capture instance or
- *          target; MCDC_ECORRUPT for an unreadable file or a hole in the numbering;
- *          MCDC_EIO. */
+ *          target; MCDC_ECORRUPT for an unreadable file, a hole in the numbering, or
+ *          offsets or commits without metadata (C5: nothing is written); MCDC_EIO. */
 int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
                          const char *capture_instance, const char *target);
 
@@ -146,7 +146,7 @@ int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_com
  *          already there; MCDC_EIO. */
 int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r);
 
-/** What <checkpoint>/adopted records (`stream --adopt`, C5). */
+/** What <checkpoint>/adopted records (`stream --adopt`, C6). */
 typedef struct mcdc_checkpoint_adoption {
     int64_t     first_batch;   /* the checkpoint's first batch number */
     mcdc_offset after;         /* where its first batch starts: the end of the last batch

@@ -411,6 +411,38 @@ static const mcdc_control_row *find_row(const row_list *l, const char *key)
     return best;
 }
 
+/* The hint of a missing row: the rows that exist (sorted, at most 20 named), since the
+ * usual cause is a typo or a path given where the name was used. */
+static void hint_rows(row_list *l)
+{
+    char names[400] = "";
+    size_t used = 0, n_named = 0;
+    bool more = false;
+    if (l->n > 1)
+        qsort(l->a, l->n, sizeof *l->a, cmp_rows);
+    for (size_t i = 0; i < l->n && !more; i++) {
+        if (i && !strcmp(l->a[i].table_name, l->a[i - 1].table_name))
+            continue; /* a duplicate from a foreign write */
+        if (n_named == 20) {
+            more = true;
+            break;
+        }
+        int w = snprintf(names + used, sizeof names - used, "%s%s", n_named ? ", " : "", l->a[i].table_name);
+        if (w < 0 || (size_t)w >= sizeof names - used) {
+            names[used] = '\0';
+            more = true;
+            break;
+        }
+        used += (size_t)w;
+        n_named++;
+    }
+    if (l->n == 0)
+        mcdc_error_hint("the control table has no rows yet: a table's first advance creates its row");
+    else
+        mcdc_error_hint("rows are keyed by the exact name given to advance (a name and a path are "
+                        "different rows); the rows: %s%s", names, more ? ", ..." : "");
+}
+
 int mcdc_control_get(mcdc_control_row *out, const char *path, const char *table_name)
 {
     MCDC_ASSERT_ARG(out && path && table_name);
@@ -428,8 +460,7 @@ int mcdc_control_get(mcdc_control_row *out, const char *path, const char *table_
     if (!r) {
         rc = mcdc_error_set(MCDC_ENOTFOUND, "control table %s has no row for '%.300s'", path,
                             table_name);
-        mcdc_error_hint("rows are keyed by the exact name given to advance "
-                        "(a name and a path are different rows)");
+        hint_rows(&l);
     } else {
         rc = row_copy(out, r);
     }

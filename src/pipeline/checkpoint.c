@@ -11,7 +11,10 @@
  *      present are contiguous; a hole is corruption, never skipped.
  * (C4) One process at a time: the lock is an flock on <checkpoint>/lock, released by the
  *      kernel when the holder dies, so a killed stream never leaves a stale lock.
- * (C5) A checkpoint that adopted a bronze table (`stream --adopt`) records in
+ * (C5) metadata is written before any offsets/N and never removed: a directory holding
+ *      offsets or commits without metadata is corruption (MCDC_ECORRUPT, nothing
+ *      written), never a new checkpoint with a new stream id.
+ * (C6) A checkpoint that adopted a bronze table (`stream --adopt`) records in
  *      <checkpoint>/adopted, before its first batch, the batch it starts at and the offset
  *      it resumes after; its batches are numbered from there (the txn versions of bronze
  *      for its app id below that are an earlier stream's). Written once, never replaced.
@@ -35,7 +38,9 @@
 #include <unistd.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/secret.h"
 #include "mcdc/time.h"
+#include "mcdc/warehouse.h"
 
 #define KEEP_BATCHES 100              /* batches kept in offsets/ and commits/ */
 #define MAX_STATE_FILE (1 << 20)      /* no checkpoint file is larger than this */
@@ -49,12 +54,12 @@ struct mcdc_checkpoint {
     int64_t first_commit, last_commit; /* commits/ numbers present, -1 when none */
     mcdc_batch_range last_range;       /* offsets/last_offset when last_offset >= 0 */
     mcdc_batch_commit last_commit_rec; /* commits/last_commit when last_commit >= 0 */
-    bool    has_adoption;              /* <checkpoint>/adopted exists (C5) */
+    bool    has_adoption;              /* <checkpoint>/adopted exists (C6) */
     mcdc_checkpoint_adoption adoption; /* its content; from_owner points at adopted_from */
     char   *adopted_from;
 };
 
-/* The first batch number of the checkpoint: 0, or where an adoption started (C5). */
+/* The first batch number of the checkpoint: 0, or where an adoption started (C6). */
 static int64_t first_batch(const mcdc_checkpoint *ck)
 {
     return ck->has_adoption ? ck->adoption.first_batch : 0;
@@ -388,7 +393,7 @@ static int create_meta(const char *path, const char *app_id, const char *ci, con
     return rc;
 }
 
-/* ---- adoption (C5) ----------------------------------------------------------------------- */
+/* ---- adoption (C6) ----------------------------------------------------------------------- */
 
 static int load_adoption(mcdc_checkpoint *ck)
 {
@@ -496,6 +501,14 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         free(ck);
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
     }
+    if (mcdc_warehouse_is_uri(dir)) {
+        char shown[256];
+        rc = mcdc_error_set(MCDC_EUNSUPPORTED, "checkpoint '%s': object storage is not "
+                            "supported yet; a checkpoint is a local directory",
+                            mcdc_secret_mask_str(shown, sizeof shown, dir));
+        mcdc_error_hint("give --checkpoint a local directory, e.g. ./checkpoints/orders");
+        goto fail;
+    }
     if ((rc = mcdc_fs_mkdirs(dir)) < 0)
         goto fail;
     if (!(p = path_join(dir, "lock"))) {
@@ -513,8 +526,33 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
         goto fail;
     }
-    if (access(p, F_OK) != 0 && (rc = create_meta(p, app_id, capture_instance, target)) < 0)
-        goto fail;
+    if (access(p, F_OK) != 0) {
+        /* (C5) metadata is written first and never removed: batches without it mean a
+         * damaged checkpoint, not a new one (a new stream id would hide the loss) */
+        for (int i = 0; i < 2; i++) {
+            const char *sub = i ? "commits" : "offsets";
+            int64_t first, last;
+            rc = scan_numbers(dir, sub, &first, &last);
+            if (rc == MCDC_ENOTFOUND) { /* a new directory: no subdirectory yet */
+                mcdc_error_clear();
+                rc = 0;
+                continue;
+            }
+            if (rc < 0)
+                goto fail;
+            if (last >= 0) {
+                rc = mcdc_error_set(MCDC_ECORRUPT, "checkpoint %s: metadata is missing, but "
+                                    "%s/ holds batches %" PRId64 " to %" PRId64 ": the "
+                                    "checkpoint is damaged", dir, sub, first, last);
+                mcdc_error_hint("restore %s/metadata from a backup of the checkpoint (it names "
+                                "the stream id, app_id, capture instance and target); nothing "
+                                "was written", dir);
+                goto fail;
+            }
+        }
+        if ((rc = create_meta(p, app_id, capture_instance, target)) < 0)
+            goto fail;
+    }
     if ((rc = load_meta(ck, p)) < 0)
         goto fail;
     /* a checkpoint without batches recorded only its arguments: it can be started over */

@@ -325,7 +325,9 @@ void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
     fset_str(v, MCDC_FACTS_TARGET, s->o.target);
 }
 
-/* A data_skipped event row of batch @p batch_id: changes from..to are gone. */
+/* The data_skipped event row of batch @p batch_id (one per batch): changes from..to are
+ * gone, to at most the batch's end; lost_from_ts is the commit time of the batch's start,
+ * lost_to_ts that of `to`. */
 int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id, const mcdc_lsn *from,
                         const mcdc_lsn *to, const mcdc_batch_range *r, bool certain)
 {
@@ -342,10 +344,26 @@ int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id, c
     fset_i64(v, MCDC_FACTS_INSERTS, 0);
     fset_i64(v, MCDC_FACTS_UPDATES, 0);
     fset_str(v, MCDC_FACTS_EVENT, "data_skipped");
+    /* lost_to_ts: the commit time at `to` (the batch's end when the whole batch was lost);
+     * where no mapping entry has that LSN, the first commit at or after it */
     mcdc_offset at;
-    int rc = mcdc_stream__offset_at(s, to, &at);
-    if (rc < 0)
+    int rc = 0;
+    if (mcdc_lsn_cmp(to, &r->end.lsn) == 0 && r->end.has_commit_ts)
+        at = r->end;
+    else if ((rc = mcdc_stream__offset_at(s, to, &at)) < 0)
         return rc;
+    mcdc_lsn before;
+    if (!at.has_commit_ts && mcdc_lsn_decrement(&before, to) == 0) {
+        mcdc_lsn nth;
+        int64_t ts = 0, found = 0;
+        if ((rc = s->o.source->ops->nth_commit_after(s->o.source, &before, 1, &nth, &ts,
+                                                     &found)) < 0)
+            return rc;
+        if (found > 0) {
+            at.has_commit_ts = true;
+            at.commit_ts_us = ts;
+        }
+    }
     fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(t[0], to));
     fset_str(v, MCDC_FACTS_MAX_LSN, t[0]);
     fset_str(v, MCDC_FACTS_END_LSN, t[0]);
@@ -367,6 +385,45 @@ int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id, c
                                  "be missing\"", a, b);
     if (rc == 0)
         rc = mcdc_buf_putc(&d, '}');
+    if (rc < 0) {
+        mcdc_buf_dispose(&d);
+        return rc;
+    }
+    f->detail[idx] = mcdc_buf_detach(&d);
+    fset_str(v, MCDC_FACTS_DETAIL, f->detail[idx]);
+    fset_str(v, MCDC_FACTS_TARGET, s->o.target);
+    return 0;
+}
+
+int mcdc_stream__add_start_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
+                               const mcdc_batch_range *r)
+{
+    if (f->n >= MAX_FACTS_ROWS)
+        return mcdc_error_set(MCDC_ERROR, "batch %" PRId64 ": too many event rows", batch_id);
+    mcdc_value *v = f->v[f->n];
+    char (*t)[MCDC_TIME_STRLEN] = f->text[f->n];
+    int idx = f->n++;
+    fset_null(v);
+    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
+    fset_i64(v, MCDC_FACTS_BATCH_ID, batch_id);
+    fset_i64(v, MCDC_FACTS_ROWS, 0);
+    fset_i64(v, MCDC_FACTS_DELETES, 0);
+    fset_i64(v, MCDC_FACTS_INSERTS, 0);
+    fset_i64(v, MCDC_FACTS_UPDATES, 0);
+    fset_str(v, MCDC_FACTS_EVENT, "stream_started");
+    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(t[0], &r->end.lsn));
+    fset_str(v, MCDC_FACTS_MAX_LSN, t[0]);
+    fset_str(v, MCDC_FACTS_END_LSN, t[0]);
+    char ts[MCDC_TIME_STRLEN] = "";
+    if (r->end.has_commit_ts) {
+        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, r->end.commit_ts_us);
+        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, r->end.commit_ts_us);
+        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, r->end.commit_ts_us);
+        mcdc_time_format(ts, r->end.commit_ts_us, 3, false);
+    }
+    mcdc_buf d = MCDC_BUF_INIT(4096);
+    int rc = mcdc_buf_printf(&d, "{\"starting\":\"latest\",\"lsn\":\"%s\",\"commit_ts\":%s%s%s}",
+                             t[0], ts[0] ? "\"" : "", ts[0] ? ts : "null", ts[0] ? "\"" : "");
     if (rc < 0) {
         mcdc_buf_dispose(&d);
         return rc;

@@ -223,6 +223,34 @@ static int data_loss_error(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn
 
 /* ---- reading a batch into bronze --------------------------------------------------------- */
 
+/* The changes of a batch lost to cleanup: [from, to), to capped at the batch's end (a batch
+ * lost whole ends its gap at its end). */
+typedef struct gap {
+    bool     has;
+    bool     certain;  /* false once a purge during the read may have taken rows */
+    bool     whole;    /* min_lsn passed the batch's end: nothing of it is left to read */
+    mcdc_lsn from;     /* first LSN not read */
+    mcdc_lsn to;       /* min_lsn the batch resumed at, or its end */
+} gap;
+
+static void gap_extend(gap *g, const mcdc_batch_range *r, const mcdc_lsn *from,
+                       const mcdc_lsn *to, bool certain)
+{
+    mcdc_lsn t = mcdc_lsn_cmp(to, &r->end.lsn) <= 0 ? *to : r->end.lsn;
+    g->whole |= mcdc_lsn_cmp(to, &r->end.lsn) > 0;
+    if (!g->has) {
+        g->has = true;
+        g->from = *from;
+        g->to = t;
+    } else {
+        if (mcdc_lsn_cmp(from, &g->from) < 0)
+            g->from = *from;
+        if (mcdc_lsn_cmp(&t, &g->to) > 0)
+            g->to = t;
+    }
+    g->certain &= certain;
+}
+
 static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
 {
     int64_t t0 = mcdc_time_mono_us();
@@ -236,14 +264,15 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     if (rc < 0)
         return rc;
     int64_t bronze_version = -1, facts_version = -1;
+    /* the batch's gap (failOnDataLoss=false): one data_skipped row, inside the batch, however
+     * many times cleanup moved min_lsn (planned, before the read, during it) */
+    gap g = { false, true, false, { { 0 } }, { { 0 } } };
     bool mid_read_loss = false;
-    mcdc_lsn mid_min = { { 0 } };
     mcdc_lsn read_after = r->start.lsn;
     if (r->has_skip) {
         /* recorded when planned: the gap goes into the facts with the batch, replays too */
-        mcdc_lsn_decrement(&read_after, &r->skip_to);
-        if ((rc = mcdc_stream__add_skip_row(&fr, s, N, &r->skip_from, &r->skip_to, r, true)) < 0)
-            goto done;
+        gap_extend(&g, r, &r->skip_from, &r->skip_to, true);
+        mcdc_lsn_decrement(&read_after, &g.to);
     }
 
     if (replay && s->bronze_txn >= N) {
@@ -281,17 +310,21 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                 rc = data_loss_error(s, &read_after, &min, false);
                 goto done;
             }
-            if ((rc = mcdc_stream__add_skip_row(&fr, s, N, &from, &min, r, true)) < 0)
-                goto done;
-            mcdc_lsn_decrement(&read_after, &min);
-            from = min;
+            gap_extend(&g, r, &from, &min, true);
+            if (g.whole)
+                read_after = r->end.lsn;
+            else
+                mcdc_lsn_decrement(&read_after, &g.to);
+            from = g.to;
             mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: changes purged before they were read; skipped "
                      "ahead (failOnDataLoss=false)", s->o.capture_instance);
         }
         int64_t tr = mcdc_time_mono_us();
         x.batch_id = N;
-        rc = s->o.source->ops->read_changes(s->o.source, s->o.capture_instance, &read_after,
-                                            &r->end.lsn, mcdc_stream__on_change, &x);
+        /* a range (L, L] (the start of a stream at latest) holds nothing: no read */
+        if (mcdc_lsn_cmp(&read_after, &r->end.lsn) < 0)
+            rc = s->o.source->ops->read_changes(s->o.source, s->o.capture_instance, &read_after,
+                                                &r->end.lsn, mcdc_stream__on_change, &x);
         if (rc < 0)
             goto done;
         m.read_seconds = (double)(mcdc_time_mono_us() - tr) / 1e6;
@@ -306,7 +339,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                 goto done;
             }
             mid_read_loss = true;
-            mid_min = min;
+            gap_extend(&g, r, &from, &min, false);
         }
         if (!mcdc_lsn_is_zero(&min)) {
             mcdc_offset w;
@@ -330,8 +363,6 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         else
             mcdc_error_clear(), rc = 0;
         if (mid_read_loss) {
-            if ((rc = mcdc_stream__add_skip_row(&fr, s, N, &from, &mid_min, r, false)) < 0)
-                goto done;
             mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: CDC cleanup moved min_lsn past the start of "
                      "batch %" PRId64 " while it was read: changes may be missing "
                      "(failOnDataLoss=false; recorded as data_skipped)", s->o.capture_instance, N);
@@ -352,6 +383,12 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         m.duration_ms = (mcdc_time_mono_us() - t0) / 1000;
     }
 
+    if (g.has && (rc = mcdc_stream__add_skip_row(&fr, s, N, &g.from, &g.to, r, g.certain)) < 0)
+        goto done;
+    /* (L, L]: where a stream started at latest begins; only such a batch has start = end */
+    if (mcdc_lsn_cmp(&r->start.lsn, &r->end.lsn) == 0 &&
+        (rc = mcdc_stream__add_start_row(&fr, s, N, r)) < 0)
+        goto done;
     if (s->o.facts_path) {
         mcdc_stream__set_batch_row(&fr, s, N, &bf, r, &m);
         if ((rc = mcdc_stream__write_facts(s, &fr, s->facts_app_id, N, &facts_version)) < 0)
@@ -714,7 +751,7 @@ static int run_loop(mcdc_stream *s)
         s->last_end = after;
     }
 
-    /* adopted (C5): the first batch starts where the previous owner's last one ended */
+    /* adopted (C6): the first batch starts where the previous owner's last one ended */
     mcdc_checkpoint_adoption ad;
     if (!has_range && mcdc_checkpoint_adoption_get(s->ck, &ad) == 0) {
         after = ad.after;
@@ -767,6 +804,22 @@ static int run_loop(mcdc_stream *s)
             if ((rc = initial_offset(s, &after, &ready)) < 0)
                 return rc;
             has_after = ready;
+            if (ready && s->o.starting == MCDC_START_LATEST) {
+                /* "latest" is resolved once: offsets/0 = (L, L] records it before anything
+                 * is read, so a later run goes on from L instead of resolving it again
+                 * (and never reading what committed in between) */
+                mcdc_batch_range r0 = { .batch_id = s->last_batch + 1, .start = after,
+                                        .end = after, .planned_at_us = mcdc_time_now_us() };
+                s->plan_ms = (mcdc_time_mono_us() - tstart) / 1000;
+                int64_t tw = mcdc_time_mono_us();
+                if ((rc = mcdc_checkpoint_record_range(s->ck, &r0)) < 0)
+                    return rc;
+                s->wal_ms = (mcdc_time_mono_us() - tw) / 1000;
+                mcdc_failpoint("stream.after_offsets");
+                if ((rc = run_batch(s, &r0, false)) < 0)
+                    return rc;
+                tstart = mcdc_time_mono_us();
+            }
         }
         mcdc_batch_range r;
         bool has = false;

@@ -155,6 +155,10 @@ void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
 int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
                               const mcdc_lsn *from, const mcdc_lsn *to,
                               const mcdc_batch_range *r, bool certain);
+/* Append the stream_started event row of batch @p batch_id, whose range (L, L] records
+ * where a stream started at latest begins. */
+int mcdc_stream__add_start_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
+                               const mcdc_batch_range *r);
 /* Write the rows as one facts commit with txn{app_id, version} (already committed: 0,
  * *out_version -1). */
 int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id,

@@ -93,14 +93,14 @@ static void test_source_session__select_batch_streams_typed_rows_and_counts(void
 {
     fx *f = *state;
     assert_string_equal(
-        "cols order_id:int, customer:nvarchar(40), amount:decimal(12,2)\n"
+        "cols order_id:int not null, customer:nvarchar(40), amount:decimal(12,2)\n"
         "row 1 | Ann | 10.50\nrow 2 | Bob | <NULL>\nrow 3 | Cy | 7.00\n"
         "done more count=3\n"
-        "cols order_id:int\nrow 3\n"
+        "cols order_id:int not null\nrow 3\n"
         "done count=1\n",
         B(f->s, "SELECT order_id, customer, amount FROM dbo.orders ORDER BY order_id; "
                 "SELECT order_id FROM dbo.orders WHERE customer = N'Cy'"));
-    assert_string_equal("cols order_id:int\nrow 1\ndone\n", B(f->s, "SET NOCOUNT ON SELECT order_id FROM dbo.orders WHERE order_id = 1"));
+    assert_string_equal("cols order_id:int not null\nrow 1\ndone\n", B(f->s, "SET NOCOUNT ON SELECT order_id FROM dbo.orders WHERE order_id = 1"));
 }
 
 static void test_source_session__errors_carry_sql_servers_numbers(void **state)
