@@ -120,9 +120,10 @@ struct mcdc_source {
 };
 
 /** Open a source from its text form: "sim:PATH", "odbc:CONNECTION-STRING" or "@FILE" (the
- *  first line of FILE). @return 0; MCDC_EINVAL for an unknown scheme (the message shows
- *  the string with its password masked); MCDC_EUNSUPPORTED for odbc: while not built;
- *  MCDC_ENOTFOUND for a missing simulator database. */
+ *  first line of FILE). @return 0; MCDC_EINVAL for an unknown scheme or a bad connection
+ *  string (the message shows the string with its password masked); MCDC_ENOTFOUND for a
+ *  missing simulator database or ODBC driver; MCDC_ESOURCE when SQL Server cannot be
+ *  reached or refuses the login (see mcdc_mssql_source_open). */
 int mcdc_source_open(mcdc_source **out, const char *spec);
 /** Close a source; accepts NULL. */
 void mcdc_source_close(mcdc_source *src);

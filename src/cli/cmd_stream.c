@@ -309,7 +309,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         goto done;
     }
     if ((rc = mcdc_source_open(&src, spec)) < 0)
-        goto usage; /* unknown scheme, odbc: not built, missing database: exit 2 */
+        goto usage; /* unknown scheme, bad connection string: exit 2; unreachable server: 3 */
     const char *tz = mcdc_options_get_str(o, "sourceTimeZone", NULL);
     if (tz && strcasecmp(tz, "auto") != 0) {
         const char *have = src->ops->server_time_zone(src);
