@@ -311,6 +311,7 @@ int  sim__tx_record(mcdc_sim *s, const mcdc_lsn *lsn, int kind, const mcdc_lsn *
 void sim__free_catalog(mcdc_sim *s);
 int  sim__max_lsn(mcdc_sim *s, mcdc_lsn *out, int64_t *end_utc_us);
 int  sim__capture_in_tx(mcdc_sim *s, int64_t now, const mcdc_sim_capture_options *opts, mcdc_sim_capture_result *out);
+int64_t sim__count_pending(mcdc_sim *s); /* committed log entries past the processed LSN */
 int  sim__bind_lsn(sqlite3_stmt *st, int idx, const mcdc_lsn *l);
 int  sim__column_lsn(sqlite3_stmt *st, int idx, mcdc_lsn *out);
 
