@@ -83,8 +83,9 @@ typedef struct mcdc_source_ops {
                             int64_t *out_commit_ts_us, int64_t *found);
     /** The source's clock, UTC microseconds (SYSUTCDATETIME(), the simulator's clock). */
     int (*server_now)(mcdc_source *src, int64_t *out_us);
-    /** Capture instances of a source table ("dbo.orders"), oldest first; caller frees
-     *  with mcdc_capture_instances_free. */
+    /** Capture instances of a source table ("dbo.orders"), oldest first; with @p table
+     *  NULL, those of every table (table by table). Caller frees with
+     *  mcdc_capture_instances_free. */
     int (*capture_instances)(mcdc_source *src, const char *table, mcdc_capture_instance **out,
                              size_t *n_out);
     /** The captured columns of @p ci as a schema (types mapped as anchor-features §8);
