@@ -55,9 +55,20 @@ static int q_open(mssql_source *s, q *x, mcdc_mssql_query id, const mcdc_mssql_f
     return rc;
 }
 
+/* Run the statement and move to its first result set with columns: a procedure may send
+ * row counts (DONEINPROC) before the rows it answers with. */
 static int q_run(mssql_source *s, q *x, mcdc_mssql_query id)
 {
-    return mssql__exec(s, x->st, x->sql.ptr, mcdc_mssql_statement_get(id)->name);
+    const char *name = mcdc_mssql_statement_get(id)->name;
+    int rc = mssql__exec(s, x->st, x->sql.ptr, name);
+    for (int i = 0; rc == 0 && i < 64; i++) {
+        SQLSMALLINT n = 0;
+        if (!SQL_SUCCEEDED(SQLNumResultCols(x->st, &n)) || n > 0) break;
+        SQLRETURN r = SQLMoreResults(x->st);
+        if (r == SQL_NO_DATA) break;
+        if (!SQL_SUCCEEDED(r)) rc = mssql__fail(s, SQL_HANDLE_STMT, x->st, name);
+    }
+    return rc;
 }
 
 /* Fetch the next row: 1 when there is one, 0 at the end. */
