@@ -338,7 +338,8 @@ typedef struct mcdc_delta_history_entry {
 
 /** The history of the versions still in the log (oldest first). Versions whose JSON
  *  commit was cleaned up are not listed.
- *  @return 0; MCDC_ENOTFOUND; MCDC_ECORRUPT; MCDC_EIO. */
+ *  @return 0; MCDC_ENOTFOUND; MCDC_ECORRUPT for a version missing after the newest
+ *          checkpoint (as a snapshot refuses it) or an empty commit file; MCDC_EIO. */
 int mcdc_delta_history(mcdc_delta_history_entry **out, size_t *n_out, const char *path);
 /** Free a history array. */
 void mcdc_delta_history_free(mcdc_delta_history_entry *h, size_t n);
@@ -376,10 +377,16 @@ typedef struct mcdc_delta_commit_options {
     int64_t         backoff_start_ms; /* first backoff; default 10 */
     int64_t         backoff_max_ms;  /* backoff cap; default 1000 */
     bool            no_checkpoint;   /* do not write a checkpoint after this commit */
+    int64_t         txn_expect;      /* with app_id: the txn version the caller last saw (-1
+                                        none); a recorded version above it and below
+                                        txn_version is another writer's: MCDC_ECONFLICT.
+                                        MCDC_DELTA_TXN_ANY (the default) skips the check */
 } mcdc_delta_commit_options;
 
+#define MCDC_DELTA_TXN_ANY INT64_MIN
+
 #define MCDC_DELTA_COMMIT_OPTIONS_INIT \
-    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false }
+    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY }
 
 /** What a commit did. */
 typedef struct mcdc_delta_commit_result {
@@ -413,9 +420,12 @@ int mcdc_delta_create(const char *path, const mcdc_schema *schema,
  *  our appId recorded, a file we removed or read removed, an added file that may match
  *  our read predicate) retries from a fresh snapshot with exponential backoff and jitter.
  *  With opts->app_id, a txn version at or below the recorded one writes nothing and
- *  returns MCDC_EALREADY ("already committed"), checked before writing and on conflicts.
- *  @return 0; MCDC_EALREADY; MCDC_ETIMEOUT when the retry budget ran out (message names
- *          the conflict); MCDC_ENOTFOUND when there is no table; codes from @p build. */
+ *  returns MCDC_EALREADY ("already committed"), checked before writing and on conflicts;
+ *  with opts->txn_expect too, a recorded version between the expected one and ours
+ *  writes nothing and returns MCDC_ECONFLICT (another writer uses the appId).
+ *  @return 0; MCDC_EALREADY; MCDC_ECONFLICT; MCDC_ETIMEOUT when the retry budget ran out
+ *          (message names the conflict); MCDC_ENOTFOUND when there is no table; codes
+ *          from @p build. */
 int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload,
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
 

@@ -3,8 +3,10 @@
  *
  * With MCDC_FAILPOINT=name[@N][,name[@N]...] in the environment, the process kills
  * itself with SIGKILL the N-th time (default the first) it reaches mcdc_failpoint("name").
+ * With name[@N]=stop it stops itself with SIGSTOP instead and carries on when a SIGCONT
+ * comes: a race test holds one process inside a window, runs another, then resumes it.
  * Always compiled in; when the variable is unset or empty a call costs one branch.
- * This is the only place the library ends the process.
+ * This is the only place the library ends (or stops) the process.
  *
  * Caveats:
  * - The variable is read once, at the first call (or at mcdc_failpoint_init); changing
@@ -27,11 +29,13 @@ extern "C" {
 
 /** Read and check MCDC_FAILPOINT now (later calls return the same result).
  *  @return 0 (also when unset); MCDC_EINVAL naming the bad part (names are letters,
- *          digits, '_', '.', ':' and '-', at most 63 bytes; N is 1 to 1000000000). */
+ *          digits, '_', '.', ':' and '-', at most 63 bytes; N is 1 to 1000000000; the
+ *          only action after '=' is "stop"). */
 int mcdc_failpoint_init(void);
 
 /** Count a pass through point @p name; SIGKILL the process when it is armed and this
- *  is its N-th pass. Thread-safe. */
+ *  is its N-th pass (SIGSTOP it when armed with "=stop", returning once it is
+ *  continued). Thread-safe. */
 void mcdc_failpoint(const char *name);
 
 #ifdef __cplusplus

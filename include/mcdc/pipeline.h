@@ -102,8 +102,8 @@ typedef struct mcdc_batch_commit {
  *  @param[out] out  the checkpoint, NULL on failure; close with mcdc_checkpoint_close().
  *  @return 0; MCDC_ELOCKED when another process holds it ("already locked by pid N");
  *          MCDC_EINVAL when the metadata names another app_id, capture instance or
- *          target; MCDC_ECORRUPT for an unreadable file or a hole in the numbering;
- *          MCDC_EIO. */
+ *          target; MCDC_ECORRUPT for an unreadable file, a hole in the numbering, or
+ *          offsets or commits without metadata (C5: nothing is written); MCDC_EIO. */
 int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
                          const char *capture_instance, const char *target);
 
@@ -120,6 +120,18 @@ int mcdc_checkpoint_last_range(const mcdc_checkpoint *ck, mcdc_batch_range *out)
 /** The newest finished batch (commits/N with the largest N).
  *  @return 0; MCDC_ENOTFOUND when none finished yet. */
 int mcdc_checkpoint_last_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *out);
+
+/** Batch @p n's recorded range (offsets/N) and, when @p commit is not NULL, its commit
+ *  (commits/N).
+ *  @return 0; MCDC_ENOTFOUND when the checkpoint does not keep it (never planned or
+ *          finished, or pruned); MCDC_ECORRUPT, MCDC_EIO reading it. */
+int mcdc_checkpoint_batch(const mcdc_checkpoint *ck, int64_t n, mcdc_batch_range *range,
+                          mcdc_batch_commit *commit);
+
+/** The newest finished batch whose commits/N recorded a bronze version (a batch without
+ *  rows has no bronze commit), among the batches the checkpoint keeps.
+ *  @return 0; MCDC_ENOTFOUND when none did; MCDC_ECORRUPT, MCDC_EIO reading one. */
+int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *out);
 
 /** Record batch @p r->batch_id's range durably (C1): it must be the batch after the last
  *  finished one, with no range recorded for it yet (C3).
@@ -156,10 +168,18 @@ void mcdc_batch_facts_add(mcdc_batch_facts *f, const mcdc_lsn *start_lsn, int op
 
 /** Append the bronze commit userMetadata of a batch: compact JSON with the keys rows,
  *  min_lsn, max_lsn, min_commit_ts, max_commit_ts, deletes, inserts, updates, batch_id,
- *  app_id (LSNs and times null when rows = 0; times with milliseconds).
+ *  app_id (LSNs and times null when rows = 0; times with milliseconds), then, when
+ *  @p range is not NULL, start_lsn and end_lsn: the batch's range (after, upto], LSN text
+ *  as in offsets/N ("0x" + 20 uppercase hex).
  *  @return 0; MCDC_ENOMEM past the buffer's cap. */
 int mcdc_batch_facts_to_json(mcdc_buf *out, const mcdc_batch_facts *f, int64_t batch_id,
-                             const char *app_id);
+                             const char *app_id, const mcdc_batch_range *range);
+
+/** The range (start_lsn, end_lsn) recorded in a batch's bronze commit userMetadata.
+ *  @return 0; MCDC_ENOTFOUND when it has neither key (a commit written before batches
+ *          recorded their range); MCDC_ECORRUPT when it is not a JSON object or a key is
+ *          missing or not an LSN. */
+int mcdc_batch_meta_range(const char *json, mcdc_lsn *start, mcdc_lsn *end);
 
 /** Parse such userMetadata. Counts that are null give counts_known = false.
  *  @param[out] batch_id  the batch_id key (-1 when absent or null).

@@ -1,14 +1,17 @@
 /*
- * mcdc/secret.h: masking passwords in ODBC-style connection strings before they reach a
- * log line, an error message or the terminal.
+ * mcdc/secret.h: masking passwords in ODBC-style connection strings and URLs before they
+ * reach a log line, an error message or the terminal.
  *
  * A connection string is a list of attributes `key=value` separated by ';'. A value is
- * either plain text up to the next ';' or a braced value `{...}` in which `}}` stands
- * for one '}' (so a braced value may hold ';', '=' and '}'). The value of every
- * attribute whose key ends with PWD or Password (any case, spaces ignored, so also
- * "odbc:PWD") is replaced by "***"; so is the rest of any other value from a "pwd=" or
- * "password=" inside it (a forgotten ';'). Everything else is kept byte for byte. An
- * unterminated braced password masks the rest of the string.
+ * plain text up to the next ';', a braced value `{...}` in which `}}` stands for one '}'
+ * (so a braced value may hold ';', '=' and '}'), or a quoted value ("..." or '...', the
+ * quote doubled inside). The value of every attribute whose key ends with PWD, Password,
+ * Passwd, Pass, Secret, Token or Key (any case, spaces and a closing brace or quote
+ * ignored, so also "odbc:PWD" and "{PWD}") is replaced by "***"; so is the rest of any
+ * other value from such a "key=" inside it (a forgotten ';'). In a URL
+ * ("scheme://user:pass@host") the userinfo is masked, keeping the user: "user:***@", or
+ * "***@" when there is no ':' (a lone user part may be a token). Everything else is kept
+ * byte for byte. An unterminated braced or quoted password masks the rest of the string.
  *
  * Caveats:
  * - Use it on every path that shows a source string: error messages, logs, status output.

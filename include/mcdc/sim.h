@@ -51,6 +51,16 @@ void mcdc_sim_close(mcdc_sim *sim);
 int mcdc_sim_create_table(mcdc_sim *sim, const char *table, const char *columns, const char *keys,
                           const char *ci, int64_t at_us);
 
+/** `sim init`: open the database at @p path, creating it when absent (zone @p time_zone,
+ *  NULL for UTC), then, when @p table is not NULL, create that table with CDC enabled as
+ *  mcdc_sim_create_table() does. All or nothing: when any step fails and the file did not
+ *  exist before, no file is left behind (a retry starts afresh, with any zone); an
+ *  existing database is left unchanged.
+ *  @param[out] out  the open database, or NULL on failure; close with mcdc_sim_close().
+ *  @return 0; the codes of mcdc_sim_open() and mcdc_sim_create_table(). */
+int mcdc_sim_init(mcdc_sim **out, const char *path, const char *time_zone, const char *table,
+                  const char *columns, const char *keys, const char *ci, int64_t at_us);
+
 /** What one transaction did. */
 typedef struct mcdc_sim_exec_result {
     mcdc_lsn commit_lsn;  /* zero when nothing was logged for CDC */
@@ -167,6 +177,17 @@ typedef struct mcdc_sim_status {
 
 int  mcdc_sim_get_status(mcdc_sim *sim, mcdc_sim_status *out);
 void mcdc_sim_status_dispose(mcdc_sim_status *st);
+
+/** Create SQL login @p user with @p password (sim login add; sim serve --user). Only a salted
+ *  hash of the password is stored. With @p if_missing, an existing login is left as it is.
+ *  @return 0; MCDC_EINVAL for an empty or over-long name or password; MCDC_EEXISTS when the
+ *  login exists (and not @p if_missing). */
+int mcdc_sim_login_add(mcdc_sim *sim, const char *user, const char *password, bool if_missing);
+
+/** Give login @p user SELECT on @p object ("dbo.orders", "cdc.dbo_orders_CT"). A login with
+ *  grants reads only what it was granted; one without reads everything (db_owner).
+ *  @return 0; MCDC_EINVAL for a bad name; MCDC_ENOTFOUND for an unknown login or object. */
+int mcdc_sim_grant(mcdc_sim *sim, const char *user, const char *object);
 
 /** Open the simulator at @p path as a source (what mcdc_source_open("sim:PATH") does).
  *  @return 0; MCDC_ENOTFOUND for a missing database. */

@@ -3,14 +3,139 @@
  *
  * One option array per command drives parsing, --help and the usage errors, so the
  * three never disagree. Guarantees: an unknown option, a missing value, a repeated
- * single-valued option or a wrong number of arguments is exit 2 with a message naming
- * it and a pointer to the command's --help; nothing runs.
+ * single-valued option, a missing required option or a wrong number of arguments is
+ * exit 2 with a message naming it and a pointer to the command's --help; nothing runs.
+ * An unknown option that is near one of the command's ("--appid") is answered with
+ * "did you mean --app-id?"; a global option given after the command (--warehouse,
+ * --log-level, --log-format) is answered with where it goes. Every error the tool prints
+ * goes through mcdc_cli_error, as text or, with --log-format json, as one JSON object.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "mcdc/buf.h"
+#include "mcdc/time.h"
+#include "mcdc/value.h"
+
+/* The global options (main.c parses them), for the error of one given after the command. */
+static const char *const global_opts[] = { "warehouse", "log-level", "log-format", "version" };
+static const char *const global_args[] = { "DIR", "L", "text|json", NULL };
+
+static bool json_errors;
+
+void mcdc_cli_set_json_errors(bool json)
+{
+    json_errors = json;
+}
+
+static void put_json_string(mcdc_buf *b, const char *key, const char *s, bool comma)
+{
+    mcdc_buf_printf(b, "\"%s\":", key);
+    if (s && *s)
+        mcdc_json_quote(b, s, strlen(s));
+    else
+        mcdc_buf_puts(b, "null");
+    if (comma)
+        mcdc_buf_putc(b, ',');
+}
+
+static void print_error(int exit_code, const char *msg, const char *hint)
+{
+    if (!json_errors) {
+        fprintf(stderr, "mssql-cdc: error: %s\n", msg);
+        if (hint && *hint)
+            fprintf(stderr, "hint: %s\n", hint);
+        return;
+    }
+    char ts[MCDC_TIME_STRLEN];
+    mcdc_buf b = MCDC_BUF_INIT((size_t)1 << 20);
+    mcdc_time_format(ts, mcdc_time_now_us(), 3, true);
+    mcdc_buf_printf(&b, "{\"ts\":\"%s\",\"level\":\"ERROR\",\"logger\":\"cli\",", ts);
+    put_json_string(&b, "msg", msg, true);
+    put_json_string(&b, "hint", hint, true);
+    mcdc_buf_printf(&b, "\"exit_code\":%d}\n", exit_code);
+    if (b.ptr)
+        fwrite(b.ptr, 1, b.len, stderr);
+    else /* out of memory: the message still reaches the user */
+        fprintf(stderr, "{\"level\":\"ERROR\",\"logger\":\"cli\",\"msg\":\"out of memory\",\"exit_code\":%d}\n", exit_code);
+    mcdc_buf_dispose(&b);
+}
+
+int mcdc_cli_error(int exit_code, const char *hint, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    print_error(exit_code, msg, hint);
+    return exit_code;
+}
+
+/* ---- nearest names ------------------------------------------------------------------- */
+
+static char fold(char c)
+{
+    return c == '_' ? '-' : (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Optimal string alignment distance (edits, adjacent swaps) of a[0..n) and b[0..m),
+ * ignoring case and '_' against '-'; names are short, so O(n*m) on 64-byte rows. */
+static size_t distance(const char *a, size_t n, const char *b, size_t m)
+{
+    enum { W = 64 };
+    size_t d[W + 1][W + 1];
+    if (n > W || m > W)
+        return (size_t)-1;
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t cost = fold(a[i - 1]) != fold(b[j - 1]);
+            size_t v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v)
+                v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) && fold(a[i - 2]) == fold(b[j - 1]) &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+const char *mcdc_cli_nearest(const char *given, size_t len, const char *const *names, size_t n)
+{
+    const char *best = NULL, *prefix = NULL;
+    size_t best_d = (size_t)-1, n_prefix = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t m = strlen(names[i]);
+        if (len >= 3 && len < m) {
+            bool is_prefix = true;
+            for (size_t k = 0; k < len && is_prefix; k++)
+                is_prefix = fold(given[k]) == fold(names[i][k]);
+            if (is_prefix) {
+                prefix = names[i];
+                n_prefix++;
+            }
+        }
+        size_t d = distance(given, len, names[i], m);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    /* A typo: at most a third of the name (at least 1, at most 3 edits) away. */
+    size_t allowed = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
+    if (best && best_d <= allowed)
+        return best;
+    return n_prefix == 1 ? prefix : NULL;
+}
 
 static int find_opt(const mcdc_cli_command *cmd, const char *name, size_t len, char short_name)
 {
@@ -65,21 +190,66 @@ int mcdc_cli_exit_code(int rc)
 int mcdc_cli_fail(void)
 {
     const mcdc_error *e = mcdc_error_last();
-    fprintf(stderr, "mssql-cdc: error: %s\n", e->message[0] ? e->message : mcdc_strerror(e->code));
-    if (e->hint[0])
-        fprintf(stderr, "hint: %s\n", e->hint);
-    return mcdc_cli_exit_code(e->code ? e->code : MCDC_ERROR);
+    int code = mcdc_cli_exit_code(e->code ? e->code : MCDC_ERROR);
+    print_error(code, e->message[0] ? e->message : mcdc_strerror(e->code), e->hint);
+    return code;
+}
+
+static int usage_verror(const mcdc_cli_command *cmd, const char *hint, const char *fmt, va_list ap)
+{
+    char msg[2048], dflt[160];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (!hint) {
+        snprintf(dflt, sizeof dflt, "see 'mssql-cdc %s%s--help'", cmd ? cmd->name : "", cmd ? " " : "");
+        hint = dflt;
+    }
+    print_error(MCDC_EXIT_USAGE, msg, hint);
+    return MCDC_EXIT_USAGE;
 }
 
 int mcdc_cli_usage_error(const mcdc_cli_command *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "mssql-cdc: error: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int rc = usage_verror(cmd, NULL, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nhint: see 'mssql-cdc %s%s--help'\n", cmd ? cmd->name : "", cmd ? " " : "");
-    return MCDC_EXIT_USAGE;
+    return rc;
+}
+
+static int usage_hint(const mcdc_cli_command *cmd, const char *hint, const char *fmt, ...) MCDC_PRINTF(3, 4);
+static int usage_hint(const mcdc_cli_command *cmd, const char *hint, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = usage_verror(cmd, hint, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* An unknown long option --NAME (@p len bytes): where a global option goes, the nearest
+ * option of the command, or only the pointer to --help. */
+static int unknown_option(const mcdc_cli_command *cmd, const char *name, size_t len)
+{
+    char hint[512];
+    for (size_t g = 0; g < sizeof global_opts / sizeof *global_opts; g++) {
+        if (strlen(global_opts[g]) != len || strncmp(global_opts[g], name, len))
+            continue;
+        snprintf(hint, sizeof hint, "write it before the command: mssql-cdc --%s%s%s %s ...",
+                 global_opts[g], global_args[g] ? " " : "", global_args[g] ? global_args[g] : "", cmd->name);
+        return usage_hint(cmd, hint, "'--%s' is a global option: it goes before the command '%s', not after it",
+                          global_opts[g], cmd->name);
+    }
+    const char *names[MCDC_CLI_MAX_OPTS + 1];
+    size_t n = 0;
+    for (int i = 0; cmd->opts && cmd->opts[i].name && n < MCDC_CLI_MAX_OPTS; i++)
+        names[n++] = cmd->opts[i].name;
+    names[n++] = "help";
+    const char *near = mcdc_cli_nearest(name, len, names, n);
+    if (near) {
+        snprintf(hint, sizeof hint, "did you mean --%s? (see 'mssql-cdc %s --help')", near, cmd->name);
+        return usage_hint(cmd, hint, "unknown option '--%.*s' for '%s'", (int)len, name, cmd->name);
+    }
+    return mcdc_cli_usage_error(cmd, "unknown option '--%.*s' for '%s'", (int)len, name, cmd->name);
 }
 
 void mcdc_cli_print_help(const mcdc_cli_command *cmd, FILE *f)
@@ -94,7 +264,8 @@ void mcdc_cli_print_help(const mcdc_cli_command *cmd, FILE *f)
         if (o->short_name)
             snprintf(shortopt, sizeof shortopt, "-%c, ", o->short_name);
         snprintf(left, sizeof left, "%s--%s%s%s", shortopt, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        fprintf(f, "  %-36s %s%s\n", left, o->help, o->kind == MCDC_OPT_LIST ? " (repeatable)" : "");
+        fprintf(f, "  %-36s %s%s\n", left, o->help,
+                o->kind == MCDC_OPT_LIST ? " (repeatable)" : o->kind == MCDC_OPT_REQUIRED ? " (required)" : "");
     }
     fprintf(f, "  %-36s %s\n", "    --help", "show this help");
     if (cmd->example)
@@ -132,7 +303,7 @@ int mcdc_cli_parse(const mcdc_cli_command *cmd, int argc, char **argv, mcdc_cli_
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             k = find_opt(cmd, name, len, 0);
             if (k < 0)
-                return mcdc_cli_usage_error(cmd, "unknown option '--%.*s' for '%s'", (int)len, name, cmd->name);
+                return unknown_option(cmd, name, len);
             if (eq)
                 val = eq + 1;
         } else {
@@ -154,7 +325,7 @@ int mcdc_cli_parse(const mcdc_cli_command *cmd, int argc, char **argv, mcdc_cli_
                 return mcdc_cli_usage_error(cmd, "option '--%s' needs a value (%s)", o->name, o->arg ? o->arg : "VALUE");
             val = argv[++i];
         }
-        if (o->kind == MCDC_OPT_VALUE) {
+        if (o->kind != MCDC_OPT_LIST) {
             if (out->value[k] && strcmp(out->value[k], val))
                 return mcdc_cli_usage_error(cmd, "option '--%s' given twice with different values", o->name);
             out->value[k] = val;
@@ -164,6 +335,18 @@ int mcdc_cli_parse(const mcdc_cli_command *cmd, int argc, char **argv, mcdc_cli_
             out->list[k][out->n_list[k]++] = val;
         }
     }
+    char missing[512] = "";
+    int n_missing = 0;
+    for (int k = 0; cmd->opts && cmd->opts[k].name; k++) {
+        if (cmd->opts[k].kind != MCDC_OPT_REQUIRED || out->value[k])
+            continue;
+        size_t used = strlen(missing);
+        snprintf(missing + used, sizeof missing - used, "%s--%s", n_missing ? ", " : "", cmd->opts[k].name);
+        n_missing++;
+    }
+    if (n_missing)
+        return mcdc_cli_usage_error(cmd, "missing required option%s %s for '%s'", n_missing > 1 ? "s" : "",
+                                    missing, cmd->name);
     out->n_pos = n_pos;
     if (n_pos == 0)
         out->pos = no_pos;

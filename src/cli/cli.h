@@ -28,7 +28,9 @@ enum {
 typedef enum {
     MCDC_OPT_SWITCH, /* --name, no value */
     MCDC_OPT_VALUE,  /* --name VALUE or --name=VALUE; once */
-    MCDC_OPT_LIST    /* --name VALUE, repeatable; values kept in order */
+    MCDC_OPT_LIST,   /* --name VALUE, repeatable; values kept in order */
+    MCDC_OPT_REQUIRED /* as VALUE, and the command does not run without it: the parser
+                       * names each one missing (exit 2) */
 } mcdc_opt_kind;
 
 typedef struct mcdc_opt {
@@ -82,6 +84,18 @@ const char *const *mcdc_cli_list(const mcdc_cli_args *a, const char *name, int *
 int mcdc_cli_fail(void);
 /** Print a usage error for the command (with a pointer to --help) and return 2. */
 int mcdc_cli_usage_error(const mcdc_cli_command *cmd, const char *fmt, ...) MCDC_PRINTF(2, 3);
+/** Print an error in the standard frame, "mssql-cdc: error: <message>" and "hint: <hint>"
+ *  (no hint line when @p hint is NULL or ""), or as one JSON object when errors are JSON
+ *  (mcdc_cli_set_json_errors); return @p exit_code. Every error the tool prints goes
+ *  through here. */
+int mcdc_cli_error(int exit_code, const char *hint, const char *fmt, ...) MCDC_PRINTF(3, 4);
+/** With @p json, errors are printed as one JSON object per error on stderr, one line:
+ *  {"ts", "level":"ERROR", "logger":"cli", "msg", "hint" (or null), "exit_code"}, as the
+ *  log lines of --log-format json. Set once by main before any command runs. */
+void mcdc_cli_set_json_errors(bool json);
+/** The name among @p names (@p n of them) nearest to @p given (a typo of it: a small
+ *  edit distance, or a unique prefix), or NULL when none is near. */
+const char *mcdc_cli_nearest(const char *given, size_t given_len, const char *const *names, size_t n);
 /** The exit code for a library error code. */
 int mcdc_cli_exit_code(int rc);
 

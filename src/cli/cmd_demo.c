@@ -259,8 +259,8 @@ static long count_rows(demo *d, const char *table)
 
 static int fail(const char *step, int ec)
 {
-    fprintf(stderr, "mssql-cdc: error: demo: %s failed (exit %d); see demo.log in the demo directory\n", step, ec);
-    return ec > 0 ? ec : MCDC_EXIT_RUNTIME;
+    return mcdc_cli_error(ec > 0 ? ec : MCDC_EXIT_RUNTIME, "see demo.log in the demo directory",
+                          "demo: %s failed (exit %d)", step, ec);
 }
 
 static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)

@@ -12,8 +12,8 @@
 #include "mcdc/finalize.h"
 
 static const mcdc_opt opts[] = {
-    { "control",       0, MCDC_OPT_VALUE, "NAME", "the control table (created on first use)" },
-    { "table",         0, MCDC_OPT_VALUE, "NAME", "the row's key: the table name exactly as consumers use it" },
+    { "control",       0, MCDC_OPT_REQUIRED, "NAME", "the control table (created on first use)" },
+    { "table",         0, MCDC_OPT_REQUIRED, "NAME", "the row's key: the table name exactly as consumers use it" },
     { "end-lsn",       0, MCDC_OPT_VALUE, "0x…", "end offset LSN of a committed batch (with --end-commit-ts)" },
     { "end-commit-ts", 0, MCDC_OPT_VALUE, "T", "commit time of that LSN, UTC unless a zone is given" },
     { "checkpoint",    0, MCDC_OPT_VALUE, "DIR", "take the end offset of the checkpoint's last committed batch" },
@@ -29,10 +29,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     const char *lsn = mcdc_cli_get(a, "end-lsn"), *ts = mcdc_cli_get(a, "end-commit-ts");
     const char *ck = mcdc_cli_get(a, "checkpoint"), *fmt = mcdc_cli_get(a, "format");
     mcdc_granularity g;
-    if (!control)
-        return mcdc_cli_usage_error(cmd, "--control is required");
-    if (!table || !*table)
-        return mcdc_cli_usage_error(cmd, "--table is required");
+    if (!*table)
+        return mcdc_cli_usage_error(cmd, "--table is empty: give the row's key");
     if (fin_check_format(cmd, fmt, false) != 0)
         return MCDC_EXIT_USAGE;
     if (mcdc_finalize_granularity_parse(&g, mcdc_cli_get(a, "granularity")) < 0)
@@ -49,10 +47,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         if (mcdc_finalize_checkpoint_last(&end, &batch, ck) < 0)
             return mcdc_cli_fail();
         if (!end.has_commit_ts) {
-            fprintf(stderr, "mssql-cdc: error: checkpoint %s: batch %lld's end offset has no commit time\n"
-                            "hint: nothing to finalize until a batch ends on a mapped commit\n",
-                    ck, (long long)batch);
-            return MCDC_EXIT_USAGE;
+            return mcdc_cli_error(MCDC_EXIT_USAGE, "nothing to finalize until a batch ends on a mapped commit",
+                                  "checkpoint %s: batch %lld's end offset has no commit time", ck,
+                                  (long long)batch);
         }
     } else {
         if (mcdc_lsn_parse(&end.lsn, lsn) < 0 || mcdc_time_parse(&end.commit_ts_us, ts) < 0)

@@ -1,7 +1,9 @@
 /*
  * cli/cmd_finalization_freshness.c: `finalization freshness`: the verdict's age, the age
  * of the newest end offset the facts table recorded for the table, and the source lag,
- * so an alert can tell a held verdict from a stopped stream.
+ * so an alert can tell a held verdict from a stopped stream. With --max-age it is also a
+ * check: exit 1 when the verdict's age (verdict_age_seconds, as printed) is greater than
+ * the limit, or there is no verdict yet; the report is printed either way.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,11 +14,12 @@
 #include "mcdc/source.h"
 
 static const mcdc_opt opts[] = {
-    { "control", 0, MCDC_OPT_VALUE, "NAME", "the control table" },
-    { "table",   0, MCDC_OPT_VALUE, "NAME", "the row's key (also the facts rows' target)" },
+    { "control", 0, MCDC_OPT_REQUIRED, "NAME", "the control table" },
+    { "table",   0, MCDC_OPT_REQUIRED, "NAME", "the row's key (also the facts rows' target)" },
     { "facts",   0, MCDC_OPT_VALUE, "NAME", "the facts table the stream writes" },
     { "source",  0, MCDC_OPT_VALUE, "SRC", "measure against this source's clock (sim:PATH, odbc:..., @FILE)" },
     { "format",  0, MCDC_OPT_VALUE, "text|json", "output format (default text)" },
+    { "max-age", 0, MCDC_OPT_VALUE, "DURATION", "exit 1 when the verdict is older than this (or there is none)" },
     { 0 }
 };
 
@@ -55,10 +58,11 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     const char *control = mcdc_cli_get(a, "control"), *table = mcdc_cli_get(a, "table");
     const char *facts = mcdc_cli_get(a, "facts"), *source = mcdc_cli_get(a, "source");
     const char *fmt = mcdc_cli_get(a, "format");
-    if (!control || !table)
-        return mcdc_cli_usage_error(a->cmd, "--control and --table are required");
     if (fin_check_format(a->cmd, fmt, false) != 0)
         return MCDC_EXIT_USAGE;
+    int64_t max_age_us = -1;
+    if (mcdc_cli_get(a, "max-age") && mcdc_duration_parse(&max_age_us, mcdc_cli_get(a, "max-age")) < 0)
+        return mcdc_cli_fail();
     char path[FIN_PATH_MAX], fpath[FIN_PATH_MAX];
     if (fin_resolve(path, ctx, control) < 0 || (facts && fin_resolve(fpath, ctx, facts) < 0))
         return mcdc_cli_fail();
@@ -70,6 +74,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     mcdc_source_close(src);
     if (rc < 0)
         return mcdc_cli_fail();
+    bool stale = max_age_us >= 0 && (!f.verdict.has || f.verdict_age_us > max_age_us);
     if (fmt && !strcmp(fmt, "json")) {
         printf("{\"table_name\":");
         fin_print_json_string(table);
@@ -83,7 +88,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         secs_json("facts_end_age_seconds", f.has_facts_end, f.facts_end_age_us, true);
         ts_json("facts_written_at", f.has_facts_written, f.facts_written_at_us, true);
         ts_json("source_max_commit_ts", f.has_source, f.source_max_commit_ts_us, true);
-        secs_json("source_lag_seconds", f.has_source, f.source_lag_us, false);
+        secs_json("source_lag_seconds", f.has_source, f.source_lag_us, max_age_us >= 0);
+        if (max_age_us >= 0)
+            printf("\"max_age_seconds\":%.3f,\"stale\":%s", (double)max_age_us / 1e6, stale ? "true" : "false");
         printf("}\n");
     } else {
         printf("%-24s %s\n", "table", table);
@@ -96,8 +103,10 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
             ts_text("facts written_at", f.has_facts_written, f.facts_written_at_us, false, 0);
         }
         ts_text("source max commit", f.has_source, f.source_max_commit_ts_us, true, f.source_lag_us);
+        if (max_age_us >= 0)
+            printf("%-24s %s (max age %.1f s)\n", "verdict", stale ? "stale" : "fresh", (double)max_age_us / 1e6);
     }
-    return MCDC_EXIT_OK;
+    return stale ? MCDC_EXIT_NO : MCDC_EXIT_OK;
 }
 
 const mcdc_cli_command mcdc_cmd_finalization_freshness = {
@@ -106,6 +115,8 @@ const mcdc_cli_command mcdc_cmd_finalization_freshness = {
     "",
     0, 0, opts,
     "mssql-cdc finalization freshness --control ops.table_finalization --table bronze.orders \\\n"
-    "    --facts ops.ingestion_facts --format json",
+    "    --facts ops.ingestion_facts --format json\n"
+    "mssql-cdc finalization freshness --control ops.table_finalization --table bronze.orders \\\n"
+    "    --max-age 2h",
     run
 };

@@ -10,7 +10,7 @@
 #include "mcdc/finalize.h"
 
 static const mcdc_opt opts[] = {
-    { "control", 0, MCDC_OPT_VALUE, "NAME", "the control table" },
+    { "control", 0, MCDC_OPT_REQUIRED, "NAME", "the control table" },
     { "table",   0, MCDC_OPT_VALUE, "NAME", "only this row (exit 2 when it does not exist)" },
     { "format",  0, MCDC_OPT_VALUE, "text|json|jsonl", "output format (default text)" },
     { 0 }
@@ -59,8 +59,6 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
 {
     const char *control = mcdc_cli_get(a, "control"), *table = mcdc_cli_get(a, "table");
     const char *fmt = mcdc_cli_get(a, "format");
-    if (!control)
-        return mcdc_cli_usage_error(a->cmd, "--control is required");
     if (fin_check_format(a->cmd, fmt, true) != 0)
         return MCDC_EXIT_USAGE;
     char path[FIN_PATH_MAX];

@@ -56,8 +56,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
             free(list);
             free(names);
             mcdc_parquet_reader_free(r);
-            fprintf(stderr, "mssql-cdc: error: out of memory\n");
-            return MCDC_EXIT_RUNTIME;
+            return mcdc_cli_error(MCDC_EXIT_RUNTIME, NULL, "out of memory");
         }
         for (char *save = NULL, *t = strtok_r(list, ",", &save); t && n < cap; t = strtok_r(NULL, ",", &save))
             names[n++] = t;

@@ -51,7 +51,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     int ec = rc < 0 ? mcdc_cli_fail() : 0;
     if (rc == 0 && out)
-        fprintf(stderr, "wrote %s (%zu tables, %zu batches)\n", out, d.n_verdicts, d.n_batches);
+        fprintf(stderr, "wrote %s (%zu table%s, %zu facts row%s)\n", out, d.n_verdicts, d.n_verdicts == 1 ? "" : "s",
+                d.n_batches, d.n_batches == 1 ? "" : "s");
     mcdc_buf_dispose(&page);
     mcdc_report_data_free(&d);
     return ec;

@@ -17,12 +17,12 @@
 #include "mcdc/warehouse.h"
 
 static const mcdc_opt opts[] = {
-    { "bronze", 0, MCDC_OPT_VALUE, "NAME", "the bronze table the stream writes (name or path)" },
-    { "silver", 0, MCDC_OPT_VALUE, "NAME", "the silver table to keep (created on the first call)" },
-    { "capture-instance", 0, MCDC_OPT_VALUE, "CI[,CI]", "the capture instance(s) of the source table in bronze" },
+    { "bronze", 0, MCDC_OPT_REQUIRED, "NAME", "the bronze table the stream writes (name or path)" },
+    { "silver", 0, MCDC_OPT_REQUIRED, "NAME", "the silver table to keep (created on the first call)" },
+    { "capture-instance", 0, MCDC_OPT_REQUIRED, "CI[,CI]", "the capture instance(s) of the source table in bronze" },
     { "keys", 0, MCDC_OPT_VALUE, "K1[,K2...]", "key columns (or --source to read the unique index)" },
     { "source", 0, MCDC_OPT_VALUE, "SRC", "source to read the keys and instances from (sim:PATH, odbc:..., @FILE)" },
-    { "control", 0, MCDC_OPT_VALUE, "NAME", "the control table (positions and verdicts)" },
+    { "control", 0, MCDC_OPT_REQUIRED, "NAME", "the control table (positions and verdicts)" },
     { "facts", 0, MCDC_OPT_VALUE, "NAME", "the facts table; without it silver's verdict is held" },
     { "granularity", 0, MCDC_OPT_VALUE, "minute|hour|day", "the verdict's period (default hour)" },
     { "target-file-rows", 0, MCDC_OPT_VALUE, "N", "rows per silver file (default 262144)" },
@@ -106,9 +106,6 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     const char *ci = mcdc_cli_get(a, "capture-instance"), *control = mcdc_cli_get(a, "control");
     const char *keys = mcdc_cli_get(a, "keys"), *source = mcdc_cli_get(a, "source");
     const char *facts = mcdc_cli_get(a, "facts"), *format = mcdc_cli_get(a, "format");
-    if (!bronze || !silver || !ci || !control)
-        return mcdc_cli_usage_error(a->cmd, "--bronze, --silver, --capture-instance and --control "
-                                    "are required");
     if (!keys && !source)
         return mcdc_cli_usage_error(a->cmd, "pass --keys k1,k2 or --source SRC");
     if (keys && source)
@@ -158,9 +155,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
             goto done;
         }
         if (n_src_keys == 0 || n_src_keys > 64) {
-            fprintf(stderr, "mssql-cdc: error: capture instance %s has no unique index to key "
-                    "silver by\nhint: pass --keys k1,k2\n", cis[0]);
-            code = MCDC_EXIT_USAGE;
+            code = mcdc_cli_error(MCDC_EXIT_USAGE, "pass --keys k1,k2",
+                                  "capture instance %s has no unique index to key silver by", cis[0]);
             goto done;
         }
         for (size_t i = 0; i < n_src_keys; i++)

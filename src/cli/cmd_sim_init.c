@@ -1,6 +1,7 @@
 /*
  * cli/cmd_sim_init.c: `mssql-cdc sim init DB [--table T --schema S --keys K]`: create a
- * simulator database (if needed) and a table with CDC enabled on it.
+ * simulator database (if needed) and a table with CDC enabled on it. A failed init of a new
+ * file leaves no file behind (mcdc_sim_init).
  */
 #include <stdio.h>
 
@@ -26,12 +27,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     if (!table && (mcdc_cli_has(a, "schema") || mcdc_cli_has(a, "keys") || mcdc_cli_has(a, "capture-instance")))
         return mcdc_cli_usage_error(a->cmd, "--schema, --keys and --capture-instance need --table");
     mcdc_sim *sim;
-    if (mcdc_sim_open(&sim, a->pos[0], true, mcdc_cli_get(a, "time-zone")) < 0) return mcdc_cli_fail();
-    if (table && mcdc_sim_create_table(sim, table, mcdc_cli_get(a, "schema"), mcdc_cli_get(a, "keys"),
-                                       mcdc_cli_get(a, "capture-instance"), at) < 0) {
-        mcdc_sim_close(sim);
+    if (mcdc_sim_init(&sim, a->pos[0], mcdc_cli_get(a, "time-zone"), table, mcdc_cli_get(a, "schema"),
+                      mcdc_cli_get(a, "keys"), mcdc_cli_get(a, "capture-instance"), at) < 0)
         return mcdc_cli_fail();
-    }
     mcdc_sim_status st;
     if (mcdc_sim_get_status(sim, &st) == 0) {
         if (table)

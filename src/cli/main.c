@@ -2,7 +2,8 @@
  * cli/main.c: the mssql-cdc entry point: global options, the log sink, dispatch.
  *
  * Global options come before the command (as in git). Data goes to stdout; logs and
- * errors to stderr. Exit codes: cli.h and docs/reference/cli.md.
+ * errors to stderr (with --log-format json, errors too are JSON objects, wherever the
+ * option stands among the global ones). Exit codes: cli.h and docs/reference/cli.md.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,12 +102,90 @@ static int group_help(const char *group)
     return n;
 }
 
+/* Whether --log-format json is among the global options (before the command), so that
+ * an error about an earlier global option is JSON too. */
+static bool wants_json(int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 1; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--log-format") && i + 1 < argc)
+            json = !strcmp(argv[++i], "json");
+        else if (!strncmp(argv[i], "--log-format=", 13))
+            json = !strcmp(argv[i] + 13, "json");
+        else if (!strcmp(argv[i], "--warehouse") || !strcmp(argv[i], "--log-level"))
+            i++;
+    }
+    return json;
+}
+
+/* An option before the command that is not a global one: a command's option given too
+ * early, or a typo of a global option. */
+static int unknown_global(const char *a, size_t len)
+{
+    static const char *const globals[] = { "warehouse", "log-level", "log-format", "version", "help" };
+    const char *name = a + (a[1] == '-' ? 2 : 1);
+    size_t nlen = len - (size_t)(name - a);
+    char hint[512];
+    const char *near = mcdc_cli_nearest(name, nlen, globals, sizeof globals / sizeof *globals);
+    if (near) {
+        snprintf(hint, sizeof hint, "did you mean --%s? (global options: --warehouse, --log-level, --log-format, --version, --help)", near);
+        return mcdc_cli_error(MCDC_EXIT_USAGE, hint, "unknown global option '%.*s'", (int)len, a);
+    }
+    for (int k = 0; mcdc_cli_commands[k]; k++)
+        for (const mcdc_opt *o = mcdc_cli_commands[k]->opts; o && o->name; o++)
+            if (strlen(o->name) == nlen && !strncmp(o->name, name, nlen))
+                return mcdc_cli_error(MCDC_EXIT_USAGE, "write it after the command's name, e.g. mssql-cdc COMMAND ARGS; "
+                                      "only --warehouse, --log-level and --log-format go before it",
+                                      "'%.*s' is an option of a command, not a global option", (int)len, a);
+    return mcdc_cli_error(MCDC_EXIT_USAGE, "global options: --warehouse, --log-level, --log-format, --version, --help",
+                          "unknown global option '%.*s'", (int)len, a);
+}
+
+/* The command or group nearest to the unknown word @p w, or NULL. */
+static const char *nearest_command(const char *w)
+{
+    const char *names[256];
+    size_t n = 0;
+    for (int k = 0; mcdc_cli_commands[k] && n < 256; k++) {
+        const char *name = mcdc_cli_commands[k]->name, *sp = strchr(name, ' ');
+        static char groups[64][32];
+        if (!sp) {
+            names[n++] = name;
+            continue;
+        }
+        size_t len = (size_t)(sp - name);
+        bool seen = false;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = strlen(names[j]) == len && !strncmp(names[j], name, len);
+        if (!seen && len < sizeof groups[0] && k < 64) {
+            memcpy(groups[k], name, len);
+            groups[k][len] = '\0';
+            names[n++] = groups[k];
+        }
+    }
+    return mcdc_cli_nearest(w, strlen(w), names, n);
+}
+
+/* The subcommand of @p group nearest to @p w, or NULL. */
+static const char *nearest_subcommand(const char *group, const char *w)
+{
+    const char *names[256];
+    size_t n = 0, glen = strlen(group);
+    for (int k = 0; mcdc_cli_commands[k] && n < 256; k++) {
+        const char *name = mcdc_cli_commands[k]->name;
+        if (!strncmp(name, group, glen) && name[glen] == ' ')
+            names[n++] = name + glen + 1;
+    }
+    return mcdc_cli_nearest(w, strlen(w), names, n);
+}
+
 int main(int argc, char **argv)
 {
     mcdc_cli_ctx ctx = {0};
     int i = 1;
     ctx.prog = "mssql-cdc";
     ctx.warehouse = getenv("MSSQL_CDC_WAREHOUSE");
+    mcdc_cli_set_json_errors(wants_json(argc, argv));
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i], *val = NULL;
         const char *eq = strchr(a, '=');
@@ -122,7 +201,7 @@ int main(int argc, char **argv)
         bool takes = (len == 11 && !strncmp(a, "--warehouse", len)) || (len == 11 && !strncmp(a, "--log-level", len)) ||
                      (len == 12 && !strncmp(a, "--log-format", len));
         if (!takes)
-            return mcdc_cli_usage_error(NULL, "unknown global option '%.*s' (global options: --warehouse, --log-level, --log-format, --version, --help)", (int)len, a);
+            return unknown_global(a, len);
         if (eq)
             val = eq + 1;
         else if (i + 1 < argc)
@@ -166,11 +245,16 @@ int main(int argc, char **argv)
             if (group_help(argv[i]))
                 return i + 1 >= argc ? MCDC_EXIT_USAGE : 0;
         } else if (group_help(argv[i])) {
-            fprintf(stderr, "mssql-cdc: error: unknown subcommand '%s %s'\n", argv[i], argv[i + 1]);
-            return MCDC_EXIT_USAGE;
+            const char *near = nearest_subcommand(argv[i], argv[i + 1]);
+            char hint[256];
+            snprintf(hint, sizeof hint, "did you mean '%s %s'?", argv[i], near ? near : "");
+            return mcdc_cli_error(MCDC_EXIT_USAGE, near ? hint : NULL, "unknown subcommand '%s %s'", argv[i], argv[i + 1]);
         }
-        fprintf(stderr, "mssql-cdc: error: unknown command '%s'\nhint: 'mssql-cdc --help' lists the commands\n", argv[i]);
-        return MCDC_EXIT_USAGE;
+        const char *near = nearest_command(argv[i]);
+        char hint[256];
+        snprintf(hint, sizeof hint, "did you mean '%s'? ('mssql-cdc --help' lists the commands)", near ? near : "");
+        return mcdc_cli_error(MCDC_EXIT_USAGE, near ? hint : "'mssql-cdc --help' lists the commands",
+                              "unknown command '%s'", argv[i]);
     }
     mcdc_cli_args args;
     int rc = mcdc_cli_parse(best, argc - i - best_words, argv + i + best_words, &args);

@@ -1,5 +1,5 @@
 /*
- * core/failpoint.c: MCDC_FAILPOINT parsing and the kill (see mcdc/failpoint.h).
+ * core/failpoint.c: MCDC_FAILPOINT parsing and the kill, or the stop (see mcdc/failpoint.h).
  *
  * The specification is parsed once under pthread_once into a fixed table; after that
  * `state` says whether anything is armed, so an unarmed call is one load and one
@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,7 +21,8 @@
 
 typedef struct point {
     char          name[NAME_MAX_LEN + 1];
-    unsigned long nth;  /* kill on this pass, 1-based */
+    unsigned long nth;  /* kill (or stop) on this pass, 1-based */
+    bool          stop; /* "=stop": SIGSTOP instead of SIGKILL, for race tests */
     atomic_ulong  hits; /* passes so far */
 } point;
 
@@ -63,6 +65,14 @@ static int parse_spec(const char *spec)
                 return mcdc_error_set(MCDC_EINVAL, "bad MCDC_FAILPOINT '%s': N after '@' must be 1 to 1000000000",
                                       spec);
         }
+        bool stop = false;
+        if (*p == '=') {
+            if (strncmp(p, "=stop", 5) != 0 || (p[5] && p[5] != ','))
+                return mcdc_error_set(MCDC_EINVAL, "bad MCDC_FAILPOINT '%s': the only action after '=' is stop",
+                                      spec);
+            stop = true;
+            p += 5;
+        }
         if (*p == ',')
             p++;
         else if (*p)
@@ -73,6 +83,7 @@ static int parse_spec(const char *spec)
         memcpy(points[n_points].name, start, len);
         points[n_points].name[len] = '\0';
         points[n_points].nth = nth;
+        points[n_points].stop = stop;
         atomic_init(&points[n_points].hits, 0);
         n_points++;
     }
@@ -121,7 +132,11 @@ void mcdc_failpoint(const char *name)
         if (strcmp(points[i].name, name) != 0)
             continue;
         unsigned long hit = atomic_fetch_add(&points[i].hits, 1) + 1;
-        if (hit == points[i].nth) {
+        if (hit == points[i].nth && points[i].stop) {
+            mcdc_log(MCDC_LOG_WARN, "failpoint", "failpoint %s reached (pass %lu): stopping the process "
+                     "(SIGCONT resumes it)", name, hit);
+            raise(SIGSTOP);
+        } else if (hit == points[i].nth) {
             mcdc_log(MCDC_LOG_WARN, "failpoint", "failpoint %s reached (pass %lu): killing the process", name, hit);
             kill(getpid(), SIGKILL);
             for (;;)

@@ -69,7 +69,10 @@ static bool digits(const char **p, int n, int *out)
 #define MIN_SECS (INT64_C(-62135596800))
 #define MAX_SECS (INT64_C(253402300799))
 
-#define BAD(why) mcdc_error_set(MCDC_EINVAL, "bad time '%s': %s", s, why)
+/* The accepted form, the hint of every bad time. */
+#define TIME_FORM "a time is ISO-8601 YYYY-MM-DDTHH:MM:SS[.fffffff][Z|+HH:MM|-HH:MM], UTC without a " \
+                  "zone, e.g. 2026-10-01T15:00:00 or 2026-10-01T17:00:00+02:00"
+#define BAD(why) (mcdc_error_set(MCDC_EINVAL, "bad time '%s': %s", s, why), mcdc_error_hint(TIME_FORM))
 
 int mcdc_time_parse_ex(int64_t *out_us, bool *has_zone, const char *s)
 {
@@ -77,7 +80,7 @@ int mcdc_time_parse_ex(int64_t *out_us, bool *has_zone, const char *s)
     int y, mo, d, h, mi, se, frac_us = 0, off_min = 0;
     bool zone = false;
     if (!s)
-        return mcdc_error_set(MCDC_EINVAL, "bad time: none given");
+        return (mcdc_error_set(MCDC_EINVAL, "bad time: none given"), mcdc_error_hint(TIME_FORM));
     if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) || *p++ != '-' || !digits(&p, 2, &d))
         return BAD("expected YYYY-MM-DD");
     if (y < 1)

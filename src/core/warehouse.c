@@ -3,12 +3,15 @@
  *
  * Guarantee: a dotted name always resolves to a directory strictly inside the
  * warehouse: each part is non-empty, contains no '/' (else it is a path), no '\' and
- * no control character, so no part can be "..", "." or absolute.
+ * no control character, so no part can be "..", "." or absolute. A location that starts
+ * with a URI scheme ("s3://", "abfss://", "file://") is refused, table or warehouse, until
+ * object storage exists: it would otherwise become a local directory named "s3:".
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcdc/secret.h"
 #include "mcdc/warehouse.h"
 
 #define HINT "write a table as schema.table (e.g. bronze.orders, stored under the warehouse) or as a path " \
@@ -41,6 +44,31 @@ static bool has_control(const char *s)
     return false;
 }
 
+bool mcdc_warehouse_is_uri(const char *location)
+{
+    /* RFC 3986 scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then "://" */
+    const char *p = location;
+    if (!p || !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        return false;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '+' || *p == '-' || *p == '.')
+        p++;
+    return strncmp(p, "://", 3) == 0;
+}
+
+/* Refuse a URI location: @p what is "table" or "warehouse". */
+static int refuse_uri(const char *what, const char *location)
+{
+    char shown[256];
+    mcdc_secret_mask_str(shown, sizeof shown, location);
+    size_t n = strcspn(location, ":");
+    mcdc_error_set(MCDC_EUNSUPPORTED, "%s location '%s': object storage (%.*s://) is not "
+                   "supported yet; only local directories are", what, shown, (int)(n < 32 ? n : 32),
+                   location);
+    return mcdc_error_hint("give a local directory: a path containing '/' (e.g. ./lake/bronze/orders), "
+                           "or a dotted name under a local --warehouse DIR");
+}
+
 int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const char *name)
 {
     out[0] = '\0';
@@ -50,6 +78,8 @@ int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const
         mcdc_error_set(MCDC_EINVAL, "bad table name: contains a control character");
         return mcdc_error_hint(HINT);
     }
+    if (mcdc_warehouse_is_uri(name))
+        return refuse_uri("table", name);
     if (mcdc_warehouse_is_path(name)) {
         size_t n = strlen(name);
         if (n >= MCDC_PATH_MAX)
@@ -67,6 +97,8 @@ int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const
         mcdc_error_set(MCDC_EINVAL, "bad warehouse: empty directory");
         return mcdc_error_hint("give --warehouse DIR or set MSSQL_CDC_WAREHOUSE");
     }
+    if (mcdc_warehouse_is_uri(warehouse))
+        return refuse_uri("warehouse", warehouse);
     size_t wl = strlen(warehouse);
     while (wl > 1 && warehouse[wl - 1] == '/')
         wl--;

@@ -17,7 +17,10 @@
  *
  * Commit invariants (architecture §3 invariants 1, 6, 7):
  * (W1) a txn version at or below the recorded one writes nothing (MCDC_EALREADY), checked
- *      on every fresh snapshot and on every winner that records our appId.
+ *      on every fresh snapshot and on every winner that records our appId; with
+ *      txn_expect, a recorded version that is neither that nor ours or above is another
+ *      writer's (MCDC_ECONFLICT), checked on every fresh snapshot (a winner recording our
+ *      appId forces one).
  * (W2) conflicts: a winner that changed protocol or metaData, recorded our appId, wrote a
  *      domain we write, removed a file we remove, or added (dataChange) a file whose
  *      partition values or stats may match our read predicate.
@@ -285,6 +288,15 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
             rc = mcdc_error_set(MCDC_EALREADY, "%s: txn %lld of appId %s already committed "
                                 "(recorded: %lld)", path, (long long)opts->txn_version,
                                 opts->app_id, (long long)mcdc_delta_snapshot_txn(snap, opts->app_id));
+            mcdc_delta_snapshot_free(snap);
+            break;
+        }
+        if (opts->app_id && opts->txn_expect != MCDC_DELTA_TXN_ANY &&
+            mcdc_delta_snapshot_txn(snap, opts->app_id) != opts->txn_expect) {
+            rc = mcdc_error_set(MCDC_ECONFLICT, "%s: txn of appId %s is %lld, not %lld as last "
+                                "seen: another writer uses the appId", path, opts->app_id,
+                                (long long)mcdc_delta_snapshot_txn(snap, opts->app_id),
+                                (long long)opts->txn_expect);
             mcdc_delta_snapshot_free(snap);
             break;
         }

@@ -3,6 +3,11 @@
  * the log: timestamp, operation, userMetadata, the commitInfo object and the commit's txn
  * actions. Never writes. The timestamp is commitInfo.inCommitTimestamp when present,
  * else commitInfo.timestamp, else the commit file's modification time.
+ *
+ * A version missing after the newest checkpoint (one a snapshot must replay) is
+ * corruption, as it is for a snapshot: MCDC_ECORRUPT naming it, never a history that
+ * silently skips it; commits at or below a checkpoint may be gone (log cleanup). So is an
+ * empty commit file (delta/log.c (L1)).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +78,23 @@ int mcdc_delta_history(mcdc_delta_history_entry **out, size_t *n_out, const char
     size_t n = 0;
     if (!logdir || !h)
         rc = mcdc_error_set(MCDC_ENOMEM, "history: out of memory");
+    /* the versions a snapshot must replay (after the newest checkpoint) are contiguous */
+    mcdc_delta__cp_choice cp;
+    mcdc_delta__choose_checkpoint(&cp, &l, INT64_MAX);
+    for (size_t i = 1; rc == 0 && i < l.n_commits; i++)
+        if (l.commits[i] != l.commits[i - 1] + 1 && l.commits[i] - 1 > cp.version)
+            rc = mcdc_error_set(MCDC_ECORRUPT, "%s: version %lld is missing: the commits after "
+                                "version %lld are not contiguous up to %lld", logdir,
+                                (long long)(l.commits[i - 1] + 1), (long long)l.commits[i - 1],
+                                (long long)l.commits[i]);
+    if (rc == 0 && l.n_commits && l.commits[0] > cp.version + 1)
+        rc = cp.version < 0
+                 ? mcdc_error_set(MCDC_ECORRUPT, "%s: no checkpoint and no commit 0 "
+                                  "(00000000000000000000.json); the log starts later", logdir)
+                 : mcdc_error_set(MCDC_ECORRUPT, "%s: version %lld is missing: the commits "
+                                  "after checkpoint %lld start at %lld", logdir,
+                                  (long long)(cp.version + 1), (long long)cp.version,
+                                  (long long)l.commits[0]);
     for (size_t i = 0; rc == 0 && i < l.n_commits; i++) {
         char name[32];
         mcdc_delta__commit_name(name, l.commits[i]);

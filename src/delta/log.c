@@ -5,16 +5,27 @@
  * File names (PROTOCOL "File Types"): NNN.json commits (20-digit versions),
  * NNN.checkpoint.parquet, NNN.checkpoint.PPPPPPPPPP.TTTTTTTTTT.parquet (multi-part),
  * NNN.checkpoint.<uuid>.json|parquet (V2). Anything else (.crc, compacted logs, temp
- * files starting with '.', _sidecars/, _staged_commits/) is ignored. _last_checkpoint is
- * only a hint: when it is missing or unreadable the listing decides. Errors reading a
+ * files starting with '.', _sidecars/, _staged_commits/) is ignored. Errors reading a
  * JSON action file name the file and the 1-based line.
+ *
+ * Invariants:
+ * (L1) A commit file (and a JSON checkpoint) holds at least one action: an empty or
+ *      blank file is MCDC_ECORRUPT, never an empty commit. Every reader of the log goes
+ *      through mcdc_delta__parse_json_actions, so a snapshot, the history and a writer's
+ *      conflict check all stop at it; a writer never commits past a corrupt version.
+ * (L2) _last_checkpoint is only a hint: when it is missing the listing decides silently;
+ *      when it is empty, garbled or unreadable a warning says so (once per table and
+ *      process) and the listing decides.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "mcdc/log.h"
 
 #include "delta/internal.h"
 
@@ -227,6 +238,30 @@ void mcdc_delta__choose_checkpoint(mcdc_delta__cp_choice *out, const mcdc_delta_
     out->n_files = 0;
 }
 
+/* Whether a warning about @p path's _last_checkpoint was already logged by this process
+ * (a table is loaded many times by a stream: one warning each, not one a load). Remembers
+ * up to 64 tables by hash; a collision only drops a warning. */
+static bool warned_before(const char *path)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static uint64_t seen[64]; /* 0: empty slot */
+    static size_t next;       /* slot the next new table takes (a ring) */
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = path; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    h |= 1; /* never 0, the empty slot */
+    bool found = false;
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < 64 && !found; i++)
+        found = seen[i] == h;
+    if (!found) {
+        seen[next] = h;
+        next = (next + 1) % 64;
+    }
+    pthread_mutex_unlock(&mu);
+    return found;
+}
+
 int64_t mcdc_delta__read_last_checkpoint(const char *table)
 {
     char *p = mcdc_delta__join(table, "_delta_log/_last_checkpoint");
@@ -234,14 +269,31 @@ int64_t mcdc_delta__read_last_checkpoint(const char *table)
         return -1;
     mcdc_buf b = MCDC_BUF_INIT(MCDC_DELTA_MAX_LASTCP_BYTES);
     int64_t v = -1;
-    if (mcdc_delta__read_file(&b, p, MCDC_DELTA_MAX_LASTCP_BYTES) == 0 && b.len) {
-        json_t *j = json_loadb(b.ptr, b.len, 0, NULL);
+    char why[1280] = ""; /* an error message (up to 1024 bytes) or a parse error */
+    int rc = mcdc_delta__read_file(&b, p, MCDC_DELTA_MAX_LASTCP_BYTES);
+    if (rc == MCDC_ENOTFOUND) {
+        /* no hint: the usual case for a young table */
+    } else if (rc < 0) {
+        snprintf(why, sizeof why, "%s", mcdc_error_last()->message);
+    } else if (b.len == 0) {
+        snprintf(why, sizeof why, "the file is empty (0 bytes)");
+    } else {
+        json_error_t jerr;
+        json_t *j = json_loadb(b.ptr, b.len, 0, &jerr);
         json_t *ver = j ? json_object_get(j, "version") : NULL;
-        if (json_is_integer(ver) && json_integer_value(ver) >= 0)
+        if (!j)
+            snprintf(why, sizeof why, "not JSON: %s", jerr.text);
+        else if (!json_is_integer(ver) || json_integer_value(ver) < 0)
+            snprintf(why, sizeof why, "no \"version\" that is a non-negative integer");
+        else
             v = (int64_t)json_integer_value(ver);
         json_decref(j);
     }
     mcdc_error_clear();
+    /* (L2) _last_checkpoint is only a hint: a bad one is said, then the listing decides */
+    if (why[0] && !warned_before(p))
+        mcdc_log(MCDC_LOG_WARN, "delta", "%s: ignored, %s; listing _delta_log to find the "
+                 "newest checkpoint instead (the next checkpoint rewrites it)", p, why);
     mcdc_buf_dispose(&b);
     free(p);
     return v;
@@ -252,7 +304,7 @@ int mcdc_delta__parse_json_actions(const char *name, const char *data, size_t le
 {
     int rc = 0;
     const char *p = data ? data : "", *end = p + len;
-    size_t line = 0;
+    size_t line = 0, n_actions = 0;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
@@ -277,6 +329,7 @@ int mcdc_delta__parse_json_actions(const char *name, const char *data, size_t le
                 mcdc_delta_action_clear(&a);
                 break;
             }
+            n_actions++;
             rc = cb(&a, payload);
             mcdc_delta_action_clear(&a);
             if (rc != 0) {
@@ -287,6 +340,17 @@ int mcdc_delta__parse_json_actions(const char *name, const char *data, size_t le
             }
         }
         p = nl ? nl + 1 : end;
+    }
+    if (rc == 0 && n_actions == 0) {
+        /* (L1) a commit (or a JSON checkpoint) always holds at least one action: an empty
+         * file is a zeroed or truncated write, never an empty commit to skip */
+        rc = len == 0 ? mcdc_error_set(MCDC_ECORRUPT, "%s: the file is empty (0 bytes): a "
+                                       "truncated or zeroed write, not a commit", name)
+                      : mcdc_error_set(MCDC_ECORRUPT, "%s: the file holds no action (%zu "
+                                       "blank bytes): a truncated or zeroed write, not a "
+                                       "commit", name, len);
+        mcdc_error_hint("restore this file from a backup or a copy of the table; nothing "
+                        "reads or commits past a corrupt version");
     }
     return rc;
 }

@@ -16,6 +16,9 @@
  * (K4) Data files are fsynced before the commit names them. A file of an attempt that
  *      lost a conflict is deleted; the file of a commit that failed for another reason
  *      is left for vacuum (the commit may have landed).
+ * (K5) The first advance of a new control table creates it; concurrent first advances
+ *      all succeed (one creates, the others take it and conflict as in K2), never
+ *      "table not found".
  * Files written by other engines (no tag, maybe several rows) are read through their
  * Parquet data; rewriting their key moves every other row of the file to a file of its
  * own.
@@ -402,6 +405,38 @@ static const mcdc_control_row *find_row(const row_list *l, const char *key)
     return best;
 }
 
+/* The hint of a missing row: the rows that exist (sorted, at most 20 named), since the
+ * usual cause is a typo or a path given where the name was used. */
+static void hint_rows(row_list *l)
+{
+    char names[400] = "";
+    size_t used = 0, n_named = 0;
+    bool more = false;
+    if (l->n > 1)
+        qsort(l->a, l->n, sizeof *l->a, cmp_rows);
+    for (size_t i = 0; i < l->n && !more; i++) {
+        if (i && !strcmp(l->a[i].table_name, l->a[i - 1].table_name))
+            continue; /* a duplicate from a foreign write */
+        if (n_named == 20) {
+            more = true;
+            break;
+        }
+        int w = snprintf(names + used, sizeof names - used, "%s%s", n_named ? ", " : "", l->a[i].table_name);
+        if (w < 0 || (size_t)w >= sizeof names - used) {
+            names[used] = '\0';
+            more = true;
+            break;
+        }
+        used += (size_t)w;
+        n_named++;
+    }
+    if (l->n == 0)
+        mcdc_error_hint("the control table has no rows yet: a table's first advance creates its row");
+    else
+        mcdc_error_hint("rows are keyed by the exact name given to advance (a name and a path are "
+                        "different rows); the rows: %s%s", names, more ? ", ..." : "");
+}
+
 int mcdc_control_get(mcdc_control_row *out, const char *path, const char *table_name)
 {
     MCDC_ASSERT_ARG(out && path && table_name);
@@ -419,8 +454,7 @@ int mcdc_control_get(mcdc_control_row *out, const char *path, const char *table_
     if (!r) {
         rc = mcdc_error_set(MCDC_ENOTFOUND, "control table %s has no row for '%.300s'", path,
                             table_name);
-        mcdc_error_hint("rows are keyed by the exact name given to advance "
-                        "(a name and a path are different rows)");
+        hint_rows(&l);
     } else {
         rc = row_copy(out, r);
     }
@@ -492,13 +526,6 @@ int mcdc_control_ensure(const char *path, bool *created)
     if (rc == 0 && created)
         *created = res.version == 0 && !res.already_committed;
     return rc;
-}
-
-/* Whether @p path has a Delta log (a commit's ENOTFOUND may also come from a data file). */
-static bool delta_log_exists(const char *path)
-{
-    int64_t v;
-    return mcdc_delta_latest_version(&v, path) == 0;
 }
 
 /* ---- Advancing ---------------------------------------------------------------------- */
@@ -710,8 +737,14 @@ int mcdc_control_update(const char *path, const char *table_name, mcdc_control_m
     mcdc_delta_commit_result cr;
     memset(&cr, 0, sizeof cr);
     rc = mcdc_delta_commit(path, build_update, &c, &opts, &cr);
-    if (rc == MCDC_ENOTFOUND && !delta_log_exists(path)) {
-        /* first use: create the table (or take one a concurrent writer just created) */
+    if (rc == MCDC_ENOTFOUND) {
+        /* (K5) first use: create the table, or take the one a concurrent first writer
+         * created since the commit looked, then commit again. No second look decides
+         * whether the table was missing: a writer that creates it between the two looks
+         * would turn this race into a "no such table" (exit 2). An ENOTFOUND of a data
+         * file comes back from the second commit unchanged. */
+        mcdc_failpoint("finalize.control.first_use");
+        mcdc_error_clear();
         rc = mcdc_control_ensure(path, &res.created);
         if (rc == 0)
             rc = mcdc_delta_commit(path, build_update, &c, &opts, &cr);

@@ -140,7 +140,7 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
             goto done;
         }
         int64_t ver;
-        rc = mcdc_stream__commit_bronze(s, &x, snap_app, 0, um, "WRITE", &ver);
+        rc = mcdc_stream__commit_bronze(s, &x, snap_app, 0, um, "WRITE", NULL, &ver);
         free(um);
         if (rc < 0)
             goto done;

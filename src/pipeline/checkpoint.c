@@ -11,6 +11,9 @@
  *      present are contiguous; a hole is corruption, never skipped.
  * (C4) One process at a time: the lock is an flock on <checkpoint>/lock, released by the
  *      kernel when the holder dies, so a killed stream never leaves a stale lock.
+ * (C5) metadata is written before any offsets/N and never removed: a directory holding
+ *      offsets or commits without metadata is corruption (MCDC_ECORRUPT, nothing
+ *      written), never a new checkpoint with a new stream id.
  *
  * Old batches are pruned: after commits/N, offsets and commits of batch N - 100 are
  * removed (commits first), so the directory stays bounded for an always-on stream.
@@ -31,7 +34,9 @@
 #include <unistd.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/secret.h"
 #include "mcdc/time.h"
+#include "mcdc/warehouse.h"
 
 #define KEEP_BATCHES 100              /* batches kept in offsets/ and commits/ */
 #define MAX_STATE_FILE (1 << 20)      /* no checkpoint file is larger than this */
@@ -382,6 +387,14 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         free(ck);
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
     }
+    if (mcdc_warehouse_is_uri(dir)) {
+        char shown[256];
+        rc = mcdc_error_set(MCDC_EUNSUPPORTED, "checkpoint '%s': object storage is not "
+                            "supported yet; a checkpoint is a local directory",
+                            mcdc_secret_mask_str(shown, sizeof shown, dir));
+        mcdc_error_hint("give --checkpoint a local directory, e.g. ./checkpoints/orders");
+        goto fail;
+    }
     if ((rc = mcdc_fs_mkdirs(dir)) < 0)
         goto fail;
     if (!(p = path_join(dir, "lock"))) {
@@ -399,8 +412,33 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
         goto fail;
     }
-    if (access(p, F_OK) != 0 && (rc = create_meta(p, app_id, capture_instance, target)) < 0)
-        goto fail;
+    if (access(p, F_OK) != 0) {
+        /* (C5) metadata is written first and never removed: batches without it mean a
+         * damaged checkpoint, not a new one (a new stream id would hide the loss) */
+        for (int i = 0; i < 2; i++) {
+            const char *sub = i ? "commits" : "offsets";
+            int64_t first, last;
+            rc = scan_numbers(dir, sub, &first, &last);
+            if (rc == MCDC_ENOTFOUND) { /* a new directory: no subdirectory yet */
+                mcdc_error_clear();
+                rc = 0;
+                continue;
+            }
+            if (rc < 0)
+                goto fail;
+            if (last >= 0) {
+                rc = mcdc_error_set(MCDC_ECORRUPT, "checkpoint %s: metadata is missing, but "
+                                    "%s/ holds batches %" PRId64 " to %" PRId64 ": the "
+                                    "checkpoint is damaged", dir, sub, first, last);
+                mcdc_error_hint("restore %s/metadata from a backup of the checkpoint (it names "
+                                "the stream id, app_id, capture instance and target); nothing "
+                                "was written", dir);
+                goto fail;
+            }
+        }
+        if ((rc = create_meta(p, app_id, capture_instance, target)) < 0)
+            goto fail;
+    }
     if ((rc = load_meta(ck, p)) < 0)
         goto fail;
     if (strcmp(ck->meta.app_id, app_id) != 0) {
@@ -479,6 +517,41 @@ int mcdc_checkpoint_last_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *ou
         return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no batch finished yet", ck->dir);
     *out = ck->last_commit_rec;
     return 0;
+}
+
+int mcdc_checkpoint_batch(const mcdc_checkpoint *ck, int64_t n, mcdc_batch_range *range,
+                          mcdc_batch_commit *commit)
+{
+    if (n < 0 || n < ck->first_offset || n > ck->last_offset ||
+        (commit && (n < ck->first_commit || n > ck->last_commit)))
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: batch %" PRId64 " is not kept",
+                              ck->dir, n);
+    int rc = 0;
+    if (range)
+        rc = n == ck->last_offset ? (*range = ck->last_range, 0) : read_range(range, ck->dir, n);
+    if (rc == 0 && commit)
+        rc = n == ck->last_commit ? (*commit = ck->last_commit_rec, 0)
+                                  : read_commit(commit, ck->dir, n);
+    return rc;
+}
+
+int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_commit *out)
+{
+    for (int64_t n = ck->last_commit; n >= 0 && n >= ck->first_commit; n--) {
+        mcdc_batch_commit c;
+        int rc = n == ck->last_commit ? (c = ck->last_commit_rec, 0)
+                                      : read_commit(&c, ck->dir, n);
+        if (rc == MCDC_ENOTFOUND) /* pruned meanwhile: nothing older is kept */
+            break;
+        if (rc < 0)
+            return rc;
+        if (c.bronze_version >= 0) {
+            *out = c;
+            return 0;
+        }
+    }
+    return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no kept batch recorded a bronze "
+                          "version", ck->dir);
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */

@@ -6,7 +6,9 @@
  * same single read (invariant 5). They travel twice: as bronze commit N's userMetadata
  * (compact JSON, anchor-features §2.4) and as the batch's row of the facts table
  * (§2.5). A replay that finds bronze already holding N takes them back from the
- * userMetadata instead of reading the source again (invariant 2).
+ * userMetadata instead of reading the source again (invariant 2). The userMetadata also
+ * carries the batch's range (start_lsn, end_lsn: offsets/N's after and upto), so a
+ * replay counts bronze commit N as its own only when the ranges are equal (invariant 10).
  * Design: docs/architecture.md §3, §5.
  */
 #include "mcdc/pipeline.h"
@@ -44,7 +46,7 @@ void mcdc_batch_facts_add(mcdc_batch_facts *f, const mcdc_lsn *start_lsn, int op
 }
 
 int mcdc_batch_facts_to_json(mcdc_buf *out, const mcdc_batch_facts *f, int64_t batch_id,
-                             const char *app_id)
+                             const char *app_id, const mcdc_batch_range *range)
 {
     char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN], t1[MCDC_TIME_STRLEN], t2[MCDC_TIME_STRLEN];
     int rc;
@@ -72,7 +74,36 @@ int mcdc_batch_facts_to_json(mcdc_buf *out, const mcdc_batch_facts *f, int64_t b
     if ((rc = mcdc_buf_printf(out, ",\"batch_id\":%lld,\"app_id\":", (long long)batch_id)) < 0 ||
         (rc = mcdc_json_quote(out, app_id, strlen(app_id))) < 0)
         return rc;
+    if (range && (rc = mcdc_buf_printf(out, ",\"start_lsn\":\"%s\",\"end_lsn\":\"%s\"",
+                                       mcdc_lsn_format(a, &range->start.lsn),
+                                       mcdc_lsn_format(b, &range->end.lsn))) < 0)
+        return rc;
     return mcdc_buf_putc(out, '}');
+}
+
+int mcdc_batch_meta_range(const char *json, mcdc_lsn *start, mcdc_lsn *end)
+{
+    json_error_t err;
+    json_t *j = json_loads(json ? json : "", 0, &err);
+    int rc = 0;
+    if (!json_is_object(j)) {
+        rc = mcdc_error_set(MCDC_ECORRUPT, "batch userMetadata: not a JSON object");
+        goto done;
+    }
+    json_t *js = json_object_get(j, "start_lsn"), *je = json_object_get(j, "end_lsn");
+    if (!js && !je) {
+        rc = mcdc_error_set(MCDC_ENOTFOUND, "batch userMetadata: no start_lsn and end_lsn "
+                            "(written before batches recorded their range)");
+        goto done;
+    }
+    if (!json_is_string(js) || !json_is_string(je) ||
+        mcdc_lsn_parse(start, json_string_value(js)) < 0 ||
+        mcdc_lsn_parse(end, json_string_value(je)) < 0)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "batch userMetadata: start_lsn and end_lsn are not "
+                            "both LSNs");
+done:
+    json_decref(j);
+    return rc;
 }
 
 static int get_count(int64_t *out, bool *known, json_t *j, const char *key)

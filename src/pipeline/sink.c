@@ -71,6 +71,38 @@ int mcdc_stream__find_commit_metadata(const char *path, const char *app_id, int6
     return rc;
 }
 
+/* Whether bronze commit N is this checkpoint's batch N (invariant 10): the range in its
+ * userMetadata @p um must equal offsets/N's. A commit that log cleanup removed (@p um
+ * NULL) or one written before commits recorded their range cannot tell and is taken
+ * as the batch, as before. */
+int mcdc_stream__check_bronze_range(mcdc_stream *s, const mcdc_batch_range *r, const char *um,
+                                    int64_t bronze_version)
+{
+    if (!um)
+        return 0;
+    mcdc_lsn a, b;
+    int rc = mcdc_batch_meta_range(um, &a, &b);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        mcdc_log(MCDC_LOG_INFO, LOGGER, "batch %" PRId64 ": bronze version %" PRId64 " records "
+                 "no range (an older commit); taken as the batch", r->batch_id, bronze_version);
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    if (mcdc_lsn_cmp(&a, &r->start.lsn) == 0 && mcdc_lsn_cmp(&b, &r->end.lsn) == 0)
+        return 0;
+    char t[4][MCDC_LSN_STRLEN];
+    mcdc_error_set(MCDC_ECONFLICT, "%s: batch %" PRId64 " of app_id '%s' in bronze (version %"
+                   PRId64 ") is the range (%s, %s] but checkpoint %s recorded (%s, %s]: another "
+                   "stream with the same app_id writes to this table", s->o.target, r->batch_id,
+                   s->o.app_id, bronze_version, mcdc_lsn_format(t[0], &a),
+                   mcdc_lsn_format(t[1], &b), s->o.checkpoint,
+                   mcdc_lsn_format(t[2], &r->start.lsn), mcdc_lsn_format(t[3], &r->end.lsn));
+    return mcdc_error_hint("nothing of this batch was written; run one stream per app_id: stop "
+                           "the other one, or give this one a new --app-id and --checkpoint");
+}
+
 static int table_config(mcdc_delta_map *m, const char *kind, const char *version)
 {
     int rc = mcdc_delta_map_set(m, "mcdc.schema_version", version);
@@ -506,7 +538,8 @@ void mcdc_stream__read_dispose(read_ctx *x)
 /* Append the finished data file of @p x to bronze with txn{app_id, version}.
  * *out_version: the version written, -1 when found already committed. */
 int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, int64_t version,
-                         const char *user_metadata, const char *operation, int64_t *out_version)
+                         const char *user_metadata, const char *operation,
+                         const mcdc_batch_range *r, int64_t *out_version)
 {
     *out_version = -1;
     mcdc_delta_file add = { 0 };
@@ -536,12 +569,45 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, 
     co.user_metadata = user_metadata;
     co.app_id = app_id;
     co.txn_version = version;
+    if (r) /* a batch of another writer with this app_id in between is refused, not skipped */
+        co.txn_expect = s->bronze_txn;
     mcdc_delta_commit_result res = { 0 };
     rc = mcdc_delta_append(s->o.target_path, &add, 1, &co, &res);
-    if (rc == MCDC_EALREADY) {
-        mcdc_error_clear();
+    if (rc == MCDC_EALREADY || rc == MCDC_ECONFLICT)
         mcdc_datafile__remove(s->o.target_path, add.path);
+    if (rc == MCDC_ECONFLICT && r) {
+        int64_t now = -1;
+        mcdc_error saved = *mcdc_error_last();
+        if (mcdc_stream__table_txn(s->o.target_path, app_id, &now, NULL, NULL) < 0)
+            now = -1;
+        if (now < 0 || now == s->bronze_txn) { /* not the txn check: pass the error on */
+            mcdc_error_set(saved.code, "%s", saved.message);
+            if (saved.hint[0])
+                mcdc_error_hint("%s", saved.hint);
+            goto done;
+        }
+        char was[32] = "none";
+        if (s->bronze_txn >= 0)
+            snprintf(was, sizeof was, "%" PRId64, s->bronze_txn);
+        mcdc_error_set(MCDC_ECONFLICT, "%s: batch %" PRId64 " of app_id '%s' was not written: "
+                       "bronze's txn for it moved from %s to %" PRId64 " meanwhile: another "
+                       "stream with the same app_id writes to this table", s->o.target,
+                       version, app_id, was, now);
+        mcdc_error_hint("nothing of this batch was written; run one stream per app_id: stop the "
+                        "other one, or give this one a new --app-id and --checkpoint");
+    } else if (rc == MCDC_EALREADY) {
+        mcdc_error_clear();
         rc = 0;
+        if (r) { /* committed meanwhile: by this stream's earlier run only if the range is its */
+            char *um = NULL;
+            int64_t found = -1;
+            rc = mcdc_stream__find_commit_metadata(s->o.target_path, app_id, version, &um, &found);
+            if (rc == 0)
+                rc = mcdc_stream__check_bronze_range(s, r, um, found);
+            free(um);
+            if (rc == 0)
+                *out_version = found;
+        }
     } else if (rc == 0) {
         *out_version = res.version;
     }

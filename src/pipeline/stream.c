@@ -251,6 +251,10 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         if ((rc = mcdc_stream__find_commit_metadata(s->o.target_path, s->o.app_id, N, &um,
                                        &bronze_version)) < 0)
             goto done;
+        if ((rc = mcdc_stream__check_bronze_range(s, r, um, bronze_version)) < 0) {
+            free(um);
+            goto done;
+        }
         int64_t bid;
         if (um && mcdc_batch_facts_parse_json(&bf, &bid, NULL, um) == 0 && bid == N) {
             mcdc_log(MCDC_LOG_INFO, LOGGER, "batch %" PRId64 ": bronze already holds it "
@@ -333,19 +337,10 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         }
         if (x.df) {
             mcdc_buf um = MCDC_BUF_INIT(1 << 16);
-            rc = mcdc_batch_facts_to_json(&um, &bf, N, s->o.app_id);
-            if (rc == 0) {
-                /* the batch's range (after, upto], so a replay or an adoption can tell
-                 * which changes this commit holds: keys start_lsn and end_lsn */
-                char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
-                um.len--; /* reopen the object */
-                rc = mcdc_buf_printf(&um, ",\"start_lsn\":\"%s\",\"end_lsn\":\"%s\"}",
-                                     mcdc_stream__lsn_text(a, &r->start.lsn),
-                                     mcdc_stream__lsn_text(b, &r->end.lsn));
-            }
+            rc = mcdc_batch_facts_to_json(&um, &bf, N, s->o.app_id, r);
             if (rc == 0)
                 rc = mcdc_stream__commit_bronze(s, &x, s->o.app_id, N, um.ptr, "STREAMING UPDATE",
-                                   &bronze_version);
+                                                r, &bronze_version);
             mcdc_buf_dispose(&um);
             if (rc < 0)
                 goto done;
@@ -602,9 +597,51 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
                                "the checkpoint, or start again with a new --app-id and "
                                "--checkpoint", s->bronze_txn);
     }
+    /* behind (invariant 8): a bronze restored from an older backup lost batches the
+     * checkpoint says it holds; Delta would not say so, the stream would carry on */
+    mcdc_batch_commit bc;
+    int rc = mcdc_checkpoint_last_bronze_commit(s->ck, &bc);
+    if (rc == MCDC_ENOTFOUND)
+        mcdc_error_clear();
+    else if (rc < 0)
+        return rc;
+    else if (s->bronze_txn < bc.batch_id) {
+        char have[48] = "no batch";
+        if (s->bronze_txn >= 0)
+            snprintf(have, sizeof have, "batches up to %" PRId64, s->bronze_txn);
+        mcdc_error_set(MCDC_ECORRUPT, "%s: holds %s of app_id '%s' but checkpoint %s recorded "
+                       "batch %" PRId64 " in its version %" PRId64 ": bronze is behind its "
+                       "checkpoint (restored from an older backup?)", s->o.target, have,
+                       s->o.app_id, s->o.checkpoint, bc.batch_id, bc.bronze_version);
+        return mcdc_error_hint("nothing was written (going on would lose the batches bronze "
+                               "lacks): restore bronze to a version holding batch %" PRId64
+                               ", or take a new snapshot with --bootstrap, a new --checkpoint "
+                               "and a new --app-id", bc.batch_id);
+    }
+    /* bronze's newest batch of app_id must be this checkpoint's (invariant 10): a finished
+     * batch that wrote no bronze commit, found in bronze, is another stream's */
+    mcdc_batch_range tr;
+    mcdc_batch_commit tc;
+    rc = s->bronze_txn >= 0 ? mcdc_checkpoint_batch(s->ck, s->bronze_txn, &tr, &tc)
+                            : MCDC_ENOTFOUND;
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+    } else if (rc < 0) {
+        return rc;
+    } else if (tc.bronze_version < 0) {
+        char *um = NULL;
+        int64_t ver = -1;
+        rc = mcdc_stream__find_commit_metadata(s->o.target_path, s->o.app_id, s->bronze_txn,
+                                               &um, &ver);
+        if (rc == 0)
+            rc = mcdc_stream__check_bronze_range(s, &tr, um, ver);
+        free(um);
+        if (rc < 0)
+            return rc;
+    }
     if (s->o.facts_path) {
         int64_t vf = -1;
-        int rc = mcdc_stream__table_txn(s->o.facts_path, s->facts_app_id, &vf, NULL, NULL);
+        rc = mcdc_stream__table_txn(s->o.facts_path, s->facts_app_id, &vf, NULL, NULL);
         if (rc < 0)
             return rc;
         if (vf > last_planned) {

@@ -147,10 +147,18 @@ void mcdc_stream__read_dispose(read_ctx *x);
 int mcdc_stream__on_change(const mcdc_change *ch, void *payload);
 int mcdc_stream__on_snapshot_row(const mcdc_value *values, void *payload);
 /* Finish x's data file and append it to bronze with txn{app_id, version}; *out_version
- * -1 when it was found already committed (the file is then removed). */
+ * -1 when it was found already committed (the file is then removed). With @p r (a
+ * batch), a commit found already there must record r's range (then *out_version is its
+ * version; MCDC_ECONFLICT if not), and bronze's txn must still be s->bronze_txn
+ * (MCDC_ECONFLICT when another writer committed a batch of the app_id meanwhile). */
 int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id,
                                int64_t version, const char *user_metadata,
-                               const char *operation, int64_t *out_version);
+                               const char *operation, const mcdc_batch_range *r,
+                               int64_t *out_version);
+/* 0 when bronze commit @p bronze_version (userMetadata @p um, NULL when gone) records
+ * batch r's range or none; MCDC_ECONFLICT naming both ranges otherwise. */
+int mcdc_stream__check_bronze_range(mcdc_stream *s, const mcdc_batch_range *r, const char *um,
+                                    int64_t bronze_version);
 
 /* ---- bootstrap.c --------------------------------------------------------------------- */
 

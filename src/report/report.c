@@ -362,18 +362,43 @@ int mcdc_report_render(mcdc_buf *o, const mcdc_report_data *d)
             rc = mcdc_error_set(MCDC_ENOMEM, "report: out of memory");
             goto next;
         }
-        for (size_t i = 0; i < d->n_batches; i++)
-            if (d->batches[i].target && !strcmp(d->batches[i].target, name) && !d->batches[i].event)
-                bs[nb++] = &d->batches[i];
+        /* A table the facts name (batches or events) is a stream's target: its change log. */
+        size_t n_events = 0;
+        int64_t batch_rows = 0, snapshot_rows = -1;
+        for (size_t i = 0; i < d->n_batches; i++) {
+            const mcdc_report_batch *b = &d->batches[i];
+            if (!b->target || strcmp(b->target, name))
+                continue;
+            if (!b->event) {
+                bs[nb++] = b;
+                batch_rows += b->rows;
+            } else {
+                n_events++;
+                if (!strcmp(b->event, "bootstrap"))
+                    snapshot_rows = (snapshot_rows < 0 ? 0 : snapshot_rows) + b->rows;
+            }
+        }
         mcdc_buf_puts(o, "<h2>");
         esc(o, name);
-        if (nb == 0) {
-            mcdc_buf_puts(o, "</h2>\n<p class='meta'>No batches in the facts table: a table kept from another "
-                             "(silver, for one), with a verdict of its own.</p>\n");
+        mcdc_buf_puts(o, "</h2>\n<p class='meta'>");
+        if (nb == 0 && n_events == 0) {
+            mcdc_buf_puts(o, "No facts rows name this table: it is not a stream's change log but a table "
+                             "kept from another (silver, for one), with a verdict of its own.");
         } else {
-            mcdc_buf_printf(o, "</h2>\n<p class='meta'>%zu batches</p>\n", nb);
-            bar_chart(o, bs, nb);
+            mcdc_buf_puts(o, "The change log of a stream: ");
+            if (nb == 0)
+                mcdc_buf_puts(o, "no batches yet");
+            else
+                mcdc_buf_printf(o, "%zu batch%s, %lld change rows", nb, nb == 1 ? "" : "es", (long long)batch_rows);
+            if (snapshot_rows >= 0)
+                mcdc_buf_printf(o, "%s a bootstrap snapshot of %lld rows", nb ? ", after" : ", only", (long long)snapshot_rows);
+            if (nb == 0)
+                mcdc_buf_puts(o, "; the changes after it come as batches");
+            mcdc_buf_puts(o, ".");
         }
+        mcdc_buf_puts(o, "</p>\n");
+        if (nb)
+            bar_chart(o, bs, nb);
 
         /* Lags over time (x: the batch's end commit on the source clock). */
         size_t nl = 0;

@@ -20,7 +20,7 @@ n=0
 for fp in delta.writer.file_closed delta.compact.files_written delta.commit.before_link delta.commit.after_link; do
   n=$((n + 1))
   t=$work/t$n
-  cp -r "$MCDC_SHARED/testdata/delta/dat/basic_append/delta" "$t"
+  cp -r "$MCDC_SRC/tests/data/delta/dat/basic_append/delta" "$t"
   want=$(rows "$t")
   MCDC_FAILPOINT=$fp "$BIN" table optimize "$t" --target-size 1M >/dev/null 2>&1
   rc=$?
@@ -40,7 +40,7 @@ done
 for fp in delta.checkpoint.before_write delta.checkpoint.before_last_checkpoint; do
   n=$((n + 1))
   t=$work/t$n
-  cp -r "$MCDC_SHARED/testdata/delta/dat/basic_append/delta" "$t"
+  cp -r "$MCDC_SRC/tests/data/delta/dat/basic_append/delta" "$t"
   want=$(rows "$t")
   MCDC_FAILPOINT=$fp "$BIN" table checkpoint "$t" >/dev/null 2>&1
   rc=$?

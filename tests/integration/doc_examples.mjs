@@ -196,7 +196,7 @@ async function runFile(file) {
   writeFileSync(join(st, 'run.sh'), script.join('\n') + '\n');
   const t0 = Date.now();
   const r = await new Promise((done) => {
-    const child = spawn('bash', [join(st, 'run.sh')], { env: { ...process.env, MCDC_SHARED: process.env.MCDC_SHARED || join(src, '../shared') } });
+    const child = spawn('bash', [join(st, 'run.sh')], { env: process.env });
     const res = { stdout: '', stderr: '', status: null, signal: null };
     child.stdout.on('data', (d) => { if (res.stdout.length < (1 << 20)) res.stdout += d; });
     child.stderr.on('data', (d) => { if (res.stderr.length < (1 << 20)) res.stderr += d; });

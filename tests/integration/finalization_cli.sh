@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The finalization commands end to end: advance from an offset and from a checkpoint,
-# show in every format, is-final's exit codes (0 final, 1 not yet, 2 missing), refusals
-# that write nothing, freshness.
+# show in every format, is-final's exit codes (0 final, 1 not yet, 2 missing), with --wait,
+# refusals that write nothing, freshness and its --max-age check.
 set -uo pipefail
 : "${MCDC_BIN:?}"
 dir=$(mktemp -d /tmp/mcdc-fin-cli-XXXXXX)
@@ -78,6 +78,37 @@ grep -q '"clock":"host","finalized_until":"2026-10-01T17:00:00.000000","verdict_
 expect_exit 2 run finalization freshness "${C[@]}" --table bronze.orders --facts ops.nofacts
 expect_exit 0 run finalization freshness "${C[@]}" --table bronze.orders
 grep -q "^finalized_until" "$dir/out" || fail "freshness text: $(cat "$dir/out")"
+
+# freshness --max-age: exit 1 when the verdict is older than the limit, 0 otherwise.
+expect_exit 1 run finalization freshness "${C[@]}" --table bronze.orders --max-age 1h
+grep -q "^verdict  *stale (max age 3600.0 s)" "$dir/out" || fail "freshness --max-age stale: $(cat "$dir/out")"
+expect_exit 0 run finalization freshness "${C[@]}" --table bronze.orders --max-age 100000d --format json
+grep -q '"max_age_seconds":8640000000.000,"stale":false}' "$dir/out" || fail "freshness --max-age json: $(cat "$dir/out")"
+expect_exit 2 run finalization freshness "${C[@]}" --table bronze.orders --max-age 2hours
+grep -q "bad duration '2hours'" "$dir/err" || fail "bad --max-age: $(cat "$dir/err")"
+expect_exit 2 run finalization freshness "${C[@]}" --table bronze.order --max-age 1h
+
+# is-final --wait: 0 at once when final; 1 at the timeout; 2 at once for a missing row or
+# table; 0 as soon as an advance makes the period final while it waits.
+expect_exit 0 run finalization is-final "${C[@]}" --table bronze.orders --period-end 2026-10-01T15:00:00 --wait
+t0=$(date +%s%N)
+expect_exit 1 run finalization is-final "${C[@]}" --table bronze.orders --period-end 2026-10-01T19:00:00 --wait --timeout 700ms --poll 100ms
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -ge 650 ] && [ "$ms" -lt 5000 ] || fail "is-final --wait --timeout 700ms took ${ms}ms"
+grep -q "not final at the timeout" "$dir/out" || fail "is-final --wait timeout output: $(cat "$dir/out")"
+t0=$(date +%s%N)
+expect_exit 2 run finalization is-final "${C[@]}" --table bronze.order --period-end 2026-10-01T15:00:00 --wait --timeout 1h
+expect_exit 2 run finalization is-final --control ops.nope --table bronze.orders --period-end 2026-10-01T15:00:00 --wait
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -lt 5000 ] || fail "is-final --wait on a missing row waited ${ms}ms"
+expect_exit 2 run finalization is-final "${C[@]}" --table bronze.orders --period-end 2026-10-01T15:00:00 --timeout 1s
+grep -q -- "--timeout needs --wait" "$dir/err" || fail "--timeout without --wait: $(cat "$dir/err")"
+expect_exit 2 run finalization is-final "${C[@]}" --table bronze.orders --period-end 2026-10-01T15:00:00 --wait --poll 0s
+(sleep 0.5; run finalization advance "${C[@]}" --table bronze.orders --end-lsn 0x0000002E000000000009 --end-commit-ts 2026-10-01T19:30:00 >/dev/null) &
+adv=$!
+expect_exit 0 run finalization is-final "${C[@]}" --table bronze.orders --period-end 2026-10-01T19:00:00 --wait --timeout 60s --poll 100ms
+wait "$adv" || fail "the advance during --wait failed"
+grep -q "final (period end 2026-10-01T19:00:00, finalized_until 2026-10-01T19:00:00)" "$dir/out" || fail "is-final --wait output: $(cat "$dir/out")"
 
 # a path that is not a control table
 mkdir -p "$dir/plain"

@@ -55,4 +55,26 @@ n=$("$MCDC_BIN" finalization show --control ops.table_finalization --format json
   --period-end 2026-10-01T17:00:00 >/dev/null || { echo "FAIL: bronze.new not final at 17:00"; exit 1; }
 new_conf=$(cat "$dir"/new.* | sed -E 's/.*"conflicts":([0-9]+).*/\1/' | awk '{s += $1} END {print s + 0}')
 echo "first advances of one table: 8 processes, 1 row, conflicts=$new_conf"
+
+# The race behind about 1 in 800 of those first advances, made certain: advance A finds no
+# control table and is held there (a stop failpoint) while advance B creates the table.
+# Resumed, A must take B's table and commit (it exited 2, "not a Delta table", a race
+# reported as a user error that an orchestrator would never retry).
+MCDC_FAILPOINT=finalize.control.first_use=stop "$MCDC_BIN" finalization advance \
+  --control ops.race --table bronze.race --end-lsn 0x2 --end-commit-ts 2026-10-01T12:30:00 \
+  >"$dir/race.a" 2>&1 &
+a=$!
+for ((i = 0; i < 500; i++)); do
+  [ "$(awk '{print $3}' /proc/$a/stat 2>/dev/null)" = T ] && break
+  sleep 0.02
+done
+[ "$(awk '{print $3}' /proc/$a/stat 2>/dev/null)" = T ] || { echo "FAIL: advance A never reached the failpoint"; exit 1; }
+"$MCDC_BIN" finalization advance --control ops.race --table bronze.race --end-lsn 0x1 \
+  --end-commit-ts 2026-10-01T11:30:00 >/dev/null || { echo "FAIL: advance B failed"; exit 1; }
+kill -CONT "$a"
+rc=0; wait "$a" || rc=$?
+[ "$rc" -eq 0 ] || { echo "FAIL: the held first advance exited $rc:"; cat "$dir/race.a"; exit 1; }
+n=$("$MCDC_BIN" finalization show --control ops.race --format jsonl | grep -c '"finalized_until":"2026-10-01T12:00:00')
+[ "$n" -eq 1 ] || { echo "FAIL: after the race the verdict is not A's 12:00"; "$MCDC_BIN" finalization show --control ops.race; exit 1; }
+echo "first advance held while another creates the table: exit 0, one row"
 echo PASS

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make install`'s step installs the binary, libmcdc.a, the headers, mcdc.pc and the man
+# `cmake --install` (the README's install step) installs the binary, libmcdc.a, the headers, mcdc.pc and the man
 # page, and a program built against the installed library with pkg-config runs.
 set -euo pipefail
 build=${MCDC_BUILD:?}

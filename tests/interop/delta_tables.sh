@@ -20,7 +20,7 @@ check() { # table label
 
 for case in basic_append basic_partitioned multi_partitioned with_schema_change; do
   t=$work/$case
-  cp -r "$MCDC_SHARED/testdata/delta/dat/$case/delta" "$t"
+  cp -r "$MCDC_SRC/tests/data/delta/dat/$case/delta" "$t"
   before=$("$BIN" table cat "$t" --format jsonl | sort)
   "$BIN" table optimize "$t" --target-size 1M > /dev/null
   "$BIN" table checkpoint "$t" > /dev/null

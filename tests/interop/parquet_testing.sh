@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every file of apache/parquet-testing (../shared/testdata/parquet-testing) has an expected
+# Every file of apache/parquet-testing (tests/data/parquet-testing) has an expected
 # outcome here, and a file without one fails the test:
 #   duck         rows identical to DuckDB's reading (normalised by tests/node/jsonl_compare.mjs)
 #   csv          also identical to the file's _expect.csv
@@ -11,7 +11,7 @@
 #   md5:HASH     the jsonl output has this MD5 (rows too large to hold; see below)
 #   error:TEXT   `parquet cat` exits 3 and its message contains TEXT
 set -euo pipefail
-T=$MCDC_SHARED/testdata/parquet-testing
+T=$MCDC_SRC/tests/data/parquet-testing
 BIN=$MCDC_BIN
 NODE_DIR=$MCDC_SRC/tests/node
 work=$(mktemp -d)

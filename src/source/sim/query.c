@@ -46,7 +46,7 @@ static const char *read_part(const char *p, char *out, size_t cap)
 static const char *const cdc_views[] = {"lsn_time_mapping", "change_tables", "captured_columns", "index_columns",
                                         "ddl_history", NULL};
 
-static int translate(mcdc_sim *s, const char *sql, mcdc_buf *out)
+int sim__query_translate(mcdc_sim *s, const char *sql, mcdc_buf *out)
 {
     const char *p = sql;
     int rc = 0;
@@ -96,7 +96,7 @@ static int translate(mcdc_sim *s, const char *sql, mcdc_buf *out)
     return rc;
 }
 
-static int deny_writes(void *payload, int action, const char *a, const char *b, const char *c, const char *d)
+int sim__deny_writes(void *payload, int action, const char *a, const char *b, const char *c, const char *d)
 {
     (void)payload; (void)a; (void)b; (void)c; (void)d;
     switch (action) {
@@ -108,7 +108,7 @@ static int deny_writes(void *payload, int action, const char *a, const char *b, 
 }
 
 /* The SQL Server type of a result column read from a table column; false when computed. */
-static bool origin_type(mcdc_sim *s, sqlite3_stmt *st, int i, sim_type *ty, bool *is_binary)
+bool sim__origin_type(mcdc_sim *s, sqlite3_stmt *st, int i, sim_type *ty, bool *is_binary)
 {
     const char *tab = sqlite3_column_table_name(st, i), *col = sqlite3_column_origin_name(st, i);
     *is_binary = false;
@@ -154,8 +154,8 @@ int mcdc_sim_query(mcdc_sim *s, const char *sql, mcdc_sim_row_cb cb, void *paylo
     mcdc_schema *sc = NULL;
     int rc = sim__load(s);
     if (rc < 0) return rc;
-    if ((rc = translate(s, sql, &q)) < 0) goto done;
-    sqlite3_set_authorizer(s->db, deny_writes, NULL);
+    if ((rc = sim__query_translate(s, sql, &q)) < 0) goto done;
+    sqlite3_set_authorizer(s->db, sim__deny_writes, NULL);
     const char *tail = NULL;
     int r = sqlite3_prepare_v2(s->db, q.ptr ? q.ptr : "", -1, &st, &tail);
     sqlite3_set_authorizer(s->db, NULL, NULL);
@@ -185,7 +185,7 @@ int mcdc_sim_query(mcdc_sim *s, const char *sql, mcdc_sim_row_cb cb, void *paylo
     if (!types || !kind || !vals || !sc) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); goto freeall; }
     for (int i = 0; i < n; i++) {
         bool bin;
-        bool typed = origin_type(s, st, i, &types[i], &bin);
+        bool typed = sim__origin_type(s, st, i, &types[i], &bin);
         kind[i] = bin ? 2 : typed ? 1 : 0;
         mcdc_column c = {0};
         if (kind[i] == 1) sim_type_to_column(&c, &types[i]);

@@ -308,6 +308,12 @@ int  sim__capture_in_tx(mcdc_sim *s, int64_t now, const mcdc_sim_capture_options
 int  sim__bind_lsn(sqlite3_stmt *st, int idx, const mcdc_lsn *l);
 int  sim__column_lsn(sqlite3_stmt *st, int idx, mcdc_lsn *out);
 
+/* query.c: SQL Server names rewritten to the views; the type of a view column read as is;
+ * an authorizer that refuses writes. */
+int  sim__query_translate(mcdc_sim *s, const char *sql, mcdc_buf *out);
+bool sim__origin_type(mcdc_sim *s, sqlite3_stmt *st, int i, sim_type *ty, bool *is_binary);
+int  sim__deny_writes(void *payload, int action, const char *a, const char *b, const char *c, const char *d);
+
 enum { TX_TRAN = 1, TX_IDLE = 2, TX_ENABLE = 3, TX_DDL = 4 };
 
 /* txn.c: one transaction's writes */

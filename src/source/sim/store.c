@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "mcdc/fs.h"
 #include "mcdc/time.h"
 #include "source/sim/sim_int.h"
 
@@ -360,6 +361,49 @@ int mcdc_sim_open(mcdc_sim **out, const char *path, bool create, const char *tim
 fail:
     mcdc_sim_close(s);
     return rc;
+}
+
+/* Remove a database file this process created, with SQLite's companions. */
+static void remove_created(const char *path)
+{
+    static const char *const suffix[] = { "", "-wal", "-shm", "-journal" };
+    char p[4096];
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++)
+        if (snprintf(p, sizeof p, "%s%s", path, suffix[i]) < (int)sizeof p)
+            (void)mcdc_fs_remove(p);
+}
+
+int mcdc_sim_init(mcdc_sim **out, const char *path, const char *time_zone, const char *table,
+                  const char *columns, const char *keys, const char *ci, int64_t at_us)
+{
+    *out = NULL;
+    /* claim the name first (an empty file is a new SQLite database), so the file this
+     * call removes on failure is the one it created, never another process's */
+    int rc = mcdc_fs_create_noreplace(path, "", 0);
+    bool created = rc == 0;
+    if (rc == MCDC_EEXISTS) {
+        mcdc_error_clear();
+        rc = 0;
+    }
+    if (rc < 0)
+        return rc;
+    mcdc_sim *s = NULL;
+    rc = mcdc_sim_open(&s, path, true, time_zone);
+    if (rc == 0 && table)
+        rc = mcdc_sim_create_table(s, table, columns, keys, ci, at_us);
+    if (rc < 0) {
+        mcdc_sim_close(s);
+        if (created) {
+            mcdc_error saved = *mcdc_error_last(); /* the failure, not the clean-up */
+            remove_created(path);
+            mcdc_error_set(saved.code, "%s", saved.message);
+            if (saved.hint[0])
+                mcdc_error_hint("%s", saved.hint);
+        }
+        return rc;
+    }
+    *out = s;
+    return 0;
 }
 
 int mcdc_sim_open_readonly(mcdc_sim **out, const char *path)

@@ -90,11 +90,49 @@ static void test_core_failpoint__nth_pass(void **state)
     expect_exit("a@2", "ab", 0);
 }
 
+/* "=stop": the child stops itself at the N-th pass of "a" and, once continued, walks on to
+ * a normal exit: the parent sees it stopped after exactly N passes began. */
+static void test_core_failpoint__stop_holds_the_process_until_continued(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(0, pipe(fds));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        setenv("MCDC_FAILPOINT", "b,a@2=stop", 1);
+        for (int i = 0; i < 3; i++) {
+            if (write(fds[1], "x", 1) != 1)
+                _exit(9);
+            mcdc_failpoint("a");
+        }
+        _exit(mcdc_failpoint_init() == 0 ? 0 : 7);
+    }
+    close(fds[1]);
+    int st;
+    assert_int_equal(pid, waitpid(pid, &st, WUNTRACED));
+    assert_true(WIFSTOPPED(st));
+    assert_int_equal(SIGSTOP, WSTOPSIG(st));
+    char buf[8];
+    assert_int_equal(2, read(fds[0], buf, sizeof buf)); /* passes 1 and 2, nothing after */
+    assert_int_equal(0, kill(pid, SIGCONT));
+    int passes = 2;
+    ssize_t r;
+    while ((r = read(fds[0], buf, sizeof buf)) > 0)
+        passes += (int)r;
+    close(fds[0]);
+    assert_int_equal(pid, waitpid(pid, &st, 0));
+    assert_true(WIFEXITED(st));
+    assert_int_equal(0, WEXITSTATUS(st));
+    assert_int_equal(3, passes);
+}
+
 static void test_core_failpoint__malformed_spec_is_refused(void **state)
 {
     (void)state;
     static const char *bad[] = {"a@0", "a@", "a@x", "@3", "a b", "a,,b", "a@99999999999", "a@1000000001",
-                                ",a", "a@-1"};
+                                ",a", "a@-1", "a=kill", "a@2=", "a=stopx", "a=stop=stop"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_exit(bad[i], "aa", 7);
 }
@@ -120,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_core_failpoint__unset_or_empty_never_kills),
         cmocka_unit_test(test_core_failpoint__first_pass_by_default),
         cmocka_unit_test(test_core_failpoint__nth_pass),
+        cmocka_unit_test(test_core_failpoint__stop_holds_the_process_until_continued),
         cmocka_unit_test(test_core_failpoint__malformed_spec_is_refused),
         cmocka_unit_test(test_core_failpoint__init_message_in_this_process),
     };

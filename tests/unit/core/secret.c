@@ -1,5 +1,6 @@
-/* Unit tests for core/secret.c: password masking in ODBC connection strings, including
- * braces, "}}" escapes, odd spacing and case, and strings that are not connection strings. */
+/* Unit tests for core/secret.c: password masking in ODBC connection strings and URLs,
+ * including braces, "}}" escapes, quotes, braced keys, URL userinfo, odd spacing and case,
+ * and strings that are not connection strings. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -77,24 +78,69 @@ static void test_core_secret__sloppy_spellings_err_on_masking(void **state)
     check("Server=s;Options=a password = b;UID=u", "Server=s;Options=a password =***;UID=u");
 }
 
+static void test_core_secret__url_userinfo_is_masked(void **state)
+{
+    (void)state;
+    check("sqlserver://sa:secret@host", "sqlserver://sa:***@host");
+    check("mssql+pyodbc://user:pw@dsn", "mssql+pyodbc://user:***@dsn");
+    check("mssql://sa:s3cret@db.example:1433/sales?encrypt=true",
+          "mssql://sa:***@db.example:1433/sales?encrypt=true");
+    /* a raw '@', '/' or '#' in the password: the last '@' ends the userinfo */
+    check("sqlserver://sa:p@ss@host", "sqlserver://sa:***@host");
+    check("sqlserver://sa:pa/ss#1@host/db", "sqlserver://sa:***@host/db");
+    /* a user part alone may be a token */
+    check("https://ghp_TOKEN@example.com/x", "https://***@example.com/x");
+    /* inside a connection string, after a scheme prefix, twice */
+    check("odbc:Server=sqlserver://sa:pw@h;PWD=x", "odbc:Server=sqlserver://sa:***@h;PWD=***");
+    check("a://u:1@h b://v:2@k", "a://u:***@h b://v:***@k");
+    /* a password in the query is an attribute like any other */
+    check("mssql://host/db?user=sa&password=secret", "mssql://host/db?user=sa&password=***");
+    /* URLs without userinfo are left alone */
+    check("sqlserver://host:1433/db", "sqlserver://host:1433/db");
+    check("jdbc:sqlserver://host;databaseName=x;password=p", "jdbc:sqlserver://host;databaseName=x;password=***");
+    check("://", "://");
+    check("x://@h", "x://***@h");
+}
+
+static void test_core_secret__braced_quoted_and_odd_keys(void **state)
+{
+    (void)state;
+    /* the spelling of the issue: a braced value holding ';' and an escaped '}' */
+    check("PWD={a;b}}c}", "PWD=***");
+    check("Server=h;PWD={a;b}}c};UID=x", "Server=h;PWD=***;UID=x");
+    check("Server=h;PWD = {a;b}}c} ;UID=x", "Server=h;PWD =***;UID=x");
+    /* a braced key */
+    check("Server=h;{PWD}={a;b}}c};UID=x", "Server=h;{PWD}=***;UID=x");
+    /* quoted values (ADO.NET style), with doubled quotes */
+    check("Server=h;PWD=\"a;b\";UID=x", "Server=h;PWD=***;UID=x");
+    check("Server=h;Password='a;b''c';UID=x", "Server=h;Password=***;UID=x");
+    check("Server=h;PWD=\"a;b", "Server=h;PWD=***");
+    check("App=\"x;y\";PWD=z", "App=\"x;y\";PWD=***");
+    /* other names of a secret */
+    check("Passwd=x;Pass=y;UID=u", "Passwd=***;Pass=***;UID=u");
+    check("AccessToken=eyJ;Server=s", "AccessToken=***;Server=s");
+    check("AccountKey=abc==;Client Secret=s", "AccountKey=***;Client Secret=***");
+}
+
 static void test_core_secret__no_secret_survives_random_inputs(void **state)
 {
     (void)state;
     /* Build strings from hostile pieces; the secret token must never appear masked out. */
-    static const char *pieces[] = {"PWD=", "pwd = ", "Password=", "{", "}", "}}", ";", "=", " ", "UID=sa", "x"};
+    static const char *pieces[] = {"PWD=", "pwd = ", "Password=", "{", "}", "}}", ";", "=", " ", "UID=sa", "x",
+                                   "\"", "'", "://", "@", ":", "/"};
     srand(42);
     for (int round = 0; round < 20000; round++) {
         char in[256] = "";
         int n = 1 + rand() % 8;
         for (int i = 0; i < n; i++)
-            strcat(in, pieces[rand() % 11]);
-        strcat(in, "Pwd=TOPSECRET");
+            strcat(in, pieces[rand() % 17]);
+        strcat(in, round % 3 == 2 ? "sqlserver://sa:TOPSECRET@host" : "Pwd=TOPSECRET");
         if (rand() % 2)
             strcat(in, ";Server=s");
         char out[512];
         mcdc_secret_mask_str(out, sizeof out, in);
-        /* The secret always follows "Pwd=", so whichever attribute swallows it (a
-         * password, an unterminated brace, another key's value) masks it. */
+        /* The secret always follows "Pwd=" or a URL's "user:", so whichever attribute
+         * swallows it (a password, an unterminated brace, another key's value) masks it. */
         if (strstr(out, "TOPSECRET"))
             fail_msg("leaked: %s -> %s", in, out);
     }
@@ -121,6 +167,8 @@ int main(void)
         cmocka_unit_test(test_core_secret__braced_values_with_escapes),
         cmocka_unit_test(test_core_secret__leaves_other_text_alone),
         cmocka_unit_test(test_core_secret__sloppy_spellings_err_on_masking),
+        cmocka_unit_test(test_core_secret__url_userinfo_is_masked),
+        cmocka_unit_test(test_core_secret__braced_quoted_and_odd_keys),
         cmocka_unit_test(test_core_secret__no_secret_survives_random_inputs),
         cmocka_unit_test(test_core_secret__small_output_is_cut),
     };

@@ -76,6 +76,37 @@ static void test_core_warehouse__escaping_names_refused(void **state)
     free(longname);
 }
 
+static void test_core_warehouse__uri_locations_are_refused(void **state)
+{
+    (void)state;
+    char out[MCDC_PATH_MAX];
+    static const char *uris[] = { "s3://bucket/bronze/orders", "S3A://b/x", "abfss://c@acct.dfs/x",
+                                  "gs://b/t", "file:///tmp/lake/t", "hdfs+x.y-z://n/t" };
+    for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
+        if (mcdc_warehouse_resolve(out, "/lake", uris[i]) != MCDC_EUNSUPPORTED)
+            fail_msg("'%s' was accepted as '%s'", uris[i], out);
+        assert_string_equal("", out);
+        assert_non_null(strstr(mcdc_error_last()->message, "table location '"));
+        assert_non_null(strstr(mcdc_error_last()->message, "is not supported yet"));
+        assert_non_null(strstr(mcdc_error_last()->hint, "local directory"));
+        assert_true(mcdc_warehouse_is_uri(uris[i]));
+    }
+    assert_non_null(strstr(mcdc_error_last()->message, "(hdfs+x.y-z://)"));
+    /* a URI warehouse is refused when a dotted name needs it, its password masked */
+    assert_int_equal(MCDC_EUNSUPPORTED, mcdc_warehouse_resolve(out, "s3://key:SECRET@bucket/lake",
+                                                               "bronze.orders"));
+    assert_non_null(strstr(mcdc_error_last()->message, "warehouse location 's3://key:***@bucket/lake'"));
+    assert_null(strstr(mcdc_error_last()->message, "SECRET"));
+    /* not URIs: local paths that merely hold "://" later or a colon */
+    ok("/lake", "./s3://x", "./s3://x");
+    ok("/lake", "/data/a:b/t", "/data/a:b/t");
+    ok("s3://b/lake", "/data/t", "/data/t"); /* the warehouse is not used for a path */
+    assert_false(mcdc_warehouse_is_uri("3s://x"));
+    assert_false(mcdc_warehouse_is_uri("s3:/x"));
+    assert_false(mcdc_warehouse_is_uri("://x"));
+    assert_false(mcdc_warehouse_is_uri(NULL));
+}
+
 static void test_core_warehouse__dir_from_flag_env_or_default(void **state)
 {
     (void)state;
@@ -95,6 +126,7 @@ int main(void)
         cmocka_unit_test(test_core_warehouse__dotted_names_live_in_the_warehouse),
         cmocka_unit_test(test_core_warehouse__paths_are_used_as_given),
         cmocka_unit_test(test_core_warehouse__escaping_names_refused),
+        cmocka_unit_test(test_core_warehouse__uri_locations_are_refused),
         cmocka_unit_test(test_core_warehouse__dir_from_flag_env_or_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

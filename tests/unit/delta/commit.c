@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -114,6 +115,30 @@ static void test_delta_commit__create_writes_protocol_metadata_commitinfo(void *
     assert_string_equal("CREATE TABLE", h[0].operation);
     assert_non_null(strstr(h[0].commit_info, "\"engineInfo\":\"mssql-cdc/"));
     mcdc_delta_history_free(h, n);
+}
+
+static void test_delta_commit__never_commits_past_an_empty_version(void **state)
+{
+    const char *t = *state;
+    assert_int_equal(0, create_default(t));
+    mcdc_delta_commit_result r;
+    assert_int_equal(0, append_one(t, "app", 0, &r)); /* version 1, now in the cache */
+    assert_int_equal(1, r.version);
+    /* version 2 zeroed (a crash of another writer's file system, a bad restore) */
+    char p2[1100], p3[1100];
+    snprintf(p2, sizeof p2, "%s/_delta_log/00000000000000000002.json", t);
+    snprintf(p3, sizeof p3, "%s/_delta_log/00000000000000000003.json", t);
+    testenv_write(p2, "");
+    assert_int_equal(MCDC_ECORRUPT, append_one(t, "app", 1, &r));
+    assert_non_null(strstr(mcdc_error_last()->message, "00000000000000000002.json: the file is "
+                                                       "empty"));
+    assert_int_equal(-1, access(p3, F_OK));
+    /* and a writer that has never seen the table is refused the same way */
+    assert_int_equal(MCDC_ECORRUPT, append_one(t, "other", 0, &r));
+    assert_int_equal(-1, access(p3, F_OK));
+    struct stat st;
+    assert_int_equal(0, stat(p2, &st));
+    assert_int_equal(0, st.st_size);
 }
 
 static void test_delta_commit__plain_table_uses_reader1_writer2(void **state)
@@ -453,6 +478,7 @@ static void test_delta_commit__same_txn_from_two_processes_commits_once(void **s
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        T(test_delta_commit__never_commits_past_an_empty_version),
         T(test_delta_commit__create_writes_protocol_metadata_commitinfo),
         T(test_delta_commit__plain_table_uses_reader1_writer2),
         T(test_delta_commit__txn_refuses_versions_at_or_below_recorded),

@@ -39,8 +39,8 @@ static void test_delta_dv__spark_dv_files_decode_to_their_cardinality(void **sta
 {
     (void)state;
     char table[1024];
-    snprintf(table, sizeof table, "%s/testdata/delta/golden/dv-partitioned-with-checkpoint/table",
-             testenv_shared());
+    snprintf(table, sizeof table, "%s/delta/golden/dv-partitioned-with-checkpoint/table",
+             testenv_data());
     mcdc_delta_snapshot *s;
     assert_int_equal(0, mcdc_delta_snapshot_open(&s, table, -1));
     size_t with_dv = 0;

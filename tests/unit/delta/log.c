@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include "mcdc/delta.h"
+#include "mcdc/log.h"
+#include "delta/internal.h"
 #include "unit/delta/testenv.h"
 
 #define PROTO "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n"
@@ -84,6 +86,19 @@ static void test_delta_log__gap_in_versions_is_corrupt(void **state)
     mcdc_delta_snapshot *s;
     assert_int_equal(MCDC_ECORRUPT, mcdc_delta_snapshot_open(&s, t, -1));
     assert_non_null(strstr(mcdc_error_last()->message, "version 2 is missing"));
+    /* the history refuses the hole too, rather than list 0, 1, 3 */
+    mcdc_delta_history_entry *h;
+    size_t n;
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_history(&h, &n, t));
+    assert_null(h);
+    assert_non_null(strstr(mcdc_error_last()->message, "version 2 is missing"));
+    /* a log that starts later without a checkpoint lost its beginning */
+    char p[1024];
+    snprintf(p, sizeof p, "%s/_delta_log/%020d.json", t, 0);
+    remove(p);
+    put(t, 2, ADD("c"));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_history(&h, &n, t));
+    assert_non_null(strstr(mcdc_error_last()->message, "no checkpoint and no commit 0"));
 }
 
 static void test_delta_log__unknown_actions_and_fields_are_ignored(void **state)
@@ -98,6 +113,28 @@ static void test_delta_log__unknown_actions_and_fields_are_ignored(void **state)
     mcdc_delta_snapshot_free(s);
 }
 
+/* Warnings logged while a test runs (the sink is process-wide). */
+static char warned[4096];
+static size_t n_warned;
+
+static void warn_sink(mcdc_log_level level, const char *logger, const char *msg, void *payload)
+{
+    (void)logger;
+    (void)payload;
+    if (level < MCDC_LOG_WARN)
+        return;
+    n_warned++;
+    size_t used = strlen(warned);
+    snprintf(warned + used, sizeof warned - used, "%s\n", msg);
+}
+
+static void watch_warnings(void)
+{
+    warned[0] = '\0';
+    n_warned = 0;
+    mcdc_log_set_sink(warn_sink, NULL);
+}
+
 static void test_delta_log__bad_last_checkpoint_falls_back_to_listing(void **state)
 {
     const char *t = *state;
@@ -107,7 +144,11 @@ static void test_delta_log__bad_last_checkpoint_falls_back_to_listing(void **sta
     snprintf(p, sizeof p, "%s/_delta_log/_last_checkpoint", t);
     testenv_write(p, "{\"version\":");
     mcdc_delta_snapshot *s;
+    watch_warnings();
     assert_int_equal(0, mcdc_delta_snapshot_open(&s, t, -1));
+    mcdc_log_set_sink(NULL, NULL);
+    assert_int_equal(1, n_warned);
+    assert_non_null(strstr(warned, "_last_checkpoint: ignored, not JSON"));
     assert_int_equal(1, s->version);
     assert_int_equal(1, s->n_files);
     assert_string_equal("b", s->files[0].path);
@@ -117,6 +158,66 @@ static void test_delta_log__bad_last_checkpoint_falls_back_to_listing(void **sta
     assert_int_equal(0, mcdc_delta_snapshot_open(&s, t, -1));
     assert_int_equal(1, s->version);
     mcdc_delta_snapshot_free(s);
+}
+
+static void test_delta_log__bad_last_checkpoint_is_said_once(void **state)
+{
+    const char *t = *state;
+    put(t, 0, PROTO META ADD("a"));
+    put(t, 1, REMOVE("a") ADD("b"));
+    mcdc_delta_snapshot *s;
+    watch_warnings();
+    /* no _last_checkpoint at all: the usual case, nothing to say */
+    assert_int_equal(0, mcdc_delta__snapshot_load(&s, t, -1, NULL));
+    mcdc_delta_snapshot_free(s);
+    assert_int_equal(0, n_warned);
+    /* an empty one (0 bytes): the listing decides, and a warning says why */
+    char p[1024];
+    snprintf(p, sizeof p, "%s/_delta_log/_last_checkpoint", t);
+    testenv_write(p, "");
+    assert_int_equal(0, mcdc_delta__snapshot_load(&s, t, -1, NULL));
+    assert_int_equal(1, s->version);
+    assert_string_equal("b", s->files[0].path);
+    mcdc_delta_snapshot_free(s);
+    assert_int_equal(1, n_warned);
+    assert_non_null(strstr(warned, "_delta_log/_last_checkpoint: ignored, the file is empty"));
+    assert_non_null(strstr(warned, "listing _delta_log"));
+    /* loading the table again (as a stream does, many times) does not repeat it */
+    assert_int_equal(0, mcdc_delta__snapshot_load(&s, t, -1, NULL));
+    mcdc_delta_snapshot_free(s);
+    assert_int_equal(1, n_warned);
+    mcdc_log_set_sink(NULL, NULL);
+}
+
+static void test_delta_log__empty_commit_is_corrupt_not_empty(void **state)
+{
+    const char *t = *state;
+    put(t, 0, PROTO META ADD("a"));
+    put(t, 1, ADD("b"));
+    put(t, 2, "");
+    mcdc_delta_snapshot *s;
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_snapshot_open(&s, t, -1));
+    assert_null(s);
+    const char *m = mcdc_error_last()->message;
+    assert_non_null(strstr(m, "00000000000000000002.json: the file is empty (0 bytes)"));
+    assert_non_null(strstr(mcdc_error_last()->hint, "restore"));
+    /* a version before it is still readable; the history stops at it */
+    assert_int_equal(0, mcdc_delta_snapshot_open(&s, t, 1));
+    assert_int_equal(2, s->n_files);
+    mcdc_delta_snapshot_free(s);
+    mcdc_delta_history_entry *h;
+    size_t n;
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_history(&h, &n, t));
+    assert_null(h);
+    /* blank lines only are no commit either */
+    put(t, 2, "\n \n");
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_snapshot_open(&s, t, -1));
+    assert_non_null(strstr(mcdc_error_last()->message, "00000000000000000002.json: the file "
+                                                       "holds no action (3 blank bytes)"));
+    /* a version after it does not hide it */
+    put(t, 3, ADD("c"));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_delta_snapshot_open(&s, t, -1));
+    assert_non_null(strstr(mcdc_error_last()->message, "00000000000000000002.json"));
 }
 
 static void test_delta_log__missing_protocol_or_table(void **state)
@@ -242,6 +343,8 @@ int main(void)
         T(test_delta_log__gap_in_versions_is_corrupt),
         T(test_delta_log__unknown_actions_and_fields_are_ignored),
         T(test_delta_log__bad_last_checkpoint_falls_back_to_listing),
+        T(test_delta_log__bad_last_checkpoint_is_said_once),
+        T(test_delta_log__empty_commit_is_corrupt_not_empty),
         T(test_delta_log__missing_protocol_or_table),
         T(test_delta_log__unknown_reader_feature_is_refused_by_name),
         T(test_delta_log__file_keys_include_the_deletion_vector),

@@ -1,4 +1,4 @@
-/* Shared by the delta unit tests: where the shared test data is, and temp tables. */
+/* Shared by the delta unit tests: where the conformance test data is, and temp tables. */
 #ifndef MCDC_TEST_DELTA_ENV_H
 #define MCDC_TEST_DELTA_ENV_H
 
@@ -8,25 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* $MCDC_SHARED when it holds testdata/, else the shared folder beside the worktrees
- * ($MCDC_SRC/../../shared for a worktree under <root>/wt/NAME). */
-static inline const char *testenv_shared(void)
+/* The conformance files written by other engines: $MCDC_SRC/tests/data (see its
+ * README.md), or tests/data under the working directory when MCDC_SRC is not set. */
+static inline const char *testenv_data(void)
 {
-    static char buf[1024];
-    struct stat st;
-    const char *s = getenv("MCDC_SHARED");
-    if (s) {
-        snprintf(buf, sizeof buf, "%s/testdata", s);
-        if (stat(buf, &st) == 0)
-            return s;
-    }
+    static char buf[512];
     const char *src = getenv("MCDC_SRC");
-    snprintf(buf, sizeof buf, "%s/../../shared/testdata", src ? src : ".");
-    if (stat(buf, &st) == 0) {
-        buf[strlen(buf) - strlen("/testdata")] = '\0';
-        return buf;
-    }
-    return s ? s : "../shared";
+    snprintf(buf, sizeof buf, "%s/tests/data", src ? src : ".");
+    return buf;
 }
 
 /* A fresh empty directory under $TMPDIR; caller frees. */

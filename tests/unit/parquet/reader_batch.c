@@ -83,9 +83,9 @@ static long compare_reads(mcdc_parquet_reader *a, mcdc_parquet_reader *b, const 
 static void test_parquet_reader_batch__same_rows_as_row_reader_on_parquet_testing(void **state)
 {
     (void)state;
-    const char *shared = getenv("MCDC_SHARED");
+    const char *src = getenv("MCDC_SRC");
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/parquet-testing", shared ? shared : "../shared");
+    snprintf(dir, sizeof dir, "%s/tests/data/parquet-testing", src ? src : ".");
     DIR *d = opendir(dir);
     if (!d)
         fail_msg("no %s", dir);

@@ -1,4 +1,4 @@
-/* Unit tests for pipeline/checkpoint.c: the checkpoint directory (C1-C4). */
+/* Unit tests for pipeline/checkpoint.c: the checkpoint directory (C1-C5). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -203,6 +203,39 @@ static void test_pipeline_checkpoint__a_hole_is_corruption(void **state)
     assert_int_equal(MCDC_ECORRUPT, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
 }
 
+static void test_pipeline_checkpoint__lost_metadata_is_corruption_not_a_new_stream(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    mcdc_batch_range r = range(0, "0x00", "0x01");
+    assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r));
+    mcdc_checkpoint_close(ck);
+    char p[512];
+    snprintf(p, sizeof p, "%s/metadata", dir);
+    assert_int_equal(0, unlink(p));
+    /* offsets only (a batch planned, not committed): refused, and no metadata is made up */
+    assert_int_equal(MCDC_ECORRUPT, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    assert_null(ck);
+    assert_non_null(strstr(mcdc_error_last()->message, "metadata is missing, but offsets/ holds "
+                                                       "batches 0 to 0"));
+    assert_non_null(strstr(mcdc_error_last()->hint, "restore"));
+    assert_int_equal(-1, access(p, F_OK));
+    /* commits only (offsets pruned away by hand): refused too */
+    char o[512], c[512];
+    snprintf(o, sizeof o, "%s/offsets/0", dir);
+    snprintf(c, sizeof c, "%s/commits/0", dir);
+    assert_int_equal(0, rename(o, c));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    assert_non_null(strstr(mcdc_error_last()->message, "commits/ holds batches 0 to 0"));
+    assert_int_equal(-1, access(p, F_OK));
+    /* an empty directory (nothing recorded yet) is still a new checkpoint */
+    assert_int_equal(0, unlink(c));
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    mcdc_checkpoint_close(ck);
+    assert_int_equal(0, access(p, F_OK));
+}
+
 static void test_pipeline_checkpoint__old_batches_are_pruned(void **state)
 {
     (void)state;
@@ -239,6 +272,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__second_opener_fails_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__reuse_for_another_stream_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__a_hole_is_corruption, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__lost_metadata_is_corruption_not_a_new_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__old_batches_are_pruned, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

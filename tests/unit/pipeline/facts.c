@@ -28,7 +28,7 @@ static void test_pipeline_facts__counts_operations_and_ranges(void **state)
     assert_int_equal(1, f.updates); /* before-images are not counted */
     assert_int_equal(1, f.deletes);
     mcdc_buf js = MCDC_BUF_INIT(4096);
-    assert_int_equal(0, mcdc_batch_facts_to_json(&js, &f, 7, "orders-v1"));
+    assert_int_equal(0, mcdc_batch_facts_to_json(&js, &f, 7, "orders-v1", NULL));
     assert_string_equal("{\"rows\":4,\"min_lsn\":\"0x0000002D000001A00003\",\"max_lsn\":"
                         "\"0x0000002D000001B00001\",\"min_commit_ts\":\"2026-10-01T14:00:01.250\","
                         "\"max_commit_ts\":\"2026-10-01T14:00:02.000\",\"deletes\":1,"
@@ -54,7 +54,7 @@ static void test_pipeline_facts__empty_and_unknown_counts(void **state)
     (void)state;
     mcdc_batch_facts f = MCDC_BATCH_FACTS_INIT;
     mcdc_buf js = MCDC_BUF_INIT(4096);
-    assert_int_equal(0, mcdc_batch_facts_to_json(&js, &f, 0, "x\"y"));
+    assert_int_equal(0, mcdc_batch_facts_to_json(&js, &f, 0, "x\"y", NULL));
     assert_non_null(strstr(js.ptr, "\"rows\":0,\"min_lsn\":null"));
     assert_non_null(strstr(js.ptr, "\"app_id\":\"x\\\"y\"}"));
     mcdc_batch_facts back;
@@ -66,6 +66,35 @@ static void test_pipeline_facts__empty_and_unknown_counts(void **state)
     assert_int_equal(MCDC_ECORRUPT, mcdc_batch_facts_parse_json(&back, &bid, NULL, "[1]"));
     assert_int_equal(MCDC_ECORRUPT, mcdc_batch_facts_parse_json(&back, &bid, NULL,
                                                                 "{\"rows\":2,\"deletes\":0,\"inserts\":2,\"updates\":0,\"min_lsn\":\"zz\"}"));
+    mcdc_buf_dispose(&js);
+}
+
+static void test_pipeline_facts__user_metadata_records_the_batch_range(void **state)
+{
+    (void)state;
+    mcdc_batch_facts f = MCDC_BATCH_FACTS_INIT;
+    mcdc_batch_range r = { .batch_id = 4 };
+    mcdc_lsn_parse(&r.start.lsn, "0x0000002D000001A00003");
+    mcdc_lsn_parse(&r.end.lsn, "0x0000002E000000100001");
+    mcdc_buf js = MCDC_BUF_INIT(4096);
+    assert_int_equal(0, mcdc_batch_facts_to_json(&js, &f, 4, "orders", &r));
+    assert_non_null(strstr(js.ptr, ",\"app_id\":\"orders\",\"start_lsn\":\"0x0000002D000001A00003\","
+                                   "\"end_lsn\":\"0x0000002E000000100001\"}"));
+    mcdc_lsn a, b;
+    assert_int_equal(0, mcdc_batch_meta_range(js.ptr, &a, &b));
+    assert_int_equal(0, mcdc_lsn_cmp(&a, &r.start.lsn));
+    assert_int_equal(0, mcdc_lsn_cmp(&b, &r.end.lsn));
+    /* the facts still parse as before: the keys are only added */
+    mcdc_batch_facts back;
+    int64_t bid;
+    assert_int_equal(0, mcdc_batch_facts_parse_json(&back, &bid, NULL, js.ptr));
+    assert_int_equal(4, bid);
+    /* a commit of an older version has neither key; half a range is corrupt */
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_batch_meta_range("{\"rows\":0}", &a, &b));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_batch_meta_range("{\"start_lsn\":\"0x00\"}", &a, &b));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_batch_meta_range("{\"start_lsn\":\"x\",\"end_lsn\":\"y\"}",
+                                                          &a, &b));
+    assert_int_equal(MCDC_ECORRUPT, mcdc_batch_meta_range("[]", &a, &b));
     mcdc_buf_dispose(&js);
 }
 
@@ -106,6 +135,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pipeline_facts__counts_operations_and_ranges),
         cmocka_unit_test(test_pipeline_facts__empty_and_unknown_counts),
+        cmocka_unit_test(test_pipeline_facts__user_metadata_records_the_batch_range),
         cmocka_unit_test(test_pipeline_facts__schemas_have_the_anchor_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

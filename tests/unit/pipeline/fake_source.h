@@ -2,7 +2,8 @@
  * tests/unit/pipeline/fake_source.h: an in-memory CDC source for the stream engine's unit
  * tests: a commit list (cdc.lsn_time_mapping, idle entries included), change rows of one
  * capture instance with two captured columns (id INT, name STRING), a settable min_lsn and
- * a hook that runs between two rows of a read (to purge during a read).
+ * a hook that runs between two rows of a read (to purge during a read), and one that runs
+ * once as a read starts (to let another writer in while a batch is read).
  */
 #ifndef MCDC_TEST_FAKE_SOURCE_H
 #define MCDC_TEST_FAKE_SOURCE_H
@@ -37,6 +38,8 @@ typedef struct fake_source {
     int      purge_after_rows;   /* > 0: after this many rows of a read, set min_lsn */
     uint64_t purge_to;
     int      snapshot_rows;      /* rows the source table holds (ids 1..n) */
+    void   (*read_hook)(void *); /* run once as the next read starts (cleared first) */
+    void    *read_hook_arg;
 } fake_source;
 
 static mcdc_lsn fake_lsn(uint64_t v)
@@ -122,6 +125,11 @@ static int fake_read(mcdc_source *s, const char *ci, const mcdc_lsn *after, cons
     fake_source *f = (fake_source *)s;
     (void)ci;
     f->n_read_calls++;
+    if (f->read_hook) {
+        void (*hook)(void *) = f->read_hook;
+        f->read_hook = NULL;
+        hook(f->read_hook_arg);
+    }
     uint64_t a = fake_u64(after), u = fake_u64(upto);
     int seen = 0;
     for (int i = 0; i < f->n_rows; i++) {

@@ -168,7 +168,9 @@ static void test_pipeline_stream__available_now_batches_by_commit_limit(void **s
     assert_non_null(strstr(batch_metadata(0), "{\"rows\":2,\"min_lsn\":\"0x0000000000000000000A\""));
     assert_non_null(strstr(batch_metadata(1), "\"rows\":4,"));
     assert_non_null(strstr(batch_metadata(1), "\"deletes\":1,\"inserts\":3,\"updates\":0,"
-                                              "\"batch_id\":1,\"app_id\":\"t-v1\"}"));
+                                              "\"batch_id\":1,\"app_id\":\"t-v1\","
+                                              "\"start_lsn\":\"0x00000000000000000014\","
+                                              "\"end_lsn\":\"0x00000000000000000028\"}"));
     assert_non_null(strstr(sn.last_json, "\"batchId\":2,\"numInputRows\":2"));
     assert_non_null(strstr(sn.last_json, "\"endOffset\":{\"lsn\":\"0x00000000000000000032\""));
     assert_non_null(strstr(sn.last_json, "\"runId\":\""));
@@ -255,6 +257,152 @@ static void test_pipeline_stream__replay_of_a_batch_bronze_holds_reads_nothing(v
     assert_int_equal(8, res.n_rows);
     assert_int_equal(8, table_rows(bronze, NULL));
     assert_int_equal(0, txn(facts, "t-v1#facts"));
+}
+
+/* A file's bytes, or "" (static buffer). */
+static const char *slurp(const char *path)
+{
+    static char buf[8192];
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = 0;
+        fclose(f);
+    }
+    return buf;
+}
+
+static int64_t latest(const char *path)
+{
+    int64_t v = -1;
+    if (mcdc_delta_latest_version(&v, path) < 0)
+        v = -1;
+    return v;
+}
+
+static void test_pipeline_stream__replay_of_another_streams_range_is_refused(void **state)
+{
+    (void)state;
+    history();
+    /* a second checkpoint of the same app_id planned batch 0 as (9, 20] and died */
+    char ck2[320];
+    snprintf(ck2, sizeof ck2, "%s/ck2", root);
+    mcdc_checkpoint *c = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&c, ck2, "t-v1", "dbo_t", "bronze.t"));
+    mcdc_batch_range r = { 0 };
+    r.start.lsn = fake_lsn(9);
+    r.end.lsn = fake_lsn(20);
+    assert_int_equal(0, mcdc_checkpoint_record_range(c, &r));
+    mcdc_checkpoint_close(c);
+    /* meanwhile the first wrote its batch 0 = (9, 50] */
+    mcdc_stream_options o = options();
+    mcdc_stream_result res;
+    assert_int_equal(0, run(&o, &res, NULL));
+    assert_non_null(strstr(batch_metadata(0), "\"start_lsn\":\"0x00000000000000000009\","
+                                              "\"end_lsn\":\"0x00000000000000000032\"}"));
+    int64_t vb = latest(bronze), vf = latest(facts);
+    /* before: the replay took bronze's txn 0 as its own and skipped (9, 20] */
+    o.checkpoint = ck2;
+    assert_int_equal(MCDC_ECONFLICT, run(&o, &res, NULL));
+    assert_non_null(strstr(mcdc_error_last()->message, "batch 0 of app_id 't-v1' in bronze "
+                           "(version 1) is the range (0x00000000000000000009, "
+                           "0x00000000000000000032] but checkpoint"));
+    assert_non_null(strstr(mcdc_error_last()->message, "recorded (0x00000000000000000009, "
+                           "0x00000000000000000014]: another stream with the same app_id"));
+    assert_int_equal(vb, latest(bronze));
+    assert_int_equal(vf, latest(facts));
+    char p[400];
+    snprintf(p, sizeof p, "%s/commits/0", ck2);
+    assert_int_equal(-1, access(p, F_OK));
+}
+
+/* The winner of the race: stream on ck runs to the end while the loser reads. */
+static void run_winner(void *arg)
+{
+    (void)arg;
+    mcdc_stream_options o = options();
+    mcdc_stream_result res;
+    assert_int_equal(0, run(&o, &res, NULL));
+}
+
+static void test_pipeline_stream__batch_committed_meanwhile_by_another_range_is_refused(void **state)
+{
+    (void)state;
+    history();
+    char ck2[320];
+    snprintf(ck2, sizeof ck2, "%s/ck2", root);
+    mcdc_stream_options o = options();
+    o.checkpoint = ck2;
+    o.max_commits_per_batch = 2; /* batch 0 = (9, 20]; the winner's is (9, 50] */
+    src.read_hook = run_winner;
+    mcdc_stream_result res;
+    /* before: Delta answered "already committed" and the loser went on as if it were */
+    assert_int_equal(MCDC_ECONFLICT, run(&o, &res, NULL));
+    assert_non_null(strstr(mcdc_error_last()->message, "another stream with the same app_id"));
+    assert_int_equal(8, table_rows(bronze, NULL)); /* the winner's rows, once */
+    assert_int_equal(1, table_rows(facts, NULL));
+    char p[400];
+    snprintf(p, sizeof p, "%s/commits/0", ck2);
+    assert_int_equal(-1, access(p, F_OK));
+    /* its data file was removed: bronze's directory holds the winner's file only */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "test $(ls '%s' | grep -c parquet) = 1", bronze);
+    assert_int_equal(0, system(cmd));
+}
+
+static void test_pipeline_stream__same_range_committed_meanwhile_is_a_replay(void **state)
+{
+    (void)state;
+    history();
+    char ck2[320];
+    snprintf(ck2, sizeof ck2, "%s/ck2", root);
+    mcdc_stream_options o = options();
+    o.checkpoint = ck2;
+    src.read_hook = run_winner; /* the same range (9, 50]: the same rows */
+    mcdc_stream_result res;
+    assert_int_equal(0, run(&o, &res, NULL));
+    assert_int_equal(8, table_rows(bronze, NULL));
+}
+
+static void test_pipeline_stream__bronze_behind_its_checkpoint_is_refused(void **state)
+{
+    (void)state;
+    history();
+    mcdc_stream_options o = options();
+    o.max_commits_per_batch = 2;
+    o.trigger = MCDC_TRIGGER_ONCE;
+    mcdc_stream_result res;
+    assert_int_equal(0, run(&o, &res, NULL)); /* batch 0 */
+    char cmd[1000];
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s/backup'", bronze, root);
+    assert_int_equal(0, system(cmd));
+    o.trigger = MCDC_TRIGGER_AVAILABLE_NOW;
+    assert_int_equal(0, run(&o, &res, NULL)); /* batches 1 and 2 */
+    assert_int_equal(2, txn(bronze, "t-v1"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -a '%s/backup' '%s'", bronze, root, bronze);
+    assert_int_equal(0, system(cmd)); /* bronze restored from the older backup */
+    fake_commit(&src, 60, 4000, 2, 2);
+    int64_t vb = latest(bronze), vf = latest(facts);
+    char p[400];
+    snprintf(p, sizeof p, "%s/offsets/3", ck);
+    /* before: batch 3 was written with txn 3 and batches 1 and 2 were lost for good */
+    assert_int_equal(MCDC_ECORRUPT, run(&o, &res, NULL));
+    assert_non_null(strstr(mcdc_error_last()->message, "bronze.t: holds batches up to 0 "
+                           "of app_id 't-v1' but checkpoint"));
+    assert_non_null(strstr(mcdc_error_last()->message, "recorded batch 2 in its version"));
+    assert_non_null(strstr(mcdc_error_last()->hint, "restore bronze to a version holding batch 2"));
+    assert_int_equal(vb, latest(bronze));
+    assert_int_equal(vf, latest(facts));
+    assert_int_equal(-1, access(p, F_OK));
+    /* batches without rows have no bronze commit: the newest that has one counts */
+    snprintf(p, sizeof p, "%s/commits/2", ck);
+    assert_non_null(strstr(slurp(p), "\"bronze_version\":"));
+    /* a bronze that is gone is behind too */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", bronze);
+    assert_int_equal(0, system(cmd));
+    assert_int_equal(MCDC_ECORRUPT, run(&o, &res, NULL));
+    assert_non_null(strstr(mcdc_error_last()->message, "bronze.t: holds no batch of app_id 't-v1' but"));
 }
 
 static void test_pipeline_stream__purged_changes_stop_the_stream(void **state)
@@ -386,6 +534,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_stream__batch_without_rows_has_facts_but_no_bronze_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__pending_range_is_replayed_exactly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__replay_of_a_batch_bronze_holds_reads_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream__replay_of_another_streams_range_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream__batch_committed_meanwhile_by_another_range_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream__same_range_committed_meanwhile_is_a_replay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream__bronze_behind_its_checkpoint_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purged_changes_stop_the_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purge_during_a_read_is_caught, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__fail_on_data_loss_false_records_the_gap, setup, teardown),

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -77,7 +78,58 @@ static void test_report_report__names_are_escaped(void **state)
     assert_null(strstr(out.ptr, "<b>x"));
     assert_null(strstr(out.ptr, "t<i>"));
     assert_non_null(strstr(out.ptr, "&lt;b&gt;x&lt;/b&gt;&amp;&#39;&quot;"));
-    assert_non_null(strstr(out.ptr, "No batches in the facts table"));
+    assert_non_null(strstr(out.ptr, "No facts rows name this table"));
+    mcdc_buf_dispose(&out);
+    mcdc_report_data_free(&d);
+}
+
+/* The text of the paragraph after the heading of table @p name (a static copy). */
+static const char *meta_of(const char *page, const char *name)
+{
+    static char buf[512];
+    char h[128];
+    snprintf(h, sizeof h, "<h2>%s</h2>\n<p class='meta'>", name);
+    const char *p = strstr(page, h);
+    assert_non_null(p);
+    p += strlen(h);
+    const char *e = strstr(p, "</p>");
+    assert_non_null(e);
+    snprintf(buf, sizeof buf, "%.*s", (int)(e - p), p);
+    return buf;
+}
+
+/* A stream's bronze with only its bootstrap snapshot is the stream's change log, not "a
+ * table kept from another"; silver, which no facts row names, is. */
+static void test_report_report__bronze_is_the_change_log_even_before_its_first_batch(void **state)
+{
+    (void)state;
+    mcdc_report_data d = {0};
+    mcdc_buf out = MCDC_BUF_INIT(1 << 24);
+    mcdc_report_batch ev = {"bronze.orders", "bootstrap", 0, 5137, 0, 0, 0, MCDC_REPORT_NONE, 0,
+                            MCDC_REPORT_NONE, MCDC_REPORT_NONE};
+    assert_int_equal(0, mcdc_report_add_batch(&d, &ev));
+    mcdc_report_verdict vb = {"bronze.orders", MCDC_REPORT_NONE, "", MCDC_REPORT_NONE, MCDC_REPORT_NONE};
+    mcdc_report_verdict vs = {"silver.orders", at("2026-10-01T10:00:00"), "0x0000002D000001A00003",
+                              at("2026-10-01T10:00:00"), at("2026-10-01T10:05:00")};
+    assert_int_equal(0, mcdc_report_add_verdict(&d, &vb));
+    assert_int_equal(0, mcdc_report_add_verdict(&d, &vs));
+    assert_int_equal(0, mcdc_report_render(&out, &d));
+    assert_string_equal("The change log of a stream: no batches yet, only a bootstrap snapshot of 5137 rows; "
+                        "the changes after it come as batches.", meta_of(out.ptr, "bronze.orders"));
+    assert_non_null(strstr(meta_of(out.ptr, "silver.orders"), "kept from another"));
+    mcdc_buf_dispose(&out);
+    mcdc_report_data_free(&d);
+}
+
+static void test_report_report__change_log_counts_batches_and_rows(void **state)
+{
+    (void)state;
+    mcdc_report_data d = {0};
+    mcdc_buf out = MCDC_BUF_INIT(1 << 24);
+    fill(&d);
+    assert_int_equal(0, mcdc_report_render(&out, &d));
+    assert_string_equal("The change log of a stream: 3 batches, 33 change rows, after a bootstrap snapshot of 100 rows.",
+                        meta_of(out.ptr, "bronze.orders"));
     mcdc_buf_dispose(&out);
     mcdc_report_data_free(&d);
 }
@@ -98,6 +150,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_report__page_is_self_contained_with_three_charts),
         cmocka_unit_test(test_report_report__names_are_escaped),
+        cmocka_unit_test(test_report_report__bronze_is_the_change_log_even_before_its_first_batch),
+        cmocka_unit_test(test_report_report__change_log_counts_batches_and_rows),
         cmocka_unit_test(test_report_report__empty_data_says_so),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,91 @@
+# tests/integration/misuse_locations.sh: what is not supported is refused, and no secret
+# is shown in clear. A scheme:// table location in any table flag (or a scheme://
+# warehouse) exits 2 naming it and writes nothing (it wrote into a local directory named
+# "s3:" and reported success); an unknown source given as a URL shows its userinfo masked
+# (it printed "sqlserver://sa:secret@host" in clear).
+source "$(dirname "$0")/stream_lib.bash"
+
+sim_setup
+sim_exec 2026-10-01T14:00:00 'INSERT INTO dbo.orders VALUES (1, N'"'"'ann'"'"', 10.00, NULL)'
+sim_capture 2026-10-01T14:00:10
+stream a --control ops.control >/dev/null
+cd "$T"
+tree() { (cd "$1" && find . -type f ! -name lock -print0 | sort -z | xargs -0 sha256sum); }
+tree "$MSSQL_CDC_WAREHOUSE" >"$T/lake.before"
+
+# refused URI CMD...: CMD exits 2 naming URI as unsupported, and nothing was written
+refused() {
+  local uri=$1; shift
+  local rc=0
+  "$@" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" = 2 ] || { cat "$T/err" >&2; die "$*: exit $rc, want 2"; }
+  grep -qF "location '$uri': object storage (${uri%%://*}://) is not supported yet" "$T/err" \
+    || { cat "$T/err" >&2; die "$*: the error does not name $uri"; }
+  grep -q "^hint: give a local directory" "$T/err" || die "$*: no hint"
+  [ -z "$(ls -A "$T" | grep ':$' || true)" ] || die "$*: created a local directory named like a scheme: $(ls "$T")"
+  tree "$MSSQL_CDC_WAREHOUSE" >"$T/lake.after"
+  cmp -s "$T/lake.before" "$T/lake.after" || die "$*: the lake changed"
+}
+S3=s3://bucket/bronze/orders
+refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target $S3 \
+  --app-id u --checkpoint "$T/ck/u" --facts ops.facts
+refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
+  --app-id a --checkpoint "$T/ck/a" --facts $S3
+refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
+  --app-id a --checkpoint "$T/ck/a" --facts ops.facts --control $S3
+refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
+  --app-id a --checkpoint "$T/ck/a" --facts ops.facts --control ops.control --silver $S3
+for flag in bronze silver control facts; do
+  args=(--bronze bronze.a --silver silver.a --control ops.control --facts ops.facts)
+  for ((i = 0; i < ${#args[@]}; i += 2)); do [ "${args[i]}" = "--$flag" ] && args[i+1]=$S3; done
+  refused $S3 M silver apply "${args[@]}" --capture-instance dbo_orders --keys order_id
+done
+refused $S3 M finalization advance --control $S3 --table bronze.a --end-lsn 0x1 --end-commit-ts 2026-10-01T14:00:00
+refused $S3 M finalization show --control $S3
+refused $S3 M finalization is-final --control $S3 --table bronze.a --period-end 2026-10-01T14:00:00
+refused $S3 M finalization freshness --control $S3 --table bronze.a
+refused $S3 M report --facts $S3 --control ops.control
+for cmd in cat history info checkpoint vacuum optimize; do
+  refused $S3 M table $cmd $S3
+done
+# (a lone userinfo is masked: it may be a token)
+refused 'abfss://***@acct.dfs.core.windows.net/t' M table cat abfss://c@acct.dfs.core.windows.net/t
+refused file:///tmp/t M table cat file:///tmp/t
+# a URI warehouse: refused once a dotted name is resolved against it, password masked
+refused 's3://key:***@bucket/lake' M --warehouse 's3://key:SECRET@bucket/lake' table cat bronze.a
+grep -q SECRET "$T/err" && die "the warehouse's secret was shown"
+refused 's3://bucket/lake' env MSSQL_CDC_WAREHOUSE=s3://bucket/lake "$MCDC_BIN" stream \
+  --source "sim:$DB" --capture-instance dbo_orders --target bronze.z --app-id z --checkpoint "$T/ck/z"
+[ ! -e "$T/ck/z" ] || die "the refused stream made its checkpoint"
+# a URI checkpoint is no local directory either
+rc=0; M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a --app-id a \
+  --checkpoint s3://bucket/ck/a >"$T/out" 2>"$T/err" || rc=$?
+[ $rc = 2 ] || { cat "$T/err" >&2; die "a URI checkpoint: exit $rc, want 2"; }
+grep -q "checkpoint 's3://bucket/ck/a': object storage is not supported yet" "$T/err" || { cat "$T/err" >&2; die "no checkpoint message"; }
+[ ! -e "$T/s3:" ] || die "a local directory s3: was made"
+
+# --- secrets in the unknown-source error: URL userinfo and braced values ----------------
+# unknown SRC SHOWN: an unknown source exits 2 and shows SHOWN, never the secret
+unknown() {
+  local rc=0
+  M stream --source "$1" --capture-instance dbo_orders --target bronze.a --app-id a \
+    --checkpoint "$T/ck/a" >"$T/out" 2>"$T/err" || rc=$?
+  [ $rc = 2 ] || { cat "$T/err" >&2; die "source $2: exit $rc, want 2"; }
+  grep -qF "unknown source '$2'" "$T/err" || { cat "$T/err" >&2; die "source $2: not shown masked"; }
+  if grep -q "secret\|b}}c" "$T/err"; then cat "$T/err" >&2; die "source $2: a secret in clear"; fi
+}
+unknown 'sqlserver://sa:secret@host' 'sqlserver://sa:***@host'
+unknown 'mssql+pyodbc://user:secret@dsn' 'mssql+pyodbc://user:***@dsn'
+unknown 'mssql://sa:se@cret@db:1433/shop' 'mssql://sa:***@db:1433/shop'
+unknown 'mssql:Server=h;PWD={a;b}}c};UID=sa' 'mssql:Server=h;PWD=***;UID=sa'
+unknown 'mssql:Server=h;{PWD}={a;b}}c}' 'mssql:Server=h;{PWD}=***'
+unknown 'mssql:Server=h;Password="secret;x"' 'mssql:Server=h;Password=***'
+# from $MSSQL_CDC_SOURCE and from @FILE too
+rc=0; MSSQL_CDC_SOURCE='sqlserver://sa:secret@host' "$MCDC_BIN" stream --capture-instance dbo_orders \
+  --target bronze.a --app-id a --checkpoint "$T/ck/a" 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -qF "'sqlserver://sa:***@host'" "$T/err" && ! grep -q secret "$T/err" || die "\$MSSQL_CDC_SOURCE shown in clear"
+echo 'mssql+pyodbc://user:secret@dsn' >"$T/src"
+unknown "@$T/src" 'mssql+pyodbc://user:***@dsn'
+tree "$MSSQL_CDC_WAREHOUSE" >"$T/lake.after"
+cmp -s "$T/lake.before" "$T/lake.after" || die "the lake changed"
+echo ok
