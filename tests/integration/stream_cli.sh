@@ -65,8 +65,8 @@ stream four --option includeCommandId=false >/dev/null
 four=$(M table cat bronze.four --format jsonl)
 [ -n "$four" ] || die "bronze.four is empty"
 if grep -q '_command_id' <<<"$four"; then die "_command_id present"; fi
-# starting at latest reads nothing of the past
-stream five --starting-lsn latest | grep -q "0 batches" || die "latest read the past"
+# starting at latest reads nothing of the past: batch 0 is (L, L], recorded at once
+stream five --starting-lsn latest | grep -q "1 batch, 0 rows" || die "latest read the past"
 # --control: the verdict follows the committed batches; a run with nothing new catches up
 sim_exec 2026-10-01T15:10:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (2, 'b', 2.00, NULL)"
 sim_capture 2026-10-01T15:10:01

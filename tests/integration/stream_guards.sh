@@ -1,0 +1,108 @@
+# What the stream refuses or records where it used to carry on silently (issue 16):
+#   bronze behind its checkpoint (item 4) exits 3 and writes nothing;
+#   --starting-lsn latest is recorded at once as offsets/0 = (L, L] with a stream_started
+#     facts row (item 6), so a later run reads what committed in between;
+#   one gap, one data_skipped row inside its batch, with both times (item 8).
+. "$(dirname "$0")/stream_lib.bash"
+sim_setup
+ins() { sim_exec "$1" "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES ($2, 'c$2', $2.00, NULL)"; }
+
+# tree DIR...: every file under the given dirs with its hash (the lock file, which holds
+# the pid of its last holder, aside), to compare before and after
+tree() { find "$@" -type f ! -name lock -print0 2>/dev/null | LC_ALL=C sort -z | xargs -0 sha1sum; }
+lake=$MSSQL_CDC_WAREHOUSE
+
+# ---- item 4: bronze restored from an older backup ------------------------------------------
+ins 2026-10-01T14:00:00 1
+sim_capture 2026-10-01T14:00:01
+ins 2026-10-01T14:01:00 2
+sim_capture 2026-10-01T14:01:01
+stream bh --max-commits-per-batch 1 --trigger once >/dev/null   # batch 0 (the enable entry)
+stream bh --max-commits-per-batch 1 --trigger once >/dev/null   # batch 1: order 1
+cp -a "$lake/bronze/bh" "$T/bh.backup"
+stream bh --max-commits-per-batch 1 >/dev/null                  # ...: order 2
+rm -rf "$lake/bronze/bh" && cp -a "$T/bh.backup" "$lake/bronze/bh"
+ins 2026-10-01T14:02:00 3
+sim_capture 2026-10-01T14:02:01
+tree "$lake" "$T/ck/bh" > "$T/before.tree"
+set +e
+err=$(stream bh --max-commits-per-batch 1 2>&1 >/dev/null); rc=$?
+set -e
+# before: exit 0, order 3 written as the next batch and order 2 lost for good
+[ $rc = 3 ] || die "bronze behind: exit $rc, want 3: $err"
+echo "$err" | grep -q "bronze.bh: holds batches up to 1 of app_id 'bh' but checkpoint .* recorded batch [0-9]* in its version [0-9]*: bronze is behind its checkpoint" \
+  || die "bronze behind: message: $err"
+echo "$err" | grep -q "hint: nothing was written" || die "bronze behind: hint: $err"
+tree "$lake" "$T/ck/bh" > "$T/after.tree"
+diff "$T/before.tree" "$T/after.tree" >&2 || die "bronze behind: the refused stream changed files"
+
+# ---- item 6: --starting-lsn latest is recorded at once -------------------------------------
+out=$(stream lat --starting-lsn latest) || die "latest: $out"
+echo "$out" | grep -q "1 batch, 0 rows" || die "latest: $out"
+max=$(M sim query "$DB" 'SELECT max(start_lsn) AS m FROM cdc.lsn_time_mapping' --format jsonl | sed 's/.*"m":"\([^"]*\)".*/\1/')
+grep -q "\"start\":{\"lsn\":\"$max\"" "$T/ck/lat/offsets/0" || die "offsets/0 does not start at max_lsn $max: $(cat "$T/ck/lat/offsets/0")"
+grep -q "\"end\":{\"lsn\":\"$max\"" "$T/ck/lat/offsets/0" || die "offsets/0 is not (L, L]: $(cat "$T/ck/lat/offsets/0")"
+cat_table ops.facts "$T/f.jsonl"
+[ "$($CHECK count "$T/f.jsonl" app_id=lat event=stream_started)" = 1 ] || die "no stream_started row"
+[ "$($CHECK get "$T/f.jsonl" min_lsn app_id=lat event=stream_started)" = "$max" ] || die "stream_started min_lsn"
+$CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started | grep -q "\"starting\":\"latest\",\"lsn\":\"$max\"" \
+  || die "stream_started detail: $($CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started)"
+# what commits between two runs is read by the second (before: "latest" was resolved again)
+ins 2026-10-01T14:03:00 4
+sim_capture 2026-10-01T14:03:01
+out=$(stream lat --starting-lsn latest) || die "latest, second run: $out"
+echo "$out" | grep -q "1 batch, 1 rows" || die "latest, second run: $out"
+cat_table bronze.lat "$T/b.jsonl"
+[ "$($CHECK count "$T/b.jsonl" order_id=4)" = 1 ] || die "the row committed between the runs is missing"
+[ "$($CHECK count "$T/b.jsonl")" = 1 ] || die "latest read the past"
+# and the verdict claims only what was read: every change after L is in bronze
+ct_rows "$T/ct.jsonl"
+node -e 'const fs = require("fs");
+  fs.writeFileSync(process.argv[2], fs.readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean)
+    .filter((l) => JSON.parse(l)["__$start_lsn"] > process.argv[3]).join("\n") + "\n");' \
+  "$T/ct.jsonl" "$T/ct_after.jsonl" "$max"
+$CHECK bronze-vs-ct "$T/ct_after.jsonl" "$T/b.jsonl" >/dev/null || die "bronze.lat is not the changes after L"
+cat_table ops.facts "$T/f.jsonl"
+$CHECK facts-vs-bronze "$T/f.jsonl" "$T/b.jsonl" lat >/dev/null || die "facts of lat differ from bronze"
+
+# ---- item 8: one gap, one data_skipped row -------------------------------------------------
+stream skp --option failOnDataLoss=false >/dev/null              # batch 0: orders 1-4
+ins 2026-10-02T14:00:00 5
+sim_capture 2026-10-02T14:00:01
+M sim idle "$DB" --at 2026-10-02T14:10:00 >/dev/null
+ins 2026-10-02T15:00:00 6
+sim_capture 2026-10-02T15:00:01
+M sim cleanup "$DB" --retention 30m --at 2026-10-02T15:00:02 >/dev/null   # order 5 purged
+set +e
+MCDC_FAILPOINT=stream.after_offsets stream skp --option failOnDataLoss=false >/dev/null 2>&1
+[ $? = 137 ] || die "failpoint after_offsets not reached"
+set -e
+grep -q '"skipped"' "$T/ck/skp/offsets/1" || die "batch 1 planned no skip: $(cat "$T/ck/skp/offsets/1")"
+end1=$(sed 's/.*"end":{"lsn":"\([^"]*\)".*/\1/' "$T/ck/skp/offsets/1")
+# a second cleanup, past the end of batch 1, before its replay
+M sim idle "$DB" --at 2026-10-02T15:10:00 >/dev/null
+ins 2026-10-02T16:00:00 7
+sim_capture 2026-10-02T16:00:01
+M sim cleanup "$DB" --retention 30m --at 2026-10-02T16:00:02 >/dev/null   # order 6 purged too
+stream skp --option failOnDataLoss=false >/dev/null 2>&1 || die "replay with a second cleanup failed"
+cat_table ops.facts "$T/f.jsonl"
+# before: two rows for batch 1, the second running past its end to the new min_lsn
+[ "$($CHECK count "$T/f.jsonl" app_id=skp event=data_skipped batch_id=1)" = 1 ] || die "batch 1 has $($CHECK count "$T/f.jsonl" app_id=skp event=data_skipped batch_id=1) data_skipped rows"
+to=$($CHECK get "$T/f.jsonl" end_lsn app_id=skp event=data_skipped batch_id=1)
+[ "$to" = "$end1" ] || [[ "$to" < "$end1" ]] || die "the gap of batch 1 runs to $to, past its end $end1"
+[ "$($CHECK get "$T/f.jsonl" lost_from_ts app_id=skp event=data_skipped batch_id=1)" != null ] || die "lost_from_ts is null"
+[ "$($CHECK get "$T/f.jsonl" lost_to_ts app_id=skp event=data_skipped batch_id=1)" != null ] || die "lost_to_ts is null"
+# every gap is recorded once, in its own batch, and never overlaps another
+node -e '
+  const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map(JSON.parse)
+    .filter((r) => r.app_id === "skp" && r.event === "data_skipped")
+    .map((r) => ({ b: r.batch_id, ...JSON.parse(r.detail) })).sort((a, b) => a.b - b.b);
+  const ids = rows.map((r) => r.b);
+  if (new Set(ids).size !== ids.length) throw new Error(`a batch with two gaps: ${ids}`);
+  for (let i = 1; i < rows.length; i++)
+    if (rows[i].from < rows[i - 1].to) throw new Error(`gaps overlap: ${JSON.stringify(rows)}`);
+' "$T/f.jsonl" || die "data_skipped rows overlap"
+cat_table bronze.skp "$T/b.jsonl"
+[ "$($CHECK count "$T/b.jsonl" order_id=7)" = 1 ] || die "skp did not read the changes after the gaps"
+[ "$($CHECK count "$T/b.jsonl" order_id=6)" = 0 ] || die "skp read a purged change"
+echo "ok"
