@@ -52,7 +52,8 @@ trial() {
     n3=$((n3 + 1))
   elif [ "$kind" = fresh ] && [ $rl = 2 ]; then
     # started only after the winner's commit: refused at start, before any read
-    echo "$msg" | grep -q "already holds batches of app_id '$app'" || die "$app: message: $msg"
+    echo "$msg" | grep -Eq "already holds batches of app_id '$app'|holds facts of batch 0 of app_id '$app'" \
+      || die "$app: message: $msg"
     n2=$((n2 + 1))
   else
     die "$app ($kind): the loser exited $rl: $msg"
