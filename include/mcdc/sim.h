@@ -12,7 +12,8 @@
  * - One writer process at a time (SQLite's write lock, with a busy timeout); any number of
  *   readers. A handle is used by one thread at a time.
  * - Times are UTC microseconds. MCDC_SIM_NOW means "the host's clock, or the simulator's
- *   clock when that is ahead". An explicit time before the simulator's clock is refused.
+ *   clock when that is ahead"; MCDC_SIM_CLOCK "the simulator's clock, unmoved". An explicit
+ *   time before the simulator's clock is refused.
  * - Every write call is one SQLite transaction: it fails whole, leaving the file unchanged.
  */
 #ifndef MCDC_SIM_H
@@ -34,6 +35,9 @@ typedef struct mcdc_sim mcdc_sim;
 
 /** "Now": the host's clock, or the simulator's clock when it is ahead. */
 #define MCDC_SIM_NOW INT64_MIN
+/** The simulator's clock as it stands: a call at this time does not move it (a capture
+ *  scan without --at, which must not jump a scripted history to the host's date). */
+#define MCDC_SIM_CLOCK (INT64_MIN + 1)
 
 /** Open a simulator database. With @p create, a missing file is created (its zone is
  *  @p time_zone, NULL for UTC); otherwise a missing file is MCDC_ENOTFOUND.
@@ -93,7 +97,8 @@ typedef struct mcdc_sim_capture_result {
     int64_t  pending;   /* committed transactions still waiting for a scan */
 } mcdc_sim_capture_result;
 
-/** Run capture scans at @p at_us. @p opts NULL for the defaults. */
+/** Run capture scans at @p at_us (MCDC_SIM_CLOCK: at the simulator's clock, which then does
+ *  not move). @p opts NULL for the defaults. */
 int mcdc_sim_capture(mcdc_sim *sim, int64_t at_us, const mcdc_sim_capture_options *opts,
                      mcdc_sim_capture_result *out);
 /** Write an idle mapping entry (tran_id 0x00) at @p at_us, as capture does on a quiet
@@ -157,9 +162,16 @@ typedef struct mcdc_sim_workload_result {
     int64_t n_transactions, n_inserts, n_updates, n_deletes, n_changes, n_scans;
     int64_t end_us;      /* the last commit time */
     int64_t elapsed_us;  /* host time taken */
+    int64_t pending;     /* commits still waiting for a capture scan at the end (0 unless
+                            capture_every_us < 0) */
 } mcdc_sim_workload_result;
 
-/** Run a workload. Deterministic for a seed, a start and the database's prior state. */
+/** Run a workload. Deterministic for a seed, a start and the database's prior state (not
+ *  with realtime, whose commit times follow the host clock). With capture cycles, it ends
+ *  with a capture of every commit still waiting, so all of them are visible when it returns;
+ *  without (capture_every_us < 0), out->pending says how many wait. Realtime workloads on
+ *  one database at once share its clock: each commits at the later of its time and the
+ *  clock. */
 int mcdc_sim_workload(mcdc_sim *sim, const mcdc_sim_workload_options *opts, mcdc_sim_workload_result *out);
 
 /** A query result row: column names and types (the value model), values. Borrowed. Called
@@ -199,6 +211,11 @@ void mcdc_sim_status_dispose(mcdc_sim_status *st);
  *  @return 0; MCDC_EINVAL for an empty or over-long name or password; MCDC_EEXISTS when the
  *  login exists (and not @p if_missing). */
 int mcdc_sim_login_add(mcdc_sim *sim, const char *user, const char *password, bool if_missing);
+
+/** Read a password from the first line of @p path (a trailing newline, or CR LF, is not part
+ *  of it). @param[out] out the password, malloc'd; the caller clears and frees it.
+ *  @return 0; MCDC_EINVAL for a missing file or an empty first line; MCDC_EIO. */
+int mcdc_sim_password_file_read(char **out, const char *path);
 
 /** Give login @p user SELECT on @p object ("dbo.orders", "cdc.dbo_orders_CT"). A login with
  *  grants reads only what it was granted; one without reads everything (db_owner).

@@ -2,7 +2,9 @@
  * cli/cmd_silver_apply.c: `mssql-cdc silver apply`: keep a silver table equal to the
  * source table from bronze (mcdc_silver_apply), then print {rebuilt, applied_lsn,
  * finalized_until, bronze_found} and what the merge touched. Keys come from --keys, or
- * from the capture instance's unique index through --source. Reference:
+ * from the capture instance's unique index through --source. A --bronze that does not
+ * exist is exit 2 before anything is written (a typo must not stay green forever), unless
+ * --allow-missing-bronze says the stream has not written it yet. Reference:
  * docs/reference/cli-silver.md.
  */
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "mcdc/delta.h"
 #include "mcdc/silver.h"
 #include "mcdc/source.h"
 #include "mcdc/time.h"
@@ -27,6 +30,7 @@ static const mcdc_opt opts[] = {
     { "granularity", 0, MCDC_OPT_VALUE, "minute|hour|day", "the verdict's period (default hour)" },
     { "target-file-rows", 0, MCDC_OPT_VALUE, "N", "rows per silver file (default 262144)" },
     { "format", 0, MCDC_OPT_VALUE, "text|json", "output format (default text)" },
+    { "allow-missing-bronze", 0, MCDC_OPT_SWITCH, NULL, "a --bronze that does not exist yet is no error: nothing is applied" },
     { 0 }
 };
 
@@ -130,6 +134,15 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         mcdc_warehouse_resolve(cpath, ctx->warehouse, control) < 0 ||
         (facts && mcdc_warehouse_resolve(fpath, ctx->warehouse, facts) < 0))
         return mcdc_cli_fail();
+    int64_t bronze_version;
+    if (!mcdc_cli_has(a, "allow-missing-bronze") && mcdc_delta_latest_version(&bronze_version, bpath) < 0) {
+        if (mcdc_error_last()->code != MCDC_ENOTFOUND)
+            return mcdc_cli_fail();
+        return mcdc_cli_error(MCDC_EXIT_USAGE,
+                              "check the name (the stream creates bronze with its first batch); pass "
+                              "--allow-missing-bronze when the stream has not written it yet",
+                              "bronze table %s does not exist", bpath);
+    }
 
     int code = 0;
     char ci_buf[1024], key_buf[1024];

@@ -1,13 +1,13 @@
 /*
  * cli/cmd_sim_capture.c: `mssql-cdc sim capture DB`: run a capture scan, as SQL Server's
- * capture job does.
+ * capture job does; without --at at the simulator's clock, which it leaves where it is.
  */
 #include <stdio.h>
 
 #include "sim_cli.h"
 
 static const mcdc_opt opts[] = {
-    {"at", 0, MCDC_OPT_VALUE, "TIME", "scan time (ISO-8601, UTC without a zone; default now)"},
+    {"at", 0, MCDC_OPT_VALUE, "TIME", "scan time (ISO-8601, UTC without a zone; default the simulator's clock, unmoved)"},
     {"max-trans", 0, MCDC_OPT_VALUE, "N", "transactions per scan (default 500)"},
     {"max-scans", 0, MCDC_OPT_VALUE, "N", "scans in this run (default 1; the capture job's cycle is 10)"},
     {"idle-after", 0, MCDC_OPT_VALUE, "DURATION", "idle entry when nothing was found and this long passed since the last entry (default 5m)"},
@@ -23,6 +23,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         (rc = mcdc_sim_cli_int(a, "max-scans", 1, 1, &ms)) ||
         (rc = mcdc_sim_cli_duration(a, "idle-after", 5 * 60 * INT64_C(1000000), &idle)))
         return rc;
+    if (!mcdc_cli_get(a, "at"))
+        at = MCDC_SIM_CLOCK; /* a scan without --at never jumps the clock to the host's date */
     if (mt > 1000000 || ms > 1000000) return mcdc_cli_usage_error(a->cmd, "--max-trans and --max-scans are capped at 1000000");
     mcdc_sim *sim;
     if (mcdc_sim_open(&sim, a->pos[0], false, NULL) < 0) return mcdc_cli_fail();

@@ -17,8 +17,8 @@ static const mcdc_opt opts[] = {
     {"interval", 0, MCDC_OPT_VALUE, "DURATION", "time between commits (default 10ms)"},
     {"mix", 0, MCDC_OPT_VALUE, "insert=P,update=P,delete=P", "percentages of each change (default insert=60,update=30,delete=10)"},
     {"rows-per-transaction", 0, MCDC_OPT_VALUE, "K", "changes per transaction (default 1)"},
-    {"capture-every", 0, MCDC_OPT_VALUE, "DURATION", "run a capture cycle this often (default 5s; 'never' for none)"},
-    {"realtime", 0, MCDC_OPT_SWITCH, NULL, "commit each transaction when the host clock reaches its time"},
+    {"capture-every", 0, MCDC_OPT_VALUE, "DURATION", "run a capture cycle this often, and one at the end (default 5s; 'never' for none)"},
+    {"realtime", 0, MCDC_OPT_SWITCH, NULL, "commit each transaction when the host clock reaches its time (workloads at once share the clock)"},
     {0},
 };
 
@@ -86,6 +86,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
            (long long)r.n_transactions, (long long)r.n_inserts, (long long)r.n_updates, (long long)r.n_deletes,
            (long long)r.n_changes, (long long)r.n_scans, mcdc_time_format(t, r.end_us, 3, true), secs,
            secs > 0 ? (double)(r.n_inserts + r.n_updates + r.n_deletes) / secs : 0.0);
+    if (r.pending > 0)
+        printf("%lld commits wait for a capture scan: run 'mssql-cdc sim capture %s'\n", (long long)r.pending,
+               a->pos[0]);
     mcdc_sim_close(sim);
     return MCDC_EXIT_OK;
 }

@@ -127,7 +127,15 @@ apply nf --keys order_id
 check_silver nf "without facts"
 [ "$(verdict silver.nf)" = null ] || die "silver.nf got a verdict without --facts"
 
-# bronze that does not exist yet
-apply none --keys order_id
+# bronze that does not exist: exit 2 naming it, and nothing written (no silver, no row);
+# with --allow-missing-bronze, nothing applied and exit 0.
+rc=0; M silver apply --bronze bronze.none --silver silver.none --capture-instance dbo_orders \
+  --keys order_id --control ops.control --format json >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 2 ] || die "silver apply from a missing bronze: exit $rc, want 2"
+grep -q "bronze table .*/bronze/none does not exist" "$T/err" || die "missing bronze message: $(cat "$T/err")"
+grep -q "allow-missing-bronze" "$T/err" || die "missing bronze hint: $(cat "$T/err")"
+[ ! -e "$T/lake/silver/none" ] || die "a refused silver apply created silver.none"
+M finalization show --control ops.control --table silver.none >/dev/null 2>&1 && die "a refused silver apply wrote a control row"
+apply none --keys order_id --allow-missing-bronze
 [ "$(field bronze_found)" = false ] || die "a missing bronze was found"
 echo ok

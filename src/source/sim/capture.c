@@ -15,7 +15,7 @@
 #include "mcdc/time.h"
 #include "source/sim/sim_int.h"
 
-static int64_t count_pending(mcdc_sim *s)
+int64_t sim__count_pending(mcdc_sim *s)
 {
     sqlite3_stmt *st;
     int64_t n = 0;
@@ -103,7 +103,7 @@ int mcdc_sim_capture(mcdc_sim *s, int64_t at_us, const mcdc_sim_capture_options 
     if ((rc = sim__advance_clock(s, at_us, &now)) < 0 || (rc = sim__capture_in_tx(s, now, opts, out)) < 0 ||
         (rc = sim__max_lsn(s, &out->max_lsn, NULL)) < 0)
         goto fail;
-    out->pending = count_pending(s);
+    out->pending = sim__count_pending(s);
     if ((rc = sim__commit(s)) < 0) goto fail;
     return 0;
 fail:
@@ -118,7 +118,7 @@ int mcdc_sim_idle(mcdc_sim *s, int64_t at_us, mcdc_lsn *out)
     if (rc < 0) return rc;
     int64_t now, pending;
     if ((rc = sim__advance_clock(s, at_us, &now)) < 0) goto fail;
-    if ((pending = count_pending(s)) > 0) {
+    if ((pending = sim__count_pending(s)) > 0) {
         rc = mcdc_error_set(MCDC_EINVAL, "%lld committed log entries wait for a capture scan; capture writes an idle "
                             "entry only when it finds nothing to do", (long long)pending);
         mcdc_error_hint("run 'mssql-cdc sim capture %s' first", s->path);

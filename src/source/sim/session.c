@@ -21,6 +21,7 @@
 
 #include "source/sim/login.h"
 #include "source/sim/session_int.h"
+#include "source/sim/tsql_sys.h"
 
 static atomic_int next_spid = 51;
 
@@ -64,6 +65,7 @@ int mcdc_sim_session_open(mcdc_sim_session **out, const char *path, const mcdc_s
                             login->database);
         goto fail;
     }
+    if ((rc = tsql_register_functions(s)) < 0) goto fail;
     if (login && login->user && (rc = sim_login_grants(s->sim, login->user, &s->grants)) < 0) goto fail;
     *out = s;
     return 0;

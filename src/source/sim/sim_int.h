@@ -113,11 +113,17 @@ bool sim_type_is_numeric(const sim_type *t);
 int sim_convert(sim_arena *a, const sim_type *t, const sim_val *in, sim_val *out, const sim_conv_ctx *cx);
 /** Bind a value of type @p t (already converted) at @p idx. */
 int sim_bind(sqlite3_stmt *st, int idx, const sim_type *t, const sim_val *v);
+/** Return a value of type @p t from a SQLite function, in the storage form sim_bind uses. */
+void sim_result(sqlite3_context *cx, const sim_type *t, const sim_val *v);
+/** Read a SQLite value in the storage form of type @p t. */
+int sim_read_value(sqlite3_value *v, const sim_type *t, sim_arena *a, sim_val *out);
 /** Read column @p idx of type @p t. */
 int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim_val *out);
 /** Compare two non-NULL values (strings case-insensitively, trailing spaces ignored).
  *  @return 0 with *out <0, 0, >0; MCDC_EINVAL when they cannot be compared. */
 int sim_compare(sim_arena *a, const sim_val *x, const sim_val *y, int *out);
+/** SQL Server's default collation: case-insensitive, trailing spaces ignored. */
+int sim_collate(const char *a, size_t na, const char *b, size_t nb);
 /** True when two values of one column are stored identically (change detection). */
 bool sim_same(const sim_val *x, const sim_val *y);
 /** Append the order-preserving key encoding of a value of type @p t. */
@@ -305,6 +311,7 @@ int  sim__tx_record(mcdc_sim *s, const mcdc_lsn *lsn, int kind, const mcdc_lsn *
 void sim__free_catalog(mcdc_sim *s);
 int  sim__max_lsn(mcdc_sim *s, mcdc_lsn *out, int64_t *end_utc_us);
 int  sim__capture_in_tx(mcdc_sim *s, int64_t now, const mcdc_sim_capture_options *opts, mcdc_sim_capture_result *out);
+int64_t sim__count_pending(mcdc_sim *s); /* committed log entries past the processed LSN */
 int  sim__bind_lsn(sqlite3_stmt *st, int idx, const mcdc_lsn *l);
 int  sim__column_lsn(sqlite3_stmt *st, int idx, mcdc_lsn *out);
 

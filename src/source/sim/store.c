@@ -478,7 +478,9 @@ void sim__rollback(mcdc_sim *s)
 int sim__advance_clock(mcdc_sim *s, int64_t at_us, int64_t *out_us)
 {
     char a[MCDC_TIME_STRLEN], b[MCDC_TIME_STRLEN];
-    if (at_us == MCDC_SIM_NOW) {
+    if (at_us == MCDC_SIM_CLOCK) {
+        at_us = s->st.clock_us;
+    } else if (at_us == MCDC_SIM_NOW) {
         at_us = mcdc_time_now_us();
         if (at_us < s->st.clock_us) at_us = s->st.clock_us;
     } else if (at_us < s->st.clock_us) {

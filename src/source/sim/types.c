@@ -361,6 +361,11 @@ static int collate_cmp(const char *a, size_t na, const char *b, size_t nb)
     return (i < na) - (j < nb);
 }
 
+int sim_collate(const char *a, size_t na, const char *b, size_t nb)
+{
+    return collate_cmp(a, na, b, nb);
+}
+
 /* ---- dates and times ------------------------------------------------------------------- */
 
 static bool rd(const char **p, const char *end, int n, int *out)
@@ -1116,17 +1121,44 @@ int sim_bind(sqlite3_stmt *st, int idx, const sim_type *t, const sim_val *v)
     }
 }
 
-int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim_val *out)
+void sim_result(sqlite3_context *cx, const sim_type *t, const sim_val *v)
+{
+    char buf[64];
+    if (v->k == V_NULL) {
+        sqlite3_result_null(cx);
+        return;
+    }
+    switch (t->k) {
+    case ST_BIT: case ST_TINYINT: case ST_SMALLINT: case ST_INT: case ST_BIGINT:
+        { sqlite3_result_int64(cx, v->u.i); return; }
+    case ST_DECIMAL: case ST_NUMERIC: case ST_MONEY: case ST_SMALLMONEY:
+        if (dec_is_int64(t))
+            { sqlite3_result_int64(cx, (int64_t)v->u.dec); return; }
+        text_of(t, v, buf, sizeof buf);
+        { sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT); return; }
+    case ST_REAL: case ST_FLOAT:
+        { sqlite3_result_double(cx, v->u.d); return; }
+    case ST_DATE: case ST_TIME: case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: case ST_DATETIMEOFFSET:
+        text_of(t, v, buf, sizeof buf);
+        { sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT); return; }
+    case ST_BINARY: case ST_VARBINARY:
+        { sqlite3_result_blob(cx, v->u.s.n ? v->u.s.p : "", (int)v->u.s.n, SQLITE_TRANSIENT); return; }
+    default:
+        { sqlite3_result_text(cx, v->u.s.n ? v->u.s.p : "", (int)v->u.s.n, SQLITE_TRANSIENT); return; }
+    }
+}
+
+int sim_read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *out)
 {
     memset(out, 0, sizeof *out);
-    int ct = sqlite3_column_type(st, idx);
+    int ct = sqlite3_value_type(sv);
     if (ct == SQLITE_NULL)
         return 0;
     switch (t->k) {
     case ST_BIT: case ST_TINYINT: case ST_SMALLINT: case ST_INT: case ST_BIGINT:
         out->k = V_INT;
         out->big = t->k == ST_BIGINT;
-        out->u.i = sqlite3_column_int64(st, idx);
+        out->u.i = sqlite3_value_int64(sv);
         return 0;
     case ST_DECIMAL: case ST_NUMERIC: case ST_MONEY: case ST_SMALLMONEY: {
         int p, s;
@@ -1135,20 +1167,20 @@ int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim
         out->prec = p;
         out->scale = s;
         if (ct == SQLITE_INTEGER) {
-            out->u.dec = sqlite3_column_int64(st, idx);
+            out->u.dec = sqlite3_value_int64(sv);
             return 0;
         }
-        const char *txt = (const char *)sqlite3_column_text(st, idx);
+        const char *txt = (const char *)sqlite3_value_text(sv);
         if (!txt || parse_dec_text(txt, strlen(txt), s, &out->u.dec) < 0)
             return mcdc_error_set(MCDC_ECORRUPT, "stored decimal '%s' is malformed", txt ? txt : "");
         return 0;
     }
     case ST_REAL: case ST_FLOAT:
         out->k = V_FLT;
-        out->u.d = sqlite3_column_double(st, idx);
+        out->u.d = sqlite3_value_double(sv);
         return 0;
     case ST_DATE: case ST_TIME: case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: case ST_DATETIMEOFFSET: {
-        const char *txt = (const char *)sqlite3_column_text(st, idx);
+        const char *txt = (const char *)sqlite3_value_text(sv);
         size_t n = txt ? strlen(txt) : 0;
         int64_t ticks;
         bool has_off;
@@ -1177,16 +1209,16 @@ int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim
         return 0;
     }
     case ST_BINARY: case ST_VARBINARY: {
-        int n = sqlite3_column_bytes(st, idx);
-        const void *p = sqlite3_column_blob(st, idx);
+        int n = sqlite3_value_bytes(sv);
+        const void *p = sqlite3_value_blob(sv);
         out->k = V_BIN;
         out->u.s.p = sim_arena_strndup(a, p ? p : "", (size_t)n);
         out->u.s.n = (size_t)n;
         return out->u.s.p ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     default: {
-        const char *p = (const char *)sqlite3_column_text(st, idx);
-        int n = sqlite3_column_bytes(st, idx);
+        const char *p = (const char *)sqlite3_value_text(sv);
+        int n = sqlite3_value_bytes(sv);
         out->k = V_STR;
         out->big = t->k == ST_NCHAR || t->k == ST_NVARCHAR || t->k == ST_NTEXT;
         out->u.s.p = sim_arena_strndup(a, p ? p : "", (size_t)n);
@@ -1194,6 +1226,11 @@ int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim
         return out->u.s.p ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     }
+}
+
+int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim_val *out)
+{
+    return sim_read_value(sqlite3_column_value(st, idx), t, a, out);
 }
 
 /* ---- comparison ---------------------------------------------------------------------------- */

@@ -6,8 +6,15 @@
  * rows (splitmix64; existing rows are taken in key order). Fast: rows go through the same
  * transaction code as sim exec with prepared statements, many transactions per SQLite
  * transaction. With realtime, each transaction commits (and is visible to readers) when the
- * host clock reaches its time. Any failure rolls back the SQLite transaction in progress;
- * transactions already committed stay.
+ * host clock reaches its time, and never before the simulator's clock, so realtime
+ * workloads running at once on one database share the clock (each commit at the later of
+ * its time and the clock); rows another workload deleted meanwhile are dropped from the
+ * live set. Inserts take keys from a counter that starts past the live row count; on a key
+ * taken, the counter jumps ahead by a doubling step, so a large table's used range is
+ * crossed in a few dozen tries. With capture cycles (capture_every >= 0) the workload ends
+ * with a capture of every commit still waiting, so its last commits are visible when it
+ * returns; without, the result says how many wait. Any failure rolls back the SQLite
+ * transaction in progress; transactions already committed stay.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,8 +157,10 @@ static int read_by_rowid(mcdc_sim *s, sim_table *tb, int64_t rowid, sim_arena *a
     }
     sqlite3_reset(tb->get);
     sqlite3_bind_int64(tb->get, 1, rowid);
-    if (sqlite3_step(tb->get) != SQLITE_ROW)
-        return mcdc_error_set(MCDC_ECORRUPT, "%s: row %lld of %s vanished", s->path, (long long)rowid, tb->full);
+    if (sqlite3_step(tb->get) != SQLITE_ROW) {
+        sqlite3_reset(tb->get);
+        return mcdc_error_set(MCDC_ENOTFOUND, "%s: row %lld of %s vanished", s->path, (long long)rowid, tb->full);
+    }
     int rc = sim__read_row(s, tb, tb->get, 1, a, row);
     sqlite3_reset(tb->get);
     return rc;
@@ -163,6 +172,13 @@ static void sleep_until(int64_t host_us)
     if (d <= 0) return;
     struct timespec ts = {(time_t)(d / 1000000), (long)(d % 1000000) * 1000};
     nanosleep(&ts, NULL);
+}
+
+/* The time to commit (or capture) at for planned time @p t: in realtime, never before the
+ * simulator's clock, which other realtime workloads move too. */
+static int64_t at_time(const mcdc_sim *s, const mcdc_sim_workload_options *o, int64_t t)
+{
+    return o->realtime && t < s->st.clock_us ? s->st.clock_us : t;
 }
 
 int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_workload_result *out)
@@ -226,13 +242,15 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
         while (next_capture <= t_i && rc == 0) {
             int64_t at = cycles++ < 1000 ? next_capture : t_i;
             mcdc_sim_capture_result cr = {0};
-            if ((rc = sim__advance_clock(s, at, &now)) < 0 || (rc = sim__capture_in_tx(s, now, &copts, &cr)) < 0) break;
+            if ((rc = sim__advance_clock(s, at_time(s, o, at), &now)) < 0 ||
+                (rc = sim__capture_in_tx(s, now, &copts, &cr)) < 0)
+                break;
             out->n_scans += cr.n_scans;
             next_capture = at == t_i ? t_i + o->capture_every_us : next_capture + o->capture_every_us;
             if (o->capture_every_us == 0) break;
         }
         if (rc < 0) break;
-        if ((rc = sim__advance_clock(s, t_i, &now)) < 0) break;
+        if ((rc = sim__advance_clock(s, at_time(s, o, t_i), &now)) < 0) break;
         sim_txn t;
         if ((rc = sim__txn_begin(&t, s, &a, now, now)) < 0) break;
         for (int k = 0; rc == 0 && k < o->rows_per_transaction; k++) {
@@ -241,6 +259,7 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
             int op = pick < o->pct_insert ? 0 : pick < o->pct_insert + o->pct_update ? 1 : 2;
             if (live.n == 0) op = 0;
             if (op == 0) {
+                int64_t step = 1; /* the jump after a key found taken, doubling */
                 for (int tries = 0;; tries++) {
                     for (int c = 0; rc == 0 && c < tb->n_cols; c++) {
                         memset(&row[c], 0, sizeof row[c]);
@@ -255,6 +274,8 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
                     if (rc != MCDC_EINVAL || strncmp(mcdc_error_last()->message, "Msg 2627", 8)) break;
                     rc = 0;
                     mcdc_error_clear();
+                    counter += step - 1;
+                    if (step < (INT64_C(1) << 20)) step *= 2;
                     if (tries > 1000) {
                         rc = mcdc_error_set(MCDC_EINVAL, "workload: no free key found in %s after 1000 tries", tb->full);
                         break;
@@ -265,7 +286,15 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
                 out->n_inserts++;
             } else {
                 int64_t idx = (int64_t)below(&r, (uint64_t)live.n);
-                if ((rc = read_by_rowid(s, tb, live.rowid[idx], &a, row)) < 0) break;
+                rc = read_by_rowid(s, tb, live.rowid[idx], &a, row);
+                if (rc == MCDC_ENOTFOUND && o->realtime) {
+                    /* another workload deleted it: forget it, change nothing this time */
+                    mcdc_error_clear();
+                    rc = 0;
+                    live.rowid[idx] = live.rowid[--live.n];
+                    continue;
+                }
+                if (rc < 0) break;
                 if (op == 1) {
                     memcpy(nrow, row, (size_t)tb->n_cols * sizeof *row);
                     int n_nonkey = 0;
@@ -305,6 +334,18 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
     }
     free(row);
     free(nrow);
+    /* the last commits: captured now when the workload runs capture cycles (as the capture
+     * job would within its next cycle), else counted as waiting */
+    while (rc == 0 && o->capture_every_us >= 0 && sim__count_pending(s) > 0) {
+        mcdc_sim_capture_options last = {500, 10, -1};
+        mcdc_sim_capture_result cr = {0};
+        if ((rc = sim__advance_clock(s, at_time(s, o, now ? now : s->st.clock_us), &now)) < 0 ||
+            (rc = sim__capture_in_tx(s, now, &last, &cr)) < 0)
+            break;
+        out->n_scans += cr.n_scans;
+    }
+    if (rc == 0)
+        out->pending = sim__count_pending(s);
     if (rc < 0) goto fail;
     if ((rc = sim__commit(s)) < 0) goto fail;
     free(live.rowid);

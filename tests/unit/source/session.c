@@ -50,6 +50,26 @@ static void test_source_session__login_check_matches_the_salted_hash_only(void *
     assert_int_not_equal(0, system(cmd));
 }
 
+static void test_source_session__password_file_first_line_without_its_newline(void **state)
+{
+    fx *f = *state;
+    char path[200], *pw = NULL;
+    snprintf(path, sizeof path, "%s/pw", f->t.dir);
+    FILE *fp = fopen(path, "w");
+    fputs(" two words \r\nsecond line\n", fp);
+    fclose(fp);
+    assert_int_equal(0, mcdc_sim_password_file_read(&pw, path));
+    assert_string_equal(" two words ", pw);
+    free(pw);
+    fp = fopen(path, "w");
+    fputs("\nsecond\n", fp);
+    fclose(fp);
+    assert_int_equal(MCDC_EINVAL, mcdc_sim_password_file_read(&pw, path));
+    assert_null(pw);
+    snprintf(path, sizeof path, "%s/none", f->t.dir);
+    assert_int_equal(MCDC_EINVAL, mcdc_sim_password_file_read(&pw, path));
+}
+
 static void test_source_session__no_logins_refuses_every_login(void **state)
 {
     (void)state;
@@ -93,14 +113,14 @@ static void test_source_session__select_batch_streams_typed_rows_and_counts(void
 {
     fx *f = *state;
     assert_string_equal(
-        "cols order_id:int, customer:nvarchar(40), amount:decimal(12,2)\n"
+        "cols order_id:int not null, customer:nvarchar(40), amount:decimal(12,2)\n"
         "row 1 | Ann | 10.50\nrow 2 | Bob | <NULL>\nrow 3 | Cy | 7.00\n"
         "done more count=3\n"
-        "cols order_id:int\nrow 3\n"
+        "cols order_id:int not null\nrow 3\n"
         "done count=1\n",
         B(f->s, "SELECT order_id, customer, amount FROM dbo.orders ORDER BY order_id; "
                 "SELECT order_id FROM dbo.orders WHERE customer = N'Cy'"));
-    assert_string_equal("cols order_id:int\nrow 1\ndone\n", B(f->s, "SET NOCOUNT ON SELECT order_id FROM dbo.orders WHERE order_id = 1"));
+    assert_string_equal("cols order_id:int not null\nrow 1\ndone\n", B(f->s, "SET NOCOUNT ON SELECT order_id FROM dbo.orders WHERE order_id = 1"));
 }
 
 static void test_source_session__errors_carry_sql_servers_numbers(void **state)
@@ -178,6 +198,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_source_session__login_check_matches_the_salted_hash_only, setup, teardown),
         cmocka_unit_test(test_source_session__no_logins_refuses_every_login),
+        cmocka_unit_test_setup_teardown(test_source_session__password_file_first_line_without_its_newline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_session__wrong_database_and_product_version_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_session__login_set_statements_are_accepted_without_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_session__select_batch_streams_typed_rows_and_counts, setup, teardown),

@@ -1,0 +1,1189 @@
+/*
+ * source/sim/tsql_compile.c: a parsed SELECT, typed with SQL Server's rules and written as
+ * SQLite SQL over the simulator's views (docs/decisions: the T-SQL engine ADR).
+ *
+ * One pass: every expression gets its SQL Server type and nullability and the SQLite text
+ * that computes it, in the storage form of that type (sim_bind's: integers, REAL, text for
+ * strings and times, BLOB for binaries, unscaled integers for decimals up to 18 digits).
+ * Where two types meet (comparison, CASE, IN, UNION ALL) the one of lower precedence is
+ * converted (mc_cast), as SQL Server does; string to binary is never implicit (257). Literals
+ * and variables travel as bound parameters in their types. Names resolve only in FROM, so a
+ * select-list alias is not visible in WHERE or GROUP BY (207); ORDER BY sees both.
+ * Checks: 207, 208, 229 (grants), 257, 1033, 195 (unknown function), 4104 (unknown prefix),
+ * 8155 (a derived table column without a name), 102 (CURRENT_TIMEZONE_ID below version 16).
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mcdc/time.h"
+#include "source/sim/tsql_ast.h"
+#include "source/sim/tsql_sys.h"
+
+typedef struct ccol {
+    const char *name;
+    sim_type    t;
+    bool        nullable;
+    const char *sql;     /* how the column is referenced */
+} ccol;
+
+typedef struct crel {
+    const char *alias;   /* the name that qualifies its columns */
+    const char *schema, *object;
+    ccol       *cols;
+    int         ncols;
+} crel;
+
+typedef struct scope {
+    crel         *rels;
+    int           nrels;
+    struct scope *outer;
+} scope;
+
+typedef struct C {
+    mcdc_sim_session *s;
+    tsql_compiled    *out;
+    tsql_error       *err;
+    int               nalias;
+} C;
+
+typedef tsql_vcx cx;
+
+static char *fmt(C *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *fmt(C *c, const char *f, ...)
+{
+    va_list ap, aq;
+    va_start(ap, f);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *p = sim_arena_alloc(&c->s->arena, (size_t)n + 1);
+    if (p) vsnprintf(p, (size_t)n + 1, f, aq);
+    va_end(aq);
+    return p;
+}
+
+static char *qid(C *c, const char *name)
+{
+    size_t n = strlen(name), k = 0;
+    char *p = sim_arena_alloc(&c->s->arena, n * 2 + 3);
+    if (!p) return NULL;
+    p[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        p[k++] = name[i];
+        if (name[i] == '"') p[k++] = '"';
+    }
+    p[k++] = '"';
+    p[k] = 0;
+    return p;
+}
+
+static int bind(C *c, const sim_type *t, const sim_val *v, const char **sql)
+{
+    tsql_compiled *o = c->out;
+    if (o->nbinds == o->cap_binds) {
+        int cap = o->cap_binds ? o->cap_binds * 2 : 16;
+        sim_val *nb = realloc(o->binds, (size_t)cap * sizeof *nb);
+        if (nb) o->binds = nb;
+        sim_type *nt = realloc(o->btypes, (size_t)cap * sizeof *nt);
+        if (nt) o->btypes = nt;
+        if (!nb || !nt) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        o->cap_binds = cap;
+    }
+    o->binds[o->nbinds] = *v;
+    o->btypes[o->nbinds] = *t;
+    o->nbinds++;
+    *sql = fmt(c, "?%d", o->nbinds);
+    return *sql ? 0 : MCDC_ENOMEM;
+}
+
+static int line_of(const tsql_expr *e) { return e && e->tok ? e->tok->line : 1; }
+
+/* ---- types ------------------------------------------------------------------------------- */
+
+static int precedence(sim_tkind k)
+{
+    static const sim_tkind order[] = {ST_DATETIMEOFFSET, ST_DATETIME2, ST_DATETIME, ST_SMALLDATETIME, ST_DATE, ST_TIME,
+                                      ST_FLOAT, ST_REAL, ST_DECIMAL, ST_NUMERIC, ST_MONEY, ST_SMALLMONEY, ST_BIGINT,
+                                      ST_INT, ST_SMALLINT, ST_TINYINT, ST_BIT, ST_XML, ST_NTEXT, ST_TEXT,
+                                      ST_UNIQUEIDENTIFIER, ST_NVARCHAR, ST_NCHAR, ST_VARCHAR, ST_CHAR, ST_VARBINARY,
+                                      ST_BINARY};
+    for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++)
+        if (order[i] == k) return 100 - i;
+    return 0;
+}
+
+static bool is_int(sim_tkind k) { return k == ST_BIT || k == ST_TINYINT || k == ST_SMALLINT || k == ST_INT || k == ST_BIGINT; }
+static bool is_bin(sim_tkind k) { return k == ST_BINARY || k == ST_VARBINARY; }
+static bool is_str(sim_tkind k)
+{
+    return k == ST_CHAR || k == ST_VARCHAR || k == ST_NCHAR || k == ST_NVARCHAR || k == ST_TEXT || k == ST_NTEXT;
+}
+static bool is_wide(sim_tkind k) { return k == ST_NCHAR || k == ST_NVARCHAR || k == ST_NTEXT; }
+
+static const char *tname(C *c, const sim_type *t)
+{
+    char buf[64];
+    sim_type_format(buf, sizeof buf, t);
+    return fmt(c, "%s", buf);
+}
+
+static const char *kname(sim_tkind k)
+{
+    sim_type t = {k, 0, 0, 0};
+    static _Thread_local char bufs[2][64];
+    static _Thread_local int turn;
+    char *buf = bufs[turn++ & 1];
+    sim_type_format(buf, 64, &t);
+    char *p = strchr(buf, '(');
+    if (p) *p = 0;
+    return buf;
+}
+
+/* Convert @p x to type @p to (implicitly unless @p explicit_). */
+static int conv(C *c, cx *x, const sim_type *to, bool explicit_, int line)
+{
+    const sim_type *f = &x->t;
+    if (!explicit_ && is_str(f->k) && is_bin(to->k))
+        return tsql_fail(c->err, 257, 16, 3, line,
+                         "Implicit conversion from data type %s to %s is not allowed. Use the CONVERT function to run this query.",
+                         kname(f->k), kname(to->k));
+    bool same = f->k == to->k && f->prec == to->prec && f->scale == to->scale;
+    if (same || (is_int(f->k) && is_int(to->k) && !explicit_) || (is_str(f->k) && is_str(to->k) && !explicit_) ||
+        (is_bin(f->k) && is_bin(to->k) && !explicit_) || !strcmp(x->sql, "NULL")) {
+        x->t = *to;
+        return 0;
+    }
+    if ((to->k == ST_FLOAT || to->k == ST_REAL) && is_int(f->k)) {
+        x->sql = fmt(c, "CAST(%s AS REAL)", x->sql);
+    } else {
+        x->sql = fmt(c, "mc_cast(%s, '%s', '%s')", x->sql, tname(c, f), tname(c, to));
+    }
+    x->t = *to;
+    return x->sql ? 0 : MCDC_ENOMEM;
+}
+
+/* The common type of two: higher precedence wins; decimals widen; strings take the longer. */
+static sim_type common(const sim_type *a, const sim_type *b)
+{
+    sim_type r = precedence(a->k) >= precedence(b->k) ? *a : *b;
+    if ((a->k == ST_DECIMAL || a->k == ST_NUMERIC) && (b->k == ST_DECIMAL || b->k == ST_NUMERIC)) {
+        int s = a->scale > b->scale ? a->scale : b->scale;
+        int ip = (a->prec - a->scale) > (b->prec - b->scale) ? a->prec - a->scale : b->prec - b->scale;
+        r.k = ST_DECIMAL;
+        r.prec = ip + s > 38 ? 38 : ip + s;
+        r.scale = s;
+    } else if ((r.k == ST_DECIMAL || r.k == ST_NUMERIC) && (is_int(a->k) || is_int(b->k))) {
+        const sim_type *d = r.k == a->k ? a : b, *i = d == a ? b : a;
+        int ip = i->k == ST_BIGINT ? 19 : i->k == ST_INT ? 10 : i->k == ST_SMALLINT ? 5 : 3;
+        if (ip < d->prec - d->scale) ip = d->prec - d->scale;
+        r.prec = ip + d->scale > 38 ? 38 : ip + d->scale;
+    } else if (is_str(a->k) && is_str(b->k)) {
+        r.len = a->len < 0 || b->len < 0 ? -1 : a->len > b->len ? a->len : b->len;
+    } else if (is_bin(a->k) && is_bin(b->k)) {
+        r.len = a->len < 0 || b->len < 0 ? -1 : a->len > b->len ? a->len : b->len;
+        r.k = a->k == ST_VARBINARY || b->k == ST_VARBINARY ? ST_VARBINARY : ST_BINARY;
+    } else if (r.k == ST_DATETIME2 || r.k == ST_DATETIMEOFFSET || r.k == ST_TIME) {
+        int sa = a->k == r.k ? a->scale : 0, sb = b->k == r.k ? b->scale : 0;
+        r.scale = sa > sb ? sa : sb;
+    }
+    return r;
+}
+
+static int unify(C *c, cx *a, cx *b, int line)
+{
+    sim_type t = common(&a->t, &b->t);
+    int rc = conv(c, a, &t, false, line);
+    return rc ? rc : conv(c, b, &t, false, line);
+}
+
+/* Strings compare under the default collation. */
+static const char *cmp_sql(C *c, const cx *x)
+{
+    return is_str(x->t.k) ? fmt(c, "%s COLLATE mssql", x->sql) : x->sql;
+}
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+static int resolve(C *c, scope *sc, tsql_expr *e, cx *out)
+{
+    const char *col = e->parts[e->nparts - 1];
+    const char *qual = e->nparts >= 2 ? e->parts[e->nparts - 2] : NULL;
+    const char *qschema = e->nparts >= 3 ? e->parts[e->nparts - 3] : NULL;
+    for (scope *s = sc; s; s = s->outer) {
+        ccol *found = NULL;
+        crel *frel = NULL;
+        bool qual_seen = false;
+        for (int r = 0; r < s->nrels; r++) {
+            crel *rel = &s->rels[r];
+            if (qual) {
+                bool m = rel->alias && !strcasecmp(rel->alias, qual);
+                if (!m && rel->object && !strcasecmp(rel->object, qual) && (!rel->alias || !strcasecmp(rel->alias, rel->object)))
+                    m = !qschema || (rel->schema && !strcasecmp(rel->schema, qschema));
+                if (!m) continue;
+                qual_seen = true;
+            }
+            for (int k = 0; k < rel->ncols; k++)
+                if (!strcasecmp(rel->cols[k].name, col)) {
+                    if (found && !qual)
+                        return tsql_fail(c->err, 209, 16, 1, line_of(e), "Ambiguous column name '%s'.", col);
+                    found = &rel->cols[k];
+                    frel = rel;
+                    break;
+                }
+        }
+        (void)frel;
+        if (found) {
+            out->t = found->t;
+            out->nullable = found->nullable;
+            out->sql = found->sql;
+            out->name = found->name;
+            return 0;
+        }
+        if (qual && !qual_seen && !s->outer) {
+            char full[400] = "";
+            for (int i = 0; i < e->nparts - 1; i++) {
+                size_t l = strlen(full);
+                snprintf(full + l, sizeof full - l, "%s%s", i ? "." : "", e->parts[i]);
+            }
+            return tsql_fail(c->err, 4104, 16, 1, line_of(e), "The multi-part identifier \"%s.%s\" could not be bound.", full, col);
+        }
+    }
+    return tsql_fail(c->err, 207, 16, 1, line_of(e), "Invalid column name '%s'.", col);
+}
+
+static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, crel *as_rel, const char **sql);
+static int expr_(C *c, scope *sc, tsql_expr *e, cx *out);
+
+/* Columns of a view or table the login reads. */
+static int add_col(C *c, crel *r, const char *name, sim_type t, bool nullable, const char *ref)
+{
+    if ((r->ncols & (r->ncols - 1)) == 0) {
+        ccol *nc = sim_arena_alloc(&c->s->arena, (size_t)(r->ncols ? r->ncols * 2 : 1) * sizeof *nc);
+        if (!nc) return MCDC_ENOMEM;
+        if (r->ncols) memcpy(nc, r->cols, (size_t)r->ncols * sizeof *nc);
+        r->cols = nc;
+    }
+    r->cols[r->ncols].name = name;
+    r->cols[r->ncols].t = t;
+    r->cols[r->ncols].nullable = nullable;
+    r->cols[r->ncols].sql = ref;
+    r->ncols++;
+    return 0;
+}
+
+int tsql_compile_vtab(tsql_compile_ctx *cc, const tsql_vcol *cols, int ncols, const sim_val *rows, int nrows, const char **sql)
+{
+    C *c = (C *)cc;
+    mcdc_buf b = MCDC_BUF_INIT(1 << 24);
+    int rc = 0;
+    if (nrows == 0) {
+        rc = mcdc_buf_puts(&b, "(SELECT ");
+        for (int i = 0; rc == 0 && i < ncols; i++) rc = mcdc_buf_printf(&b, "%sNULL AS %s", i ? ", " : "", qid(c, cols[i].name));
+        if (rc == 0) rc = mcdc_buf_puts(&b, " WHERE 0)");
+    } else {
+        rc = mcdc_buf_puts(&b, "(SELECT ");
+        for (int i = 0; rc == 0 && i < ncols; i++)
+            rc = mcdc_buf_printf(&b, "%scolumn%d AS %s", i ? ", " : "", i + 1, qid(c, cols[i].name));
+        if (rc == 0) rc = mcdc_buf_puts(&b, " FROM (VALUES ");
+        for (int r = 0; rc == 0 && r < nrows; r++) {
+            rc = mcdc_buf_puts(&b, r ? ", (" : "(");
+            for (int i = 0; rc == 0 && i < ncols; i++) {
+                const char *p;
+                if ((rc = bind(c, &cols[i].t, &rows[r * ncols + i], &p)) == 0) rc = mcdc_buf_printf(&b, "%s%s", i ? ", " : "", p);
+            }
+            if (rc == 0) rc = mcdc_buf_putc(&b, ')');
+        }
+        if (rc == 0) rc = mcdc_buf_puts(&b, "))");
+    }
+    if (rc == 0) *sql = fmt(c, "%.*s", (int)b.len, b.ptr);
+    mcdc_buf_dispose(&b);
+    return rc < 0 ? rc : 0;
+}
+
+static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
+{
+    const char *name = tr->parts[tr->nparts - 1];
+    const char *schema = tr->nparts >= 2 && tr->parts[tr->nparts - 2][0] ? tr->parts[tr->nparts - 2] : "dbo";
+    const char *db = tr->nparts >= 3 ? tr->parts[tr->nparts - 3] : NULL;
+    mcdc_sim *sim = c->s->sim;
+    char full[300];
+    snprintf(full, sizeof full, "%s%s%s", tr->nparts >= 2 ? schema : "", tr->nparts >= 2 ? "." : "", name);
+    rel->schema = schema;
+    rel->object = name;
+    if (db && strcasecmp(db, c->s->db_name) && strcasecmp(db, "master"))
+        return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s.%s'.", db, full);
+    if (tr->is_func)
+        return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s'.", full);
+    if (!strcasecmp(schema, "sys") || !strcasecmp(schema, "INFORMATION_SCHEMA")) {
+        const tsql_vcol *vc;
+        int nvc;
+        const char *inner;
+        int rc = tsql_sys_object(c->s, c, schema, name, &inner, &vc, &nvc, c->err);
+        if (rc == -1) return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s'.", full);
+        if (rc) return rc;
+        const char *alias = fmt(c, "t%d", ++c->nalias);
+        for (int i = 0; i < nvc; i++)
+            if ((rc = add_col(c, rel, vc[i].name, vc[i].t, vc[i].nullable, fmt(c, "%s.%s", alias, qid(c, vc[i].name)))) < 0)
+                return rc;
+        *from_sql = fmt(c, "%s AS %s", inner, alias);
+        return 0;
+    }
+    sim_table *t = sim__find_table(sim, schema, name);
+    sim_instance *ci = NULL;
+    static const char *const cdc_fixed[] = {"lsn_time_mapping", "change_tables", "captured_columns", "index_columns",
+                                            "ddl_history", NULL};
+    int fixed = -1;
+    if (!t && !strcasecmp(schema, "cdc")) {
+        for (int i = 0; cdc_fixed[i]; i++)
+            if (!strcasecmp(name, cdc_fixed[i])) fixed = i;
+        size_t n = strlen(name);
+        if (fixed < 0 && n > 3 && !strcasecmp(name + n - 3, "_CT"))
+            for (int i = 0; i < sim->n_inst; i++)
+                if (strlen(sim->inst[i]->name) == n - 3 && !strncasecmp(sim->inst[i]->name, name, n - 3)) ci = sim->inst[i];
+    }
+    if (!t && !ci && fixed < 0) return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s'.", full);
+    if (!sim_login_can_read(&c->s->grants, schema, name))
+        return tsql_fail(c->err, 229, 14, 5, tr->tok->line,
+                         "The SELECT permission was denied on the object '%s', database '%s', schema '%s'.", name,
+                         c->s->db_name, schema);
+    const char *alias = fmt(c, "t%d", ++c->nalias);
+    char view[300];
+    int rc = 0;
+    sim_type bin10 = {ST_BINARY, 10, 0, 0}, i4 = {ST_INT, 0, 0, 0}, dt = {ST_DATETIME, 0, 0, 0},
+             sysname = {ST_NVARCHAR, 128, 0, 0}, bit = {ST_BIT, 0, 0, 0}, vb128 = {ST_VARBINARY, 128, 0, 0},
+             vb10 = {ST_VARBINARY, 10, 0, 0}, nvmax = {ST_NVARCHAR, -1, 0, 0}, v1 = {ST_NVARCHAR, 1, 0, 0},
+             ti1 = {ST_TINYINT, 0, 0, 0};
+#define COL(n, ty, nl) if (rc == 0) rc = add_col(c, rel, n, ty, nl, fmt(c, "%s.%s", alias, qid(c, n)))
+    if (t) {
+        snprintf(view, sizeof view, "%s", t->full);
+        for (int k = 0; k < t->n_live; k++) {
+            sim_column *col = &t->cols[t->live[k]];
+            COL(col->name, col->type, col->nullable);
+        }
+    } else if (ci) {
+        snprintf(view, sizeof view, "cdc.%s_CT", ci->name);
+        COL("__$start_lsn", bin10, false);
+        COL("__$end_lsn", bin10, true);
+        COL("__$seqval", bin10, false);
+        COL("__$operation", i4, false);
+        COL("__$update_mask", vb128, true);
+        for (int k = 0; k < ci->n_cols; k++) COL(ci->cols[k].name, ci->cols[k].type, true);
+        COL("__$command_id", i4, true);
+    } else {
+        snprintf(view, sizeof view, "cdc.%s", cdc_fixed[fixed]);
+        switch (fixed) {
+        case 0:
+            COL("start_lsn", bin10, false); COL("tran_begin_time", dt, true); COL("tran_end_time", dt, true);
+            COL("tran_id", vb10, true); COL("tran_begin_lsn", bin10, true);
+            break;
+        case 1:
+            COL("object_id", i4, false); COL("version", i4, true); COL("source_object_id", i4, true);
+            COL("capture_instance", sysname, false); COL("start_lsn", bin10, true); COL("end_lsn", bin10, true);
+            COL("supports_net_changes", bit, true); COL("has_drop_pending", bit, true); COL("role_name", sysname, true);
+            COL("index_name", sysname, true); COL("filegroup_name", sysname, true); COL("create_date", dt, true);
+            COL("partition_switch", bit, false);
+            break;
+        case 2:
+            COL("object_id", i4, false); COL("column_name", sysname, false); COL("column_id", i4, true);
+            COL("column_type", sysname, false); COL("column_ordinal", i4, false); COL("is_computed", bit, true);
+            break;
+        case 3:
+            COL("object_id", i4, false); COL("column_name", sysname, false); COL("index_ordinal", ti1, false);
+            COL("column_id", i4, false);
+            break;
+        default:
+            COL("source_object_id", i4, true); COL("object_id", i4, false); COL("required_column_update", bit, false);
+            COL("ddl_command", nvmax, true); COL("ddl_lsn", bin10, false); COL("ddl_time", dt, true);
+            break;
+        }
+    }
+#undef COL
+    (void)v1;
+    if (rc < 0) return rc;
+    *from_sql = fmt(c, "%s AS %s", qid(c, view), alias);
+    return 0;
+}
+
+/* ---- FROM -------------------------------------------------------------------------------- */
+
+static int from_item(C *c, scope *outer, scope *sc, tsql_tref *tr, const char **sql)
+{
+    crel *rel = &sc->rels[sc->nrels];
+    memset(rel, 0, sizeof *rel);
+    int rc;
+    if (tr->sub || tr->rows) {
+        if (!tr->alias) return tsql_syntax(c->err, tr->tok);
+        const char *alias = fmt(c, "t%d", ++c->nalias);
+        const char *inner;
+        if (tr->sub) {
+            crel tmp = {0};
+            if ((rc = compile_select(c, outer, tr->sub, true, &tmp, &inner)) != 0) return rc;
+            for (int k = 0; k < tmp.ncols; k++) {
+                const char *nm = k < tr->ncolnames ? tr->colnames[k] : tmp.cols[k].name;
+                if (!nm || !*nm)
+                    return tsql_fail(c->err, 8155, 16, 2, tr->tok->line,
+                                     "No column name was specified for column %d of '%s'.", k + 1, tr->alias);
+                if ((rc = add_col(c, rel, nm, tmp.cols[k].t, tmp.cols[k].nullable, fmt(c, "%s.c%d", alias, k + 1))) < 0) return rc;
+            }
+            *sql = fmt(c, "(%s) AS %s", inner, alias);
+        } else {
+            /* VALUES: each column takes the common type of its rows */
+            mcdc_buf b = MCDC_BUF_INIT(1 << 24);
+            scope empty = {NULL, 0, outer};
+            cx *cells = sim_arena_alloc(&c->s->arena, (size_t)(tr->nrows * tr->nvals + 1) * sizeof *cells);
+            if (!cells) return MCDC_ENOMEM;
+            for (int r = 0; r < tr->nrows; r++)
+                for (int k = 0; k < tr->nvals; k++)
+                    if ((rc = expr_(c, &empty, tr->rows[r][k], &cells[r * tr->nvals + k])) != 0) return rc;
+            mcdc_buf_puts(&b, "SELECT * FROM (VALUES ");
+            for (int k = 0; k < tr->nvals; k++) {
+                sim_type t = cells[k].t;
+                bool nl = false;
+                for (int r = 1; r < tr->nrows; r++) t = common(&t, &cells[r * tr->nvals + k].t);
+                for (int r = 0; r < tr->nrows; r++) {
+                    if ((rc = conv(c, &cells[r * tr->nvals + k], &t, false, tr->tok->line)) != 0) { mcdc_buf_dispose(&b); return rc; }
+                    nl |= cells[r * tr->nvals + k].nullable;
+                }
+                const char *nm = k < tr->ncolnames ? tr->colnames[k] : NULL;
+                if (!nm) {
+                    mcdc_buf_dispose(&b);
+                    return tsql_fail(c->err, 8155, 16, 2, tr->tok->line, "No column name was specified for column %d of '%s'.",
+                                     k + 1, tr->alias);
+                }
+                if ((rc = add_col(c, rel, nm, t, nl, fmt(c, "%s.column%d", alias, k + 1))) < 0) return rc;
+            }
+            for (int r = 0; r < tr->nrows; r++) {
+                mcdc_buf_puts(&b, r ? ", (" : "(");
+                for (int k = 0; k < tr->nvals; k++) mcdc_buf_printf(&b, "%s%s", k ? ", " : "", cells[r * tr->nvals + k].sql);
+                mcdc_buf_putc(&b, ')');
+            }
+            mcdc_buf_putc(&b, ')');
+            *sql = fmt(c, "(%.*s) AS %s", (int)b.len, b.ptr, alias);
+            mcdc_buf_dispose(&b);
+        }
+        rel->alias = tr->alias;
+        sc->nrels++;
+        return 0;
+    }
+    rel->alias = tr->alias;
+    if ((rc = named_object(c, tr, rel, sql)) != 0) return rc;
+    if (!rel->alias) rel->alias = rel->object;
+    sc->nrels++;
+    return 0;
+}
+
+/* ---- expressions ------------------------------------------------------------------------- */
+
+static int expr_(C *c, scope *sc, tsql_expr *e, cx *out);
+
+static int bool_sql(C *c, scope *sc, tsql_expr *e, const char **sql)
+{
+    cx x;
+    int rc = expr_(c, sc, e, &x);
+    if (rc) return rc;
+    *sql = x.sql;
+    return 0;
+}
+
+static int func(C *c, scope *sc, tsql_expr *e, cx *out);
+
+static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "";
+    int rc = 0, line = line_of(e);
+    cx a, b, d;
+    switch (e->k) {
+    case X_LIT:
+        out->t = e->type;
+        return bind(c, &e->type, &e->lit, &out->sql);
+    case X_NULL:
+        out->t.k = ST_INT;
+        out->nullable = true;
+        out->sql = "NULL";
+        return 0;
+    case X_VAR: {
+        sess_var *v = sess_var_find(c->s, e->name, strlen(e->name));
+        if (!v) return tsql_fail(c->err, 137, 15, 2, line, "Must declare the scalar variable \"%s\".", e->name);
+        out->t = v->type;
+        out->nullable = true;
+        return bind(c, &v->type, &v->value, &out->sql);
+    }
+    case X_GLOBAL:
+        return tsql_sys_global(c->s, c, e->name, out, c->err, line);
+    case X_COL:
+        return resolve(c, sc, e, out);
+    case X_STAR:
+        return tsql_syntax(c->err, e->tok);
+    case X_NEG: case X_BITNOT:
+        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        *out = a;
+        out->name = "";
+        out->sql = fmt(c, e->k == X_NEG ? "(-%s)" : "(~%s)", a.sql);
+        return 0;
+    case X_ARITH:
+        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b))) return rc;
+        out->nullable = a.nullable || b.nullable;
+        if (e->op[0] == '+' && (is_str(a.t.k) || is_str(b.t.k))) {
+            if ((rc = unify(c, &a, &b, line))) return rc;
+            out->t = a.t;
+            out->t.len = a.t.len < 0 || b.t.len < 0 || a.t.len + b.t.len > (is_wide(a.t.k) ? 4000 : 8000) ? -1 : a.t.len + b.t.len;
+            out->sql = fmt(c, "(%s || %s)", a.sql, b.sql);
+            return 0;
+        }
+        if (!(sim_type_is_numeric(&a.t) || a.t.k == ST_BIT) || !(sim_type_is_numeric(&b.t) || b.t.k == ST_BIT))
+            return tsql_fail(c->err, 402, 16, 1, line, "The data types %s and %s are incompatible in the %s operator.",
+                             kname(a.t.k), kname(b.t.k), e->op[0] == '+' ? "add" : e->op[0] == '-' ? "subtract" :
+                             e->op[0] == '*' ? "multiply" : e->op[0] == '/' ? "divide" : "modulo");
+        if (is_int(a.t.k) && is_int(b.t.k)) {
+            out->t = precedence(a.t.k) >= precedence(b.t.k) ? a.t : b.t;
+            if (out->t.k == ST_BIT || out->t.k == ST_TINYINT || out->t.k == ST_SMALLINT) out->t.k = ST_INT;
+        } else {
+            sim_type f = {ST_FLOAT, 0, 0, 0};
+            if ((rc = conv(c, &a, &f, false, line)) || (rc = conv(c, &b, &f, false, line))) return rc;
+            out->t = f;
+        }
+        if (e->op[0] == '/') out->sql = fmt(c, "(%s / NULLIF(%s, 0))", a.sql, b.sql); /* 8134 below */
+        out->sql = e->op[0] == '/' ? fmt(c, "(%s / %s)", a.sql, b.sql) : fmt(c, "(%s %s %s)", a.sql, e->op, b.sql);
+        return 0;
+    case X_CMP:
+        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b))) return rc;
+        if ((rc = unify(c, &a, &b, line))) return rc;
+        out->t.k = ST_BIT;
+        out->sql = fmt(c, "(%s %s %s)", cmp_sql(c, &a), e->op, b.sql);
+        return 0;
+    case X_AND: case X_OR: {
+        const char *l, *r;
+        if ((rc = bool_sql(c, sc, e->a, &l)) || (rc = bool_sql(c, sc, e->b, &r))) return rc;
+        out->t.k = ST_BIT;
+        out->sql = fmt(c, "(%s %s %s)", l, e->k == X_AND ? "AND" : "OR", r);
+        return 0;
+    }
+    case X_NOT: {
+        const char *l;
+        if ((rc = bool_sql(c, sc, e->a, &l))) return rc;
+        out->t.k = ST_BIT;
+        out->sql = fmt(c, "(NOT %s)", l);
+        return 0;
+    }
+    case X_ISNULL:
+        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        out->t.k = ST_BIT;
+        out->sql = fmt(c, "(%s IS %sNULL)", a.sql, e->neg ? "NOT " : "");
+        return 0;
+    case X_BETWEEN:
+        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b)) || (rc = expr_(c, sc, e->c, &d))) return rc;
+        if ((rc = unify(c, &a, &b, line)) || (rc = unify(c, &a, &d, line)) || (rc = unify(c, &a, &b, line))) return rc;
+        out->t.k = ST_BIT;
+        out->sql = fmt(c, "(%s %sBETWEEN %s AND %s)", cmp_sql(c, &a), e->neg ? "NOT " : "", b.sql, d.sql);
+        return 0;
+    case X_LIKE:
+        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b))) return rc;
+        out->t.k = ST_BIT;
+        out->sql = fmt(c, "(%s %sLIKE %s)", a.sql, e->neg ? "NOT " : "", b.sql);
+        return 0;
+    case X_IN: {
+        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        out->t.k = ST_BIT;
+        if (e->sub) {
+            crel tmp = {0};
+            const char *sub;
+            if ((rc = compile_select(c, sc, e->sub, false, &tmp, &sub))) return rc;
+            out->sql = fmt(c, "(%s %sIN (%s))", cmp_sql(c, &a), e->neg ? "NOT " : "", sub);
+            return 0;
+        }
+        cx *xs = sim_arena_alloc(&c->s->arena, (size_t)e->nargs * sizeof *xs);
+        if (!xs) return MCDC_ENOMEM;
+        sim_type t = a.t;
+        for (int i = 0; i < e->nargs; i++) {
+            if ((rc = expr_(c, sc, e->args[i], &xs[i]))) return rc;
+            t = common(&t, &xs[i].t);
+        }
+        if ((rc = conv(c, &a, &t, false, line))) return rc;
+        mcdc_buf buf = MCDC_BUF_INIT(1 << 20);
+        for (int i = 0; i < e->nargs; i++) {
+            if ((rc = conv(c, &xs[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
+            mcdc_buf_printf(&buf, "%s%s", i ? ", " : "", xs[i].sql);
+        }
+        out->sql = fmt(c, "(%s %sIN (%.*s))", cmp_sql(c, &a), e->neg ? "NOT " : "", (int)buf.len, buf.ptr);
+        mcdc_buf_dispose(&buf);
+        return 0;
+    }
+    case X_EXISTS: {
+        crel tmp = {0};
+        const char *sub;
+        if ((rc = compile_select(c, sc, e->sub, false, &tmp, &sub))) return rc;
+        out->t.k = ST_BIT;
+        out->sql = fmt(c, "(EXISTS (%s))", sub);
+        return 0;
+    }
+    case X_SUBQ: {
+        crel tmp = {0};
+        const char *sub;
+        if ((rc = compile_select(c, sc, e->sub, false, &tmp, &sub))) return rc;
+        if (tmp.ncols != 1)
+            return tsql_fail(c->err, 116, 16, 1, line, "Only one expression can be specified in the select list when the "
+                                                       "subquery is not introduced with EXISTS.");
+        out->t = tmp.cols[0].t;
+        out->nullable = true;
+        out->sql = fmt(c, "(%s)", sub);
+        return 0;
+    }
+    case X_CASE: {
+        int nw = e->nargs / 2;
+        cx *th = sim_arena_alloc(&c->s->arena, (size_t)(nw + 1) * sizeof *th);
+        const char **wh = sim_arena_alloc(&c->s->arena, (size_t)(nw + 1) * sizeof *wh);
+        cx op = {0}, el = {0};
+        if (!th || !wh) return MCDC_ENOMEM;
+        if (e->a && (rc = expr_(c, sc, e->a, &op))) return rc;
+        sim_type t = {0};
+        for (int i = 0; i < nw; i++) {
+            cx w;
+            if ((rc = expr_(c, sc, e->args[2 * i], &w))) return rc;
+            if (e->a) {
+                cx o2 = op;
+                if ((rc = unify(c, &o2, &w, line))) return rc;
+                wh[i] = fmt(c, "%s = %s", cmp_sql(c, &o2), w.sql);
+            } else {
+                wh[i] = w.sql;
+            }
+            if ((rc = expr_(c, sc, e->args[2 * i + 1], &th[i]))) return rc;
+            if (strcmp(th[i].sql, "NULL")) t = t.k ? common(&t, &th[i].t) : th[i].t;
+        }
+        if (e->c) {
+            if ((rc = expr_(c, sc, e->c, &el))) return rc;
+            if (strcmp(el.sql, "NULL")) t = t.k ? common(&t, &el.t) : el.t;
+        }
+        if (!t.k) t.k = ST_INT;
+        mcdc_buf buf = MCDC_BUF_INIT(1 << 20);
+        mcdc_buf_puts(&buf, "(CASE");
+        for (int i = 0; i < nw; i++) {
+            if ((rc = conv(c, &th[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
+            mcdc_buf_printf(&buf, " WHEN %s THEN %s", wh[i], th[i].sql);
+        }
+        if (e->c) {
+            if ((rc = conv(c, &el, &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
+            mcdc_buf_printf(&buf, " ELSE %s", el.sql);
+        }
+        mcdc_buf_puts(&buf, " END)");
+        out->t = t;
+        out->nullable = true;
+        out->sql = fmt(c, "%.*s", (int)buf.len, buf.ptr);
+        mcdc_buf_dispose(&buf);
+        return 0;
+    }
+    case X_CAST: {
+        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        sim_type to = e->type;
+        if (is_str(to.k) && to.len == 0) to.len = 30;
+        if (is_bin(to.k) && to.len == 0) to.len = 30;
+        int style = 0;
+        if (e->b) {
+            if (e->b->k != X_LIT || e->b->lit.k != V_INT)
+                return tsql_fail(c->err, 8116, 16, 1, line, "Argument data type is invalid for argument 3 of convert function.");
+            style = (int)e->b->lit.u.i;
+        }
+        out->nullable = a.nullable;
+        if (style) {
+            out->t = to;
+            out->sql = fmt(c, "mc_cast(%s, '%s', '%s', %d)", a.sql, tname(c, &a.t), tname(c, &to), style);
+            return out->sql ? 0 : MCDC_ENOMEM;
+        }
+        *out = a;
+        out->name = "";
+        return conv(c, out, &to, true, line);
+    }
+    case X_COLLATE:
+        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        *out = a;
+        out->name = "";
+        if (strstr(e->name, "_CS_") || strstr(e->name, "_BIN")) out->sql = fmt(c, "(%s COLLATE BINARY)", a.sql);
+        return 0;
+    case X_FUNC:
+        return func(c, sc, e, out);
+    }
+    return tsql_syntax(c->err, e->tok);
+}
+
+/* ---- functions ------------------------------------------------------------------------- */
+
+static bool fname_is(const tsql_expr *e, const char *n)
+{
+    if (!strcasecmp(e->name, n)) return true;
+    size_t l = strlen(e->name);
+    return l > 4 && !strncasecmp(e->name, "sys.", 4) && !strcasecmp(e->name + 4, n) && strncasecmp(n, "sys.", 4);
+}
+
+static int nargs_fail(C *c, tsql_expr *e, int want)
+{
+    (void)want;
+    return tsql_fail(c->err, 174, 15, 1, line_of(e), "The %s function requires %d argument(s).", e->name, want);
+}
+
+static int func(C *c, scope *sc, tsql_expr *e, cx *out)
+{
+    int rc, line = line_of(e);
+    cx a, b;
+    sim_type bigint = {ST_BIGINT, 0, 0, 0}, i4 = {ST_INT, 0, 0, 0};
+    if (e->over) {
+        mcdc_buf w = MCDC_BUF_INIT(1 << 20);
+        mcdc_buf_puts(&w, " OVER (");
+        for (int i = 0; i < e->npart; i++) {
+            if ((rc = expr_(c, sc, e->part[i], &a))) { mcdc_buf_dispose(&w); return rc; }
+            mcdc_buf_printf(&w, "%s%s", i ? ", " : "PARTITION BY ", cmp_sql(c, &a));
+        }
+        for (int i = 0; i < e->nord; i++) {
+            if ((rc = expr_(c, sc, e->ord[i].e, &a))) { mcdc_buf_dispose(&w); return rc; }
+            mcdc_buf_printf(&w, "%s%s%s", i ? ", " : e->npart ? " ORDER BY " : "ORDER BY ", cmp_sql(c, &a),
+                            e->ord[i].desc ? " DESC" : "");
+        }
+        mcdc_buf_putc(&w, ')');
+        const char *over = fmt(c, "%.*s", (int)w.len, w.ptr);
+        mcdc_buf_dispose(&w);
+        if ((fname_is(e, "ntile") || fname_is(e, "lag") || fname_is(e, "lead") || fname_is(e, "row_number") ||
+             fname_is(e, "rank") || fname_is(e, "dense_rank")) && e->nord == 0)
+            return tsql_fail(c->err, 4112, 16, 1, line, "The function '%s' must have an OVER clause with ORDER BY.", e->name);
+        if (fname_is(e, "row_number") || fname_is(e, "rank") || fname_is(e, "dense_rank")) {
+            out->t = bigint;
+            out->sql = fmt(c, "%s()%s", e->name, over);
+            return 0;
+        }
+        if (fname_is(e, "ntile")) {
+            if (e->nargs != 1) return nargs_fail(c, e, 1);
+            if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
+            out->t = bigint;
+            out->sql = fmt(c, "ntile(%s)%s", a.sql, over);
+            return 0;
+        }
+        if (fname_is(e, "lag") || fname_is(e, "lead")) {
+            if (e->nargs < 1 || e->nargs > 3) return nargs_fail(c, e, 1);
+            if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
+            const char *off = "1", *def = NULL;
+            if (e->nargs > 1) { if ((rc = expr_(c, sc, e->args[1], &b))) return rc; off = b.sql; }
+            if (e->nargs > 2) {
+                cx dflt;
+                if ((rc = expr_(c, sc, e->args[2], &dflt)) || (rc = conv(c, &dflt, &a.t, false, line))) return rc;
+                def = dflt.sql;
+            }
+            out->t = a.t;
+            out->nullable = true;
+            out->sql = def ? fmt(c, "%s(%s, %s, %s)%s", e->name, a.sql, off, def, over) : fmt(c, "%s(%s, %s)%s", e->name, a.sql, off, over);
+            return 0;
+        }
+        if (!(fname_is(e, "count") || fname_is(e, "count_big") || fname_is(e, "sum") || fname_is(e, "min") ||
+              fname_is(e, "max")))
+            return tsql_fail(c->err, 195, 15, 10, line, "'%s' is not a recognized windowing function.", e->name);
+        tsql_expr plain = *e;
+        plain.over = false;
+        if ((rc = func(c, sc, &plain, out))) return rc;
+        out->sql = fmt(c, "%s%s", out->sql, over);
+        out->is_agg = false;
+        return 0;
+    }
+    if (fname_is(e, "count") || fname_is(e, "count_big")) {
+        out->t = fname_is(e, "count") ? i4 : bigint;
+        out->is_agg = true;
+        if (e->star) { out->sql = "count(*)"; return 0; }
+        if (e->nargs != 1) return nargs_fail(c, e, 1);
+        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
+        out->sql = fmt(c, "count(%s%s)", e->distinct ? "DISTINCT " : "", cmp_sql(c, &a));
+        return 0;
+    }
+    if (fname_is(e, "min") || fname_is(e, "max") || fname_is(e, "sum") || fname_is(e, "avg")) {
+        if (e->nargs != 1) return nargs_fail(c, e, 1);
+        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
+        out->is_agg = true;
+        out->nullable = true;
+        out->t = a.t;
+        if (fname_is(e, "sum") || fname_is(e, "avg")) {
+            if (!sim_type_is_numeric(&a.t))
+                return tsql_fail(c->err, 8117, 16, 1, line, "Operand data type %s is invalid for %s operator.", kname(a.t.k),
+                                 fname_is(e, "sum") ? "sum" : "avg");
+            if (a.t.k == ST_TINYINT || a.t.k == ST_SMALLINT) out->t = i4;
+            if ((a.t.k == ST_DECIMAL || a.t.k == ST_NUMERIC) && fname_is(e, "sum")) {
+                sim_type d38 = {ST_DECIMAL, 0, 38, a.t.scale}, d18 = {ST_DECIMAL, 0, 18, a.t.scale};
+                const char *inner = a.t.prec <= 18 ? fmt(c, "sum(%s)", a.sql) : fmt(c, "sum(CAST(%s AS REAL))", a.sql);
+                out->t = d38;
+                out->sql = a.t.prec <= 18 ? fmt(c, "mc_cast(%s, '%s', '%s')", inner, tname(c, &d18), tname(c, &d38)) : inner;
+                return 0;
+            }
+            if (fname_is(e, "avg") && is_int(a.t.k)) {
+                out->sql = fmt(c, "CAST(avg(%s%s) AS INTEGER)", e->distinct ? "DISTINCT " : "", a.sql);
+                return 0;
+            }
+        }
+        out->sql = fmt(c, "%s(%s%s)", fname_is(e, "avg") ? "avg" : fname_is(e, "sum") ? "sum" : fname_is(e, "min") ? "min" : "max",
+                       e->distinct ? "DISTINCT " : "", cmp_sql(c, &a));
+        return 0;
+    }
+    if (fname_is(e, "isnull") || fname_is(e, "coalesce")) {
+        if (e->nargs < 2 || (fname_is(e, "isnull") && e->nargs != 2)) return nargs_fail(c, e, 2);
+        cx *xs = sim_arena_alloc(&c->s->arena, (size_t)e->nargs * sizeof *xs);
+        if (!xs) return MCDC_ENOMEM;
+        sim_type t = {0};
+        for (int i = 0; i < e->nargs; i++) {
+            if ((rc = expr_(c, sc, e->args[i], &xs[i]))) return rc;
+            if (strcmp(xs[i].sql, "NULL")) t = !t.k ? xs[i].t : fname_is(e, "isnull") ? t : common(&t, &xs[i].t);
+        }
+        if (!t.k) t = i4;
+        mcdc_buf buf = MCDC_BUF_INIT(1 << 20);
+        bool nl = true;
+        for (int i = 0; i < e->nargs; i++) {
+            if ((rc = conv(c, &xs[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
+            mcdc_buf_printf(&buf, "%s%s", i ? ", " : "", xs[i].sql);
+            if (!xs[i].nullable && strcmp(xs[i].sql, "NULL")) nl = false;
+        }
+        out->t = t;
+        out->nullable = nl;
+        out->sql = fmt(c, "coalesce(%.*s)", (int)buf.len, buf.ptr);
+        mcdc_buf_dispose(&buf);
+        return 0;
+    }
+    if (fname_is(e, "dateadd") || fname_is(e, "datediff") || fname_is(e, "datepart") || fname_is(e, "datediff_big")) {
+        int want = fname_is(e, "datepart") ? 2 : 3;
+        if (e->nargs != want) return nargs_fail(c, e, want);
+        tsql_expr *p = e->args[0];
+        if (p->k != X_COL || p->nparts != 1 || !tsql_datepart_known(p->parts[0]))
+            return tsql_fail(c->err, 155, 15, 1, line, "'%s' is not a recognized %s option.",
+                             p->k == X_COL ? p->parts[p->nparts - 1] : "", e->name);
+        const char *part = fmt(c, "'%s'", p->parts[0]);
+        if (fname_is(e, "datepart")) {
+            if ((rc = expr_(c, sc, e->args[1], &a))) return rc;
+            if (is_str(a.t.k)) { sim_type dto = {ST_DATETIMEOFFSET, 0, 0, 7}; if ((rc = conv(c, &a, &dto, false, line))) return rc; }
+            out->t = i4;
+            out->nullable = a.nullable;
+            out->sql = fmt(c, "mc_datepart(%s, %s, '%s')", part, a.sql, tname(c, &a.t));
+            return 0;
+        }
+        if (fname_is(e, "dateadd")) {
+            if ((rc = expr_(c, sc, e->args[1], &a)) || (rc = expr_(c, sc, e->args[2], &b))) return rc;
+            if (is_str(b.t.k)) { sim_type dt = {ST_DATETIME, 0, 0, 0}; if ((rc = conv(c, &b, &dt, false, line))) return rc; }
+            out->t = b.t;
+            out->nullable = b.nullable;
+            out->sql = fmt(c, "mc_dateadd(%s, %s, %s, '%s')", part, a.sql, b.sql, tname(c, &b.t));
+            return 0;
+        }
+        if ((rc = expr_(c, sc, e->args[1], &a)) || (rc = expr_(c, sc, e->args[2], &b))) return rc;
+        sim_type d2 = {ST_DATETIME2, 0, 0, 7};
+        if (is_str(a.t.k) && (rc = conv(c, &a, &d2, false, line))) return rc;
+        if (is_str(b.t.k) && (rc = conv(c, &b, &d2, false, line))) return rc;
+        out->t = fname_is(e, "datediff") ? i4 : bigint;
+        out->nullable = true;
+        out->sql = fmt(c, "mc_datediff(%s, %s, %s, '%s', '%s')", part, a.sql, b.sql, tname(c, &a.t), tname(c, &b.t));
+        return 0;
+    }
+    if (fname_is(e, "quotename")) {
+        if (e->nargs < 1 || e->nargs > 2) return nargs_fail(c, e, 1);
+        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
+        const char *q = "'['";
+        if (e->nargs == 2) { if ((rc = expr_(c, sc, e->args[1], &b))) return rc; q = b.sql; }
+        out->t = (sim_type){ST_NVARCHAR, 258, 0, 0};
+        out->nullable = true;
+        out->sql = fmt(c, "mc_quotename(%s, %s)", a.sql, q);
+        return 0;
+    }
+    if (fname_is(e, "hashbytes")) {
+        if (e->nargs != 2) return nargs_fail(c, e, 2);
+        if ((rc = expr_(c, sc, e->args[0], &a)) || (rc = expr_(c, sc, e->args[1], &b))) return rc;
+        out->t = (sim_type){ST_VARBINARY, 8000, 0, 0};
+        out->nullable = true;
+        out->sql = fmt(c, "mc_hashbytes(%s, %s)", a.sql, b.sql);
+        return 0;
+    }
+    if (fname_is(e, "len") || fname_is(e, "upper") || fname_is(e, "lower") || fname_is(e, "ltrim") ||
+        fname_is(e, "rtrim") || fname_is(e, "datalength")) {
+        if (e->nargs != 1) return nargs_fail(c, e, 1);
+        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
+        out->nullable = a.nullable;
+        if (fname_is(e, "len")) { out->t = i4; out->sql = fmt(c, "length(rtrim(%s, ' '))", a.sql); return 0; }
+        if (fname_is(e, "datalength")) { out->t = i4; out->sql = fmt(c, "length(CAST(%s AS BLOB))", a.sql); return 0; }
+        out->t = a.t;
+        out->sql = fmt(c, "%s(%s)", e->name, a.sql);
+        return 0;
+    }
+    /* the CDC functions and server functions */
+    int r2 = tsql_sys_function(c->s, c, e, out, c->err);
+    if (r2 != -1) return r2;
+    return tsql_fail(c->err, 195, 15, 10, line, "'%s' is not a recognized built-in function name.", e->name);
+}
+
+int tsql_compile_arg(tsql_compile_ctx *cc, tsql_expr *e, const sim_type *want, tsql_vcx *out)
+{
+    C *c = (C *)cc;
+    scope empty = {NULL, 0, NULL};
+    int rc = expr_(c, &empty, e, out);
+    if (rc || !want) return rc;
+    return conv(c, out, want, false, line_of(e));
+}
+
+int tsql_compile_bind(tsql_compile_ctx *cc, const sim_type *t, const sim_val *v, const char **sql)
+{
+    return bind((C *)cc, t, v, sql);
+}
+
+char *tsql_compile_fmt(tsql_compile_ctx *cc, const char *f, const char *a, const char *b)
+{
+    return fmt((C *)cc, f, a, b);
+}
+
+/* ---- SELECT ------------------------------------------------------------------------------- */
+
+static bool has_agg(const cx *x) { return x->is_agg; }
+
+/* ORDER BY item: a select-list alias or column position maps to the output column. */
+static int order_item(C *c, scope *sc, tsql_select *sel, cx *items, int nitems, tsql_order *o, bool union_, const char **sql)
+{
+    tsql_expr *e = o->e;
+    if (e->k == X_COL && e->nparts == 1)
+        for (int i = 0; i < nitems; i++) {
+            const char *al = sel->items[i].alias;
+            if ((al && !strcasecmp(al, e->parts[0])) || (!al && items[i].name && !strcasecmp(items[i].name, e->parts[0]))) {
+                *sql = fmt(c, "c%d%s", i + 1, is_str(items[i].t.k) ? " COLLATE mssql" : "");
+                return 0;
+            }
+        }
+    if (e->k == X_LIT && e->lit.k == V_INT) {
+        if (e->lit.u.i < 1 || e->lit.u.i > nitems)
+            return tsql_fail(c->err, 108, 16, 1, line_of(e), "The ORDER BY position number %lld is out of range of the number of "
+                             "items in the select list.", (long long)e->lit.u.i);
+        *sql = fmt(c, "c%lld", (long long)e->lit.u.i);
+        return 0;
+    }
+    if (union_)
+        return tsql_fail(c->err, 104, 16, 1, line_of(e), "ORDER BY items must appear in the select list if the statement "
+                                                         "contains a UNION, INTERSECT or EXCEPT operator.");
+    cx x;
+    int rc = expr_(c, sc, e, &x);
+    if (rc) return rc;
+    *sql = cmp_sql(c, &x);
+    return 0;
+}
+
+static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc_buf *b, cx **items_out, int *nitems_out,
+                       scope **sc_out)
+{
+    int rc;
+    scope *sc = sim_arena_alloc(&c->s->arena, sizeof *sc);
+    if (!sc) return MCDC_ENOMEM;
+    sc->outer = outer;
+    sc->rels = sim_arena_alloc(&c->s->arena, (size_t)(sel->nfrom + 1) * sizeof *sc->rels);
+    if (!sc->rels) return MCDC_ENOMEM;
+    const char **fsql = sim_arena_alloc(&c->s->arena, (size_t)(sel->nfrom + 1) * sizeof *fsql);
+    const char **onsql = sim_arena_alloc(&c->s->arena, (size_t)(sel->nfrom + 1) * sizeof *onsql);
+    if (!fsql || !onsql) return MCDC_ENOMEM;
+    for (int i = 0; i < sel->nfrom; i++) {
+        tsql_tref *tr = &sel->from[i];
+        bool lateral = tr->join == J_CROSS_APPLY || tr->join == J_OUTER_APPLY;
+        if ((rc = from_item(c, lateral ? sc : outer, sc, tr, &fsql[i]))) return rc;
+        onsql[i] = NULL;
+        if (tr->on && (rc = bool_sql(c, sc, tr->on, &onsql[i]))) return rc;
+    }
+    /* the select list */
+    int cap = sel->nitems * 2 + 8, n = 0;
+    cx *items = sim_arena_alloc(&c->s->arena, (size_t)cap * sizeof *items);
+    const char **names = sim_arena_alloc(&c->s->arena, (size_t)cap * sizeof *names);
+    if (!items || !names) return MCDC_ENOMEM;
+    for (int i = 0; i < sel->nitems; i++) {
+        tsql_item *it = &sel->items[i];
+        if (it->e->k == X_STAR) {
+            const char *q = it->e->nparts ? it->e->parts[it->e->nparts - 1] : NULL;
+            bool any = false;
+            for (int r = 0; r < sc->nrels; r++) {
+                crel *rel = &sc->rels[r];
+                if (q && !(rel->alias && !strcasecmp(rel->alias, q)) && !(rel->object && !strcasecmp(rel->object, q))) continue;
+                any = true;
+                for (int k = 0; k < rel->ncols; k++) {
+                    if (n + 1 >= cap) {
+                        int nc = cap * 2 + rel->ncols;
+                        cx *ni = sim_arena_alloc(&c->s->arena, (size_t)nc * sizeof *ni);
+                        const char **nn = sim_arena_alloc(&c->s->arena, (size_t)nc * sizeof *nn);
+                        if (!ni || !nn) return MCDC_ENOMEM;
+                        memcpy(ni, items, (size_t)n * sizeof *ni);
+                        memcpy(nn, names, (size_t)n * sizeof *nn);
+                        items = ni;
+                        names = nn;
+                        cap = nc;
+                    }
+                    memset(&items[n], 0, sizeof items[n]);
+                    items[n].t = rel->cols[k].t;
+                    items[n].nullable = rel->cols[k].nullable;
+                    items[n].sql = rel->cols[k].sql;
+                    names[n] = rel->cols[k].name;
+                    n++;
+                }
+            }
+            if (!any) {
+                if (q) return tsql_fail(c->err, 4104, 16, 1, line_of(it->e), "The multi-part identifier \"%s\" could not be bound.", q);
+                return tsql_fail(c->err, 263, 16, 1, line_of(it->e), "Must specify table to select from.");
+            }
+            continue;
+        }
+        if (n + 1 >= cap) return mcdc_error_set(MCDC_ENOMEM, "select list too long");
+        if ((rc = expr_(c, sc, it->e, &items[n]))) return rc;
+        names[n] = it->alias ? it->alias : items[n].name ? items[n].name : "";
+        n++;
+    }
+    mcdc_buf_puts(b, "SELECT ");
+    if (sel->distinct) mcdc_buf_puts(b, "DISTINCT ");
+    for (int i = 0; i < n; i++) mcdc_buf_printf(b, "%s%s AS c%d", i ? ", " : "", items[i].sql, i + 1);
+    if (sel->nfrom) {
+        mcdc_buf_puts(b, " FROM ");
+        for (int i = 0; i < sel->nfrom; i++) {
+            static const char *const kw[] = {"", " JOIN ", " LEFT JOIN ", " RIGHT JOIN ", " FULL JOIN ", " CROSS JOIN ",
+                                             " JOIN ", " LEFT JOIN "};
+            if (i) mcdc_buf_puts(b, kw[sel->from[i].join]);
+            mcdc_buf_puts(b, fsql[i]);
+            if (onsql[i]) mcdc_buf_printf(b, " ON %s", onsql[i]);
+            else if (sel->from[i].join == J_OUTER_APPLY) mcdc_buf_puts(b, " ON 1");
+        }
+    }
+    if (sel->where) {
+        const char *w;
+        if ((rc = bool_sql(c, sc, sel->where, &w))) return rc;
+        mcdc_buf_printf(b, " WHERE %s", w);
+    }
+    if (sel->ngroup) {
+        mcdc_buf_puts(b, " GROUP BY ");
+        for (int i = 0; i < sel->ngroup; i++) {
+            cx g;
+            if ((rc = expr_(c, sc, sel->group[i], &g))) return rc;
+            mcdc_buf_printf(b, "%s%s", i ? ", " : "", cmp_sql(c, &g));
+        }
+    }
+    if (sel->having) {
+        const char *h;
+        if ((rc = bool_sql(c, sc, sel->having, &h))) return rc;
+        mcdc_buf_printf(b, " HAVING %s", h);
+    }
+    bool agg = sel->ngroup > 0;
+    for (int i = 0; i < n; i++) agg |= has_agg(&items[i]);
+    (void)agg;
+    out_rel->ncols = 0;
+    for (int i = 0; i < n; i++)
+        if ((rc = add_col(c, out_rel, names[i], items[i].t, items[i].nullable, NULL)) < 0) return rc;
+    for (int i = 0; i < n; i++) out_rel->cols[i].sql = items[i].is_variant ? "variant" : NULL;
+    *items_out = items;
+    *nitems_out = n;
+    *sc_out = sc;
+    return 0;
+}
+
+static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, crel *as_rel, const char **sql)
+{
+    mcdc_buf b = MCDC_BUF_INIT(1 << 24);
+    cx *items;
+    int n, rc;
+    scope *sc;
+    if (derived && sel->norder && !sel->top && !sel->offset) {
+        rc = tsql_fail(c->err, 1033, 15, 1, sel->tok->line,
+                       "The ORDER BY clause is invalid in views, inline functions, derived tables, subqueries, and common "
+                       "table expressions, unless TOP, OFFSET or FOR XML is also specified.");
+        goto done;
+    }
+    if ((rc = select_core(c, outer, sel, as_rel, &b, &items, &n, &sc))) goto done;
+    bool union_ = sel->union_all != NULL;
+    for (tsql_select *u = sel->union_all; u; u = u->union_all) {
+        crel ur = {0};
+        cx *uitems;
+        int un;
+        scope *usc;
+        mcdc_buf ub = MCDC_BUF_INIT(1 << 24);
+        if ((rc = select_core(c, outer, u, &ur, &ub, &uitems, &un, &usc))) { mcdc_buf_dispose(&ub); goto done; }
+        if (un != n) {
+            mcdc_buf_dispose(&ub);
+            rc = tsql_fail(c->err, 205, 16, 1, u->tok->line, "All queries combined using a UNION, INTERSECT or EXCEPT operator "
+                                                            "must have an equal number of expressions in their target lists.");
+            goto done;
+        }
+        for (int i = 0; i < n; i++) {
+            as_rel->cols[i].t = common(&as_rel->cols[i].t, &ur.cols[i].t);
+            as_rel->cols[i].nullable |= ur.cols[i].nullable;
+        }
+        mcdc_buf_puts(&b, " UNION ALL ");
+        mcdc_buf_put(&b, ub.ptr, ub.len);
+        mcdc_buf_dispose(&ub);
+    }
+    if (union_) { /* every branch in the common types: wrap */
+        mcdc_buf w = MCDC_BUF_INIT(1 << 24);
+        mcdc_buf_puts(&w, "SELECT * FROM (");
+        mcdc_buf_put(&w, b.ptr, b.len);
+        mcdc_buf_puts(&w, ")");
+        mcdc_buf_dispose(&b);
+        b = w;
+    }
+    if (sel->norder) {
+        mcdc_buf_puts(&b, " ORDER BY ");
+        for (int i = 0; i < sel->norder; i++) {
+            const char *o = NULL;
+            if ((rc = order_item(c, sc, sel, items, n, &sel->order[i], union_, &o))) goto done;
+            mcdc_buf_printf(&b, "%s%s%s", i ? ", " : "", o, sel->order[i].desc ? " DESC" : "");
+        }
+    }
+    if (sel->top || sel->offset) {
+        cx lim = {0}, off = {0};
+        sim_type bi = {ST_BIGINT, 0, 0, 0};
+        scope empty = {NULL, 0, NULL};
+        if (sel->top && sel->offset) {
+            rc = tsql_fail(c->err, 10741, 15, 1, sel->tok->line, "A TOP can not be used in the same query or sub-query as a OFFSET.");
+            goto done;
+        }
+        tsql_expr *le = sel->top ? sel->top : sel->fetch;
+        if (le) {
+            if ((rc = expr_(c, &empty, le, &lim))) goto done;
+            if (!sim_type_is_numeric(&lim.t) && lim.t.k != ST_BIT) {
+                rc = tsql_fail(c->err, 1060, 15, 1, sel->tok->line, "The number of rows in the TOP clause must be an integer.");
+                goto done;
+            }
+            if ((rc = conv(c, &lim, &bi, false, sel->tok->line))) goto done;
+        }
+        if (sel->offset) {
+            if ((rc = expr_(c, &empty, sel->offset, &off)) || (rc = conv(c, &off, &bi, false, sel->tok->line))) goto done;
+        }
+        if (sel->top_percent) {
+            rc = tsql_fail(c->err, 102, 15, 1, sel->tok->line, "Incorrect syntax near 'PERCENT'.");
+            goto done;
+        }
+        mcdc_buf_printf(&b, " LIMIT %s", le ? lim.sql : "-1");
+        if (sel->offset) mcdc_buf_printf(&b, " OFFSET %s", off.sql);
+    }
+    *sql = fmt(c, "%.*s", (int)b.len, b.ptr);
+    rc = *sql ? 0 : MCDC_ENOMEM;
+done:
+    mcdc_buf_dispose(&b);
+    return rc;
+}
+
+int tsql_compile(mcdc_sim_session *s, tsql_select *sel, tsql_compiled *out, tsql_error *err)
+{
+    C c = {s, out, err, 0};
+    crel rel = {0};
+    const char *sql;
+    memset(out, 0, sizeof *out);
+    out->sql = (mcdc_buf)MCDC_BUF_INIT(1 << 24);
+    int rc = compile_select(&c, NULL, sel, false, &rel, &sql);
+    if (rc) return rc;
+    if ((rc = mcdc_buf_puts(&out->sql, sql)) < 0 || (rc = mcdc_buf_putc(&out->sql, '\0')) < 0) return rc;
+    out->cols = sim_arena_alloc(&s->arena, (size_t)(rel.ncols + 1) * sizeof *out->cols);
+    if (!out->cols) return MCDC_ENOMEM;
+    out->ncols = rel.ncols;
+    for (int i = 0; i < rel.ncols; i++) {
+        out->cols[i].rc.name = rel.cols[i].name;
+        out->cols[i].rc.type = rel.cols[i].t;
+        out->cols[i].rc.nullable = rel.cols[i].nullable;
+        out->cols[i].rc.is_variant = rel.cols[i].sql && !strcmp(rel.cols[i].sql, "variant");
+        out->cols[i].check_int = is_int(rel.cols[i].t.k) && rel.cols[i].t.k != ST_BIGINT;
+    }
+    return 0;
+}
+
+void tsql_compiled_dispose(tsql_compiled *c)
+{
+    mcdc_buf_dispose(&c->sql);
+    free(c->binds);
+    free(c->btypes);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,394 @@
+/*
+ * source/sim/tsql_func.c: SQL Server's conversions and functions as SQLite functions on a
+ * session's connection, over values in the simulator's storage form of their types.
+ *
+ *   mc_cast(x, 'from type', 'to type', style)   CAST/CONVERT and implicit conversions; styles
+ *                                                1 (binary <-> '0x..' text) and 126 (ISO 8601)
+ *   mc_lsn_inc(x), mc_lsn_dec(x)                 sys.fn_cdc_increment_lsn/decrement_lsn
+ *   mc_dateadd(part, n, x, 'type'), mc_datediff(part, a, b, 'type'), mc_datepart(part, x, 'type')
+ *   mc_hashbytes(alg, x), mc_quotename(s, q)
+ *   collation mssql                              case-insensitive, trailing spaces ignored
+ * A failure is SQL Server's error recorded in the session's run_err (tsql_run_begin), and the
+ * statement stops with it. Type texts are parsed once per statement (SQLite auxdata).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <nettle/md5.h>
+#include <nettle/sha1.h>
+#include <nettle/sha2.h>
+
+#include "source/sim/tsql_engine.h"
+
+static void fail(sqlite3_context *cx, int number, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(sqlite3_context *cx, int number, const char *fmt, ...)
+{
+    mcdc_sim_session *s = sqlite3_user_data(cx);
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (s->run_err && s->run_err->number == 0) tsql_fail(s->run_err, number, 16, 1, 1, "%s", text);
+    sqlite3_result_error(cx, text, -1);
+}
+
+static void fail_mcdc(sqlite3_context *cx)
+{
+    mcdc_sim_session *s = sqlite3_user_data(cx);
+    if (s->run_err && s->run_err->number == 0) tsql_from_mcdc_error(s->run_err, 1);
+    sqlite3_result_error(cx, mcdc_error_last()->message, -1);
+}
+
+/* The type named by argument @p i (constant), parsed once. */
+static const sim_type *type_arg(sqlite3_context *cx, sqlite3_value **argv, int i)
+{
+    sim_type *t = sqlite3_get_auxdata(cx, i);
+    if (t) return t;
+    const char *txt = (const char *)sqlite3_value_text(argv[i]);
+    t = malloc(sizeof *t);
+    if (!t || !txt || sim_type_parse(t, txt, strlen(txt)) < 0) {
+        free(t);
+        return NULL;
+    }
+    sqlite3_set_auxdata(cx, i, t, free);
+    return sqlite3_get_auxdata(cx, i);
+}
+
+static int hexdig(int c) { return isdigit(c) ? c - '0' : isxdigit(c) ? toupper(c) - 'A' + 10 : -1; }
+
+static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    const sim_type *from = type_arg(cx, argv, 1), *to = type_arg(cx, argv, 2);
+    int style = argc > 3 ? sqlite3_value_int(argv[3]) : 0;
+    sim_arena a = {0};
+    sim_val in, out;
+    if (!from || !to) { sqlite3_result_error(cx, "bad type", -1); return; }
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    if (sim_read_value(argv[0], from, &a, &in) < 0) { fail_mcdc(cx); goto done; }
+    bool from_bin = from->k == ST_BINARY || from->k == ST_VARBINARY, to_bin = to->k == ST_BINARY || to->k == ST_VARBINARY;
+    if (from_bin && sim_type_is_string(to) && (style == 1 || style == 2)) {
+        size_t n = in.u.s.n;
+        char *txt = sim_arena_alloc(&a, n * 2 + 3);
+        size_t k = 0;
+        if (style == 1) { txt[k++] = '0'; txt[k++] = 'x'; }
+        for (size_t i = 0; i < n; i++) k += (size_t)snprintf(txt + k, 3, "%02X", (unsigned char)in.u.s.p[i]);
+        in.k = V_STR;
+        in.u.s.p = txt;
+        in.u.s.n = k;
+        from = &(sim_type){ST_VARCHAR, -1, 0, 0};
+    } else if (sim_type_is_string(from) && to_bin && (style == 1 || style == 2)) {
+        const char *p = in.u.s.p;
+        size_t n = in.u.s.n;
+        if (style == 1) {
+            if (n < 2 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X')) {
+                fail(cx, 8114, "Error converting data type varchar to %s.", to->k == ST_BINARY ? "binary" : "varbinary");
+                goto done;
+            }
+            p += 2;
+            n -= 2;
+        }
+        if (n % 2) { fail(cx, 8114, "Error converting data type varchar to varbinary."); goto done; }
+        char *b = sim_arena_alloc(&a, n / 2 + 1);
+        for (size_t i = 0; i < n; i += 2) {
+            int hi = hexdig((unsigned char)p[i]), lo = hexdig((unsigned char)p[i + 1]);
+            if (hi < 0 || lo < 0) { fail(cx, 8114, "Error converting data type varchar to varbinary."); goto done; }
+            b[i / 2] = (char)(hi << 4 | lo);
+        }
+        in.k = V_BIN;
+        in.u.s.p = b;
+        in.u.s.n = n / 2;
+    } else if (sim_type_is_string(to) && style == 126 &&
+               (in.k == V_DT || in.k == V_DTO || in.k == V_DATE)) {
+        mcdc_buf b = MCDC_BUF_INIT(256);
+        sim_val_text(&b, from, &in);
+        char *txt = sim_arena_strndup(&a, b.ptr ? b.ptr : "", b.len);
+        mcdc_buf_dispose(&b);
+        char *sp = strchr(txt, ' ');
+        if (sp && in.k != V_DATE) *sp = 'T';
+        in.k = V_STR;
+        in.u.s.p = txt;
+        in.u.s.n = strlen(txt);
+    }
+    if (sim_convert(&a, to, &in, &out, NULL) < 0) { fail_mcdc(cx); goto done; }
+    if (to->k == ST_CHAR || to->k == ST_NCHAR) { /* padded to the length */
+        if (to->len > 0 && out.u.s.n < (size_t)to->len) {
+            char *pad = sim_arena_alloc(&a, (size_t)to->len + 1);
+            memcpy(pad, out.u.s.p, out.u.s.n);
+            memset(pad + out.u.s.n, ' ', (size_t)to->len - out.u.s.n);
+            out.u.s.p = pad;
+            out.u.s.n = (size_t)to->len;
+        }
+    }
+    sim_result(cx, to, &out);
+done:
+    sim_arena_free(&a);
+}
+
+static void f_lsn(sqlite3_context *cx, int argc, sqlite3_value **argv, bool inc)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    mcdc_lsn l, r;
+    int n = sqlite3_value_bytes(argv[0]);
+    const unsigned char *p = sqlite3_value_blob(argv[0]);
+    memset(l.b, 0, 10);
+    if (p && n > 0) memcpy(l.b + (n < 10 ? 10 - n : 0), p, n < 10 ? (size_t)n : 10);
+    if ((inc ? mcdc_lsn_increment(&r, &l) : mcdc_lsn_decrement(&r, &l)) < 0) {
+        fail(cx, 313, "An insufficient number of arguments were supplied for the procedure or function %s.",
+             inc ? "sys.fn_cdc_increment_lsn" : "sys.fn_cdc_decrement_lsn");
+        return;
+    }
+    sqlite3_result_blob(cx, r.b, 10, SQLITE_TRANSIENT);
+}
+static void f_lsn_inc(sqlite3_context *cx, int argc, sqlite3_value **argv) { f_lsn(cx, argc, argv, true); }
+static void f_lsn_dec(sqlite3_context *cx, int argc, sqlite3_value **argv) { f_lsn(cx, argc, argv, false); }
+
+/* Date parts: the unit in ticks for the fixed ones. */
+typedef enum { DP_YEAR, DP_QUARTER, DP_MONTH, DP_DAYOFYEAR, DP_DAY, DP_WEEK, DP_WEEKDAY, DP_HOUR, DP_MINUTE,
+               DP_SECOND, DP_MS, DP_MCS, DP_NS, DP_TZOFFSET, DP_BAD } dpart;
+
+static dpart part_of(const char *p)
+{
+    static const struct { const char *n; dpart d; } t[] = {
+        {"year", DP_YEAR}, {"yy", DP_YEAR}, {"yyyy", DP_YEAR}, {"quarter", DP_QUARTER}, {"qq", DP_QUARTER},
+        {"q", DP_QUARTER}, {"month", DP_MONTH}, {"mm", DP_MONTH}, {"m", DP_MONTH}, {"dayofyear", DP_DAYOFYEAR},
+        {"dy", DP_DAYOFYEAR}, {"y", DP_DAYOFYEAR}, {"day", DP_DAY}, {"dd", DP_DAY}, {"d", DP_DAY},
+        {"week", DP_WEEK}, {"wk", DP_WEEK}, {"ww", DP_WEEK}, {"weekday", DP_WEEKDAY}, {"dw", DP_WEEKDAY},
+        {"hour", DP_HOUR}, {"hh", DP_HOUR}, {"minute", DP_MINUTE}, {"mi", DP_MINUTE}, {"n", DP_MINUTE},
+        {"second", DP_SECOND}, {"ss", DP_SECOND}, {"s", DP_SECOND}, {"millisecond", DP_MS}, {"ms", DP_MS},
+        {"microsecond", DP_MCS}, {"mcs", DP_MCS}, {"nanosecond", DP_NS}, {"ns", DP_NS}, {"tzoffset", DP_TZOFFSET},
+        {"tz", DP_TZOFFSET}, {NULL, DP_BAD}};
+    for (int i = 0; p && t[i].n; i++)
+        if (!strcasecmp(p, t[i].n)) return t[i].d;
+    return DP_BAD;
+}
+
+bool tsql_datepart_known(const char *p) { return part_of(p) != DP_BAD; }
+
+static int64_t fdiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q; }
+
+static void civil(int64_t days, int *y, int *m, int *d)
+{
+    days += 719468;
+    int64_t era = fdiv(days, 146097);
+    int64_t doe = days - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t yy = yoe + era * 400;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = (int)(yy + (*m <= 2));
+}
+
+static int64_t days_of(int y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = fdiv(y, 400);
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* Wall-clock ticks of a temporal value (date: midnight; dto: local time). */
+static int64_t wall(const sim_val *v)
+{
+    if (v->k == V_DATE) return v->u.i * TICKS_PER_DAY;
+    if (v->k == V_DTO) return v->u.i + (int64_t)v->off * 60 * TICKS_PER_SEC;
+    return v->u.i;
+}
+
+static void f_dateadd(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const sim_type *t = type_arg(cx, argv, 3);
+    dpart dp = part_of((const char *)sqlite3_value_text(argv[0]));
+    if (!t) { sqlite3_result_error(cx, "bad type", -1); return; }
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL || sqlite3_value_type(argv[2]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    int64_t n = sqlite3_value_int64(argv[1]);
+    sim_arena a = {0};
+    sim_val v;
+    if (sim_read_value(argv[2], t, &a, &v) < 0) { fail_mcdc(cx); goto done; }
+    int64_t w = wall(&v), unit = 0;
+    switch (dp) {
+    case DP_YEAR: case DP_QUARTER: case DP_MONTH: {
+        int64_t days = fdiv(w, TICKS_PER_DAY), rest = w - days * TICKS_PER_DAY;
+        int y, m, d;
+        civil(days, &y, &m, &d);
+        int64_t months = (int64_t)y * 12 + (m - 1) + n * (dp == DP_YEAR ? 12 : dp == DP_QUARTER ? 3 : 1);
+        y = (int)fdiv(months, 12);
+        m = (int)(months - (int64_t)y * 12) + 1;
+        static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        int md = mdays[m - 1] + (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0));
+        if (d > md) d = md;
+        w = days_of(y, m, d) * TICKS_PER_DAY + rest;
+        break;
+    }
+    case DP_DAYOFYEAR: case DP_DAY: case DP_WEEKDAY: unit = TICKS_PER_DAY; break;
+    case DP_WEEK: unit = 7 * TICKS_PER_DAY; break;
+    case DP_HOUR: unit = 3600 * TICKS_PER_SEC; break;
+    case DP_MINUTE: unit = 60 * TICKS_PER_SEC; break;
+    case DP_SECOND: unit = TICKS_PER_SEC; break;
+    case DP_MS: unit = 10000; break;
+    case DP_MCS: unit = 10; break;
+    case DP_NS: unit = 1; n /= 100; break;
+    default: fail(cx, 9810, "The datepart %s is not supported by date function dateadd for data type %s.",
+                  (const char *)sqlite3_value_text(argv[0]), "this type"); goto done;
+    }
+    if (unit) w += n * unit;
+    if (v.k == V_DATE) v.u.i = fdiv(w, TICKS_PER_DAY);
+    else if (v.k == V_DTO) v.u.i = w - (int64_t)v.off * 60 * TICKS_PER_SEC;
+    else if (v.k == V_TIME) v.u.i = ((w % TICKS_PER_DAY) + TICKS_PER_DAY) % TICKS_PER_DAY;
+    else v.u.i = t->k == ST_DATETIME ? sim_round_datetime(w) : w;
+    sim_result(cx, t, &v);
+done:
+    sim_arena_free(&a);
+}
+
+static void f_datediff(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const sim_type *ta = type_arg(cx, argv, 3), *tb = type_arg(cx, argv, 4);
+    dpart dp = part_of((const char *)sqlite3_value_text(argv[0]));
+    if (!ta || !tb) { sqlite3_result_error(cx, "bad type", -1); return; }
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL || sqlite3_value_type(argv[2]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    sim_arena a = {0};
+    sim_val x, y;
+    if (sim_read_value(argv[1], ta, &a, &x) < 0 || sim_read_value(argv[2], tb, &a, &y) < 0) { fail_mcdc(cx); goto done; }
+    /* boundaries crossed, as SQL Server counts them (datetimeoffset: in UTC) */
+    int64_t wx = x.k == V_DTO ? x.u.i : wall(&x), wy = y.k == V_DTO ? y.u.i : wall(&y), r;
+    int y1, m1, d1, y2, m2, d2;
+    civil(fdiv(wx, TICKS_PER_DAY), &y1, &m1, &d1);
+    civil(fdiv(wy, TICKS_PER_DAY), &y2, &m2, &d2);
+    switch (dp) {
+    case DP_YEAR: r = y2 - y1; break;
+    case DP_QUARTER: r = (int64_t)y2 * 4 + (m2 - 1) / 3 - ((int64_t)y1 * 4 + (m1 - 1) / 3); break;
+    case DP_MONTH: r = (int64_t)y2 * 12 + m2 - ((int64_t)y1 * 12 + m1); break;
+    case DP_DAYOFYEAR: case DP_DAY: case DP_WEEKDAY: r = fdiv(wy, TICKS_PER_DAY) - fdiv(wx, TICKS_PER_DAY); break;
+    case DP_WEEK: r = fdiv(fdiv(wy, TICKS_PER_DAY) + 4, 7) - fdiv(fdiv(wx, TICKS_PER_DAY) + 4, 7); break;
+    case DP_HOUR: r = fdiv(wy, 3600 * TICKS_PER_SEC) - fdiv(wx, 3600 * TICKS_PER_SEC); break;
+    case DP_MINUTE: r = fdiv(wy, 60 * TICKS_PER_SEC) - fdiv(wx, 60 * TICKS_PER_SEC); break;
+    case DP_SECOND: r = fdiv(wy, TICKS_PER_SEC) - fdiv(wx, TICKS_PER_SEC); break;
+    case DP_MS: r = fdiv(wy, 10000) - fdiv(wx, 10000); break;
+    case DP_MCS: r = fdiv(wy, 10) - fdiv(wx, 10); break;
+    case DP_NS: r = (wy - wx) * 100; break;
+    default: fail(cx, 9810, "The datepart %s is not supported by date function datediff.", (const char *)sqlite3_value_text(argv[0])); goto done;
+    }
+    if (r < INT32_MIN || r > INT32_MAX) {
+        fail(cx, 535, "The datediff function resulted in an overflow. The number of dateparts separating two date/time "
+                      "instances is too large. Try to use datediff with a less precise datepart.");
+        goto done;
+    }
+    sqlite3_result_int64(cx, r);
+done:
+    sim_arena_free(&a);
+}
+
+static void f_datepart(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const sim_type *t = type_arg(cx, argv, 2);
+    dpart dp = part_of((const char *)sqlite3_value_text(argv[0]));
+    if (!t) { sqlite3_result_error(cx, "bad type", -1); return; }
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    sim_arena a = {0};
+    sim_val v;
+    if (sim_read_value(argv[1], t, &a, &v) < 0) { fail_mcdc(cx); goto done; }
+    int64_t w = wall(&v), day = fdiv(w, TICKS_PER_DAY), tod = w - day * TICKS_PER_DAY, r;
+    int y, m, d;
+    civil(day, &y, &m, &d);
+    switch (dp) {
+    case DP_YEAR: r = y; break;
+    case DP_QUARTER: r = (m - 1) / 3 + 1; break;
+    case DP_MONTH: r = m; break;
+    case DP_DAYOFYEAR: r = day - days_of(y, 1, 1) + 1; break;
+    case DP_DAY: r = d; break;
+    case DP_WEEKDAY: r = ((day + 4) % 7 + 7) % 7 + 1; break;
+    case DP_HOUR: r = tod / (3600 * TICKS_PER_SEC); break;
+    case DP_MINUTE: r = tod / (60 * TICKS_PER_SEC) % 60; break;
+    case DP_SECOND: r = tod / TICKS_PER_SEC % 60; break;
+    case DP_MS: r = tod / 10000 % 1000; break;
+    case DP_MCS: r = tod / 10 % 1000000; break;
+    case DP_NS: r = tod % TICKS_PER_SEC * 100; break;
+    case DP_TZOFFSET:
+        if (t->k != ST_DATETIMEOFFSET && !sim_type_is_string(t)) { r = 0; break; }
+        r = v.k == V_DTO ? v.off : 0;
+        break;
+    default: fail(cx, 155, "'%s' is not a recognized datepart option.", (const char *)sqlite3_value_text(argv[0])); goto done;
+    }
+    sqlite3_result_int64(cx, r);
+done:
+    sim_arena_free(&a);
+}
+
+static void f_hashbytes(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *alg = (const char *)sqlite3_value_text(argv[0]);
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL || !alg) { sqlite3_result_null(cx); return; }
+    const uint8_t *p = sqlite3_value_type(argv[1]) == SQLITE_BLOB ? sqlite3_value_blob(argv[1]) : sqlite3_value_text(argv[1]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[1]);
+    uint8_t out[64];
+    size_t on;
+    if (!strcasecmp(alg, "MD5")) { struct md5_ctx c; md5_init(&c); md5_update(&c, n, p); md5_digest(&c, MD5_DIGEST_SIZE, out); on = MD5_DIGEST_SIZE; }
+    else if (!strcasecmp(alg, "SHA1")) { struct sha1_ctx c; sha1_init(&c); sha1_update(&c, n, p); sha1_digest(&c, SHA1_DIGEST_SIZE, out); on = SHA1_DIGEST_SIZE; }
+    else if (!strcasecmp(alg, "SHA2_256")) { struct sha256_ctx c; sha256_init(&c); sha256_update(&c, n, p); sha256_digest(&c, SHA256_DIGEST_SIZE, out); on = SHA256_DIGEST_SIZE; }
+    else if (!strcasecmp(alg, "SHA2_512")) { struct sha512_ctx c; sha512_init(&c); sha512_update(&c, n, p); sha512_digest(&c, SHA512_DIGEST_SIZE, out); on = SHA512_DIGEST_SIZE; }
+    else { sqlite3_result_null(cx); return; } /* SQL Server: NULL for an unknown algorithm */
+    sqlite3_result_blob(cx, out, (int)on, SQLITE_TRANSIENT);
+}
+
+static void f_quotename(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    const char *s = (const char *)sqlite3_value_text(argv[0]);
+    const char *q = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "[";
+    if (!s || !q) { sqlite3_result_null(cx); return; }
+    size_t n = strlen(s);
+    if (sim_utf16_len(s, n) > 128) { sqlite3_result_null(cx); return; }
+    char open = q[0], close = open == '[' || open == ']' ? ']' : open == '(' || open == ')' ? ')' :
+                                 open == '<' || open == '>' ? '>' : open == '{' || open == '}' ? '}' : open;
+    if (open == ']') open = '[';
+    if (open == ')') open = '(';
+    if (open == '>') open = '<';
+    if (open == '}') open = '{';
+    if (!strchr("[(<{'\"`", open)) { sqlite3_result_null(cx); return; }
+    char *out = malloc(n * 2 + 3);
+    if (!out) { sqlite3_result_error_nomem(cx); return; }
+    size_t k = 0;
+    out[k++] = open;
+    for (size_t i = 0; i < n; i++) {
+        out[k++] = s[i];
+        if (s[i] == close) out[k++] = close;
+    }
+    out[k++] = close;
+    sqlite3_result_text(cx, out, (int)k, free);
+}
+
+static int coll_mssql(void *u, int na, const void *a, int nb, const void *b)
+{
+    (void)u;
+    return sim_collate(a, (size_t)na, b, (size_t)nb);
+}
+
+int tsql_register_functions(mcdc_sim_session *s)
+{
+    sqlite3 *db = s->sim->db;
+    int f = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+    int rc = sqlite3_create_function(db, "mc_cast", 3, f, s, f_cast, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_cast", 4, f, s, f_cast, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_lsn_inc", 1, f, s, f_lsn_inc, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_lsn_dec", 1, f, s, f_lsn_dec, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_dateadd", 4, f, s, f_dateadd, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_datediff", 5, f, s, f_datediff, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_datepart", 3, f, s, f_datepart, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_hashbytes", 2, f, s, f_hashbytes, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_quotename", 1, f, s, f_quotename, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_quotename", 2, f, s, f_quotename, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_collation(db, "mssql", SQLITE_UTF8, NULL, coll_mssql);
+    return rc == SQLITE_OK ? 0 : sim__sqlite_error(s->sim, rc, "registering functions");
+}
