@@ -4,7 +4,9 @@
 #     facts row (item 6), so a later run reads what committed in between;
 #   one gap, one data_skipped row inside its batch, with both times (item 8);
 #   a source that went backwards (sim rewind: a restore, a failover to a lagging replica)
-#     stops the stream with exit 3 naming both positions, nothing written (item 13).
+#     stops the stream with exit 3 naming both positions, nothing written (item 13);
+#   --bootstrap and --starting-lsn latest before capture has run start just before the
+#     instance's start LSN, not at 0x00.. (a false data loss at every later run) (item 7).
 . "$(dirname "$0")/stream_lib.bash"
 sim_setup
 ins() { sim_exec "$1" "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES ($2, 'c$2', $2.00, NULL)"; }
@@ -141,6 +143,33 @@ echo "$err" | grep -q "dbo_orders: the source went backwards: no commit has LSN 
   || die "source rewound: message: $err"
 tree "$lake" "$T/ck/back" > "$T/after.tree"
 diff "$T/before.tree" "$T/after.tree" >&2 || die "source rewound: the refused stream changed files"
+# ---- item 7: --bootstrap (and latest) before capture has run ------------------------------
+D2=$T/fresh.sqlite
+M sim init "$D2" --table dbo.orders --keys order_id --at 2026-10-04T09:00:00 \
+  --schema 'order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, placed_at DATETIME2(3) NULL' >/dev/null
+M sim exec "$D2" --at 2026-10-04T09:01:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (1, 'a', 1.00, NULL)" >/dev/null
+run2() { local app=$1; shift; M stream --source "sim:$D2" --capture-instance dbo_orders --target "bronze.$app" \
+  --app-id "$app" --checkpoint "$T/ck/$app" --facts ops.facts2 "$@"; }
+out=$(run2 boot --bootstrap 2>&1) || die "bootstrap before capture: $out"
+run2 late --starting-lsn latest >/dev/null || die "latest before capture"
+M sim capture "$D2" --at 2026-10-04T09:02:00 >/dev/null
+M sim exec "$D2" --at 2026-10-04T09:03:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (2, 'b', 2.00, NULL)" >/dev/null
+M sim capture "$D2" --at 2026-10-04T09:03:01 >/dev/null
+start=$(M sim query "$D2" 'SELECT start_lsn FROM cdc.change_tables' --format jsonl | sed 's/.*"start_lsn":"\([^"]*\)".*/\1/')
+before=$(node -e 'const h = (BigInt(process.argv[1]) - 1n).toString(16).toUpperCase().padStart(20, "0"); console.log("0x" + h)' "$start")
+grep -q "\"lsn\":\"$before\"" "$T/ck/boot/bootstrap" || die "bootstrap S is not start_lsn - 1 ($before): $(cat "$T/ck/boot/bootstrap")"
+echo "$out" | grep -q "as of 0x00000000000000000000" && die "bootstrap as of 0x00: $out"
+grep -q "\"start\":{\"lsn\":\"$before\"" "$T/ck/late/offsets/0" || die "latest before capture: $(cat "$T/ck/late/offsets/0")"
+# before: both exited 4 here, "change data ... is gone" although nothing was purged
+for app in boot late; do
+  out=$(run2 $app 2>&1) || die "$app after capture: $out"
+  M sim query "$D2" 'SELECT * FROM cdc.dbo_orders_CT' --format jsonl > "$T/ct2.jsonl"
+  cat_table "bronze.$app" "$T/b2.jsonl"
+  $CHECK bronze-vs-ct "$T/ct2.jsonl" "$T/b2.jsonl" >/dev/null || die "bronze.$app is not every change from the instance's start"
+done
+cat_table bronze.boot "$T/b2.jsonl"
+[ "$($CHECK count "$T/b2.jsonl" _operation=0)" = 1 ] || die "bronze.boot has no snapshot row"
+
 # sim rewind refuses what it cannot be: before the enable (here: below what cleanup kept), or not an LSN
 set +e
 err=$(M sim rewind "$DB" --to 0x00000000000000000001 2>&1); rc=$?
