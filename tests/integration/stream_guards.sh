@@ -34,28 +34,28 @@ err=$(stream bh --max-commits-per-batch 1 2>&1 >/dev/null); rc=$?
 set -e
 # before: exit 0, order 3 written as the next batch and order 2 lost for good
 [ $rc = 3 ] || die "bronze behind: exit $rc, want 3: $err"
-echo "$err" | grep -q "bronze.bh: holds batches up to 1 of app_id 'bh' but checkpoint .* recorded batch [0-9]* in its version [0-9]*: bronze is behind its checkpoint" \
+grep -q "bronze.bh: holds batches up to 1 of app_id 'bh' but checkpoint .* recorded batch [0-9]* in its version [0-9]*: bronze is behind its checkpoint" <<<"$err" \
   || die "bronze behind: message: $err"
-echo "$err" | grep -q "hint: nothing was written" || die "bronze behind: hint: $err"
+grep -q "hint: nothing was written" <<<"$err" || die "bronze behind: hint: $err"
 tree "$lake" "$T/ck/bh" > "$T/after.tree"
 diff "$T/before.tree" "$T/after.tree" >&2 || die "bronze behind: the refused stream changed files"
 
 # ---- item 6: --starting-lsn latest is recorded at once -------------------------------------
 out=$(stream lat --starting-lsn latest) || die "latest: $out"
-echo "$out" | grep -q "1 batch, 0 rows" || die "latest: $out"
+grep -q "1 batch, 0 rows" <<<"$out" || die "latest: $out"
 max=$(M sim query "$DB" 'SELECT max(start_lsn) AS m FROM cdc.lsn_time_mapping' --format jsonl | sed 's/.*"m":"\([^"]*\)".*/\1/')
 grep -q "\"start\":{\"lsn\":\"$max\"" "$T/ck/lat/offsets/0" || die "offsets/0 does not start at max_lsn $max: $(cat "$T/ck/lat/offsets/0")"
 grep -q "\"end\":{\"lsn\":\"$max\"" "$T/ck/lat/offsets/0" || die "offsets/0 is not (L, L]: $(cat "$T/ck/lat/offsets/0")"
 cat_table ops.facts "$T/f.jsonl"
 [ "$($CHECK count "$T/f.jsonl" app_id=lat event=stream_started)" = 1 ] || die "no stream_started row"
 [ "$($CHECK get "$T/f.jsonl" min_lsn app_id=lat event=stream_started)" = "$max" ] || die "stream_started min_lsn"
-$CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started | grep -q "\"starting\":\"latest\",\"lsn\":\"$max\"" \
-  || die "stream_started detail: $($CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started)"
+detail=$($CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started)
+grep -q "\"starting\":\"latest\",\"lsn\":\"$max\"" <<<"$detail" || die "stream_started detail: $detail"
 # what commits between two runs is read by the second (before: "latest" was resolved again)
 ins 2026-10-01T14:03:00 4
 sim_capture 2026-10-01T14:03:01
 out=$(stream lat --starting-lsn latest) || die "latest, second run: $out"
-echo "$out" | grep -q "1 batch, 1 rows" || die "latest, second run: $out"
+grep -q "1 batch, 1 rows" <<<"$out" || die "latest, second run: $out"
 cat_table bronze.lat "$T/b.jsonl"
 [ "$($CHECK count "$T/b.jsonl" order_id=4)" = 1 ] || die "the row committed between the runs is missing"
 [ "$($CHECK count "$T/b.jsonl")" = 1 ] || die "latest read the past"
@@ -118,7 +118,7 @@ sim_capture 2026-10-03T14:01:01
 stream back >/dev/null                                           # reads up to order 9
 pos=$(sed 's/.*"end":{"lsn":"\([^"]*\)".*/\1/' "$T/ck/back/offsets/0")
 out=$(M sim rewind "$DB" --to "$l8") || die "sim rewind: $out"
-echo "$out" | grep -q "rewound to $l8: 1 change rows, 1 log entries dropped, 1 source row changes undone" || die "sim rewind: $out"
+grep -q "rewound to $l8: 1 change rows, 1 log entries dropped, 1 source row changes undone" <<<"$out" || die "sim rewind: $out"
 [ "$(M sim query "$DB" 'SELECT order_id FROM dbo.orders WHERE order_id = 9' --format jsonl)" = "" ] || die "order 9 still in dbo.orders"
 tree "$lake" "$T/ck/back" > "$T/before.tree"
 set +e
@@ -126,9 +126,9 @@ err=$(stream back 2>&1 >/dev/null); rc=$?
 set -e
 # before: exit 0, an idle poll (max_lsn below the position is "nothing new")
 [ $rc = 3 ] || die "source behind: exit $rc, want 3: $err"
-echo "$err" | grep -q "dbo_orders: the source went backwards: max_lsn is $l8, below $pos (committed 2026-10-03T14:01:00.000) that the stream already read up to" \
+grep -q "dbo_orders: the source went backwards: max_lsn is $l8, below $pos (committed 2026-10-03T14:01:00.000) that the stream already read up to" <<<"$err" \
   || die "source behind: message: $err"
-echo "$err" | grep -q "hint: nothing was written" || die "source behind: hint: $err"
+grep -q "hint: nothing was written" <<<"$err" || die "source behind: hint: $err"
 tree "$lake" "$T/ck/back" > "$T/after.tree"
 diff "$T/before.tree" "$T/after.tree" >&2 || die "source behind: the refused stream changed files"
 # new commits after the restore pass the position again, but its commit is gone
@@ -139,7 +139,7 @@ err=$(stream back 2>&1 >/dev/null); rc=$?
 set -e
 # before: exit 0, order 10 read after order 9, which the source no longer has
 [ $rc = 3 ] || die "source rewound: exit $rc, want 3: $err"
-echo "$err" | grep -q "dbo_orders: the source went backwards: no commit has LSN $pos any more, which the stream read as committed 2026-10-03T14:01:00.000" \
+grep -q "dbo_orders: the source went backwards: no commit has LSN $pos any more, which the stream read as committed 2026-10-03T14:01:00.000" <<<"$err" \
   || die "source rewound: message: $err"
 tree "$lake" "$T/ck/back" > "$T/after.tree"
 diff "$T/before.tree" "$T/after.tree" >&2 || die "source rewound: the refused stream changed files"
@@ -158,7 +158,7 @@ M sim capture "$D2" --at 2026-10-04T09:03:01 >/dev/null
 start=$(M sim query "$D2" 'SELECT start_lsn FROM cdc.change_tables' --format jsonl | sed 's/.*"start_lsn":"\([^"]*\)".*/\1/')
 before=$(node -e 'const h = (BigInt(process.argv[1]) - 1n).toString(16).toUpperCase().padStart(20, "0"); console.log("0x" + h)' "$start")
 grep -q "\"lsn\":\"$before\"" "$T/ck/boot/bootstrap" || die "bootstrap S is not start_lsn - 1 ($before): $(cat "$T/ck/boot/bootstrap")"
-echo "$out" | grep -q "as of 0x00000000000000000000" && die "bootstrap as of 0x00: $out"
+grep -q "as of 0x00000000000000000000" <<<"$out" && die "bootstrap as of 0x00: $out"
 grep -q "\"start\":{\"lsn\":\"$before\"" "$T/ck/late/offsets/0" || die "latest before capture: $(cat "$T/ck/late/offsets/0")"
 # before: both exited 4 here, "change data ... is gone" although nothing was purged
 for app in boot late; do
@@ -174,7 +174,7 @@ cat_table bronze.boot "$T/b2.jsonl"
 set +e
 err=$(M sim rewind "$DB" --to 0x00000000000000000001 2>&1); rc=$?
 set -e
-[ $rc = 2 ] && echo "$err" | grep -Eq "cannot take the catalog back|cleanup removed what a restore" || die "rewind before the enable: exit $rc: $err"
+[ $rc = 2 ] && grep -Eq "cannot take the catalog back|cleanup removed what a restore" <<<"$err" || die "rewind before the enable: exit $rc: $err"
 set +e
 err=$(M sim rewind "$DB" --to nope 2>&1); rc=$?
 set -e
