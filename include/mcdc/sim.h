@@ -120,6 +120,22 @@ typedef struct mcdc_sim_cleanup_result {
 int mcdc_sim_cleanup(mcdc_sim *sim, int64_t retention_us, int64_t at_us, int64_t threshold,
                      int64_t max_batches, mcdc_sim_cleanup_result *out);
 
+typedef struct mcdc_sim_rewind_result {
+    mcdc_lsn max_lsn;        /* max_lsn after the rewind */
+    int64_t  n_change_rows;  /* change rows dropped (every instance) */
+    int64_t  n_mapping_rows; /* log entries dropped: commits, idle entries */
+    int64_t  n_source_rows;  /* source-table row changes undone */
+} mcdc_sim_rewind_result;
+
+/** The database as a restore to @p to leaves it (a restore from backup, a failover to a
+ *  lagging replica): change rows and log entries after @p to are dropped, source tables'
+ *  rows go back to their state at @p to (through the capture instance capturing the most
+ *  columns; columns no instance captures keep their values), capture's progress moves
+ *  back to @p to. One transaction. The clock and LSN allocation keep going forward.
+ *  @return 0; MCDC_EINVAL, nothing changed, when an instance was enabled or a table
+ *          altered after @p to, or @p to is below an instance's start_lsn (cleaned up). */
+int mcdc_sim_rewind(mcdc_sim *sim, const mcdc_lsn *to, mcdc_sim_rewind_result *out);
+
 /** Enable a capture instance on @p table (at most two per table). */
 int mcdc_sim_enable(mcdc_sim *sim, const char *table, const char *ci, int64_t at_us);
 /** Disable a capture instance: its change table and DDL history are gone at once. */
@@ -195,6 +211,11 @@ void mcdc_sim_status_dispose(mcdc_sim_status *st);
  *  @return 0; MCDC_EINVAL for an empty or over-long name or password; MCDC_EEXISTS when the
  *  login exists (and not @p if_missing). */
 int mcdc_sim_login_add(mcdc_sim *sim, const char *user, const char *password, bool if_missing);
+
+/** Read a password from the first line of @p path (a trailing newline, or CR LF, is not part
+ *  of it). @param[out] out the password, malloc'd; the caller clears and frees it.
+ *  @return 0; MCDC_EINVAL for a missing file or an empty first line; MCDC_EIO. */
+int mcdc_sim_password_file_read(char **out, const char *path);
 
 /** Give login @p user SELECT on @p object ("dbo.orders", "cdc.dbo_orders_CT"). A login with
  *  grants reads only what it was granted; one without reads everything (db_owner).

@@ -55,9 +55,20 @@ static int q_open(mssql_source *s, q *x, mcdc_mssql_query id, const mcdc_mssql_f
     return rc;
 }
 
+/* Run the statement and move to its first result set with columns: a procedure may send
+ * row counts (DONEINPROC) before the rows it answers with. */
 static int q_run(mssql_source *s, q *x, mcdc_mssql_query id)
 {
-    return mssql__exec(s, x->st, x->sql.ptr, mcdc_mssql_statement_get(id)->name);
+    const char *name = mcdc_mssql_statement_get(id)->name;
+    int rc = mssql__exec(s, x->st, x->sql.ptr, name);
+    for (int i = 0; rc == 0 && i < 64; i++) {
+        SQLSMALLINT n = 0;
+        if (!SQL_SUCCEEDED(SQLNumResultCols(x->st, &n)) || n > 0) break;
+        SQLRETURN r = SQLMoreResults(x->st);
+        if (r == SQL_NO_DATA) break;
+        if (!SQL_SUCCEEDED(r)) rc = mssql__fail(s, SQL_HANDLE_STMT, x->st, name);
+    }
+    return rc;
 }
 
 /* Fetch the next row: 1 when there is one, 0 at the end. */
@@ -380,7 +391,8 @@ static int cols_fn(mssql_source *s, void *payload)
     if (rc == 0) {
         i_name = mssql__col_index(x.st, "column_name");
         i_id = mssql__col_index(x.st, "column_id");
-        i_ord = mssql__col_index(x.st, "column_ordinal");
+        i_ord = mssql__col_index(x.st, "ordinal"); /* Microsoft documents "ordinal" */
+        if (!i_ord) i_ord = mssql__col_index(x.st, "column_ordinal");
         i_type = mssql__col_index(x.st, "data_type");
         i_len = mssql__col_index(x.st, "character_maximum_length");
         i_prec = mssql__col_index(x.st, "numeric_precision");
@@ -388,7 +400,7 @@ static int cols_fn(mssql_source *s, void *payload)
         i_dtp = mssql__col_index(x.st, "datetime_precision");
         if (!i_name || !i_id || !i_ord || !i_type)
             rc = mcdc_error_set(MCDC_ESOURCE, "sys.sp_cdc_get_captured_columns returned no column_name, column_id, "
-                                "column_ordinal or data_type column");
+                                "ordinal or data_type column");
     }
     size_t cap = 0;
     while (rc == 0 && (got = q_fetch(s, &x, "reading captured columns")) > 0) {
@@ -726,10 +738,13 @@ static int split_table(const char *text, char *schema, size_t scap, char *table,
     return 0;
 }
 
+/* Table by table, then oldest first. */
 static int cmp_create(const void *a, const void *b)
 {
     const mcdc_capture_instance *x = a, *y = b;
-    return (x->create_ts_us > y->create_ts_us) - (x->create_ts_us < y->create_ts_us);
+    int c = strcmp(x->source_schema, y->source_schema);
+    if (!c) c = strcmp(x->source_table, y->source_table);
+    return c ? c : (x->create_ts_us > y->create_ts_us) - (x->create_ts_us < y->create_ts_us);
 }
 
 static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_instance **out, size_t *n_out)
@@ -738,14 +753,14 @@ static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_
     char schema[260], name[260];
     *out = NULL;
     *n_out = 0;
-    int rc = split_table(table, schema, sizeof schema, name, sizeof name);
+    int rc = table ? split_table(table, schema, sizeof schema, name, sizeof name) : 0;
     if (rc < 0) return rc;
-    cis_ctx c = { .schema = schema, .table = name };
+    cis_ctx c = { .schema = table ? schema : NULL, .table = table ? name : NULL }; /* NULL: every table's */
     if ((rc = mssql__retry(s, "listing capture instances", cis_fn, &c)) < 0) {
         cis_free(c.a, c.n);
         if (s->last_kind == MSSQL_ERR_NO_OBJECT)
-            return mcdc_error_set(MCDC_ENOTFOUND, "table %s.%s does not exist in database %s, or login '%s' cannot read it",
-                                  schema, name, s->database, s->login);
+            return mcdc_error_set(MCDC_ENOTFOUND, "table %s does not exist in database %s, or login '%s' cannot read it",
+                                  table ? table : "(any)", s->database, s->login);
         return rc;
     }
     mcdc_capture_instance *a = calloc(c.n + 1, sizeof *a);
