@@ -999,7 +999,7 @@ int mcdc_stream_check(mcdc_stream *s)
     char adopted[MCDC_PATH_MAX];
     snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
     bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
-    if ((rc = mcdc_stream__check_target(s, !ck_adopted)) < 0 ||
+    if ((rc = mcdc_stream__check_target(s, !ck_adopted, !ck_batches)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
     /* a new checkpoint must not meet batches of its app id in bronze (invariant 8) */
@@ -1037,7 +1037,8 @@ int mcdc_stream_open(mcdc_stream *s)
             mcdc_error_hint("pass a new --checkpoint directory");
             goto fail;
         }
-        if (s->o.adopt && !s->adopt_planned && (rc = mcdc_stream__check_target(s, true)) < 0)
+        if (s->o.adopt && !s->adopt_planned &&
+            (rc = mcdc_stream__check_target(s, true, !has_range)) < 0)
             goto fail;
         if (!s->o.adopt)
             s->first_batch = 0;
