@@ -381,12 +381,17 @@ typedef struct mcdc_delta_commit_options {
                                         none); a recorded version above it and below
                                         txn_version is another writer's: MCDC_ECONFLICT.
                                         MCDC_DELTA_TXN_ANY (the default) skips the check */
+    const char     *expect_key;      /* with expect_value: the commit holds only while the
+                                      * table's configuration has expect_key = expect_value
+                                      * (checked on every attempt's snapshot; otherwise
+                                      * MCDC_ECONFLICT, nothing written); NULL: no check */
+    const char     *expect_value;
 } mcdc_delta_commit_options;
 
 #define MCDC_DELTA_TXN_ANY INT64_MIN
 
 #define MCDC_DELTA_COMMIT_OPTIONS_INIT \
-    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY }
+    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL }
 
 /** What a commit did. */
 typedef struct mcdc_delta_commit_result {
@@ -436,6 +441,17 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
  *  the append's result. */
 int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_files,
                       const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
+
+/** Set configuration keys of the table by a metaData commit (a copy of the current
+ *  metadata with @p set applied; a NULL value removes the key). With opts->expect_key the
+ *  change holds only while that key has opts->expect_value (NULL: absent), so two
+ *  writers racing for one key cannot both win. A change that sets nothing new writes
+ *  nothing (result->version is then the table's version).
+ *  @param[in] opts  operation, userMetadata, expect_key/value; NULL for defaults.
+ *  @return 0; MCDC_ECONFLICT when expect_key does not hold (message names the value
+ *          found); MCDC_ENOTFOUND when there is no table; snapshot and I/O codes. */
+int mcdc_delta_set_config(const char *path, const mcdc_delta_map *set,
+                          const mcdc_delta_commit_options *opts, mcdc_delta_commit_result *result);
 
 /** Add nullable columns to the table's schema by a metaData commit. Columns already
  *  present with the same type are skipped.

@@ -79,6 +79,13 @@ int mcdc_finalize_granularity_parse(mcdc_granularity *out, const char *s);
  *          a missing one for a finished batch); MCDC_EIO. */
 int mcdc_finalize_checkpoint_last(mcdc_offset *out, int64_t *batch_id, const char *dir);
 
+/** Check that the checkpoint at @p dir belongs to the stream of @p table (the target its
+ *  metadata records, compared as given), so a verdict is never advanced for a table from
+ *  another table's checkpoint. Reads only.
+ *  @return 0; MCDC_EINVAL naming the checkpoint's target; MCDC_ENOTFOUND when there is
+ *          no such directory; MCDC_ECORRUPT when its metadata is missing or malformed. */
+int mcdc_finalize_checkpoint_check_target(const char *dir, const char *table);
+
 /* ---- Tracker (continuous finalization) ---------------------------------------------- */
 
 /** Where a tracker writes: advance the verdict for one end offset and return the table's
@@ -225,6 +232,13 @@ typedef struct mcdc_advance_result {
  *  @return 0; MCDC_EINVAL when @p path holds another kind of table (the message names
  *          the missing or mistyped column); MCDC_EIO; codes of the Delta layer. */
 int mcdc_control_ensure(const char *path, bool *created);
+
+/** Check, reading only, that the table at @p path, when it exists, is a control table
+ *  (its mcdc.kind, and the control columns with their types), so a command can refuse a
+ *  wrong --control before it writes anything.
+ *  @return 0 (also when there is no table); MCDC_EINVAL naming the kind or column found;
+ *          codes of the Delta layer. */
+int mcdc_control_check(const char *path);
 
 /** Changes one control row in place. Called with the row as stored (@p exists true), or
  *  with a new row holding only table_name. Return 0 when the row changed, MCDC_EALREADY

@@ -71,6 +71,11 @@ int mcdc_fs_mkdirs(const char *path);
 /** True when @p path exists (any kind of file). */
 bool mcdc_fs_exists(const char *path);
 
+/** The absolute, canonical path of the existing @p path (symbolic links, "." and ".."
+ *  resolved; realpath(3)) in @p out.
+ *  @return 0; MCDC_ENOTFOUND when it does not exist; MCDC_EIO. */
+int mcdc_fs_realpath(char out[MCDC_PATH_MAX], const char *path);
+
 /** Remove the file @p path. @return 0 (also when already absent); MCDC_EIO. */
 int mcdc_fs_remove(const char *path);
 

@@ -21,6 +21,8 @@
  *   <checkpoint>/commits/<N>  {"batch_id":N,"bronze_version":V|null,
  *                              "facts_version":V|null,"committed_at":..}
  *   <checkpoint>/lock         flock held while a stream runs; holds the holder's pid
+ *   <checkpoint>/adopted      `stream --adopt` only: {"first_batch":K,"after":OFFSET,
+ *                              "from_owner":..,"adopted_at":..}, written before batch K
  *
  *   OFFSET = {"lsn":"0x" + 20 uppercase hex,"commit_ts":"YYYY-MM-DDTHH:MM:SS.mmm"} in UTC,
  *   commit_ts "" when unknown (a start before the first commit the source still maps).
@@ -35,6 +37,11 @@
  *   another is refused. A new checkpoint needs a new app_id (Delta's txn would otherwise
  *   skip its batches): the stream refuses to run when bronze already holds batches of
  *   the app_id that the checkpoint has not recorded.
+ * - A table knows its owner: every table records its kind in its configuration
+ *   (mcdc.kind: bronze, facts, control, silver, reconcile); bronze also its source table
+ *   (mcdc.source_table) and its owner (mcdc.owner, the stream family: the app id without
+ *   a re-snapshot generation suffix ".g<n>"). A stream refuses a target of another kind,
+ *   source table or owner before it writes anything; `--adopt` moves the owner.
  * - Nothing here is thread-safe; a stream runs on one thread (listeners run on it too).
  */
 #ifndef MCDC_PIPELINE_H
@@ -139,6 +146,30 @@ int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_com
  *          already there; MCDC_EIO. */
 int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r);
 
+/** What <checkpoint>/adopted records (`stream --adopt`, C6). */
+typedef struct mcdc_checkpoint_adoption {
+    int64_t     first_batch;   /* the checkpoint's first batch number */
+    mcdc_offset after;         /* where its first batch starts: the end of the last batch
+                                * the previous owner committed */
+    const char *from_owner;    /* the owner the table was taken from ("" when it had none
+                                * recorded); owned by the checkpoint */
+    int64_t     adopted_at_us; /* host clock, UTC */
+} mcdc_checkpoint_adoption;
+
+/** The checkpoint's adoption. @return 0; MCDC_ENOTFOUND when it adopted nothing. */
+int mcdc_checkpoint_adoption_get(const mcdc_checkpoint *ck, mcdc_checkpoint_adoption *out);
+
+/** Record durably that this checkpoint adopted a table: its batches start at
+ *  @p first_batch after @p after. Only on a checkpoint without batches, once.
+ *  @return 0; MCDC_EINVAL when it has batches or an adoption; MCDC_EIO. */
+int mcdc_checkpoint_record_adoption(mcdc_checkpoint *ck, int64_t first_batch,
+                                    const mcdc_offset *after, const char *from_owner);
+
+/** Look at a checkpoint directory without locking or changing it: whether it has its
+ *  metadata (*exists) and any offsets/N (*has_batches). A missing directory is neither.
+ *  @return 0; MCDC_EIO. */
+int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches);
+
 /** Record batch @p c->batch_id as finished (C2): call only after its bronze and facts
  *  commits. It must be the newest recorded range, not yet finished.
  *  @return 0; MCDC_EINVAL out of sequence; MCDC_EEXISTS; MCDC_EIO. */
@@ -214,6 +245,29 @@ int mcdc_facts_schema(mcdc_schema **out);
  *  @return 0; MCDC_EINVAL when a captured column is named like a metadata column;
  *          MCDC_ENOMEM. */
 int mcdc_bronze_schema(mcdc_schema **out, const mcdc_schema *captured, bool include_command_id);
+
+/* ------------------------------------------------------------------------------------ */
+/* Table kinds and owners                                                                */
+
+struct mcdc_delta_snapshot;
+
+/** The kind of the table of @p snap: its configuration's mcdc.kind, else what its columns
+ *  say for a table written before kinds were recorded ("bronze", "facts", "control",
+ *  "silver"), else NULL (not a table of ours). @p recorded (may be NULL) tells whether
+ *  the kind was recorded. Borrowed from the snapshot or static. */
+const char *mcdc_table_kind(const struct mcdc_delta_snapshot *snap, bool *recorded);
+
+/** Refuse to write the table at @p path as a @p want table when it exists and is of
+ *  another kind. Reads only. @p flag names the option that gave it ("--facts").
+ *  @return 0 (also when the table does not exist); MCDC_EINVAL naming both kinds and
+ *          how to go on; snapshot codes. */
+int mcdc_table_check_kind(const char *path, const char *name, const char *want,
+                          const char *flag);
+
+/** The stream family of @p app_id into @p out: the app id up to a '#' (facts, snapshot
+ *  and event keys), without a trailing ".g<digits>" (a re-snapshot generation). This is
+ *  the owner a bronze table records. @return 0; MCDC_EINVAL when it does not fit. */
+int mcdc_stream_family(char *out, size_t cap, const char *app_id);
 
 /* ------------------------------------------------------------------------------------ */
 /* The stream engine                                                                     */
@@ -298,11 +352,14 @@ typedef struct mcdc_stream_options {
     const char  *progress_path;      /* append events as JSON lines, or NULL */
     int64_t      idle_event_interval_us; /* default 10 s */
     int64_t      poll_interval_us;   /* sleep granularity while waiting; default 100 ms */
+    bool         adopt;              /* take over an existing bronze of another stream (or
+                                      * of a lost checkpoint): needs a new or empty
+                                      * checkpoint; resumes after the owner's last batch */
 } mcdc_stream_options;
 
 #define MCDC_STREAM_OPTIONS_INIT                                                            \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
-      MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000 }
+      MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {
@@ -322,9 +379,25 @@ typedef struct mcdc_stream mcdc_stream;
  *  @return 0; MCDC_EINVAL for missing or contradictory options (bootstrap with a
  *  starting point, failOnDataLoss=false without facts); MCDC_ENOMEM. */
 int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts);
+/** Validate everything the stream needs before it writes anything, reading only: the
+ *  capture instance at the source (an unknown one is refused with the list of those that
+ *  exist), the target's kind, source table and owner, the facts table's kind, a new
+ *  checkpoint against bronze's txn, and with --adopt where it would resume. Called by
+ *  mcdc_stream_open when not called before.
+ *  @return 0; MCDC_EINVAL (each refusal says what to do); MCDC_ENOTFOUND (--adopt of a
+ *          bronze that does not exist); MCDC_EDATALOSS (--adopt: the changes after the
+ *          owner's last batch are purged); MCDC_ESCHEMA; source and snapshot codes. */
+int mcdc_stream_check(mcdc_stream *s);
+/** mcdc_stream_check, then lock the checkpoint (creating it when new: the first write)
+ *  and check it against the arguments and bronze. Called by mcdc_stream_run when not
+ *  called before. The lock is held until mcdc_stream_run returns or mcdc_stream_free.
+ *  @return 0; MCDC_ELOCKED; MCDC_EINVAL (a checkpoint of another stream, bronze holding
+ *          batches it does not know); codes of mcdc_stream_check. */
+int mcdc_stream_open(mcdc_stream *s);
 /** Add a progress listener (at most 8). Call before mcdc_stream_run. */
 int mcdc_stream_add_listener(mcdc_stream *s, mcdc_stream_listener_fn fn, void *payload);
-/** Run the stream until its trigger says stop, mcdc_stream_stop() is called or an error.
+/** Run the stream until its trigger says stop, mcdc_stream_stop() is called or an error
+ *  (mcdc_stream_open first, when not called before).
  *  @return 0; MCDC_ELOCKED (checkpoint in use); MCDC_EINVAL (checkpoint of another
  *          stream, bronze holding batches the checkpoint does not know); MCDC_EDATALOSS
  *          (changes purged before they were read; message names the capture instance,

@@ -340,6 +340,13 @@ typedef struct mcdc_silver_apply_result {
  *          silver meanwhile; codes of the Delta, Parquet and control layers. */
 int mcdc_silver_apply(const mcdc_silver_apply_options *opts, mcdc_silver_apply_result *out);
 
+/** Validate an apply's inputs reading only, as mcdc_silver_apply does before its first
+ *  write: silver, control, facts and bronze, where they exist, are tables of their kind;
+ *  a silver table's recorded keys are the ones given; the keys are columns of bronze.
+ *  @return 0; MCDC_EINVAL naming the table, key or column and how to go on; codes of the
+ *          Delta layer. */
+int mcdc_silver_apply_check(const mcdc_silver_apply_options *opts);
+
 
 /* ------------------------------------------------------------------------------------ */
 /* Following a stream (follow.c)                                                        */

@@ -83,8 +83,9 @@ typedef struct mcdc_source_ops {
                             int64_t *out_commit_ts_us, int64_t *found);
     /** The source's clock, UTC microseconds (SYSUTCDATETIME(), the simulator's clock). */
     int (*server_now)(mcdc_source *src, int64_t *out_us);
-    /** Capture instances of a source table ("dbo.orders"), oldest first; caller frees
-     *  with mcdc_capture_instances_free. */
+    /** Capture instances of a source table ("dbo.orders"), oldest first; with @p table
+     *  NULL, those of every table (table by table). Caller frees with
+     *  mcdc_capture_instances_free. */
     int (*capture_instances)(mcdc_source *src, const char *table, mcdc_capture_instance **out,
                              size_t *n_out);
     /** The captured columns of @p ci as a schema (types mapped as anchor-features §8);
@@ -119,9 +120,10 @@ struct mcdc_source {
 };
 
 /** Open a source from its text form: "sim:PATH", "odbc:CONNECTION-STRING" or "@FILE" (the
- *  first line of FILE). @return 0; MCDC_EINVAL for an unknown scheme (the message shows
- *  the string with its password masked); MCDC_EUNSUPPORTED for odbc: while not built;
- *  MCDC_ENOTFOUND for a missing simulator database. */
+ *  first line of FILE). @return 0; MCDC_EINVAL for an unknown scheme or a bad connection
+ *  string (the message shows the string with its password masked); MCDC_ENOTFOUND for a
+ *  missing simulator database or ODBC driver; MCDC_ESOURCE when SQL Server cannot be
+ *  reached or refuses the login (see mcdc_mssql_source_open). */
 int mcdc_source_open(mcdc_source **out, const char *spec);
 /** Close a source; accepts NULL. */
 void mcdc_source_close(mcdc_source *src);

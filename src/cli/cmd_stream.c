@@ -2,7 +2,9 @@
  * cli/cmd_stream.c: `mssql-cdc stream`: run a stream from a capture instance into a bronze
  * table (and a facts table), exactly once, with an optional finalization tracker.
  *
- * Parses and checks the arguments, opens the source, resolves table names, starts the
+ * Parses and checks the arguments, opens the source, resolves table names, validates
+ * everything before the first write (the stream's capture instance, target, facts and
+ * checkpoint, then --control and --silver), then takes the checkpoint, starts the
  * tracker (--control) before anything is read, runs the engine (src/pipeline/stream.c)
  * and prints one line per batch on stdout and a summary. SIGINT and SIGTERM finish the
  * batch in flight and exit 0. Reference: docs/reference/cli-stream.md.
@@ -37,6 +39,7 @@ static const mcdc_opt opts[] = {
     { "max-commits-per-batch", 0, MCDC_OPT_VALUE, "N", "at most N source commits per batch (default unlimited)" },
     { "starting-lsn", 0, MCDC_OPT_VALUE, "X", "earliest (default), latest or an LSN; only for a new checkpoint" },
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
+    { "adopt", 0, MCDC_OPT_SWITCH, NULL, "take over an existing bronze from its owning stream (new or empty --checkpoint)" },
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append progress events as JSON lines" },
     { "control", 0, MCDC_OPT_VALUE, "NAME", "control table: advance finalized_until while streaming" },
     { "granularity", 0, MCDC_OPT_VALUE, "G", "verdict period with --control: minute, hour (default) or day" },
@@ -124,36 +127,52 @@ static int resolve(char out[MCDC_PATH_MAX], const mcdc_cli_ctx *ctx, const char 
     return mcdc_warehouse_resolve(out, ctx->warehouse, name);
 }
 
-/* --silver: a follower that applies silver after the stream's batches. Keys come from
- * --keys or from the capture instance's unique index. */
-static int start_silver(mcdc_silver_follower **out, const mcdc_cli_ctx *ctx,
-                        const mcdc_cli_args *a, const mcdc_stream_options *so, mcdc_source *src,
-                        const char *control_path, mcdc_granularity gran)
+/* --silver's apply options (static storage: one stream per process). Keys come from
+ * --keys or from the capture instance's unique index; --keys must be that index when the
+ * source has one. Checks silver, its keys and the tables it uses, reading only. */
+static int silver_options(mcdc_silver_apply_options *out, const mcdc_cli_ctx *ctx,
+                          const mcdc_cli_args *a, const mcdc_stream_options *so,
+                          mcdc_source *src, const char *control_path, mcdc_granularity gran)
 {
-    static char silver_path[MCDC_PATH_MAX], keybuf[1024];
-    const char *keys[64];
+    static char silver_path[MCDC_PATH_MAX], keybuf[1024], srckeybuf[1024];
+    static const char *keys[64], *cis[1];
     char **src_keys = NULL;
     size_t n_keys = 0, n_src_keys = 0;
     int rc = resolve(silver_path, ctx, mcdc_cli_get(a, "silver"));
     if (rc < 0)
         return rc;
+    if ((rc = src->ops->key_columns(src, so->capture_instance, &src_keys, &n_src_keys)) < 0)
+        return rc;
+    srckeybuf[0] = 0;
+    for (size_t i = 0; i < n_src_keys; i++)
+        snprintf(srckeybuf + strlen(srckeybuf), sizeof srckeybuf - strlen(srckeybuf), "%s%s",
+                 i ? "," : "", src_keys[i]);
     if (mcdc_cli_get(a, "keys")) {
         snprintf(keybuf, sizeof keybuf, "%s", mcdc_cli_get(a, "keys"));
         for (char *p = strtok(keybuf, ","); p && n_keys < 64; p = strtok(NULL, ","))
             keys[n_keys++] = p;
+        bool same = n_keys == n_src_keys;
+        for (size_t i = 0; same && i < n_keys; i++)
+            same = strcasecmp(keys[i], src_keys[i]) == 0;
+        if (n_src_keys && !same) {
+            rc = mcdc_error_set(MCDC_EINVAL, "--keys %s: capture instance %s is keyed by its "
+                                "unique index (%s)", mcdc_cli_get(a, "keys"),
+                                so->capture_instance, srckeybuf);
+            mcdc_error_hint("pass --keys %s, or leave --keys out to take them from the source",
+                            srckeybuf);
+        }
     } else {
-        if ((rc = src->ops->key_columns(src, so->capture_instance, &src_keys, &n_src_keys)) < 0)
-            return rc;
-        for (size_t i = 0; i < n_src_keys && n_keys < 64; i++)
-            keys[n_keys++] = src_keys[i];
+        snprintf(keybuf, sizeof keybuf, "%s", srckeybuf);
+        for (char *p = strtok(keybuf, ","); p && n_keys < 64; p = strtok(NULL, ","))
+            keys[n_keys++] = p;
     }
-    if (n_keys == 0) {
+    if (rc == 0 && n_keys == 0) {
         rc = mcdc_error_set(MCDC_EINVAL, "--silver: capture instance %s has no unique index to "
                             "key silver by", so->capture_instance);
         mcdc_error_hint("pass --keys k1,k2");
-    } else {
+    } else if (rc == 0) {
         mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
-        const char *cis[1] = { so->capture_instance };
+        cis[0] = so->capture_instance;
         o.bronze_name = so->target;
         o.bronze_path = so->target_path;
         o.silver_name = mcdc_cli_get(a, "silver");
@@ -165,7 +184,8 @@ static int start_silver(mcdc_silver_follower **out, const mcdc_cli_ctx *ctx,
         o.keys = keys;
         o.n_keys = n_keys;
         o.granularity = gran;
-        rc = mcdc_silver_follower_start(out, &o);
+        *out = o;
+        rc = mcdc_silver_apply_check(&o);
     }
     for (size_t i = 0; i < n_src_keys; i++)
         free(src_keys[i]);
@@ -215,6 +235,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.facts = mcdc_cli_get(a, "facts");
     so.progress_path = mcdc_cli_get(a, "progress");
     so.bootstrap = mcdc_cli_has(a, "bootstrap");
+    so.adopt = mcdc_cli_has(a, "adopt");
     if (mcdc_cli_get(a, "trigger") &&
         (rc = mcdc_trigger_parse(&so.trigger, &so.interval_us, mcdc_cli_get(a, "trigger"))) < 0)
         goto usage;
@@ -231,6 +252,12 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         if ((rc = mcdc_start_parse(&so.starting, &so.starting_lsn, start)) < 0)
             goto usage;
         so.starting_given = true;
+    }
+    if (so.adopt && (so.bootstrap || so.starting_given)) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--adopt and %s: pass one or the other "
+                                         "(--adopt resumes where the table's owner left off)",
+                                         so.bootstrap ? "--bootstrap" : "--starting-lsn");
+        goto done;
     }
     if (so.bootstrap && so.starting_given) {
         exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap and --starting-lsn: pass one or "
@@ -282,7 +309,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         goto done;
     }
     if ((rc = mcdc_source_open(&src, spec)) < 0)
-        goto usage; /* unknown scheme, odbc: not built, missing database: exit 2 */
+        goto usage; /* unknown scheme, bad connection string: exit 2; unreachable server: 3 */
     const char *tz = mcdc_options_get_str(o, "sourceTimeZone", NULL);
     if (tz && strcasecmp(tz, "auto") != 0) {
         const char *have = src->ops->server_time_zone(src);
@@ -302,9 +329,22 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.run_id = run_id;
     if ((rc = mcdc_stream_new(&s, &so)) < 0)
         goto usage;
+    /* every input before the first write: the stream's, then the control table's and
+     * silver's; then the checkpoint is taken (created when new) */
+    if ((rc = mcdc_stream_check(s)) < 0)
+        goto usage;
     if (mcdc_cli_get(a, "control")) {
-        if ((rc = resolve(control_path, ctx, mcdc_cli_get(a, "control"))) < 0)
+        if ((rc = resolve(control_path, ctx, mcdc_cli_get(a, "control"))) < 0 ||
+            (rc = mcdc_control_check(control_path)) < 0)
             goto usage;
+    }
+    mcdc_silver_apply_options silver_o;
+    if (mcdc_cli_get(a, "silver") &&
+        (rc = silver_options(&silver_o, ctx, a, &so, src, control_path, gran)) < 0)
+        goto usage;
+    if ((rc = mcdc_stream_open(s)) < 0)
+        goto usage;
+    if (mcdc_cli_get(a, "control")) {
         /* the control table is created or checked before anything is read; the tracker
          * starts from the checkpoint's last committed offset, so a verdict a crash left
          * behind catches up even when nothing new arrives */
@@ -324,7 +364,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         st.tracker = tracker;
     }
     if (mcdc_cli_get(a, "silver")) {
-        if ((rc = start_silver(&silver, ctx, a, &so, src, control_path, gran)) < 0) {
+        if ((rc = mcdc_silver_follower_start(&silver, &silver_o)) < 0) {
             exit_code = mcdc_cli_fail();
             goto done;
         }
@@ -431,6 +471,8 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "",
     0, 0, opts,
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
-    "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts",
+    "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v2 --checkpoint ck/orders-v2 --facts ops.ingestion_facts --adopt",
     run
 };

@@ -259,6 +259,24 @@ bool mcdc_fs_exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
+int mcdc_fs_realpath(char out[MCDC_PATH_MAX], const char *path)
+{
+    char *r = realpath(path, NULL);
+    if (!r) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return mcdc_error_set(MCDC_ENOTFOUND, "%s: no such file or directory", path);
+        return mcdc_error_set(MCDC_EIO, "%s: %s", path, strerror(errno));
+    }
+    size_t n = strlen(r);
+    if (n >= MCDC_PATH_MAX) {
+        free(r);
+        return mcdc_error_set(MCDC_EIO, "%s: the absolute path is longer than %d bytes", path, MCDC_PATH_MAX - 1);
+    }
+    memcpy(out, r, n + 1);
+    free(r);
+    return 0;
+}
+
 int mcdc_fs_remove(const char *path)
 {
     if (unlink(path) != 0 && errno != ENOENT)

@@ -300,6 +300,21 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
             mcdc_delta_snapshot_free(snap);
             break;
         }
+        if (opts->expect_key) {
+            const char *have = mcdc_delta_snapshot_config(snap, opts->expect_key, NULL);
+            bool same = have && opts->expect_value ? strcmp(have, opts->expect_value) == 0
+                                                   : !have && !opts->expect_value;
+            if (!same) {
+                rc = mcdc_error_set(MCDC_ECONFLICT, "%s: version %lld has %s = %s%s%s, this "
+                                    "commit needs %s%s%s", path, (long long)snap->version,
+                                    opts->expect_key, have ? "'" : "", have ? have : "(none)",
+                                    have ? "'" : "", opts->expect_value ? "'" : "",
+                                    opts->expect_value ? opts->expect_value : "(none)",
+                                    opts->expect_value ? "'" : "");
+                mcdc_delta_snapshot_free(snap);
+                break;
+            }
+        }
         rc = build(snap, &acts, &n_acts, payload);
         bool removes = false;
         for (size_t i = 0; rc == 0 && i < n_acts; i++)

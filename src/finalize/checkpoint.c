@@ -129,3 +129,33 @@ int mcdc_finalize_checkpoint_last(mcdc_offset *out, int64_t *batch_id, const cha
         *batch_id = last;
     return 0;
 }
+
+int mcdc_finalize_checkpoint_check_target(const char *dir, const char *table)
+{
+    MCDC_ASSERT_ARG(dir && table);
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/metadata", dir) >= (int)sizeof path)
+        return mcdc_error_set(MCDC_EINVAL, "checkpoint path too long");
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no such directory", dir);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_small(&text, &len, path);
+    if (rc < 0)
+        return rc;
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
+    const char *target = json_string_value(json_object_get(root, "target"));
+    if (!target)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: no \"target\": not a stream checkpoint's "
+                            "metadata", path);
+    else if (strcmp(target, table) != 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to target '%s', not '%s'", dir,
+                            target, table);
+        mcdc_error_hint("pass --table %s, or the checkpoint of %s's stream", target, table);
+    }
+    json_decref(root);
+    return rc;
+}

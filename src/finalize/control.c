@@ -327,6 +327,12 @@ static int file_rows(row_list *out, const mcdc_delta_snapshot *snap, const mcdc_
 /* Check that a table's schema has the control columns with their types. */
 static int check_schema(const mcdc_delta_snapshot *snap)
 {
+    const char *kind = mcdc_delta_snapshot_config(snap, "mcdc.kind", NULL);
+    if (kind && strcmp(kind, "control") != 0) {
+        mcdc_error_set(MCDC_EINVAL, "%s: is a %s table, not a control table", snap->table_path,
+                       kind);
+        return mcdc_error_hint("give the control table's name, or a new name to create one");
+    }
     for (int i = 0; i < N_COLS; i++) {
         int k = mcdc_delta_schema_find(snap->schema, COLS[i].name);
         const mcdc_delta_field *f = k >= 0 ? &snap->schema->fields[k] : NULL;
@@ -485,6 +491,21 @@ int mcdc_control_is_final(bool *out, const char *path, const char *table_name,
 }
 
 /* ---- Creating ----------------------------------------------------------------------- */
+
+int mcdc_control_check(const char *path)
+{
+    MCDC_ASSERT_ARG(path);
+    mcdc_delta_snapshot *snap = NULL;
+    int rc = mcdc_delta_snapshot_open(&snap, path, -1);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        return 0;
+    }
+    if (rc == 0)
+        rc = check_schema(snap);
+    mcdc_delta_snapshot_free(snap);
+    return rc;
+}
 
 int mcdc_control_ensure(const char *path, bool *created)
 {

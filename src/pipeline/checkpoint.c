@@ -14,6 +14,10 @@
  * (C5) metadata is written before any offsets/N and never removed: a directory holding
  *      offsets or commits without metadata is corruption (MCDC_ECORRUPT, nothing
  *      written), never a new checkpoint with a new stream id.
+ * (C6) A checkpoint that adopted a bronze table (`stream --adopt`) records in
+ *      <checkpoint>/adopted, before its first batch, the batch it starts at and the offset
+ *      it resumes after; its batches are numbered from there (the txn versions of bronze
+ *      for its app id below that are an earlier stream's). Written once, never replaced.
  *
  * Old batches are pruned: after commits/N, offsets and commits of batch N - 100 are
  * removed (commits first), so the directory stays bounded for an always-on stream.
@@ -50,7 +54,16 @@ struct mcdc_checkpoint {
     int64_t first_commit, last_commit; /* commits/ numbers present, -1 when none */
     mcdc_batch_range last_range;       /* offsets/last_offset when last_offset >= 0 */
     mcdc_batch_commit last_commit_rec; /* commits/last_commit when last_commit >= 0 */
+    bool    has_adoption;              /* <checkpoint>/adopted exists (C6) */
+    mcdc_checkpoint_adoption adoption; /* its content; from_owner points at adopted_from */
+    char   *adopted_from;
 };
+
+/* The first batch number of the checkpoint: 0, or where an adoption started (C6). */
+static int64_t first_batch(const mcdc_checkpoint *ck)
+{
+    return ck->has_adoption ? ck->adoption.first_batch : 0;
+}
 
 /* ---- offsets as JSON ----------------------------------------------------------------- */
 
@@ -290,9 +303,16 @@ static int scan_batches(mcdc_checkpoint *ck)
                               "%s: commits/%" PRId64 " does not match offsets/%" PRId64
                               ": the checkpoint is corrupt", ck->dir, ck->last_commit,
                               ck->last_offset);
-    if (ck->last_commit < 0 && ck->last_offset > 0)
+    if (ck->last_commit < 0 && ck->last_offset >= 0 && ck->first_offset != ck->last_offset)
         return mcdc_error_set(MCDC_ECORRUPT, "%s: offsets/ run to %" PRId64 " without a commit:"
                               " the checkpoint is corrupt", ck->dir, ck->last_offset);
+    if (ck->first_offset >= 0 && ck->first_offset < first_batch(ck))
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: offsets/%" PRId64 " is below the batch %" PRId64
+                              " its adoption started at: the checkpoint is corrupt", ck->dir,
+                              ck->first_offset, first_batch(ck));
+    if (ck->last_commit < 0 && ck->last_offset >= 0 && ck->last_offset != first_batch(ck))
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: offsets/%" PRId64 " without a commit before "
+                              "it: the checkpoint is corrupt", ck->dir, ck->last_offset);
     if (ck->last_offset >= 0 && (rc = read_range(&ck->last_range, ck->dir, ck->last_offset)) < 0)
         return rc;
     if (ck->last_commit >= 0 &&
@@ -373,6 +393,100 @@ static int create_meta(const char *path, const char *app_id, const char *ci, con
     return rc;
 }
 
+/* ---- adoption (C6) ----------------------------------------------------------------------- */
+
+static int load_adoption(mcdc_checkpoint *ck)
+{
+    char *p = path_join(ck->dir, "adopted");
+    if (!p)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir);
+    int rc = 0;
+    json_t *j = NULL;
+    if (!mcdc_fs_exists(p))
+        goto done;
+    if ((rc = load_json(&j, p)) < 0 ||
+        (rc = get_i64(&ck->adoption.first_batch, j, "first_batch", p, false)) < 0 ||
+        (rc = offset_parse(&ck->adoption.after, json_object_get(j, "after"), p, "after")) < 0 ||
+        (rc = get_time(&ck->adoption.adopted_at_us, j, "adopted_at", p)) < 0)
+        goto done;
+    if (ck->adoption.first_batch < 0 || ck->adoption.first_batch > INT64_MAX / 2) {
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: first_batch %" PRId64 " is out of range", p,
+                            ck->adoption.first_batch);
+        goto done;
+    }
+    const char *from = json_string_value(json_object_get(j, "from_owner"));
+    if (!(ck->adopted_from = strdup(from ? from : ""))) {
+        rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", p);
+        goto done;
+    }
+    ck->adoption.from_owner = ck->adopted_from;
+    ck->has_adoption = true;
+done:
+    json_decref(j);
+    free(p);
+    return rc;
+}
+
+int mcdc_checkpoint_adoption_get(const mcdc_checkpoint *ck, mcdc_checkpoint_adoption *out)
+{
+    if (!ck->has_adoption)
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: adopted nothing", ck->dir);
+    *out = ck->adoption;
+    return 0;
+}
+
+int mcdc_checkpoint_record_adoption(mcdc_checkpoint *ck, int64_t first_batch_id,
+                                    const mcdc_offset *after, const char *from_owner)
+{
+    MCDC_ASSERT_ARG(ck && after && from_owner && first_batch_id >= 0);
+    if (ck->has_adoption || ck->last_offset >= 0)
+        return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: already %s", ck->dir,
+                              ck->has_adoption ? "adopted a table" : "has batches");
+    char ts[MCDC_TIME_STRLEN];
+    int64_t now = mcdc_time_now_us();
+    json_t *j = json_pack("{s:I,s:o,s:s,s:s}", "first_batch", (json_int_t)first_batch_id,
+                          "after", offset_json(after), "from_owner", from_owner, "adopted_at",
+                          time_text(ts, now));
+    char *path = path_join(ck->dir, "adopted");
+    int rc = (!j || !path) ? mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir)
+                           : store_json(path, j);
+    json_decref(j);
+    free(path);
+    if (rc < 0)
+        return rc;
+    if (!(ck->adopted_from = strdup(from_owner)))
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir);
+    ck->adoption.first_batch = first_batch_id;
+    ck->adoption.after = *after;
+    ck->adoption.from_owner = ck->adopted_from;
+    ck->adoption.adopted_at_us = now;
+    ck->has_adoption = true;
+    return 0;
+}
+
+int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches)
+{
+    MCDC_ASSERT_ARG(dir && exists && has_batches);
+    *exists = *has_batches = false;
+    char *p = path_join(dir, "metadata");
+    if (!p)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    *exists = mcdc_fs_exists(p);
+    free(p);
+    if (!(p = path_join(dir, "offsets")))
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    int rc = 0;
+    if (mcdc_fs_exists(p)) {
+        uint64_t *nums = NULL;
+        size_t n = 0;
+        rc = mcdc_fs_list_numbered(&nums, &n, p);
+        *has_batches = rc == 0 && n > 0;
+        free(nums);
+    }
+    free(p);
+    return rc;
+}
+
 /* ---- open / close ---------------------------------------------------------------------- */
 
 int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
@@ -441,25 +555,32 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
     }
     if ((rc = load_meta(ck, p)) < 0)
         goto fail;
+    /* a checkpoint without batches recorded only its arguments: it can be started over */
+    bool exists = false, has_batches = true;
+    if (mcdc_checkpoint_peek(dir, &exists, &has_batches) < 0)
+        mcdc_error_clear(), has_batches = true;
+    char over[MCDC_PATH_MAX + 96] = "";
+    if (!has_batches)
+        snprintf(over, sizeof over, "; it holds no batch yet: to start over, remove %s", dir);
     if (strcmp(ck->meta.app_id, app_id) != 0) {
         rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to app_id '%s', not '%s'", dir,
                             ck->meta.app_id, app_id);
-        mcdc_error_hint("a checkpoint serves one app_id: pass --app-id %s, or a new --checkpoint",
-                        ck->meta.app_id);
+        mcdc_error_hint("a checkpoint serves one app_id: pass --app-id %s, or a new "
+                        "--checkpoint%s", ck->meta.app_id, over);
         goto fail;
     }
     if (strcasecmp(ck->meta.capture_instance, capture_instance) != 0) {
         rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to capture instance '%s', not "
                             "'%s'", dir, ck->meta.capture_instance, capture_instance);
         mcdc_error_hint("one stream per capture instance: give this one its own --checkpoint "
-                        "and --app-id");
+                        "and --app-id%s", over);
         goto fail;
     }
     if (strcmp(ck->meta.target, target) != 0) {
         rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to target '%s', not '%s'", dir,
                             ck->meta.target, target);
         mcdc_error_hint("pass --target %s, or a new --checkpoint and --app-id for the new "
-                        "target", ck->meta.target);
+                        "target%s", ck->meta.target, over);
         goto fail;
     }
     free(p);
@@ -475,7 +596,7 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         free(p);
         p = NULL;
     }
-    if ((rc = scan_batches(ck)) < 0)
+    if ((rc = load_adoption(ck)) < 0 || (rc = scan_batches(ck)) < 0)
         goto fail;
     *out = ck;
     return 0;
@@ -494,6 +615,7 @@ void mcdc_checkpoint_close(mcdc_checkpoint *ck)
     free(ck->meta_app_id);
     free(ck->meta_ci);
     free(ck->meta_target);
+    free(ck->adopted_from);
     free(ck->dir);
     free(ck);
 }
@@ -559,7 +681,8 @@ int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_com
 int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
 {
     MCDC_ASSERT_ARG(ck && r);
-    if (ck->last_offset != ck->last_commit || r->batch_id != ck->last_commit + 1)
+    int64_t next = ck->last_commit >= 0 ? ck->last_commit + 1 : first_batch(ck);
+    if (ck->last_offset != ck->last_commit || r->batch_id != next)
         return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: batch %" PRId64 " out of sequence "
                               "(last planned %" PRId64 ", last finished %" PRId64 ")", ck->dir,
                               r->batch_id, ck->last_offset, ck->last_commit);

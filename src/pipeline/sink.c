@@ -114,7 +114,7 @@ static int table_config(mcdc_delta_map *m, const char *kind, const char *version
 /* Create the table at @p path unless it exists (a create that loses the race takes the
  * winner's table when its schema is the same). */
 int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const char *kind,
-                        const char *version)
+                        const char *version, const mcdc_delta_map *extra)
 {
     int64_t v;
     if (mcdc_delta_latest_version(&v, path) == 0)
@@ -122,6 +122,8 @@ int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const
     mcdc_error_clear();
     mcdc_delta_map cfg = { 0 };
     int rc = table_config(&cfg, kind, version);
+    for (size_t i = 0; extra && rc == 0 && i < extra->n; i++)
+        rc = mcdc_delta_map_set(&cfg, extra->kv[i].key, extra->kv[i].value);
     if (rc == 0)
         rc = mcdc_fs_mkdirs(path);
     if (rc == 0)
@@ -172,14 +174,13 @@ int mcdc_stream__prepare_bronze(mcdc_stream *s)
                                 "change bronze's column type first");
             }
         }
+        for (size_t i = 0; i < missing->n_cols && rc == 0; i++) {
+            const mcdc_column *c = &missing->cols[i]; /* added by the run, before writing */
+            rc = mcdc_schema_add(have, c->name, c->type, c->precision, c->scale, true);
+        }
         if (rc == 0 && missing->n_cols > 0) {
-            mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: adding %zu column(s) the capture instance "
-                     "captures", s->o.target, missing->n_cols);
-            rc = mcdc_delta_add_columns(s->o.target_path, missing, NULL);
-            for (size_t i = 0; i < missing->n_cols && rc == 0; i++) {
-                const mcdc_column *c = &missing->cols[i];
-                rc = mcdc_schema_add(have, c->name, c->type, c->precision, c->scale, true);
-            }
+            s->bronze_missing = missing;
+            missing = NULL;
         }
         mcdc_schema_free(missing);
         if (rc < 0) {
@@ -220,6 +221,20 @@ int mcdc_stream__prepare_bronze(mcdc_stream *s)
 done:
     mcdc_delta_snapshot_free(snap);
     mcdc_schema_free(want);
+    return rc;
+}
+
+int mcdc_stream__evolve_bronze(mcdc_stream *s)
+{
+    if (!s->bronze_missing)
+        return 0;
+    mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: adding %zu column(s) the capture instance captures",
+             s->o.target, s->bronze_missing->n_cols);
+    int rc = mcdc_delta_add_columns(s->o.target_path, s->bronze_missing, NULL);
+    if (rc == 0) {
+        mcdc_schema_free(s->bronze_missing);
+        s->bronze_missing = NULL;
+    }
     return rc;
 }
 
@@ -613,7 +628,12 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, 
         return rc;
     mcdc_failpoint(x->snapshot ? "stream.bootstrap.after_data_file" : "stream.after_data_file");
     if (!s->bronze_exists) {
-        if ((rc = mcdc_stream__ensure_table(s->o.target_path, s->bronze_schema, "bronze", "2")) < 0)
+        mcdc_delta_map own = { NULL, 0 };
+        rc = mcdc_stream__bronze_config(&own, s);
+        if (rc == 0)
+            rc = mcdc_stream__ensure_table(s->o.target_path, s->bronze_schema, "bronze", "2", &own);
+        mcdc_delta_map_clear(&own);
+        if (rc < 0)
             goto done;
         s->bronze_exists = true;
     }
@@ -628,11 +648,15 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, 
     co.txn_version = version;
     if (r) /* a batch of another writer with this app_id in between is refused, not skipped */
         co.txn_expect = s->bronze_txn;
+    co.expect_key = "mcdc.owner"; /* (O3): only while the table is still this stream's */
+    co.expect_value = s->family;
     mcdc_delta_commit_result res = { 0 };
     rc = mcdc_delta_append(s->o.target_path, &add, 1, &co, &res);
     if (rc == MCDC_EALREADY || rc == MCDC_ECONFLICT)
         mcdc_datafile__remove(s->o.target_path, add.path);
-    if (rc == MCDC_ECONFLICT && r) {
+    if (rc == MCDC_ECONFLICT && mcdc_stream__owner_changed(s)) {
+        rc = mcdc_stream__owner_lost(s); /* (O3) */
+    } else if (rc == MCDC_ECONFLICT && r) {
         int64_t now = -1;
         mcdc_error saved = *mcdc_error_last();
         if (mcdc_stream__table_txn(s->o.target_path, app_id, &now, NULL, NULL) < 0)
@@ -674,6 +698,63 @@ done:
 }
 
 /* ---- one batch ------------------------------------------------------------------------------ */
+
+int mcdc_stream__write_adopted_event(mcdc_stream *s, const mcdc_offset *after,
+                                     int64_t first_batch, const char *from_owner)
+{
+    if (!s->o.facts_path)
+        return 0;
+    facts_rows f = { 0 };
+    mcdc_value *v = f.v[0];
+    f.n = 1;
+    fset_null(v);
+    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
+    fset_i64(v, MCDC_FACTS_BATCH_ID, first_batch);
+    fset_i64(v, MCDC_FACTS_ROWS, 0);
+    fset_i64(v, MCDC_FACTS_DELETES, 0);
+    fset_i64(v, MCDC_FACTS_INSERTS, 0);
+    fset_i64(v, MCDC_FACTS_UPDATES, 0);
+    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(f.text[0][0], &after->lsn));
+    fset_str(v, MCDC_FACTS_MAX_LSN, f.text[0][0]);
+    fset_str(v, MCDC_FACTS_END_LSN, f.text[0][0]);
+    if (after->has_commit_ts) {
+        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, after->commit_ts_us);
+        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, after->commit_ts_us);
+        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, after->commit_ts_us);
+    }
+    fset_i64(v, MCDC_FACTS_STARTED_AT, mcdc_time_now_us());
+    fset_str(v, MCDC_FACTS_EVENT, "adopted");
+    fset_str(v, MCDC_FACTS_TARGET, s->o.target);
+    mcdc_buf d = MCDC_BUF_INIT(4096);
+    int rc = mcdc_buf_puts(&d, "{\"from_owner\":");
+    if (rc == 0)
+        rc = mcdc_json_quote(&d, from_owner, strlen(from_owner));
+    if (rc == 0)
+        rc = mcdc_buf_puts(&d, ",\"owner\":");
+    if (rc == 0)
+        rc = mcdc_json_quote(&d, s->family, strlen(s->family));
+    if (rc == 0)
+        rc = mcdc_buf_printf(&d, ",\"resumed_after\":\"%s\",\"first_batch\":%" PRId64 "}",
+                             f.text[0][0], first_batch);
+    if (rc < 0) {
+        mcdc_buf_dispose(&d);
+        return rc;
+    }
+    f.detail[0] = mcdc_buf_detach(&d);
+    fset_str(v, MCDC_FACTS_DETAIL, f.detail[0]);
+    size_t n = strlen(s->o.app_id) + 8;
+    char *key = malloc(n);
+    if (!key) {
+        mcdc_stream__facts_rows_clear(&f);
+        return mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
+    }
+    snprintf(key, n, "%s#adopt", s->o.app_id);
+    int64_t fv;
+    rc = mcdc_stream__write_facts(s, &f, key, first_batch, &fv);
+    free(key);
+    mcdc_stream__facts_rows_clear(&f);
+    return rc;
+}
 
 int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int64_t rows,
                                  bool rows_known, int64_t started_at_us, int64_t duration_ms)

@@ -215,9 +215,10 @@ static int data_loss_error(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn
                    mcdc_stream__lsn_text(b, &to), mcdc_stream__lsn_text(c, min),
                    during_read ? " while the batch was read" : " before it was read");
     return mcdc_error_hint("take a new snapshot: run a new stream with --bootstrap, a new "
-                           "--checkpoint and a new --app-id; or skip the lost changes with "
-                           "--option failOnDataLoss=false (needs --facts; the gap is recorded "
-                           "as a data_skipped facts row)");
+                           "--checkpoint and a new generation of the app id (%s.g2) or a new "
+                           "--target; or skip the lost changes with --option "
+                           "failOnDataLoss=false (needs --facts; the gap is recorded as a "
+                           "data_skipped facts row)", s->family[0] ? s->family : s->o.app_id);
 }
 
 /* ---- reading a batch into bronze --------------------------------------------------------- */
@@ -530,6 +531,11 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
         return mcdc_error_set(MCDC_EINVAL, "trigger interval must be positive");
     if (opts->max_commits_per_batch < 0)
         return mcdc_error_set(MCDC_EINVAL, "maxCommitsPerBatch must be at least 1");
+    if (opts->adopt && (opts->bootstrap || opts->starting_given)) {
+        mcdc_error_set(MCDC_EINVAL, "--adopt and %s: pass one or the other",
+                       opts->bootstrap ? "--bootstrap" : "a starting LSN");
+        return mcdc_error_hint("--adopt resumes where the table's owner left off");
+    }
     mcdc_stream *s = calloc(1, sizeof *s);
     if (!s)
         return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
@@ -564,8 +570,34 @@ void mcdc_stream_stop(mcdc_stream *s)
         s->stop = 1;
 }
 
+/* What mcdc_stream_check and mcdc_stream_open hold, released by run or free. */
+static void release_run_state(mcdc_stream *s)
+{
+    if (s->progress_fd >= 0)
+        close(s->progress_fd);
+    s->progress_fd = -1;
+    mcdc_checkpoint_close(s->ck);
+    s->ck = NULL;
+    mcdc_schema_free(s->captured);
+    s->captured = NULL;
+    mcdc_schema_free(s->bronze_schema);
+    s->bronze_schema = NULL;
+    mcdc_schema_free(s->bronze_missing);
+    s->bronze_missing = NULL;
+    free(s->bronze_map);
+    s->bronze_map = NULL;
+    mcdc_schema_free(s->facts_schema);
+    s->facts_schema = NULL;
+    free(s->facts_app_id);
+    s->facts_app_id = NULL;
+    s->checked = s->opened = false;
+}
+
 void mcdc_stream_free(mcdc_stream *s)
 {
+    if (!s)
+        return;
+    release_run_state(s);
     free(s);
 }
 
@@ -635,9 +667,12 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
                                "--checkpoint", s->bronze_txn);
     }
     /* behind (invariant 8): a bronze restored from an older backup lost batches the
-     * checkpoint says it holds; Delta would not say so, the stream would carry on */
+     * checkpoint says it holds; Delta would not say so, the stream would carry on.
+     * Before the checkpoint is open (a new one, checked before it is created) it holds
+     * no batch. */
     mcdc_batch_commit bc;
-    int rc = mcdc_checkpoint_last_bronze_commit(s->ck, &bc);
+    int rc = s->ck ? mcdc_checkpoint_last_bronze_commit(s->ck, &bc)
+                   : mcdc_error_set(MCDC_ENOTFOUND, "no checkpoint yet");
     if (rc == MCDC_ENOTFOUND)
         mcdc_error_clear();
     else if (rc < 0)
@@ -659,8 +694,8 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
      * batch that wrote no bronze commit, found in bronze, is another stream's */
     mcdc_batch_range tr;
     mcdc_batch_commit tc;
-    rc = s->bronze_txn >= 0 ? mcdc_checkpoint_batch(s->ck, s->bronze_txn, &tr, &tc)
-                            : MCDC_ENOTFOUND;
+    rc = s->bronze_txn >= 0 && s->ck ? mcdc_checkpoint_batch(s->ck, s->bronze_txn, &tr, &tc)
+                                     : MCDC_ENOTFOUND;
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_clear();
     } else if (rc < 0) {
@@ -701,10 +736,7 @@ static int run_loop(mcdc_stream *s)
     bool has_commit = mcdc_checkpoint_last_commit(s->ck, &lc) == 0;
     mcdc_error_clear();
     int rc;
-    int64_t last_planned = has_range ? last.batch_id : -1;
-    s->last_batch = has_commit ? lc.batch_id : -1;
-    if ((rc = check_txns(s, last_planned)) < 0)
-        return rc;
+    s->last_batch = has_commit ? lc.batch_id : s->first_batch - 1;
 
     /* where the next batch starts: the end of the last finished one; while a batch is
      * pending (offsets/N without commits/N) its start, which is that same end */
@@ -719,8 +751,16 @@ static int run_loop(mcdc_stream *s)
         s->last_end = after;
     }
 
+    /* adopted (C6): the first batch starts where the previous owner's last one ended */
+    mcdc_checkpoint_adoption ad;
+    if (!has_range && mcdc_checkpoint_adoption_get(s->ck, &ad) == 0) {
+        after = ad.after;
+        has_after = true;
+    }
+    mcdc_error_clear();
+
     /* bootstrap: only for a checkpoint that never planned a batch */
-    if (!has_range && s->o.bootstrap) {
+    if (!has_range && !has_after && s->o.bootstrap) {
         if ((rc = mcdc_stream__bootstrap(s, &after)) < 0)
             return rc;
         has_after = true;
@@ -836,6 +876,141 @@ static int run_loop(mcdc_stream *s)
     return 0;
 }
 
+/* Check the checkpoint's batches against bronze's and facts' txn (invariant 8). */
+static int check_checkpoint_txns(mcdc_stream *s)
+{
+    mcdc_batch_range last;
+    bool has_range = mcdc_checkpoint_last_range(s->ck, &last) == 0;
+    mcdc_error_clear();
+    return check_txns(s, has_range ? last.batch_id : s->first_batch - 1);
+}
+
+int mcdc_stream_check(mcdc_stream *s)
+{
+    MCDC_ASSERT_ARG(s);
+    if (s->checked)
+        return 0;
+    release_run_state(s);
+    s->bronze_txn = -1;
+    int rc;
+    if ((rc = mcdc_stream_family(s->family, sizeof s->family, s->o.app_id)) < 0)
+        return rc;
+    if (s->o.facts_path) {
+        size_t n = strlen(s->o.app_id) + 8;
+        if (!(s->facts_app_id = malloc(n)))
+            return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
+        snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
+    }
+    /* the source: the capture instance exists, and its columns */
+    if ((rc = mcdc_stream__find_capture_instance(s)) < 0 ||
+        (rc = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance,
+                                                 &s->captured)) < 0)
+        goto fail;
+    /* the tables: kinds, bronze's source table and owner, then bronze's schema */
+    if (s->o.facts_path &&
+        (rc = mcdc_table_check_kind(s->o.facts_path, s->o.facts, "facts", "--facts")) < 0)
+        goto fail;
+    bool ck_exists = false, ck_batches = false;
+    if ((rc = mcdc_checkpoint_peek(s->o.checkpoint, &ck_exists, &ck_batches)) < 0)
+        goto fail;
+    if (s->o.adopt && ck_batches) {
+        mcdc_error_set(MCDC_EINVAL, "--adopt: checkpoint %s already has batches: adopting "
+                       "needs a new or empty checkpoint", s->o.checkpoint);
+        rc = mcdc_error_hint("pass a new --checkpoint directory (without --adopt, this one "
+                             "continues its own stream)");
+        goto fail;
+    }
+    char adopted[MCDC_PATH_MAX];
+    snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
+    bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
+    if ((rc = mcdc_stream__check_target(s, !ck_adopted)) < 0 ||
+        (rc = mcdc_stream__prepare_bronze(s)) < 0)
+        goto fail;
+    /* a new checkpoint must not meet batches of its app id in bronze (invariant 8) */
+    if (!ck_exists && !s->o.adopt && (rc = check_txns(s, -1)) < 0)
+        goto fail;
+    s->checked = true;
+    return 0;
+fail:
+    release_run_state(s);
+    return rc;
+}
+
+int mcdc_stream_open(mcdc_stream *s)
+{
+    MCDC_ASSERT_ARG(s);
+    if (s->opened)
+        return 0;
+    int rc = mcdc_stream_check(s);
+    if (rc < 0)
+        return rc;
+    if ((rc = mcdc_checkpoint_open(&s->ck, s->o.checkpoint, s->o.app_id, s->o.capture_instance,
+                                   s->o.target)) < 0)
+        goto fail;
+    mcdc_batch_range last;
+    bool has_range = mcdc_checkpoint_last_range(s->ck, &last) == 0;
+    mcdc_error_clear();
+    mcdc_checkpoint_adoption ad;
+    if (mcdc_checkpoint_adoption_get(s->ck, &ad) == 0) {
+        s->first_batch = ad.first_batch;
+    } else {
+        mcdc_error_clear();
+        if (s->o.adopt && has_range) { /* batches appeared since the check */
+            rc = mcdc_error_set(MCDC_EINVAL, "--adopt: checkpoint %s already has batches",
+                                s->o.checkpoint);
+            mcdc_error_hint("pass a new --checkpoint directory");
+            goto fail;
+        }
+        if (s->o.adopt && !s->adopt_planned && (rc = mcdc_stream__check_target(s, true)) < 0)
+            goto fail;
+        if (!s->o.adopt)
+            s->first_batch = 0;
+    }
+    if ((rc = check_checkpoint_txns(s)) < 0)
+        goto fail;
+    snprintf(s->stream_id, sizeof s->stream_id, "%s", mcdc_checkpoint_meta_get(s->ck)->id);
+    s->opened = true;
+    return 0;
+fail:
+    release_run_state(s);
+    return rc;
+}
+
+/* The writes that come before the first batch: bronze's new columns, its owner (or the
+ * adoption), the facts table. */
+static int prepare_writes(mcdc_stream *s)
+{
+    int rc;
+    if ((rc = mcdc_stream__evolve_bronze(s)) < 0)
+        return rc;
+    mcdc_batch_commit lc;
+    bool has_commit = mcdc_checkpoint_last_commit(s->ck, &lc) == 0;
+    mcdc_error_clear();
+    mcdc_checkpoint_adoption ad;
+    bool adopted = mcdc_checkpoint_adoption_get(s->ck, &ad) == 0;
+    mcdc_error_clear();
+    if (!adopted && s->o.adopt) {
+        if ((rc = mcdc_checkpoint_record_adoption(s->ck, s->first_batch, &s->adopt_after,
+                                                  s->adopt_from)) < 0 ||
+            (rc = mcdc_checkpoint_adoption_get(s->ck, &ad)) < 0)
+            return rc;
+        adopted = true;
+    }
+    bool adopting = adopted && !has_commit; /* before its first batch */
+    if ((rc = mcdc_stream__own_target(s, adopting ? ad.from_owner : NULL)) < 0)
+        return rc;
+    if (s->o.facts_path) {
+        if ((rc = mcdc_facts_schema(&s->facts_schema)) < 0 ||
+            (rc = mcdc_stream__ensure_table(s->o.facts_path, s->facts_schema, "facts", "12",
+                                            NULL)) < 0)
+            return rc;
+        if (adopting &&
+            (rc = mcdc_stream__write_adopted_event(s, &ad.after, ad.first_batch, ad.from_owner)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
 {
     MCDC_ASSERT_ARG(s && result);
@@ -843,13 +1018,10 @@ int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
     result->last_batch_id = -1;
     snprintf(result->run_id, sizeof result->run_id, "%s", s->run_id);
     s->res = result;
-    s->bronze_txn = -1;
     s->last_batch = -1;
-    int rc = mcdc_checkpoint_open(&s->ck, s->o.checkpoint, s->o.app_id, s->o.capture_instance,
-                                  s->o.target);
+    int rc = mcdc_stream_open(s);
     if (rc < 0)
         goto done;
-    snprintf(s->stream_id, sizeof s->stream_id, "%s", mcdc_checkpoint_meta_get(s->ck)->id);
     snprintf(result->id, sizeof result->id, "%s", s->stream_id);
     if (s->o.progress_path) {
         s->progress_fd = open(s->o.progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
@@ -859,22 +1031,8 @@ int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
             goto done;
         }
     }
-    if ((rc = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance,
-                                                 &s->captured)) < 0)
+    if ((rc = prepare_writes(s)) < 0)
         goto done;
-    if ((rc = mcdc_stream__prepare_bronze(s)) < 0)
-        goto done;
-    if (s->o.facts_path) {
-        size_t n = strlen(s->o.app_id) + 8;
-        if (!(s->facts_app_id = malloc(n))) {
-            rc = mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
-            goto done;
-        }
-        snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
-        if ((rc = mcdc_facts_schema(&s->facts_schema)) < 0 ||
-            (rc = mcdc_stream__ensure_table(s->o.facts_path, s->facts_schema, "facts", "12")) < 0)
-            goto done;
-    }
     rc = run_loop(s);
 done:
     result->has_end = s->has_last;
@@ -896,21 +1054,7 @@ done:
             emit(s, &p);
         }
     }
-    if (s->progress_fd >= 0)
-        close(s->progress_fd);
-    s->progress_fd = -1;
-    mcdc_checkpoint_close(s->ck);
-    s->ck = NULL;
-    mcdc_schema_free(s->captured);
-    s->captured = NULL;
-    mcdc_schema_free(s->bronze_schema);
-    s->bronze_schema = NULL;
-    free(s->bronze_map);
-    s->bronze_map = NULL;
-    mcdc_schema_free(s->facts_schema);
-    s->facts_schema = NULL;
-    free(s->facts_app_id);
-    s->facts_app_id = NULL;
+    release_run_state(s);
     s->res = NULL;
     return rc;
 }

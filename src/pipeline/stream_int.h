@@ -50,6 +50,20 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     int64_t      plan_ms;         /* the batch's planning time (latestOffset), for its event */
     int64_t      wal_ms;          /* the time to record offsets/N (walCommit) */
     mcdc_stream_result *res;      /* the caller's, during mcdc_stream_run */
+
+    /* what mcdc_stream_check found (reads only) and mcdc_stream_open locked */
+    bool         checked;         /* mcdc_stream_check passed */
+    bool         opened;          /* mcdc_stream_open passed: ck is held */
+    mcdc_schema *bronze_missing;  /* captured columns bronze lacks, added by the run */
+    char         family[256];     /* this stream's owner name (mcdc_stream_family) */
+    char         source_table[300]; /* "dbo.orders": the capture instance's source table */
+    bool         own_record;      /* bronze lacks kind, source table or owner: record them */
+    bool         has_recorded_owner;
+    char         recorded_owner[256]; /* bronze's mcdc.owner when the check read it */
+    int64_t      first_batch;     /* a new checkpoint's first batch: 0, or --adopt's */
+    bool         adopt_planned;   /* --adopt: adopt_after and first_batch are known */
+    mcdc_offset  adopt_after;     /* where the adopted stream resumes */
+    char         adopt_from[256]; /* the owner the table is taken from ("" none known) */
 };
 
 enum { /* bronze column sources (negative; >= 0 is a captured column index) */
@@ -119,11 +133,19 @@ int mcdc_stream__table_txn(const char *path, const char *app_id, int64_t *out, b
  * txn{app_id, version}; *out_version -1 when no commit in the log has it. */
 int mcdc_stream__find_commit_metadata(const char *path, const char *app_id, int64_t version,
                                       char **out, int64_t *out_version);
-/* Create the table unless it exists (configuration mcdc.kind and mcdc.schema_version). */
+/* Create the table unless it exists (configuration mcdc.kind, mcdc.schema_version and
+ * the entries of @p extra, which may be NULL). */
 int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const char *kind,
-                              const char *version);
-/* Bronze's write schema and column map; adds captured columns bronze lacks. */
+                              const char *version, const mcdc_delta_map *extra);
+/* Bronze's write schema and column map, reading only: captured columns bronze lacks go
+ * to s->bronze_missing (a type change is refused with MCDC_ESCHEMA). */
 int mcdc_stream__prepare_bronze(mcdc_stream *s);
+/* Add s->bronze_missing to bronze's schema (a metaData commit). */
+int mcdc_stream__evolve_bronze(mcdc_stream *s);
+/* The `adopted` event row: this checkpoint's first batch @p first_batch resumes after
+ * @p after, taken over from @p from_owner; txn{app_id#adopt, first_batch}. */
+int mcdc_stream__write_adopted_event(mcdc_stream *s, const mcdc_offset *after,
+                                     int64_t first_batch, const char *from_owner);
 void mcdc_stream__facts_rows_clear(facts_rows *f);
 /* Fill slot 0 with the batch's row. */
 void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
@@ -163,6 +185,24 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id,
  * batch r's range or none; MCDC_ECONFLICT naming both ranges otherwise. */
 int mcdc_stream__check_bronze_range(mcdc_stream *s, const mcdc_batch_range *r, const char *um,
                                     int64_t bronze_version);
+
+/* ---- owner.c ------------------------------------------------------------------------ */
+
+/* The capture instance at the source, and its source table into s->source_table; an
+ * unknown one is refused (MCDC_EINVAL) naming those that exist. */
+int mcdc_stream__find_capture_instance(mcdc_stream *s);
+/* Refuse a target of another kind, source table or owner (O1, O2); with --adopt and
+ * @p plan_adopt, find where to resume (O4). Reads only. */
+int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt);
+/* Bronze's configuration keys for a new table: kind, source table, owner. */
+int mcdc_stream__bronze_config(mcdc_delta_map *m, mcdc_stream *s);
+/* Record bronze's kind, source table and owner when it lacks them (O2), or, with
+ * @p adopted_from (not NULL), take ownership from that owner (O4). */
+int mcdc_stream__own_target(mcdc_stream *s, const char *adopted_from);
+/* Whether bronze's recorded owner is no longer this stream's family (O3). */
+bool mcdc_stream__owner_changed(mcdc_stream *s);
+/* The error of a bronze commit refused because the table changed owner (O3). */
+int mcdc_stream__owner_lost(mcdc_stream *s);
 
 /* ---- bootstrap.c --------------------------------------------------------------------- */
 

@@ -48,6 +48,7 @@
 #include "mcdc/finalize.h"
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
+#include "mcdc/pipeline.h"
 #include "mcdc/time.h"
 #include "silver/changes.h"
 #include "silver/feed.h"
@@ -787,6 +788,8 @@ static int prepare_silver(ctx *c)
         if (rc == 0)
             rc = mcdc_delta_map_set(&conf, CONF_KEYS, keys.ptr);
         if (rc == 0)
+            rc = mcdc_delta_map_set(&conf, "mcdc.kind", "silver");
+        if (rc == 0)
             rc = mcdc_delta_create(o->silver_path, want, NULL, 0, &conf, NULL);
         mcdc_delta_map_clear(&conf);
         mcdc_buf_dispose(&keys);
@@ -801,7 +804,9 @@ static int prepare_silver(ctx *c)
     if (stored && !same_keys(stored, o->keys, o->n_keys)) {
         rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with keys (%s), not the ones "
                             "given", o->silver_path, stored);
-        mcdc_error_hint("pass --keys %s, or apply into a new silver table", stored);
+        mcdc_error_hint("pass --keys %s; to start over with other keys, apply into a new "
+                        "silver table (or remove %s and apply again: it is rebuilt from "
+                        "bronze)", stored, o->silver_path);
         goto done;
     }
     if ((rc = mcdc_delta_schema_to_flat(&existing, s->schema)) < 0 ||
@@ -861,6 +866,79 @@ static int control_row_or_none(mcdc_control_row *out, const char *control, const
     return rc;
 }
 
+/* The kind of the table at @p path must be @p want (when it exists); with @p snap_out
+ * the snapshot read is kept (NULL when no table). */
+static int check_table(const char *path, const char *name, const char *want, const char *flag,
+                       mcdc_delta_snapshot **snap_out)
+{
+    if (snap_out)
+        *snap_out = NULL;
+    mcdc_delta_snapshot *s = NULL;
+    int rc = mcdc_delta_snapshot_open(&s, path, -1);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    const char *kind = mcdc_table_kind(s, NULL);
+    if (!kind || strcmp(kind, want) != 0) {
+        if (kind)
+            mcdc_error_set(MCDC_EINVAL, "%s %s: is a %s table, not a %s table", flag, name,
+                           kind, want);
+        else
+            mcdc_error_set(MCDC_EINVAL, "%s %s: is not a table mssql-cdc writes", flag, name);
+        rc = mcdc_error_hint("give %s a %s table, or a new name to create one", flag, want);
+    }
+    if (rc == 0 && snap_out)
+        *snap_out = s;
+    else
+        mcdc_delta_snapshot_free(s);
+    return rc;
+}
+
+int mcdc_silver_apply_check(const mcdc_silver_apply_options *o)
+{
+    if (!o || !o->bronze_name || !o->bronze_path || !o->silver_name || !o->silver_path ||
+        !o->control_path || o->n_keys == 0 || o->n_capture_instances == 0)
+        return mcdc_error_set(MCDC_EINVAL, "silver apply: bronze, silver, control, keys and "
+                              "the capture instance are required");
+    mcdc_delta_snapshot *silver = NULL, *bronze = NULL;
+    int rc = check_table(o->silver_path, o->silver_name, "silver", "--silver", &silver);
+    if (rc == 0 && silver) {
+        const char *stored = mcdc_delta_snapshot_config(silver, CONF_KEYS, NULL);
+        if (stored && !same_keys(stored, o->keys, o->n_keys)) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with keys (%s), not the "
+                                "ones given", o->silver_path, stored);
+            mcdc_error_hint("pass --keys %s; to start over with other keys, apply into a new "
+                            "silver table (or remove %s and apply again: it is rebuilt from "
+                            "bronze)", stored, o->silver_path);
+        }
+    }
+    if (rc == 0)
+        rc = mcdc_control_check(o->control_path);
+    if (rc == 0 && o->facts_path)
+        rc = check_table(o->facts_path, o->facts_path, "facts", "--facts", NULL);
+    if (rc == 0)
+        rc = check_table(o->bronze_path, o->bronze_name, "bronze", "--bronze", &bronze);
+    for (size_t i = 0; rc == 0 && bronze && i < o->n_keys; i++) {
+        if (mcdc_delta_schema_find(bronze->schema, o->keys[i]) >= 0 && o->keys[i][0] != '_')
+            continue;
+        mcdc_buf cols = MCDC_BUF_INIT(1 << 16);
+        for (size_t k = 0; k < bronze->schema->n_fields; k++)
+            if (bronze->schema->fields[k].name[0] != '_')
+                mcdc_buf_printf(&cols, "%s%s", cols.len ? ", " : "",
+                                bronze->schema->fields[k].name);
+        rc = mcdc_error_set(MCDC_EINVAL, "key %s: not a captured column of %s (it has %s)",
+                            o->keys[i], o->bronze_name, cols.ptr ? cols.ptr : "none");
+        mcdc_error_hint("pass --keys with columns of the source table's unique index");
+        mcdc_buf_dispose(&cols);
+    }
+    mcdc_delta_snapshot_free(silver);
+    mcdc_delta_snapshot_free(bronze);
+    return rc;
+}
+
 int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -879,7 +957,10 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     if (snprintf(lock_path, sizeof lock_path, "%s/%s", o->silver_path, LOCK_NAME) >=
         (int)sizeof lock_path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", o->silver_path);
-    int rc = mcdc_fs_mkdirs(o->silver_path);
+    int rc = mcdc_silver_apply_check(o); /* every input before the first write */
+    if (rc < 0)
+        return rc;
+    rc = mcdc_fs_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
     mcdc_fs_lock *lock = NULL;

@@ -3,13 +3,14 @@
  * the interface's result types.
  *
  * "sim:PATH" opens the embedded simulator; "@FILE" reads the source from the first line of FILE
- * (so a password never appears in ps); "odbc:..." is SQL Server, not built in this version.
+ * (so a password never appears in ps); "odbc:CONNECTION-STRING" is SQL Server (mcdc/mssql.h).
  * Every message that shows a source string shows it with its passwords masked.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcdc/mssql.h"
 #include "mcdc/secret.h"
 #include "mcdc/sim.h"
 #include "mcdc/source.h"
@@ -68,11 +69,10 @@ int mcdc_source_open(mcdc_source **out, const char *spec)
                    mcdc_error_hint("sim:PATH, e.g. sim:./demo/sim.db");
         return mcdc_sim_source_open(out, spec + 4);
     }
+    if (!strncmp(spec, "odbc:", 5))
+        return mcdc_mssql_source_open(out, spec + 5);
     char masked[512];
     mcdc_secret_mask_str(masked, sizeof masked, spec);
-    if (!strncmp(spec, "odbc:", 5))
-        return mcdc_error_set(MCDC_EUNSUPPORTED, "source '%s': SQL Server over ODBC is not built in this version", masked),
-               mcdc_error_hint("use the simulator (sim:PATH) meanwhile; docs/guides/simulator.md");
     return mcdc_error_set(MCDC_EINVAL, "unknown source '%s': expected sim:PATH, odbc:CONNECTION-STRING or @FILE", masked),
            mcdc_error_hint("e.g. --source sim:./demo/sim.db");
 }

@@ -51,6 +51,12 @@ for n in 0 1 2; do
     "$n" "$n" "$((6 + n))" >"$dir/ck/offsets/$n"
 done
 echo '{}' >"$dir/ck/commits/0"; echo '{}' >"$dir/ck/commits/1"
+# the checkpoint's metadata names the table it serves: without it the checkpoint is
+# damaged (exit 3), with another target it is another table's (exit 2), nothing written
+expect_exit 3 run finalization advance "${C[@]}" --table bronze.orders --checkpoint "$dir/ck"
+printf '{"version":1,"id":"x","app_id":"orders","capture_instance":"dbo_orders","target":"bronze.orders"}' >"$dir/ck/metadata"
+expect_exit 2 run finalization advance "${C[@]}" --table bronze.items --checkpoint "$dir/ck"
+expect_exit 2 run finalization is-final "${C[@]}" --table bronze.items --period-end 2026-10-01T16:00:00
 expect_exit 0 run finalization advance "${C[@]}" --table bronze.orders --checkpoint "$dir/ck"
 grep -q "finalized_until 2026-10-01T17:00:00 (moved" "$dir/out" || fail "checkpoint advance: $(cat "$dir/out")"
 expect_exit 2 run finalization advance "${C[@]}" --table bronze.orders --checkpoint "$dir/nock"

@@ -7,6 +7,9 @@
 //       (multiset equality on LSNs, operation, command id and every captured column);
 //       within a batch in the order (_start_lsn, _command_id, _seqval, _operation), and
 //       each batch after the one before it.
+//   node stream_check.mjs once-vs-ct CT.jsonl BRONZE.jsonl
+//       only the first part: each change row exactly once (for a bronze written by
+//       several app ids, whose batch ids start again at 0).
 //   node stream_check.mjs facts-vs-bronze FACTS.jsonl BRONZE.jsonl APP_ID
 //       one micro-batch facts row per batch id 0..K of APP_ID (no gaps, no repeats), and
 //       each row's rows, per-operation counts, LSN and commit-time ranges match bronze's
@@ -40,7 +43,7 @@ function cmpOrder(a, b) {
   return 0;
 }
 
-function bronzeVsCt(ct, bronzeAll) {
+function bronzeVsCt(ct, bronzeAll, onceOnly = false) {
   const bronze = bronzeAll.filter((r) => Number(r._operation) !== 0);
   const cols = bronze.length ? Object.keys(bronze[0]).filter((c) => !meta.has(c))
     : ct.length ? Object.keys(ct[0]).filter((c) => !c.startsWith('__$')) : [];
@@ -53,6 +56,7 @@ function bronzeVsCt(ct, bronzeAll) {
     want.set(k, n - 1);
   }
   for (const [k, n] of want) if (n > 0) fail(`change row missing from bronze: ${k}`);
+  if (onceOnly) return `${bronze.length} change rows, each once`;
   // a reader lists files in any order: rows are ordered within a batch (one file), and
   // batch after batch by _batch_id
   const byBatch = new Map();
@@ -105,8 +109,8 @@ function factsVsBronze(factsAll, bronzeAll, app) {
 }
 
 const [cmd, ...args] = process.argv.slice(2);
-if (cmd === 'bronze-vs-ct') {
-  console.log(`ok: ${bronzeVsCt(rows(args[0]), rows(args[1]))}`);
+if (cmd === 'bronze-vs-ct' || cmd === 'once-vs-ct') {
+  console.log(`ok: ${bronzeVsCt(rows(args[0]), rows(args[1]), cmd === 'once-vs-ct')}`);
 } else if (cmd === 'facts-vs-bronze') {
   console.log(`ok: ${factsVsBronze(rows(args[0]), rows(args[1]), args[2])}`);
 } else if (cmd === 'many') {

@@ -27,7 +27,7 @@
 typedef enum {
     K_PASS, K_DRIVER, K_DSN, K_SERVER, K_SERVERNAME, K_PORT, K_DATABASE, K_UID, K_PWD,
     K_ENCRYPT, K_ENCRYPTION, K_TRUST, K_CAFILE, K_TDS_VERSION, K_CHARSET,
-    K_CONNECT_TIMEOUT, K_QUERY_TIMEOUT, K_LOCK_TIMEOUT, K_ISOLATION, K_TIME_ZONE
+    K_CONNECT_TIMEOUT, K_QUERY_TIMEOUT, K_LOCK_TIMEOUT, K_ISOLATION, K_PAGE_ROWS, K_TIME_ZONE
 } kw_kind;
 
 #define F_TDS 1 /* FreeTDS knows it */
@@ -85,6 +85,7 @@ static const keyword keywords[] = {
     { "queryTimeout", K_QUERY_TIMEOUT, F_OWN },
     { "lockTimeoutMs", K_LOCK_TIMEOUT, F_OWN },
     { "isolationLevel", K_ISOLATION, F_OWN },
+    { "pageRows", K_PAGE_ROWS, F_OWN },
     { "sourceTimeZone", K_TIME_ZONE, F_OWN },
 };
 #define N_KEYWORDS (sizeof keywords / sizeof keywords[0])
@@ -395,6 +396,11 @@ static int build(mcdc_mssql_conn *c, parsed *p, const char *masked, const char *
     c->query_timeout_s = 300;
     c->lock_timeout_ms = -1;
     c->isolation = MCDC_MSSQL_ISO_READ_COMMITTED;
+    c->page_rows = 10000;
+    if (by[K_PAGE_ROWS]) {
+        if ((rc = parse_int(&v, by[K_PAGE_ROWS], 1, 10000000, masked)) < 0) return rc;
+        c->page_rows = v;
+    }
     if (by[K_CONNECT_TIMEOUT]) {
         if ((rc = parse_int(&v, by[K_CONNECT_TIMEOUT], 0, 3600, masked)) < 0) return rc;
         c->connect_timeout_s = (int)v;
@@ -476,7 +482,8 @@ static int build(mcdc_mssql_conn *c, parsed *p, const char *masked, const char *
         switch (a->kw->kind) {
         case K_DRIVER:
             break;
-        case K_CONNECT_TIMEOUT: case K_QUERY_TIMEOUT: case K_LOCK_TIMEOUT: case K_ISOLATION: case K_TIME_ZONE:
+        case K_CONNECT_TIMEOUT: case K_QUERY_TIMEOUT: case K_LOCK_TIMEOUT: case K_ISOLATION: case K_PAGE_ROWS:
+        case K_TIME_ZONE:
             break;
         case K_ENCRYPT:
         case K_ENCRYPTION:

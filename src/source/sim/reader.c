@@ -231,32 +231,54 @@ static int op_server_now(mcdc_source *b, int64_t *out_us)
     return 0;
 }
 
+/* Copy table @p tb's capture instances to the end of @p a (at index *n). */
+static int copy_instances(sim_source *src, const sim_table *tb, mcdc_capture_instance *a, size_t *n)
+{
+    for (int i = 0; i < tb->n_inst; i++) {
+        sim_instance *ci = tb->inst[i];
+        mcdc_capture_instance *e = &a[(*n)++];
+        e->name = strdup(ci->name);
+        e->source_schema = strdup(tb->schema);
+        e->source_table = strdup(tb->name);
+        e->start_lsn = mcdc_lsn_cmp(&ci->start_lsn, &src->sim->st.processed) <= 0 ? ci->start_lsn : mcdc_lsn_zero();
+        e->create_ts_us = ci->create_us;
+        if (!e->name || !e->source_schema || !e->source_table)
+            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_instance **out, size_t *n_out)
 {
     sim_source *src = (sim_source *)b;
     char schema[129], name[129];
     *out = NULL;
     *n_out = 0;
-    int rc = sim_parse_table_name(table, schema, name);
+    int rc = table ? sim_parse_table_name(table, schema, name) : 0;
     if (rc < 0 || (rc = refresh(src)) < 0) return rc;
-    sim_table *tb = sim__find_table(src->sim, schema, name);
-    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "table %s.%s does not exist in %s", schema, name, src->sim->path);
-    mcdc_capture_instance *a = calloc((size_t)tb->n_inst + 1, sizeof *a);
+    sim_table *tb = NULL;
+    size_t cap = 1;
+    if (table) {
+        tb = sim__find_table(src->sim, schema, name);
+        if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "table %s.%s does not exist in %s", schema, name, src->sim->path);
+        cap += (size_t)tb->n_inst;
+    } else {
+        for (int t = 0; t < src->sim->n_tables; t++)
+            cap += (size_t)src->sim->tables[t]->n_inst;
+    }
+    mcdc_capture_instance *a = calloc(cap, sizeof *a);
     if (!a) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    for (int i = 0; i < tb->n_inst; i++) {
-        sim_instance *ci = tb->inst[i];
-        a[i].name = strdup(ci->name);
-        a[i].source_schema = strdup(tb->schema);
-        a[i].source_table = strdup(tb->name);
-        a[i].start_lsn = mcdc_lsn_cmp(&ci->start_lsn, &src->sim->st.processed) <= 0 ? ci->start_lsn : mcdc_lsn_zero();
-        a[i].create_ts_us = ci->create_us;
-        if (!a[i].name || !a[i].source_schema || !a[i].source_table) {
-            mcdc_capture_instances_free(a, (size_t)i + 1);
-            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-        }
+    size_t n = 0;
+    if (tb)
+        rc = copy_instances(src, tb, a, &n);
+    for (int t = 0; !tb && rc == 0 && t < src->sim->n_tables; t++)
+        rc = copy_instances(src, src->sim->tables[t], a, &n);
+    if (rc < 0) {
+        mcdc_capture_instances_free(a, n);
+        return rc;
     }
     *out = a;
-    *n_out = (size_t)tb->n_inst;
+    *n_out = n;
     return 0;
 }
 

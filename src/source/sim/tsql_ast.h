@@ -28,7 +28,7 @@ typedef enum {
     X_SUBQ,     /* (sub): a scalar subquery */
     X_CASE,     /* a: operand or NULL; args: when, then, when, then...; c: ELSE or NULL */
     X_CAST,     /* a AS type; CONVERT(type, a[, b style]): is_convert */
-    X_FUNC,     /* name (lower case, schema included: "sys.fn_cdc_get_max_lsn"), args; star: COUNT(*) */
+    X_FUNC,     /* name (as written, schema included: "sys.fn_cdc_get_max_lsn"), args; star: COUNT(*) */
     X_COLLATE,  /* a COLLATE name */
     X_STAR      /* * or t.* in a select list (parts) */
 } tsql_xkind;

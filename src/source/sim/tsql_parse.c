@@ -270,7 +270,6 @@ static tsql_expr *primary(P *p)
         size_t l = strlen(fname);
         snprintf(fname + l, sizeof fname - l, "%s%s", i ? "." : "", e->parts[i]);
     }
-    for (char *q = fname; *q; q++) *q = (char)tolower((unsigned char)*q);
     e->k = X_FUNC;
     e->name = sim_arena_strndup(p->a, fname, strlen(fname));
     p->k++;

@@ -101,24 +101,3 @@ int tsql_assign(mcdc_sim_session *s, const char *name, const tsql_tok *t, int fr
     if (sim_convert(&s->arena, &vt, &raw, &v->value, NULL) < 0) return tsql_from_mcdc_error(err, t[from].line);
     return 0;
 }
-
-int tsql_run_exec(mcdc_sim_session *s, const tsql_tok *t, int n, bool implicit, tsql_error *err)
-{
-    (void)s;
-    int k = implicit ? 0 : 1;
-    if (k < n && t[k].k == TK_VAR && k + 1 < n && tsql_tok_is(&t[k + 1], "=")) k += 2; /* EXEC @rc = proc */
-    if (k >= n || (t[k].k != TK_ID && t[k].k != TK_QID)) return tsql_syntax(err, &t[k]);
-    const char *start = t[k].p;
-    int e = k;
-    while (e + 2 <= n && tsql_tok_is(&t[e + 1], ".") && (t[e + 2].k == TK_ID || t[e + 2].k == TK_QID)) e += 2;
-    return tsql_fail(err, 2812, 16, 62, t[k].line, "Could not find stored procedure '%.*s'.",
-                     (int)(t[e].p + t[e].n - start), start);
-}
-
-int tsql_call_proc(mcdc_sim_session *s, const char *proc, const mcdc_sim_param *params, int nparams, tsql_error *err)
-{
-    (void)params;
-    (void)nparams;
-    s->proc_status = 0;
-    return tsql_fail(err, 2812, 16, 62, 1, "Could not find stored procedure '%s'.", proc);
-}

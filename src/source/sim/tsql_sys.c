@@ -59,8 +59,33 @@ static sim_instance *instance_named(mcdc_sim_session *s, const sim_val *v)
     return NULL;
 }
 
+/* A constant argument: a literal or a variable's value (copied into a literal node). */
+static int constant(mcdc_sim_session *s, tsql_expr **pe, const char *fn, tsql_error *err)
+{
+    tsql_expr *e = *pe;
+    if (e->k == X_LIT || e->k == X_NULL) return 0;
+    if (e->k == X_VAR) {
+        sess_var *v = sess_var_find(s, e->name, strlen(e->name));
+        if (!v) return tsql_fail(err, 137, 15, 2, e->tok->line, "Must declare the scalar variable \"%s\".", e->name);
+        tsql_expr *c = sim_arena_alloc(&s->arena, sizeof *c);
+        if (!c) return MCDC_ENOMEM;
+        *c = *e;
+        c->k = v->value.k == V_NULL ? X_NULL : X_LIT;
+        c->lit = v->value;
+        c->type = v->type;
+        *pe = c;
+        return 0;
+    }
+    return tsql_fail(err, 50000, 16, 1, e->tok->line, "%s takes a constant or a variable here (the simulator's subset).", fn);
+}
+
 int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, tsql_vcx *out, tsql_error *err)
 {
+    if ((is_fn(e, "sys.fn_cdc_get_min_lsn") || is_fn(e, "object_id") || is_fn(e, "has_perms_by_name") ||
+         is_fn(e, "serverproperty") || is_fn(e, "db_id") || is_fn(e, "sys.fn_cdc_map_time_to_lsn")) && e->nargs > 0) {
+        int rc = constant(s, &e->args[0], e->name, err);
+        if (rc) return rc;
+    }
     int rc, line = e->tok->line;
     tsql_vcx a;
     sim_val v = {0};
@@ -79,14 +104,7 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
     }
     if (is_fn(e, "sys.fn_cdc_get_min_lsn")) {
         if ((rc = nargs(err, e, 1))) return rc;
-        if (e->args[0]->k != X_LIT && e->args[0]->k != X_VAR)
-            return tsql_fail(err, 50000, 16, 1, line, "sys.fn_cdc_get_min_lsn takes a capture instance name.");
         sim_val name = e->args[0]->lit;
-        if (e->args[0]->k == X_VAR) {
-            sess_var *vv = sess_var_find(s, e->args[0]->name, strlen(e->args[0]->name));
-            if (!vv) return tsql_fail(err, 137, 15, 2, line, "Must declare the scalar variable \"%s\".", e->args[0]->name);
-            name = vv->value;
-        }
         sim_instance *ci = instance_named(s, &name);
         mcdc_lsn l = mcdc_lsn_zero();
         if (ci) {
@@ -201,6 +219,24 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
         if (dt) v.u.i = sim_round_datetime(v.u.i);
         return bind_val(cc, out, dt ? T_DT : (sim_type){ST_DATETIME2, 0, 0, 7}, v, false);
     }
+    if (is_fn(e, "suser_sname") || is_fn(e, "suser_name") || is_fn(e, "user_name")) {
+        v.k = V_STR;
+        v.big = true;
+        v.u.s.p = s->user;
+        v.u.s.n = strlen(s->user);
+        return bind_val(cc, out, T_SYSNAME, v, true);
+    }
+    if (is_fn(e, "db_id")) {
+        v.k = V_INT;
+        v.u.i = 5;
+        if (e->nargs == 1) {
+            tsql_expr *p = e->args[0];
+            if (p->k != X_LIT || p->lit.k != V_STR) v.k = V_NULL;
+            else if (p->lit.u.s.n == 6 && !strncasecmp(p->lit.u.s.p, "master", 6)) v.u.i = 1;
+            else if (p->lit.u.s.n != strlen(s->db_name) || strncasecmp(p->lit.u.s.p, s->db_name, p->lit.u.s.n)) v.k = V_NULL;
+        }
+        return bind_val(cc, out, T_SMALLINT, v, true);
+    }
     if (is_fn(e, "db_name")) {
         v.k = V_STR;
         v.big = true;
@@ -290,6 +326,55 @@ const int tsql_sys_databases_ncols = 14;
 /* is_cdc_enabled comes later in the documented list; it is answered as the last column. */
 static const tsql_vcol cdc_enabled_col = {"is_cdc_enabled", {ST_BIT, 0, 0, 0}, false};
 
+const tsql_vcol tsql_sys_columns_cols[] = {
+    {"object_id", {ST_INT, 0, 0, 0}, false},         {"name", {ST_NVARCHAR, 128, 0, 0}, true},
+    {"column_id", {ST_INT, 0, 0, 0}, false},         {"system_type_id", {ST_TINYINT, 0, 0, 0}, false},
+    {"user_type_id", {ST_INT, 0, 0, 0}, false},      {"max_length", {ST_SMALLINT, 0, 0, 0}, false},
+    {"precision", {ST_TINYINT, 0, 0, 0}, false},     {"scale", {ST_TINYINT, 0, 0, 0}, false},
+    {"collation_name", {ST_NVARCHAR, 128, 0, 0}, true}, {"is_nullable", {ST_BIT, 0, 0, 0}, true},
+    {"is_ansi_padded", {ST_BIT, 0, 0, 0}, false},    {"is_rowguidcol", {ST_BIT, 0, 0, 0}, false},
+    {"is_identity", {ST_BIT, 0, 0, 0}, false},       {"is_computed", {ST_BIT, 0, 0, 0}, false},
+};
+const int tsql_sys_columns_ncols = 14;
+
+void tsql_sys_type_info(const sim_type *t, int *sys_id, int *maxlen, int *prec, int *scale)
+{
+    *prec = *scale = 0;
+    switch (t->k) {
+    case ST_BIT: *sys_id = 104; *maxlen = 1; *prec = 1; break;
+    case ST_TINYINT: *sys_id = 48; *maxlen = 1; *prec = 3; break;
+    case ST_SMALLINT: *sys_id = 52; *maxlen = 2; *prec = 5; break;
+    case ST_INT: *sys_id = 56; *maxlen = 4; *prec = 10; break;
+    case ST_BIGINT: *sys_id = 127; *maxlen = 8; *prec = 19; break;
+    case ST_DECIMAL: case ST_NUMERIC:
+        *sys_id = t->k == ST_DECIMAL ? 106 : 108;
+        *maxlen = t->prec <= 9 ? 5 : t->prec <= 19 ? 9 : t->prec <= 28 ? 13 : 17;
+        *prec = t->prec; *scale = t->scale;
+        break;
+    case ST_MONEY: *sys_id = 60; *maxlen = 8; *prec = 19; *scale = 4; break;
+    case ST_SMALLMONEY: *sys_id = 122; *maxlen = 4; *prec = 10; *scale = 4; break;
+    case ST_REAL: *sys_id = 59; *maxlen = 4; *prec = 24; break;
+    case ST_FLOAT: *sys_id = 62; *maxlen = 8; *prec = 53; break;
+    case ST_DATE: *sys_id = 40; *maxlen = 3; *prec = 10; break;
+    case ST_TIME: *sys_id = 41; *maxlen = t->scale <= 2 ? 3 : t->scale <= 4 ? 4 : 5; *prec = 8 + (t->scale ? t->scale + 1 : 0); *scale = t->scale; break;
+    case ST_DATETIME: *sys_id = 61; *maxlen = 8; *prec = 23; *scale = 3; break;
+    case ST_DATETIME2: *sys_id = 42; *maxlen = t->scale <= 2 ? 6 : t->scale <= 4 ? 7 : 8; *prec = 19 + (t->scale ? t->scale + 1 : 0); *scale = t->scale; break;
+    case ST_SMALLDATETIME: *sys_id = 58; *maxlen = 4; *prec = 16; break;
+    case ST_DATETIMEOFFSET: *sys_id = 43; *maxlen = t->scale <= 2 ? 8 : t->scale <= 4 ? 9 : 10; *prec = 26 + (t->scale ? t->scale + 1 : 0); *scale = t->scale; break;
+    case ST_CHAR: *sys_id = 175; *maxlen = t->len; break;
+    case ST_VARCHAR: *sys_id = 167; *maxlen = t->len; break;
+    case ST_NCHAR: *sys_id = 239; *maxlen = t->len < 0 ? -1 : t->len * 2; break;
+    case ST_NVARCHAR: *sys_id = 231; *maxlen = t->len < 0 ? -1 : t->len * 2; break;
+    case ST_TEXT: *sys_id = 35; *maxlen = 16; break;
+    case ST_NTEXT: *sys_id = 99; *maxlen = 16; break;
+    case ST_BINARY: *sys_id = 173; *maxlen = t->len; break;
+    case ST_VARBINARY: *sys_id = 165; *maxlen = t->len; break;
+    case ST_UNIQUEIDENTIFIER: *sys_id = 36; *maxlen = 16; break;
+    case ST_XML: *sys_id = 241; *maxlen = -1; break;
+    default: *sys_id = 0; *maxlen = 0; break;
+    }
+}
+
 const tsql_vcol tsql_sys_wait_stats_cols[] = {
     {"session_id", {ST_SMALLINT, 0, 0, 0}, false},        {"wait_type", {ST_NVARCHAR, 60, 0, 0}, false},
     {"waiting_tasks_count", {ST_BIGINT, 0, 0, 0}, false}, {"wait_time_ms", {ST_BIGINT, 0, 0, 0}, false},
@@ -330,6 +415,40 @@ int tsql_sys_object(mcdc_sim_session *s, tsql_compile_ctx *cc, const char *schem
         *cols = all;
         *ncols = 15;
         return tsql_compile_vtab(cc, all, 15, rows, 2, from_sql);
+    }
+    if (!strcasecmp(name, "columns")) {
+        int nr = 0;
+        for (int i = 0; i < s->sim->n_tables; i++) nr += s->sim->tables[i]->n_live;
+        sim_val *rows = sim_arena_alloc(&s->arena, (size_t)(nr + 1) * 14 * sizeof *rows);
+        if (!rows) return MCDC_ENOMEM;
+        nr = 0;
+        for (int i = 0; i < s->sim->n_tables; i++) {
+            sim_table *t = s->sim->tables[i];
+            if (!sim_login_can_read(&s->grants, t->schema, t->name)) continue;
+            for (int k = 0; k < t->n_live; k++) {
+                sim_column *c = &t->cols[t->live[k]];
+                sim_val *v = rows + (size_t)nr++ * 14;
+                int sys_id, maxlen, prec = 0, scale = 0;
+                tsql_sys_type_info(&c->type, &sys_id, &maxlen, &prec, &scale);
+                v[0] = (sim_val){.k = V_INT, .u.i = t->object_id};
+                v[1] = (sim_val){.k = V_STR, .big = true, .u.s = {c->name, strlen(c->name)}};
+                v[2] = (sim_val){.k = V_INT, .u.i = c->column_id};
+                v[3] = (sim_val){.k = V_INT, .u.i = sys_id};
+                v[4] = (sim_val){.k = V_INT, .u.i = sys_id};
+                v[5] = (sim_val){.k = V_INT, .u.i = maxlen};
+                v[6] = (sim_val){.k = V_INT, .u.i = prec};
+                v[7] = (sim_val){.k = V_INT, .u.i = scale};
+                if (sim_type_is_string(&c->type)) v[8] = (sim_val){.k = V_STR, .big = true, .u.s = {"SQL_Latin1_General_CP1_CI_AS", 28}};
+                v[9] = (sim_val){.k = V_INT, .u.i = c->nullable};
+                v[10] = (sim_val){.k = V_INT, .u.i = 1};
+                v[11] = (sim_val){.k = V_INT, .u.i = 0};
+                v[12] = (sim_val){.k = V_INT, .u.i = 0};
+                v[13] = (sim_val){.k = V_INT, .u.i = 0};
+            }
+        }
+        *cols = tsql_sys_columns_cols;
+        *ncols = tsql_sys_columns_ncols;
+        return tsql_compile_vtab(cc, tsql_sys_columns_cols, tsql_sys_columns_ncols, rows, nr, from_sql);
     }
     if (!strcasecmp(name, "dm_exec_session_wait_stats")) {
         *cols = tsql_sys_wait_stats_cols;

@@ -34,6 +34,16 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
 /** @@SPID, @@VERSION, ... */
 int tsql_sys_global(mcdc_sim_session *s, tsql_compile_ctx *cc, const char *name, tsql_vcx *out, tsql_error *err, int line);
 
+/** sys.columns' system_type_id, max_length, precision and scale of a type. */
+void tsql_sys_type_info(const sim_type *t, int *sys_id, int *maxlen, int *prec, int *scale);
+
+/* The documented columns each system object and procedure answers with (tests compare
+ * them with Microsoft's documentation). */
+extern const tsql_vcol tsql_sys_databases_cols[], tsql_sys_wait_stats_cols[], tsql_sys_columns_cols[];
+extern const int tsql_sys_databases_ncols, tsql_sys_wait_stats_ncols, tsql_sys_columns_ncols;
+extern const tsql_vcol tsql_proc_help_cols[], tsql_proc_captured_cols[], tsql_proc_ddl_cols[], tsql_proc_spaceused_cols[];
+extern const int tsql_proc_help_ncols, tsql_proc_captured_ncols, tsql_proc_ddl_ncols, tsql_proc_spaceused_ncols;
+
 /* from tsql_compile.c */
 int   tsql_compile_vtab(tsql_compile_ctx *cc, const tsql_vcol *cols, int ncols, const sim_val *rows, int nrows, const char **sql);
 int   tsql_compile_arg(tsql_compile_ctx *cc, tsql_expr *e, const sim_type *want, tsql_vcx *out);

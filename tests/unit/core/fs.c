@@ -195,6 +195,25 @@ static void test_core_fs__mkdirs_creates_parents(void **state)
     assert_int_equal(MCDC_EIO, mcdc_fs_fsync_path(at("zzz")));
 }
 
+static void test_core_fs__realpath_is_absolute_and_canonical(void **state)
+{
+    (void)state;
+    char out[MCDC_PATH_MAX], want[MCDC_PATH_MAX], cwd[MCDC_PATH_MAX];
+    assert_int_equal(0, mcdc_fs_mkdirs(at("a/b")));
+    assert_int_equal(0, mcdc_fs_realpath(want, at("a/b")));
+    assert_true(want[0] == '/');
+    assert_int_equal(0, mcdc_fs_realpath(out, at("a/./b/../b/")));
+    assert_string_equal(want, out);
+    /* a relative path comes out absolute */
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(0, chdir(at("a")));
+    assert_int_equal(0, mcdc_fs_realpath(out, "b"));
+    assert_int_equal(0, chdir(cwd));
+    assert_string_equal(want, out);
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_fs_realpath(out, at("a/nope")));
+    assert_non_null(strstr(mcdc_error_last()->message, "no such file or directory"));
+}
+
 static void test_core_fs__list_numbered_sorts_and_skips(void **state)
 {
     (void)state;
@@ -279,6 +298,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_core_fs__create_noreplace_race_has_one_winner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__read_all_caps_and_not_found, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__mkdirs_creates_parents, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_core_fs__realpath_is_absolute_and_canonical, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__list_numbered_sorts_and_skips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__lock_is_exclusive_and_dies_with_holder, setup, teardown),
     };

@@ -108,6 +108,26 @@ static int fake_now(mcdc_source *s, int64_t *out)
     return 0;
 }
 
+/* One capture instance, dbo_t of dbo.t. */
+static int fake_instances(mcdc_source *s, const char *table, mcdc_capture_instance **out,
+                          size_t *n_out)
+{
+    (void)s;
+    *out = NULL;
+    *n_out = 0;
+    if (table && strcasecmp(table, "dbo.t") != 0)
+        return mcdc_error_set(MCDC_ENOTFOUND, "table %s does not exist", table);
+    mcdc_capture_instance *a = calloc(1, sizeof *a);
+    if (!a)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    a->name = strdup("dbo_t");
+    a->source_schema = strdup("dbo");
+    a->source_table = strdup("t");
+    *out = a;
+    *n_out = 1;
+    return 0;
+}
+
 static int fake_columns(mcdc_source *s, const char *ci, mcdc_schema **out)
 {
     (void)s;
@@ -188,7 +208,7 @@ static void fake_close(mcdc_source *s)
 }
 
 static const mcdc_source_ops fake_ops = {
-    fake_max_lsn, fake_min_lsn, fake_commit_ts, fake_nth, fake_now, NULL, fake_columns, NULL,
+    fake_max_lsn, fake_min_lsn, fake_commit_ts, fake_nth, fake_now, fake_instances, fake_columns, NULL,
     NULL, fake_read, fake_snapshot, fake_zone, fake_close
 };
 

@@ -166,17 +166,19 @@ static void test_source_mssql_conn__own_settings_taken_out(void **state)
 {
     (void)state;
     mcdc_mssql_conn c;
-    parse_ok(&c, "Server=h;connectTimeout=5;QUERYTIMEOUT=0;lockTimeoutMs=250;isolationLevel=snapshot;"
+    parse_ok(&c, "Server=h;connectTimeout=5;QUERYTIMEOUT=0;lockTimeoutMs=250;isolationLevel=snapshot;pageRows=7;"
                  "sourceTimeZone=Europe/Paris;UID=u");
     assert_string_equal("Driver=" TDS ";Server=h;UID=u;TDS_Version=7.4;ClientCharset=UTF-8", c.odbc);
     assert_int_equal(5, c.connect_timeout_s);
     assert_int_equal(0, c.query_timeout_s);
     assert_int_equal(250, c.lock_timeout_ms);
     assert_int_equal(MCDC_MSSQL_ISO_SNAPSHOT, c.isolation);
+    assert_int_equal(7, c.page_rows);
     assert_string_equal("Europe/Paris", c.time_zone);
     mcdc_mssql_conn_free(&c);
     parse_fails("Server=h;connectTimeout=-1", MCDC_EINVAL, "connectTimeout=-1 is not a whole number");
     parse_fails("Server=h;queryTimeout=5s", MCDC_EINVAL, "queryTimeout=5s");
+    parse_fails("Server=h;pageRows=0", MCDC_EINVAL, "pageRows=0 is not a whole number");
     parse_fails("Server=h;isolationLevel=nolock", MCDC_EINVAL, "expected readCommitted or snapshot");
 }
 

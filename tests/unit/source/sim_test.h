@@ -63,7 +63,7 @@ static void simt_close(simt *t)
 static const char orders_schema[] = "order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, "
                                     "placed_at DATETIME2(3) NULL";
 
-static void simt_orders(simt *t, const char *at)
+static __attribute__((unused)) void simt_orders(simt *t, const char *at)
 {
     int rc = mcdc_sim_create_table(t->sim, "dbo.orders", orders_schema, "order_id", NULL, T(at));
     if (rc) fail_msg("create: %s", mcdc_error_last()->message);

@@ -1,0 +1,164 @@
+/*
+ * tests/unit/source/tsql_statements.c: every statement the SQL Server source sends
+ * (source/mssql/statements.c, rendered with mcdc_mssql_statement_example) runs against the
+ * simulator's T-SQL engine as FreeTDS's ODBC driver sends it: '?' markers become @P1.. and
+ * the statement goes through sp_executesql with the declared parameter types. Each must
+ * answer without an error, and the answers that matter are checked.
+ */
+#include "session_test.h"
+#include "source/mssql/statements.h"
+
+typedef struct fx {
+    simt              t;
+    mcdc_sim_session *s;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    simt_open(&f->t, NULL);
+    int rc = mcdc_sim_create_table(f->t.sim, "dbo.orders", "order_id INT NOT NULL, amount DECIMAL(12,2) NULL", "order_id",
+                                   NULL, T("2026-01-01T00:00:00"));
+    if (rc) fail_msg("create: %s", mcdc_error_last()->message);
+    simt_exec(&f->t, NULL, "2026-01-01T00:00:01", "INSERT INTO dbo.orders VALUES (1, 10.50)");
+    simt_exec(&f->t, NULL, "2026-01-01T00:00:02", "INSERT INTO dbo.orders VALUES (2, NULL), (3, 7)");
+    simt_capture(&f->t, "2026-01-01T00:00:03", 0);
+    mcdc_sim_login_info li = {"dbo", NULL, "test"};
+    assert_int_equal(0, mcdc_sim_session_open(&f->s, f->t.path, &li, NULL));
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    mcdc_sim_session_close(f->s);
+    simt_close(&f->t);
+    free(f);
+    return 0;
+}
+
+static mcdc_sim_param PB(const char *hex)
+{
+    static char bufs[8][10];
+    static int k;
+    char *b = bufs[k++ % 8];
+    for (int i = 0; i < 10; i++) {
+        unsigned v;
+        sscanf(hex + 2 + 2 * i, "%2x", &v);
+        b[i] = (char)v;
+    }
+    mcdc_sim_param p = {NULL, {ST_BINARY, 10, 0, 0}, {0}, false};
+    p.value.k = V_BIN;
+    p.value.u.s.p = b;
+    p.value.u.s.n = 10;
+    return p;
+}
+
+/* The values FreeTDS would bind for statement @p q, by the types its `params` lists. */
+static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t cap)
+{
+    const char *zero = "0x00000000000000000000";
+    const char *max = L("2026-01-01T00:00:02", 4);
+    int n = 0;
+    switch (q) {
+    case MCDC_MSSQL_Q_MIN_LSN: case MCDC_MSSQL_Q_CAPTURED_COLUMNS: case MCDC_MSSQL_Q_DDL_HISTORY:
+        v[n++] = PS(NULL, "dbo_orders"); break;
+    case MCDC_MSSQL_Q_COMMIT_TIME: case MCDC_MSSQL_Q_MAPPING_FIRST_AFTER:
+        v[n++] = PB(q == MCDC_MSSQL_Q_COMMIT_TIME ? max : zero); break;
+    case MCDC_MSSQL_Q_MAPPING_SEED: {
+        v[n++] = PB(max);
+        mcdc_sim_param t = {NULL, {ST_DATETIME2, 0, 0, 3}, {0}, false};
+        t.value.k = V_DT;
+        t.value.u.i = T("2026-01-01T00:00:05") * 10;
+        v[n++] = t;
+        break;
+    }
+    case MCDC_MSSQL_Q_MAPPING_RANGE: case MCDC_MSSQL_Q_CHANGES:
+        v[n++] = PB(zero); v[n++] = PB(max); break;
+    case MCDC_MSSQL_Q_NTH_COMMIT:
+        v[n++] = PI(NULL, 2, false); v[n - 1].type.k = ST_BIGINT; v[n - 1].value.big = true; v[n++] = PB(zero); break;
+    case MCDC_MSSQL_Q_PAGE_END:
+        v[n++] = PI(NULL, 2, false); v[n - 1].type.k = ST_BIGINT; v[n++] = PB(zero); v[n++] = PB(max); break;
+    case MCDC_MSSQL_Q_CAPTURE_INSTANCES_OF:
+        v[n++] = PS(NULL, "dbo"); v[n++] = PS(NULL, "orders"); break;
+    case MCDC_MSSQL_Q_SOURCE_COLUMNS: case MCDC_MSSQL_Q_HAS_SELECT:
+        v[n++] = PS(NULL, "dbo.orders"); break;
+    case MCDC_MSSQL_Q_SNAPSHOT:
+        v[n++] = PI(NULL, 1, false); v[n++] = PI(NULL, 3, false); break;
+    default: break;
+    }
+    size_t k = 0;
+    decl[0] = 0;
+    for (int i = 0; i < n; i++) {
+        char tn[64];
+        sim_type_format(tn, sizeof tn, &v[i].type);
+        k += (size_t)snprintf(decl + k, cap - k, "%s@P%d %s", i ? ", " : "", i + 1, tn);
+    }
+    return n;
+}
+
+/* '?' markers (outside strings) to @P1.. */
+static char *markers(const char *sql)
+{
+    mcdc_buf b = MCDC_BUF_INIT(1 << 20);
+    int n = 0;
+    bool in_str = false;
+    for (const char *p = sql; *p; p++) {
+        if (*p == '\'') in_str = !in_str;
+        if (*p == '?' && !in_str) mcdc_buf_printf(&b, "@P%d", ++n);
+        else mcdc_buf_putc(&b, *p);
+    }
+    return mcdc_buf_detach(&b);
+}
+
+static const char *run(fx *f, mcdc_mssql_query q)
+{
+    mcdc_buf sql = MCDC_BUF_INIT(1 << 20);
+    assert_int_equal(0, mcdc_mssql_statement_example(&sql, q));
+    mcdc_buf_putc(&sql, '\0');
+    char *text = markers(sql.ptr);
+    mcdc_sim_param ps[8];
+    char decl[300];
+    int n = values_for(q, ps + 2, decl, sizeof decl);
+    ps[0] = PS(NULL, text);
+    ps[1] = PS(NULL, decl);
+    const char *got = R(f->s, "sp_executesql", 0, ps, n + 2);
+    if (strstr(got, "error "))
+        fail_msg("statement %s:\n%s\nanswered:\n%s", mcdc_mssql_statement_get(q)->name, text, got);
+    free(text);
+    mcdc_buf_dispose(&sql);
+    return got;
+}
+
+static void test_source_tsql_statements__every_statement_runs(void **state)
+{
+    fx *f = *state;
+    for (int q = 0; q < MCDC_MSSQL_Q_COUNT; q++) run(f, (mcdc_mssql_query)q);
+}
+
+static void test_source_tsql_statements__answers_that_matter(void **state)
+{
+    fx *f = *state;
+    char want[300], *last = strdup(strstr(B(f->s, "SELECT MAX(start_lsn) FROM cdc.lsn_time_mapping"), "row "));
+    *strchr(last, '\n') = 0;
+    snprintf(want, sizeof want, "cols :binary(10)\n%s\ndoneinproc more count=1\nstatus 0\ndoneproc\n", last);
+    free(last);
+    assert_string_equal(want, run(f, MCDC_MSSQL_Q_MAX_LSN));
+    assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CHANGES), "count=3\n"));
+    assert_non_null(strstr(run(f, MCDC_MSSQL_Q_SNAPSHOT), "row 1 | 10.50\nrow 2 | <NULL>\ndoneinproc more count=2\n"));
+    assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CAPTURED_COLUMNS), "count=2\n"));
+    assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CAPTURE_INSTANCES), "count=1\n"));
+    const char *sc = run(f, MCDC_MSSQL_Q_SOURCE_COLUMNS);
+    if (!strstr(sc, "row order_id | 1 | 0 | 0\nrow amount | 2 | 1 | 0\n")) fail_msg("%s", sc);
+    assert_non_null(strstr(run(f, MCDC_MSSQL_Q_DATABASE_CDC), "row 1\n"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_source_tsql_statements__every_statement_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_tsql_statements__answers_that_matter, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
