@@ -196,6 +196,11 @@ void mcdc_sim_status_dispose(mcdc_sim_status *st);
  *  login exists (and not @p if_missing). */
 int mcdc_sim_login_add(mcdc_sim *sim, const char *user, const char *password, bool if_missing);
 
+/** Read a password from the first line of @p path (a trailing newline, or CR LF, is not part
+ *  of it). @param[out] out the password, malloc'd; the caller clears and frees it.
+ *  @return 0; MCDC_EINVAL for a missing file or an empty first line; MCDC_EIO. */
+int mcdc_sim_password_file_read(char **out, const char *path);
+
 /** Give login @p user SELECT on @p object ("dbo.orders", "cdc.dbo_orders_CT"). A login with
  *  grants reads only what it was granted; one without reads everything (db_owner).
  *  @return 0; MCDC_EINVAL for a bad name; MCDC_ENOTFOUND for an unknown login or object. */

@@ -234,8 +234,11 @@ static int unknown_option(const mcdc_cli_command *cmd, const char *name, size_t 
     for (size_t g = 0; g < sizeof global_opts / sizeof *global_opts; g++) {
         if (strlen(global_opts[g]) != len || strncmp(global_opts[g], name, len))
             continue;
-        snprintf(hint, sizeof hint, "write it before the command: mssql-cdc --%s%s%s %s ...",
-                 global_opts[g], global_args[g] ? " " : "", global_args[g] ? global_args[g] : "", cmd->name);
+        if (global_args[g])
+            snprintf(hint, sizeof hint, "write it before the command: mssql-cdc --%s %s %s ...", global_opts[g],
+                     global_args[g], cmd->name);
+        else
+            snprintf(hint, sizeof hint, "run it alone: mssql-cdc --%s", global_opts[g]);
         return usage_hint(cmd, hint, "'--%s' is a global option: it goes before the command '%s', not after it",
                           global_opts[g], cmd->name);
     }

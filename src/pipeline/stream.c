@@ -901,7 +901,11 @@ int mcdc_stream_check(mcdc_stream *s)
             return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
         snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
     }
-    /* the source: the capture instance exists, and its columns */
+    /* the checkpoint's location, then the source: the capture instance exists, and its
+     * columns */
+    bool ck_exists = false, ck_batches = false;
+    if ((rc = mcdc_checkpoint_peek(s->o.checkpoint, &ck_exists, &ck_batches)) < 0)
+        goto fail;
     if ((rc = mcdc_stream__find_capture_instance(s)) < 0 ||
         (rc = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance,
                                                  &s->captured)) < 0)
@@ -909,9 +913,6 @@ int mcdc_stream_check(mcdc_stream *s)
     /* the tables: kinds, bronze's source table and owner, then bronze's schema */
     if (s->o.facts_path &&
         (rc = mcdc_table_check_kind(s->o.facts_path, s->o.facts, "facts", "--facts")) < 0)
-        goto fail;
-    bool ck_exists = false, ck_batches = false;
-    if ((rc = mcdc_checkpoint_peek(s->o.checkpoint, &ck_exists, &ck_batches)) < 0)
         goto fail;
     if (s->o.adopt && ck_batches) {
         mcdc_error_set(MCDC_EINVAL, "--adopt: checkpoint %s already has batches: adopting "
@@ -927,7 +928,7 @@ int mcdc_stream_check(mcdc_stream *s)
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
     /* a new checkpoint must not meet batches of its app id in bronze (invariant 8) */
-    if (!ck_exists && !s->o.adopt && (rc = check_txns(s, -1)) < 0)
+    if (!ck_exists && !ck_batches && !s->o.adopt && (rc = check_txns(s, -1)) < 0)
         goto fail;
     s->checked = true;
     return 0;

@@ -40,6 +40,8 @@ expect 2 "^mssql-cdc: error: '--warehouse' is a global option: it goes before th
 grep -qx "hint: write it before the command: mssql-cdc --warehouse DIR table cat ..." err || fail "warehouse hint: $(cat err)"
 expect 2 "'--log-format' is a global option" finalization show --control ops.c --log-format=json
 expect 2 "'--log-level' is a global option" stream --log-level debug
+expect 2 "'--version' is a global option" table cat bronze.orders --version
+grep -qx "hint: run it alone: mssql-cdc --version" err || fail "version hint: $(cat err)"
 # A command's option before the command, and a typo of a global option.
 expect 2 "'--app-id' is an option of a command, not a global option" --app-id x stream
 expect 2 "did you mean --warehouse\?" --warehose /data stream

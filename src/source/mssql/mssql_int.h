@@ -158,4 +158,20 @@ int mssql__quote(mcdc_buf *out, const char *ident, const char *what);
 int mssql__to_value(const mssql_col *c, const mcdc_column *col, const char *data, SQLLEN len, mcdc_value *out,
                     char *scratch, size_t scratch_cap);
 
+/* ---- reader.c (for check.c) ---- */
+
+/** (Re)load the capture instances the login can see into s->ci. */
+int mssql__load_cis(mssql_source *s);
+/** The capture instance @p name (exact, else the one match ignoring case); MCDC_ENOTFOUND
+ *  naming the visible ones. */
+int mssql__find_ci(mssql_source *s, const char *name, mssql_ci **out);
+/** (Re)load the captured-column plan of @p ci. MCDC_EUNSUPPORTED for an unmapped type. */
+int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out);
+/** UTC commit time of the mapping entry at @p lsn; MCDC_ENOTFOUND when none. */
+int mssql__commit_ts(mssql_source *s, const mcdc_lsn *lsn, int64_t *out_us);
+/** "[cdc].[<ci>_CT]"; MCDC_EINVAL for a name that cannot be quoted. */
+int mssql__ct_name(mcdc_buf *out, const char *ci);
+/** HAS_PERMS_BY_NAME(object, 'OBJECT', 'SELECT') = 1. */
+int mcdc_mssql__has_select(mcdc_source *b, const char *object, bool *out);
+
 #endif

@@ -55,9 +55,20 @@ static int q_open(mssql_source *s, q *x, mcdc_mssql_query id, const mcdc_mssql_f
     return rc;
 }
 
+/* Run the statement and move to its first result set with columns: a procedure may send
+ * row counts (DONEINPROC) before the rows it answers with. */
 static int q_run(mssql_source *s, q *x, mcdc_mssql_query id)
 {
-    return mssql__exec(s, x->st, x->sql.ptr, mcdc_mssql_statement_get(id)->name);
+    const char *name = mcdc_mssql_statement_get(id)->name;
+    int rc = mssql__exec(s, x->st, x->sql.ptr, name);
+    for (int i = 0; rc == 0 && i < 64; i++) {
+        SQLSMALLINT n = 0;
+        if (!SQL_SUCCEEDED(SQLNumResultCols(x->st, &n)) || n > 0) break;
+        SQLRETURN r = SQLMoreResults(x->st);
+        if (r == SQL_NO_DATA) break;
+        if (!SQL_SUCCEEDED(r)) rc = mssql__fail(s, SQL_HANDLE_STMT, x->st, name);
+    }
+    return rc;
 }
 
 /* Fetch the next row: 1 when there is one, 0 at the end. */
@@ -193,7 +204,7 @@ static int commit_fn(mssql_source *s, void *payload)
     return rc;
 }
 
-static int commit_ts(mssql_source *s, const mcdc_lsn *lsn, int64_t *out_us)
+int mssql__commit_ts(mssql_source *s, const mcdc_lsn *lsn, int64_t *out_us)
 {
     commit_ctx c = { .lsn = *lsn };
     int rc = mssql__retry(s, "reading a commit time", commit_fn, &c);
@@ -292,7 +303,7 @@ static int cis_fn(mssql_source *s, void *payload)
     return rc;
 }
 
-static int load_cis(mssql_source *s)
+int mssql__load_cis(mssql_source *s)
 {
     cis_ctx c = { 0 };
     int rc = mssql__retry(s, "listing capture instances", cis_fn, &c);
@@ -308,11 +319,11 @@ static int load_cis(mssql_source *s)
 }
 
 /* The capture instance named @p name: the exact name, else the one match ignoring case. */
-static int find_ci(mssql_source *s, const char *name, mssql_ci **out)
+int mssql__find_ci(mssql_source *s, const char *name, mssql_ci **out)
 {
     int rc;
     for (int pass = 0; pass < 2; pass++) {
-        if ((pass == 1 || !s->ci_loaded) && (rc = load_cis(s)) < 0) return rc;
+        if ((pass == 1 || !s->ci_loaded) && (rc = mssql__load_cis(s)) < 0) return rc;
         mssql_ci *hit = NULL;
         int n_hits = 0;
         for (size_t i = 0; i < s->n_ci; i++)
@@ -380,7 +391,8 @@ static int cols_fn(mssql_source *s, void *payload)
     if (rc == 0) {
         i_name = mssql__col_index(x.st, "column_name");
         i_id = mssql__col_index(x.st, "column_id");
-        i_ord = mssql__col_index(x.st, "column_ordinal");
+        i_ord = mssql__col_index(x.st, "ordinal"); /* Microsoft documents "ordinal" */
+        if (!i_ord) i_ord = mssql__col_index(x.st, "column_ordinal");
         i_type = mssql__col_index(x.st, "data_type");
         i_len = mssql__col_index(x.st, "character_maximum_length");
         i_prec = mssql__col_index(x.st, "numeric_precision");
@@ -388,7 +400,7 @@ static int cols_fn(mssql_source *s, void *payload)
         i_dtp = mssql__col_index(x.st, "datetime_precision");
         if (!i_name || !i_id || !i_ord || !i_type)
             rc = mcdc_error_set(MCDC_ESOURCE, "sys.sp_cdc_get_captured_columns returned no column_name, column_id, "
-                                "column_ordinal or data_type column");
+                                "ordinal or data_type column");
     }
     size_t cap = 0;
     while (rc == 0 && (got = q_fetch(s, &x, "reading captured columns")) > 0) {
@@ -456,7 +468,7 @@ static int cmp_ordinal(const void *a, const void *b)
 }
 
 /* Load (again) the plan of @p ci into the source's cache; *out points at it. */
-static int load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
+int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
 {
     cols_ctx c = { .ci = ci };
     int rc = mssql__retry(s, "reading captured columns", cols_fn, &c);
@@ -523,7 +535,7 @@ static int get_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
             *out = &s->plans[i];
             return 0;
         }
-    return load_plan(s, ci, out);
+    return mssql__load_plan(s, ci, out);
 }
 
 /* ---- permissions --------------------------------------------------------------------------- */
@@ -557,7 +569,7 @@ int mcdc_mssql__has_select(mcdc_source *b, const char *object, bool *out)
     return rc;
 }
 
-static int ct_name(mcdc_buf *out, const char *ci)
+int mssql__ct_name(mcdc_buf *out, const char *ci)
 {
     char name[300];
     if (strlen(ci) > 100)
@@ -571,7 +583,7 @@ static int check_ct_permission(mssql_source *s, mssql_plan *p)
 {
     if (p->can_read_ct) return 0;
     mcdc_buf obj = MCDC_BUF_INIT(512);
-    int rc = ct_name(&obj, p->ci);
+    int rc = mssql__ct_name(&obj, p->ci);
     bool ok = false;
     if (rc == 0) rc = mcdc_mssql__has_select(&s->base, obj.ptr, &ok);
     if (rc == 0 && !ok) {
@@ -619,7 +631,7 @@ static int op_min_lsn(mcdc_source *b, const char *ci_name, mcdc_lsn *out)
 {
     mssql_source *s = S(b);
     mssql_ci *ci;
-    int rc = find_ci(s, ci_name, &ci);
+    int rc = mssql__find_ci(s, ci_name, &ci);
     if (rc < 0) return rc;
     lsn_ctx c = { .q = MCDC_MSSQL_Q_MIN_LSN, .text = ci->name };
     if ((rc = mssql__retry(s, "reading min_lsn", lsn_fn, &c)) == 0) *out = c.out;
@@ -628,7 +640,7 @@ static int op_min_lsn(mcdc_source *b, const char *ci_name, mcdc_lsn *out)
 
 static int op_lsn_to_commit_ts(mcdc_source *b, const mcdc_lsn *lsn, int64_t *out_us)
 {
-    return commit_ts(S(b), lsn, out_us);
+    return mssql__commit_ts(S(b), lsn, out_us);
 }
 
 typedef struct nth_ctx {
@@ -666,7 +678,7 @@ static int op_nth_commit_after(mcdc_source *b, const mcdc_lsn *after, int64_t n,
     *found = c.found;
     *out = c.found ? c.last : *after;
     *out_ts = 0;
-    return c.found ? commit_ts(s, &c.last, out_ts) : 0;
+    return c.found ? mssql__commit_ts(s, &c.last, out_ts) : 0;
 }
 
 typedef struct now_ctx {
@@ -726,10 +738,13 @@ static int split_table(const char *text, char *schema, size_t scap, char *table,
     return 0;
 }
 
+/* Table by table, then oldest first. */
 static int cmp_create(const void *a, const void *b)
 {
     const mcdc_capture_instance *x = a, *y = b;
-    return (x->create_ts_us > y->create_ts_us) - (x->create_ts_us < y->create_ts_us);
+    int c = strcmp(x->source_schema, y->source_schema);
+    if (!c) c = strcmp(x->source_table, y->source_table);
+    return c ? c : (x->create_ts_us > y->create_ts_us) - (x->create_ts_us < y->create_ts_us);
 }
 
 static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_instance **out, size_t *n_out)
@@ -738,14 +753,14 @@ static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_
     char schema[260], name[260];
     *out = NULL;
     *n_out = 0;
-    int rc = split_table(table, schema, sizeof schema, name, sizeof name);
+    int rc = table ? split_table(table, schema, sizeof schema, name, sizeof name) : 0;
     if (rc < 0) return rc;
-    cis_ctx c = { .schema = schema, .table = name };
+    cis_ctx c = { .schema = table ? schema : NULL, .table = table ? name : NULL }; /* NULL: every table's */
     if ((rc = mssql__retry(s, "listing capture instances", cis_fn, &c)) < 0) {
         cis_free(c.a, c.n);
         if (s->last_kind == MSSQL_ERR_NO_OBJECT)
-            return mcdc_error_set(MCDC_ENOTFOUND, "table %s.%s does not exist in database %s, or login '%s' cannot read it",
-                                  schema, name, s->database, s->login);
+            return mcdc_error_set(MCDC_ENOTFOUND, "table %s does not exist in database %s, or login '%s' cannot read it",
+                                  table ? table : "(any)", s->database, s->login);
         return rc;
     }
     mcdc_capture_instance *a = calloc(c.n + 1, sizeof *a);
@@ -775,8 +790,8 @@ static int op_captured_columns(mcdc_source *b, const char *ci_name, mcdc_schema 
     mssql_ci *ci;
     mssql_plan *p;
     *out = NULL;
-    int rc = find_ci(s, ci_name, &ci);
-    if (rc == 0) rc = load_plan(s, ci, &p);
+    int rc = mssql__find_ci(s, ci_name, &ci);
+    if (rc == 0) rc = mssql__load_plan(s, ci, &p);
     if (rc < 0) return rc;
     if (!(*out = mcdc_schema_copy(p->schema))) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     return 0;
@@ -826,7 +841,7 @@ static int op_key_columns(mcdc_source *b, const char *ci_name, char ***out, size
     mssql_ci *ci;
     *out = NULL;
     *n_out = 0;
-    int rc = find_ci(S(b), ci_name, &ci);
+    int rc = mssql__find_ci(S(b), ci_name, &ci);
     return rc < 0 ? rc : parse_index_list(ci->index_columns, out, n_out);
 }
 
@@ -900,7 +915,7 @@ static int op_ddl_history(mcdc_source *b, const char *ci_name, const mcdc_lsn *a
     mssql_ci *ci;
     *out = NULL;
     *n_out = 0;
-    int rc = find_ci(s, ci_name, &ci);
+    int rc = mssql__find_ci(s, ci_name, &ci);
     if (rc < 0) return rc;
     ddl_ctx c = { .ci = ci->name, .after = after, .upto = upto };
     if ((rc = mssql__retry(s, "reading DDL history", ddl_fn, &c)) < 0) {
@@ -1275,7 +1290,7 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     mssql_source *s = S(b);
     mssql_ci *ci;
     mssql_plan *p;
-    int rc = find_ci(s, ci_name, &ci);
+    int rc = mssql__find_ci(s, ci_name, &ci);
     if (rc == 0) rc = get_plan(s, ci, &p);
     if (rc == 0) rc = check_ct_permission(s, p);
     if (rc < 0) return rc;
@@ -1289,7 +1304,7 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     c.cb = cb;
     c.payload = payload;
     mcdc_tz_sequencer_init(&c.seq, s->tz, INT64_MIN, INT64_MIN);
-    if ((rc = ct_name(&c.ct, p->ci)) == 0) rc = rowset_alloc(&c.r, p);
+    if ((rc = mssql__ct_name(&c.ct, p->ci)) == 0) rc = rowset_alloc(&c.r, p);
     if (rc < 0) {
         mcdc_buf_dispose(&c.ct);
         return rc;
@@ -1563,7 +1578,7 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     mssql_source *s = S(b);
     mssql_ci *ci;
     mssql_plan *p;
-    int rc = find_ci(s, ci_name, &ci);
+    int rc = mssql__find_ci(s, ci_name, &ci);
     if (rc == 0) rc = get_plan(s, ci, &p);
     if (rc < 0) return rc;
     snap_ctx c;

@@ -183,13 +183,15 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_PAGE_END] = {
         "page_end",
-        "SELECT MAX(__$start_lsn) FROM (SELECT TOP (?) __$start_lsn FROM {ct} WHERE __$start_lsn > ?"
-        " AND __$start_lsn <= ? ORDER BY __$start_lsn) AS t",
+        "SELECT MAX(t.__$start_lsn), MIN(m.tran_end_time), MAX(m.tran_end_time) FROM (SELECT TOP (?)"
+        " __$start_lsn FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ? ORDER BY __$start_lsn) AS t"
+        " JOIN cdc.lsn_time_mapping AS m ON m.start_lsn = t.__$start_lsn",
         "bigint, binary(10), binary(10)",
-        "cdc.[<ci>_CT]",
+        "cdc.[<ci>_CT], cdc.lsn_time_mapping",
         CT_GRANT,
         "Each page of a read: the commit LSN at which a page of about N rows ends (a page holds whole "
-        "transactions, so a batch is read in pages without holding it in memory).",
+        "transactions, so a batch is read in pages without holding it in memory), and the page's first and "
+        "last commit times (near a change of the server's UTC offset, commit times are sequenced).",
     },
     [MCDC_MSSQL_Q_CHANGES] = {
         "changes",

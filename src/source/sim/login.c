@@ -21,6 +21,7 @@
 #include <nettle/pbkdf2.h>
 #include <nettle/memops.h>
 
+#include "mcdc/fs.h"
 #include "source/sim/login.h"
 
 #define SALT_LEN   16
@@ -257,4 +258,40 @@ bool sim_login_can_read(const sim_grant_list *g, const char *schema, const char 
         if (!strncasecmp(g->names[i], schema, ns) && g->names[i][ns] == '.' && !strcasecmp(g->names[i] + ns + 1, name))
             return true;
     return false;
+}
+
+int mcdc_sim_password_file_read(char **out, const char *path)
+{
+    mcdc_buf b = MCDC_BUF_INIT(4096);
+    *out = NULL;
+    int rc = mcdc_fs_read_all(&b, path);
+    if (rc == MCDC_ENOTFOUND)
+        return mcdc_error_set(MCDC_EINVAL, "password file %s does not exist", path),
+               mcdc_error_hint("write the password on the first line of a file readable only by you (chmod 600)");
+    if (rc < 0) {
+        mcdc_buf_dispose(&b);
+        return rc;
+    }
+    size_t n = 0;
+    while (n < b.len && b.ptr[n] != '\n') n++;
+    if (n > 0 && b.ptr[n - 1] == '\r') n--;
+    if (n == 0) {
+        mcdc_buf_dispose(&b);
+        return mcdc_error_set(MCDC_EINVAL, "password file %s: the first line is empty", path),
+               mcdc_error_hint("write the password on the first line (a trailing newline is not part of it)");
+    }
+    if (memchr(b.ptr, '\0', n)) {
+        mcdc_buf_dispose(&b);
+        return mcdc_error_set(MCDC_EINVAL, "password file %s: the first line holds a NUL byte", path);
+    }
+    *out = malloc(n + 1);
+    if (!*out) {
+        mcdc_buf_dispose(&b);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
+    memcpy(*out, b.ptr, n);
+    (*out)[n] = '\0';
+    memset(b.ptr, 0, b.len); /* the password does not linger in freed memory */
+    mcdc_buf_dispose(&b);
+    return 0;
 }

@@ -34,7 +34,7 @@ const int tsql_proc_help_ncols = 15;
 
 const tsql_vcol tsql_proc_captured_cols[] = {
     {"source_schema", SYSNAME, false}, {"source_table", SYSNAME, false}, {"capture_instance", SYSNAME, false},
-    {"column_name", SYSNAME, false}, {"column_id", {ST_INT, 0, 0, 0}, true}, {"ordinal", {ST_INT, 0, 0, 0}, false},
+    {"column_name", SYSNAME, false}, {"column_id", {ST_INT, 0, 0, 0}, true}, {"column_ordinal", {ST_INT, 0, 0, 0}, false},
     {"data_type", SYSNAME, false}, {"character_maximum_length", {ST_INT, 0, 0, 0}, true},
     {"numeric_precision", {ST_TINYINT, 0, 0, 0}, true}, {"numeric_precision_radix", {ST_SMALLINT, 0, 0, 0}, true},
     {"numeric_scale", {ST_INT, 0, 0, 0}, true}, {"datetime_precision", {ST_SMALLINT, 0, 0, 0}, true}};
@@ -213,12 +213,11 @@ static int help_cdc(mcdc_sim_session *s, const mcdc_sim_param *ps, int n, tsql_e
         v[5] = mcdc_lsn_cmp(&ci->start_lsn, &sim->st.processed) <= 0 ? bin(s, &ci->start_lsn) : bin(s, &zero);
         v[7] = num(0);
         v[8] = (sim_val){0};
-        v[10] = str(sim_arena_strndup(&s->arena, "PK_", 3));
         char *ix = sim_arena_alloc(&s->arena, strlen(t->name) + 4);
         if (!ix) return MCDC_ENOMEM;
         sprintf(ix, "PK_%s", t->name);
         v[10] = str(ix);
-        v[11] = str("PRIMARY");
+        v[11] = (sim_val){0}; /* NULL: the database's default filegroup */
         v[12].k = V_DT;
         v[12].u.i = sim__local_ticks(sim, ci->create_us);
         const char **keys = sim_arena_alloc(&s->arena, (size_t)(t->n_keys + 1) * sizeof *keys);

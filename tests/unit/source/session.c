@@ -50,6 +50,26 @@ static void test_source_session__login_check_matches_the_salted_hash_only(void *
     assert_int_not_equal(0, system(cmd));
 }
 
+static void test_source_session__password_file_first_line_without_its_newline(void **state)
+{
+    fx *f = *state;
+    char path[200], *pw = NULL;
+    snprintf(path, sizeof path, "%s/pw", f->t.dir);
+    FILE *fp = fopen(path, "w");
+    fputs(" two words \r\nsecond line\n", fp);
+    fclose(fp);
+    assert_int_equal(0, mcdc_sim_password_file_read(&pw, path));
+    assert_string_equal(" two words ", pw);
+    free(pw);
+    fp = fopen(path, "w");
+    fputs("\nsecond\n", fp);
+    fclose(fp);
+    assert_int_equal(MCDC_EINVAL, mcdc_sim_password_file_read(&pw, path));
+    assert_null(pw);
+    snprintf(path, sizeof path, "%s/none", f->t.dir);
+    assert_int_equal(MCDC_EINVAL, mcdc_sim_password_file_read(&pw, path));
+}
+
 static void test_source_session__no_logins_refuses_every_login(void **state)
 {
     (void)state;
@@ -178,6 +198,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_source_session__login_check_matches_the_salted_hash_only, setup, teardown),
         cmocka_unit_test(test_source_session__no_logins_refuses_every_login),
+        cmocka_unit_test_setup_teardown(test_source_session__password_file_first_line_without_its_newline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_session__wrong_database_and_product_version_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_session__login_set_statements_are_accepted_without_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_session__select_batch_streams_typed_rows_and_counts, setup, teardown),
