@@ -22,6 +22,12 @@
  * is read: the facts row comes from bronze commit N's userMetadata. A batch without
  * rows has no bronze commit and is simply read again; the data-loss guard then applies.
  *
+ * The source going backwards (a restore, a failover to a lagging replica): planning checks
+ * that max_lsn is not below the offset the stream read up to and that its commit still has
+ * the commit time recorded (one question more; the end's commit time is not asked twice);
+ * a replay checks its recorded end the same way. Either stops with MCDC_ESOURCE (exit 3)
+ * before anything is written.
+ *
  * Checkpoint safety (invariant 8): the checkpoint lock; its metadata against the
  * arguments; bronze's txn for app_id (and facts' for app_id#facts) may not be above the
  * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
@@ -221,6 +227,54 @@ static int data_loss_error(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn
                            "data_skipped facts row)", s->family[0] ? s->family : s->o.app_id);
 }
 
+/* ---- the source going backwards ------------------------------------------------------------ */
+
+static int source_behind_error(mcdc_stream *s, const mcdc_offset *at, const mcdc_lsn *max,
+                               const int64_t *now_ts, bool gone)
+{
+    char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN], t1[MCDC_TIME_STRLEN], t2[MCDC_TIME_STRLEN];
+    mcdc_lsn_format(a, &at->lsn);
+    mcdc_time_format(t1, at->commit_ts_us, 3, false);
+    if (max)
+        mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: max_lsn is %s, below %s "
+                       "(committed %s) that the stream already read up to", s->o.capture_instance,
+                       mcdc_lsn_format(b, max), a, t1);
+    else if (gone)
+        mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: no commit has LSN %s any "
+                       "more, which the stream read as committed %s", s->o.capture_instance, a, t1);
+    else
+        mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: LSN %s is committed %s "
+                       "now, but the stream read it as committed %s", s->o.capture_instance, a,
+                       mcdc_time_format(t2, *now_ts, 3, false), t1);
+    return mcdc_error_hint("nothing was written; the source was restored or failed over to a "
+                           "replica that lags, and the commits after %s may never come back: "
+                           "once the source is where it should be, take a new snapshot with "
+                           "--bootstrap, a new --checkpoint and a new --app-id", a);
+}
+
+/* The commit at @p at (an offset the stream read up to) must still be there with the commit
+ * time recorded; @p min: min_lsn just read (below it, cleanup explains a missing entry). */
+static int check_position(mcdc_stream *s, const mcdc_offset *at, const mcdc_lsn *min)
+{
+    if (!at->has_commit_ts || mcdc_lsn_is_zero(&at->lsn))
+        return 0; /* not a commit (a start LSN): nothing recorded to compare */
+    int64_t ts = 0;
+    int rc = s->o.source->ops->lsn_to_commit_ts(s->o.source, &at->lsn, &ts);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        if (!mcdc_lsn_is_zero(min) && mcdc_lsn_cmp(&at->lsn, min) < 0)
+            return 0; /* cleaned up: the data-loss guard speaks */
+        return source_behind_error(s, at, NULL, NULL, true);
+    }
+    if (rc < 0)
+        return rc;
+    /* offsets keep milliseconds */
+    char t1[MCDC_TIME_STRLEN], t2[MCDC_TIME_STRLEN];
+    mcdc_time_format(t1, at->commit_ts_us, 3, false);
+    mcdc_time_format(t2, ts, 3, false);
+    return strcmp(t1, t2) == 0 ? 0 : source_behind_error(s, at, NULL, &ts, false);
+}
+
 /* ---- reading a batch into bronze --------------------------------------------------------- */
 
 /* The changes of a batch lost to cleanup: [from, to), to capped at the batch's end (a batch
@@ -302,6 +356,17 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         mcdc_lsn min, from;
         if ((rc = src_min_lsn(s, &min)) < 0)
             goto done;
+        if (replay) { /* planned by an earlier run: its end must still be where it was */
+            mcdc_lsn mx;
+            if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
+                goto done;
+            if (r->end.has_commit_ts && mcdc_lsn_cmp(&mx, &r->end.lsn) < 0) {
+                rc = source_behind_error(s, &r->end, &mx, NULL, false);
+                goto done;
+            }
+            if ((rc = check_position(s, &r->end, &min)) < 0)
+                goto done;
+        }
         if ((rc = mcdc_lsn_increment(&from, &read_after)) < 0)
             goto done;
         if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
@@ -442,6 +507,10 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
     } else if ((rc = mcdc_stream__max_lsn(s, &M)) < 0) {
         return rc;
     }
+    /* the source went backwards: max_lsn below a position the stream read
+     * up to (an offset that is a commit; a start before any commit may lie above it) */
+    if (after->has_commit_ts && mcdc_lsn_cmp(&M, &after->lsn) < 0)
+        return source_behind_error(s, after, &M, NULL, false);
     /* latestOffset: an idle poll costs this one query; the commit time is asked only
      * when max_lsn moved (and not at all when it is the offset already processed) */
     if (mcdc_lsn_cmp(&M, &after->lsn) == 0) {
@@ -476,11 +545,17 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
             have_ts = true;
         }
     }
-    if (!have_ts && (rc = mcdc_stream__offset_at(s, &upto, &out->end)) < 0)
-        return rc;
+    if (!have_ts) {
+        if (s->has_latest && mcdc_lsn_cmp(&upto, &s->latest.lsn) == 0)
+            out->end = s->latest; /* asked above: not twice */
+        else if ((rc = mcdc_stream__offset_at(s, &upto, &out->end)) < 0)
+            return rc;
+    }
     /* the guard: increment(after) below min_lsn means purged changes */
     mcdc_lsn min, from;
     if ((rc = src_min_lsn(s, &min)) < 0)
+        return rc;
+    if ((rc = check_position(s, after, &min)) < 0)
         return rc;
     if ((rc = mcdc_lsn_increment(&from, &after->lsn)) < 0)
         return rc;

@@ -2,7 +2,9 @@
 #   bronze behind its checkpoint (item 4) exits 3 and writes nothing;
 #   --starting-lsn latest is recorded at once as offsets/0 = (L, L] with a stream_started
 #     facts row (item 6), so a later run reads what committed in between;
-#   one gap, one data_skipped row inside its batch, with both times (item 8).
+#   one gap, one data_skipped row inside its batch, with both times (item 8);
+#   a source that went backwards (sim rewind: a restore, a failover to a lagging replica)
+#     stops the stream with exit 3 naming both positions, nothing written (item 13).
 . "$(dirname "$0")/stream_lib.bash"
 sim_setup
 ins() { sim_exec "$1" "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES ($2, 'c$2', $2.00, NULL)"; }
@@ -105,4 +107,47 @@ node -e '
 cat_table bronze.skp "$T/b.jsonl"
 [ "$($CHECK count "$T/b.jsonl" order_id=7)" = 1 ] || die "skp did not read the changes after the gaps"
 [ "$($CHECK count "$T/b.jsonl" order_id=6)" = 0 ] || die "skp read a purged change"
+# ---- item 13: the source going backwards ---------------------------------------------------
+ins 2026-10-03T14:00:00 8
+sim_capture 2026-10-03T14:00:01
+l8=$(M sim query "$DB" 'SELECT max(start_lsn) AS m FROM cdc.lsn_time_mapping' --format jsonl | sed 's/.*"m":"\([^"]*\)".*/\1/')
+ins 2026-10-03T14:01:00 9
+sim_capture 2026-10-03T14:01:01
+stream back >/dev/null                                           # reads up to order 9
+pos=$(sed 's/.*"end":{"lsn":"\([^"]*\)".*/\1/' "$T/ck/back/offsets/0")
+out=$(M sim rewind "$DB" --to "$l8") || die "sim rewind: $out"
+echo "$out" | grep -q "rewound to $l8: 1 change rows, 1 log entries dropped, 1 source row changes undone" || die "sim rewind: $out"
+[ "$(M sim query "$DB" 'SELECT order_id FROM dbo.orders WHERE order_id = 9' --format jsonl)" = "" ] || die "order 9 still in dbo.orders"
+tree "$lake" "$T/ck/back" > "$T/before.tree"
+set +e
+err=$(stream back 2>&1 >/dev/null); rc=$?
+set -e
+# before: exit 0, an idle poll (max_lsn below the position is "nothing new")
+[ $rc = 3 ] || die "source behind: exit $rc, want 3: $err"
+echo "$err" | grep -q "dbo_orders: the source went backwards: max_lsn is $l8, below $pos (committed 2026-10-03T14:01:00.000) that the stream already read up to" \
+  || die "source behind: message: $err"
+echo "$err" | grep -q "hint: nothing was written" || die "source behind: hint: $err"
+tree "$lake" "$T/ck/back" > "$T/after.tree"
+diff "$T/before.tree" "$T/after.tree" >&2 || die "source behind: the refused stream changed files"
+# new commits after the restore pass the position again, but its commit is gone
+ins 2026-10-03T14:05:00 10
+sim_capture 2026-10-03T14:05:01
+set +e
+err=$(stream back 2>&1 >/dev/null); rc=$?
+set -e
+# before: exit 0, order 10 read after order 9, which the source no longer has
+[ $rc = 3 ] || die "source rewound: exit $rc, want 3: $err"
+echo "$err" | grep -q "dbo_orders: the source went backwards: no commit has LSN $pos any more, which the stream read as committed 2026-10-03T14:01:00.000" \
+  || die "source rewound: message: $err"
+tree "$lake" "$T/ck/back" > "$T/after.tree"
+diff "$T/before.tree" "$T/after.tree" >&2 || die "source rewound: the refused stream changed files"
+# sim rewind refuses what it cannot be: before the enable (here: below what cleanup kept), or not an LSN
+set +e
+err=$(M sim rewind "$DB" --to 0x00000000000000000001 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$err" | grep -Eq "cannot take the catalog back|cleanup removed what a restore" || die "rewind before the enable: exit $rc: $err"
+set +e
+err=$(M sim rewind "$DB" --to nope 2>&1); rc=$?
+set -e
+[ $rc = 2 ] || die "rewind --to nope: exit $rc: $err"
 echo "ok"

@@ -523,6 +523,21 @@ int tsql_run_exec(mcdc_sim_session *s, const tsql_tok *t, int n, bool implicit, 
         if (k < n) k++;
     }
     (void)line;
+    const char *base = !strncasecmp(proc, "sys.", 4) ? proc + 4 : proc;
+    if (!strcasecmp(base, "sp_executesql") || !strcasecmp(base, "sp_prepare") || !strcasecmp(base, "sp_execute") ||
+        !strcasecmp(base, "sp_prepexec") || !strcasecmp(base, "sp_unprepare")) {
+        /* as an RPC would run it, with the batch's variables set aside */
+        sess_var *saved = s->vars;
+        int n_saved = s->n_vars, cap_saved = s->cap_vars;
+        s->vars = NULL;
+        s->n_vars = s->cap_vars = 0;
+        rc = sess_rpc(s, proc, 0, ps, np);
+        s->vars = saved;
+        s->n_vars = n_saved;
+        s->cap_vars = cap_saved;
+        s->in_proc = false;
+        return rc;
+    }
     bool was = s->in_proc;
     s->in_proc = true;
     rc = tsql_call_proc(s, proc, ps, np, err);
