@@ -381,6 +381,21 @@ static void test_source_tsql__a_syntax_error_anywhere_runs_nothing(void **state)
                         B(f->s, "SELECT 1; SELECT * FROM dbo.nope; SELECT 2"));
 }
 
+static void test_source_tsql__varchar_holds_what_its_code_page_holds(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :varchar(20) not null, :nvarchar(5) not null\nrow \xe2\x82\xac \xc3\xbc ? \xc3\xa9 | \xe2\x82\xac\ndone count=1\n",
+                        B(f->s, "SELECT CAST(N'\xe2\x82\xac \xc3\xbc \xe4\xb8\xad \xc3\xa9' AS varchar(20)), CAST(N'\xe2\x82\xac' AS nvarchar(5))"));
+}
+
+static void test_source_tsql__sp_executesql_output_parameters_come_back(void **state)
+{
+    fx *f = *state;
+    mcdc_sim_param ps[] = {PS(NULL, "SELECT @o = COUNT(*) FROM dbo.orders WHERE order_id > @min"), PS(NULL, "@min int, @o int OUTPUT"),
+                           PI("@min", 1, false), PI("@o", 0, true)};
+    assert_string_equal("doneinproc more count=1\nstatus 0\nretval 3 @o int=2\ndoneproc\n", R(f->s, "sp_executesql", 0, ps, 4));
+}
+
 int main(void)
 {
 #define T_(n) cmocka_unit_test_setup_teardown(test_source_tsql__##n, setup, teardown)
@@ -414,6 +429,8 @@ int main(void)
         T_(system_objects_and_procedures),
         T_(dml_and_cdc_procedures_for_smoke_scripts),
         T_(a_syntax_error_anywhere_runs_nothing),
+        T_(varchar_holds_what_its_code_page_holds),
+        T_(sp_executesql_output_parameters_come_back),
         T_(permission_denied_229),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
