@@ -28,6 +28,11 @@
  * a replay checks its recorded end the same way. Either stops with MCDC_ESOURCE (exit 3)
  * before anything is written.
  *
+ * Before the first write (invariant 9): mcdc_stream_check reads only (the capture
+ * instance at the source, the target's kind, source table and owner in owner.c, the facts
+ * table's kind, a new checkpoint against bronze's txn, --adopt's resume point); then
+ * mcdc_stream_open takes (or creates) the checkpoint; only mcdc_stream_run writes tables.
+ *
  * Checkpoint safety (invariant 8): the checkpoint lock; its metadata against the
  * arguments; bronze's txn for app_id (and facts' for app_id#facts) may not be above the
  * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
