@@ -91,9 +91,14 @@ expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bron
 echo "$err" | grep -q "bronze.one: belongs to stream 'one', not 'two'" || die "owner message: $err"
 echo "$err" | grep -q "with --adopt and a new --checkpoint" || die "owner hint: $err"
 unchanged "a second app id"
-# a re-snapshot generation of the same stream family is the same owner
+# a re-snapshot generation of the same stream family is the same owner; a new checkpoint
+# of it must say where it starts (from the earliest change it would read them again)
+expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one \
+  --app-id one.g2 --checkpoint "$T/ck/one.g2"
+echo "$err" | grep -q "holds batches of 'one', of this stream's family" || die "generation message: $err"
+unchanged "a generation without --bootstrap"
 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one \
-  --app-id one.g2 --checkpoint "$T/ck/one.g2" >/dev/null || die "generation one.g2 refused"
+  --app-id one.g2 --checkpoint "$T/ck/one.g2" --bootstrap >/dev/null || die "generation one.g2 refused"
 # --target of another kind, --facts of another kind
 M silver apply --bronze bronze.typo --silver silver.x --capture-instance dbo_orders \
   --keys order_id --control ops.control >/dev/null
