@@ -983,6 +983,24 @@ int mcdc_stream_check(mcdc_stream *s)
             return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
         snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
     }
+    /* --progress: its directory must take the file (it is opened once the checkpoint is) */
+    if (s->o.progress_path) {
+        char dir[MCDC_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", s->o.progress_path);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = 0;
+        else
+            *slash = 0;
+        if (access(dir, W_OK) != 0) {
+            rc = mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot write in %s: %s",
+                                s->o.progress_path, dir, strerror(errno));
+            mcdc_error_hint("give --progress a file in a directory that exists");
+            goto fail;
+        }
+    }
     /* the checkpoint's location, then the source: the capture instance exists, and its
      * columns */
     bool ck_exists = false, ck_batches = false;
