@@ -62,6 +62,41 @@ static const sim_type *type_arg(sqlite3_context *cx, sqlite3_value **argv, int i
 
 static int hexdig(int c) { return isdigit(c) ? c - '0' : isxdigit(c) ? toupper(c) - 'A' + 10 : -1; }
 
+/* Code points CP1252 holds in 0x80..0x9F (the rest of it is Latin-1). */
+static const uint16_t cp1252_high[] = {0x20AC, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+                                       0x2039, 0x0152, 0x017D, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+                                       0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x017E, 0x0178};
+
+static bool in_cp1252(uint32_t cp)
+{
+    if (cp < 0x80 || (cp >= 0xA0 && cp <= 0xFF)) return true;
+    for (size_t i = 0; i < sizeof cp1252_high / sizeof cp1252_high[0]; i++)
+        if (cp1252_high[i] == cp) return true;
+    return false;
+}
+
+/* A Unicode string converted to varchar (the default collation's code page, CP1252):
+ * characters it cannot hold become '?', as SQL Server converts them. In place: never longer. */
+static size_t to_code_page(char *p, size_t n)
+{
+    size_t i = 0, k = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)p[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+        if (i + len > n) len = 1;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+        for (size_t j = 1; j < len; j++) cp = cp << 6 | ((unsigned char)p[i + j] & 0x3F);
+        if (in_cp1252(cp)) {
+            memmove(p + k, p + i, len);
+            k += len;
+        } else {
+            p[k++] = '?';
+        }
+        i += len;
+    }
+    return k;
+}
+
 static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     const sim_type *from = type_arg(cx, argv, 1), *to = type_arg(cx, argv, 2);
@@ -114,6 +149,13 @@ static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
         in.k = V_STR;
         in.u.s.p = txt;
         in.u.s.n = strlen(txt);
+    }
+    if ((to->k == ST_CHAR || to->k == ST_VARCHAR || to->k == ST_TEXT) && in.k == V_STR) {
+        char *copy = sim_arena_strndup(&a, in.u.s.p, in.u.s.n);
+        if (!copy) { sqlite3_result_error_nomem(cx); goto done; }
+        in.u.s.n = to_code_page(copy, in.u.s.n);
+        in.u.s.p = copy;
+        in.big = false;
     }
     if (sim_convert(&a, to, &in, &out, NULL) < 0) { fail_mcdc(cx); goto done; }
     if (to->k == ST_CHAR || to->k == ST_NCHAR) { /* padded to the length */
