@@ -28,6 +28,11 @@
  * a replay checks its recorded end the same way. Either stops with MCDC_ESOURCE (exit 3)
  * before anything is written.
  *
+ * Before the first write (invariant 9): mcdc_stream_check reads only (the capture
+ * instance at the source, the target's kind, source table and owner in owner.c, the facts
+ * table's kind, a new checkpoint against bronze's txn, --adopt's resume point); then
+ * mcdc_stream_open takes (or creates) the checkpoint; only mcdc_stream_run writes tables.
+ *
  * Checkpoint safety (invariant 8): the checkpoint lock; its metadata against the
  * arguments; bronze's txn for app_id (and facts' for app_id#facts) may not be above the
  * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
@@ -273,7 +278,8 @@ static int source_behind_error(mcdc_stream *s, const mcdc_offset *at, const mcdc
     return mcdc_error_hint("nothing was written; the source was restored or failed over to a "
                            "replica that lags, and the commits after %s may never come back: "
                            "once the source is where it should be, take a new snapshot with "
-                           "--bootstrap, a new --checkpoint and a new --app-id", a);
+                           "--bootstrap, a new --checkpoint and a new generation of the app id "
+                           "(%s.g2)", a, s->family);
 }
 
 /* The commit at @p at (an offset the stream read up to) must still be there with the commit
@@ -773,8 +779,8 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
                            s->o.target, s->bronze_txn, s->o.app_id, s->o.checkpoint,
                            last_planned);
         return mcdc_error_hint("Delta would skip every batch up to %" PRId64 " silently: restore "
-                               "the checkpoint, or start again with a new --app-id and "
-                               "--checkpoint", s->bronze_txn);
+                               "the checkpoint, or continue after bronze's last batch with "
+                               "--adopt and a new --checkpoint", s->bronze_txn);
     }
     /* behind (invariant 8): a bronze restored from an older backup lost batches the
      * checkpoint says it holds; Delta would not say so, the stream would carry on.
@@ -798,7 +804,8 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
         return mcdc_error_hint("nothing was written (going on would lose the batches bronze "
                                "lacks): restore bronze to a version holding batch %" PRId64
                                ", or take a new snapshot with --bootstrap, a new --checkpoint "
-                               "and a new --app-id", bc.batch_id);
+                               "and a new generation of the app id (%s.g2)", bc.batch_id,
+                               s->family);
     }
     /* bronze's newest batch of app_id must be this checkpoint's (invariant 10): a finished
      * batch that wrote no bronze commit, found in bronze, is another stream's */
@@ -1011,6 +1018,24 @@ int mcdc_stream_check(mcdc_stream *s)
             return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
         snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
     }
+    /* --progress: its directory must take the file (it is opened once the checkpoint is) */
+    if (s->o.progress_path) {
+        char dir[MCDC_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", s->o.progress_path);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = 0;
+        else
+            *slash = 0;
+        if (access(dir, W_OK) != 0) {
+            rc = mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot write in %s: %s",
+                                s->o.progress_path, dir, strerror(errno));
+            mcdc_error_hint("give --progress a file in a directory that exists");
+            goto fail;
+        }
+    }
     /* the checkpoint's location, then the source: the capture instance exists, and its
      * columns */
     bool ck_exists = false, ck_batches = false;
@@ -1034,7 +1059,7 @@ int mcdc_stream_check(mcdc_stream *s)
     char adopted[MCDC_PATH_MAX];
     snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
     bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
-    if ((rc = mcdc_stream__check_target(s, !ck_adopted)) < 0 ||
+    if ((rc = mcdc_stream__check_target(s, !ck_adopted, !ck_batches)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
     /* a new checkpoint must not meet batches of its app id in bronze (invariant 8) */
@@ -1072,7 +1097,8 @@ int mcdc_stream_open(mcdc_stream *s)
             mcdc_error_hint("pass a new --checkpoint directory");
             goto fail;
         }
-        if (s->o.adopt && !s->adopt_planned && (rc = mcdc_stream__check_target(s, true)) < 0)
+        if (s->o.adopt && !s->adopt_planned &&
+            (rc = mcdc_stream__check_target(s, true, !has_range)) < 0)
             goto fail;
         if (!s->o.adopt)
             s->first_batch = 0;

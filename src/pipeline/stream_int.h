@@ -195,9 +195,10 @@ int mcdc_stream__check_bronze_range(mcdc_stream *s, const mcdc_batch_range *r, c
 /* The capture instance at the source, and its source table into s->source_table; an
  * unknown one is refused (MCDC_EINVAL) naming those that exist. */
 int mcdc_stream__find_capture_instance(mcdc_stream *s);
-/* Refuse a target of another kind, source table or owner (O1, O2); with --adopt and
- * @p plan_adopt, find where to resume (O4). Reads only. */
-int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt);
+/* Refuse a target of another kind, source table or owner (O1, O2), or a new checkpoint
+ * (@p new_checkpoint) of a sibling generation that does not say where it starts (O2b);
+ * with --adopt and @p plan_adopt, find where to resume (O4). Reads only. */
+int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt, bool new_checkpoint);
 /* Bronze's configuration keys for a new table: kind, source table, owner. */
 int mcdc_stream__bronze_config(mcdc_delta_map *m, mcdc_stream *s);
 /* Record bronze's kind, source table and owner when it lacks them (O2), or, with

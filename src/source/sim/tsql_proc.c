@@ -426,10 +426,16 @@ static int cleanup(mcdc_sim_session *s, const mcdc_sim_param *ps, int n, tsql_er
         bool found = sqlite3_step(st) == SQLITE_ROW;
         if (found) lwm_us = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
-        if (!found)
+        if (!found) {
+            char lo[MCDC_LSN_STRLEN], mn[MCDC_LSN_STRLEN], mx[MCDC_LSN_STRLEN];
+            mcdc_lsn given, minl;
+            memcpy(given.b, a[1]->u.s.p, 10);
+            sim_instance *ci = sim__find_instance(s->sim, val_str(s, a[0]));
+            minl = ci && mcdc_lsn_cmp(&ci->start_lsn, &s->sim->st.processed) <= 0 ? ci->start_lsn : mcdc_lsn_zero();
             return tsql_fail(err, 22964, 16, 1, 1, "LSN %s, specified as the new low endpoint for the change table associated "
-                             "with capture instance '%s', is not within the Change Data Capture timeline [%s, %s].", "given",
-                             val_str(s, a[0]), "min", "max");
+                             "with capture instance '%s', is not within the Change Data Capture timeline [%s, %s].",
+                             mcdc_lsn_format(lo, &given), val_str(s, a[0]), mcdc_lsn_format(mn, &minl), mcdc_lsn_format(mx, &max));
+        }
     } else {
         lwm_us = max_us;
     }

@@ -44,6 +44,18 @@ static void test_source_tsql__same_query_in_other_spellings_gives_the_same_answe
     assert_string_equal(want, B(f->s, "SELECT [customer] FROM \"dbo\".orders AS o WHERE o.order_id = 2 -- c\n"));
     assert_string_equal(want, B(f->s, "/* a */ SELECT o.customer FROM orders o WHERE 2 = o.[order_id]"));
     assert_string_equal(want, B(f->s, "DECLARE @id int = 2; SELECT customer FROM dbo.orders WHERE order_id = @id"));
+    assert_string_equal(want, B(f->s, "DECLARE @id bigint; SET @id = 1 + 1; SELECT customer FROM dbo.orders WHERE order_id = @id"));
+    /* the parameter forms of the RPCs */
+    const char *inproc = "cols customer:nvarchar(40)\nrow Bob\ndoneinproc more count=1\nstatus 0\ndoneproc\n";
+    mcdc_sim_param ex[] = {PS(NULL, "select customer from dbo.orders where order_id = @P1"), PS(NULL, "@P1 int"), PI(NULL, 2, false)};
+    assert_string_equal(inproc, R(f->s, NULL, 10, ex, 3));
+    mcdc_sim_param named[] = {PS("@stmt", "SELECT customer FROM [dbo].[orders] WHERE [order_id]=@k"), PS("@params", "@k smallint"),
+                              PI("@k", 2, false)};
+    assert_string_equal(inproc, R(f->s, "sp_executesql", 0, named, 3));
+    mcdc_sim_param pe[] = {PI("@handle", 0, true), PS(NULL, "@P1 nvarchar(10)"),
+                           PS(NULL, "SELECT customer FROM dbo.orders WHERE order_id = @P1"), PS(NULL, "2")};
+    const char *got = R(f->s, NULL, 13, pe, 4);
+    assert_non_null(strstr(got, "cols customer:nvarchar(40)\nrow Bob\ndoneinproc more count=1\nstatus 0\nretval 0 @handle int="));
 }
 
 static void test_source_tsql__top_order_offset_fetch(void **state)
@@ -200,6 +212,19 @@ static void test_source_tsql__permission_denied_229(void **state)
     assert_string_equal("cols :binary(10)\nrow 0x00000000000000000000\ndone count=1\n",
                         B(s, "SELECT sys.fn_cdc_get_min_lsn(N'dbo_orders')"));
     assert_string_equal("cols :int not null\nrow 3\ndone count=1\n", B(s, "SELECT COUNT(*) FROM cdc.lsn_time_mapping"));
+    assert_string_equal("cols :int, :int\nrow 0 | 1\ndone count=1\n",
+                        B(s, "SELECT HAS_PERMS_BY_NAME(N'dbo.orders', 'OBJECT', 'SELECT'), "
+                             "HAS_PERMS_BY_NAME(N'cdc.lsn_time_mapping', 'OBJECT', 'SELECT')"));
+    const char *got = B(s, "EXEC sys.sp_cdc_help_change_data_capture");
+    assert_non_null(strstr(got, "doneinproc more count=0\n")); /* the instance it cannot read is left out */
+    got = B(s, "EXEC sys.sp_cdc_get_captured_columns N'dbo_orders'");
+    assert_non_null(strstr(got, "error 22985/1/16"));
+    assert_int_equal(0, mcdc_sim_grant(f->t.sim, "narrow", "cdc.dbo_orders_CT"));
+    mcdc_sim_session_close(s);
+    assert_int_equal(0, mcdc_sim_session_open(&s, f->t.path, &li, NULL));
+    got = B(s, "SELECT COUNT(*) FROM cdc.dbo_orders_CT WHERE __$start_lsn >= sys.fn_cdc_get_min_lsn('dbo_orders')");
+    assert_string_equal("cols :int not null\nrow 3\ndone count=1\n", got);
+    assert_non_null(strstr(B(s, "EXEC sys.sp_cdc_help_change_data_capture"), "doneinproc more count=1\n"));
     mcdc_sim_session_close(s);
 }
 
@@ -396,6 +421,20 @@ static void test_source_tsql__sp_executesql_output_parameters_come_back(void **s
     assert_string_equal("doneinproc more count=1\nstatus 0\nretval 3 @o int=2\ndoneproc\n", R(f->s, "sp_executesql", 0, ps, 4));
 }
 
+static void test_source_tsql__cleanup_change_table_moves_min_lsn_to_the_low_water_mark(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("status 0\ndoneproc\n",
+                        B(f->s, "DECLARE @l binary(10) = (SELECT MAX(start_lsn) FROM cdc.lsn_time_mapping); "
+                                "EXEC sys.sp_cdc_cleanup_change_table @capture_instance = N'dbo_orders', @low_water_mark = @l, "
+                                "@threshold = 10"));
+    char want[200];
+    snprintf(want, sizeof want, "cols :binary(10), :int\nrow %s | 2\ndone count=1\n", L("2026-01-01T00:00:02", 4));
+    assert_string_equal(want, B(f->s, "SELECT sys.fn_cdc_get_min_lsn(N'dbo_orders'), (SELECT COUNT(*) FROM cdc.dbo_orders_CT)"));
+    const char *got = B(f->s, "EXEC sys.sp_cdc_cleanup_change_table N'dbo_orders', 0x00000000000000000009");
+    assert_non_null(strstr(got, "error 22964/1/16"));
+}
+
 int main(void)
 {
 #define T_(n) cmocka_unit_test_setup_teardown(test_source_tsql__##n, setup, teardown)
@@ -431,6 +470,7 @@ int main(void)
         T_(a_syntax_error_anywhere_runs_nothing),
         T_(varchar_holds_what_its_code_page_holds),
         T_(sp_executesql_output_parameters_come_back),
+        T_(cleanup_change_table_moves_min_lsn_to_the_low_water_mark),
         T_(permission_denied_229),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
