@@ -75,6 +75,10 @@ expect 2 M stream --source "sim:$DB" --capture-instance dbo_ordrs --target bronz
 echo "$err" | grep -q "capture instance 'dbo_ordrs': not in sim:.* (it has dbo_orders)" || die "typo message: $err"
 echo "$err" | grep -q "^hint: pass one of them to --capture-instance" || die "typo hint: $err"
 unchanged "a capture instance typo"
+expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.typo \
+  --app-id typo --checkpoint "$T/ck/typo" --progress "$T/no/such/dir/p.jsonl"
+echo "$err" | grep -q "progress .*: cannot write in" || die "progress message: $err"
+unchanged "a --progress in a missing directory"
 [ -e "$T/ck/typo" ] && die "the typo left a checkpoint"
 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.typo \
   --app-id typo --checkpoint "$T/ck/typo" >/dev/null || die "the corrected command failed"
