@@ -201,6 +201,10 @@ static int sk_envchange(void *p, int type, const char *new_value, const char *ol
 static bool sk_cancelled(void *p)
 {
     req *r = p;
+    if (r->c->srv->stopping && *r->c->srv->stopping) { /* the server stops: end the request now */
+        r->c->broken = true;
+        return true;
+    }
     return poll_attention(r->c);
 }
 
