@@ -3,7 +3,8 @@
  *
  * A list is built from "key=value" items (one at a time, as from repeated
  * `--option key=value`, or a whole separated list) and checked against the set of keys
- * its user declares: unknown keys are kept but reported with a warning naming them.
+ * its user declares: unknown keys are kept but reported with a warning naming them (and
+ * the nearest known key, when one is near).
  * Getters turn values into booleans (true/1/yes/y, false/0/no/n, any case), bounded
  * integers, durations (mcdc/time.h) and LSNs (mcdc/lsn.h); a bad value is MCDC_EINVAL
  * with a message naming the key and the value.
@@ -31,6 +32,13 @@ typedef struct mcdc_options mcdc_options;
 
 /** Most items one list holds. */
 #define MCDC_OPTIONS_MAX 256
+
+/** The name among @p names (@p n of them) nearest to the unknown @p given (@p len bytes):
+ *  a typo of it (at most a third of its length in edits, adjacent swaps counting one,
+ *  between 1 and 3; case and '_' against '-' ignored) or else the only name it is a prefix
+ *  of (3 characters at least). NULL when none is near. For "did you mean" hints of
+ *  unknown options, keys and commands. Cost: O(len * name length) per name. */
+const char *mcdc_nearest_name(const char *given, size_t len, const char *const *names, size_t n);
 
 /** Create an empty list.
  *  @param what        names the list in messages ("stream option"); copied.

@@ -166,8 +166,9 @@ int mcdc_checkpoint_record_adoption(mcdc_checkpoint *ck, int64_t first_batch,
                                     const mcdc_offset *after, const char *from_owner);
 
 /** Look at a checkpoint directory without locking or changing it: whether it has its
- *  metadata (*exists) and any offsets/N (*has_batches). A missing directory is neither.
- *  @return 0; MCDC_EIO. */
+ *  metadata (*exists) and any offsets/N or commits/N (*has_batches). A missing directory
+ *  is neither.
+ *  @return 0; MCDC_EUNSUPPORTED for a URI (object storage is not supported yet); MCDC_EIO. */
 int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches);
 
 /** Record batch @p c->batch_id as finished (C2): call only after its bronze and facts

@@ -120,6 +120,22 @@ typedef struct mcdc_sim_cleanup_result {
 int mcdc_sim_cleanup(mcdc_sim *sim, int64_t retention_us, int64_t at_us, int64_t threshold,
                      int64_t max_batches, mcdc_sim_cleanup_result *out);
 
+typedef struct mcdc_sim_rewind_result {
+    mcdc_lsn max_lsn;        /* max_lsn after the rewind */
+    int64_t  n_change_rows;  /* change rows dropped (every instance) */
+    int64_t  n_mapping_rows; /* log entries dropped: commits, idle entries */
+    int64_t  n_source_rows;  /* source-table row changes undone */
+} mcdc_sim_rewind_result;
+
+/** The database as a restore to @p to leaves it (a restore from backup, a failover to a
+ *  lagging replica): change rows and log entries after @p to are dropped, source tables'
+ *  rows go back to their state at @p to (through the capture instance capturing the most
+ *  columns; columns no instance captures keep their values), capture's progress moves
+ *  back to @p to. One transaction. The clock and LSN allocation keep going forward.
+ *  @return 0; MCDC_EINVAL, nothing changed, when an instance was enabled or a table
+ *          altered after @p to, or @p to is below an instance's start_lsn (cleaned up). */
+int mcdc_sim_rewind(mcdc_sim *sim, const mcdc_lsn *to, mcdc_sim_rewind_result *out);
+
 /** Enable a capture instance on @p table (at most two per table). */
 int mcdc_sim_enable(mcdc_sim *sim, const char *table, const char *ci, int64_t at_us);
 /** Disable a capture instance: its change table and DDL history are gone at once. */

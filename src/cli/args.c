@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mcdc/options.h"
 #include "mcdc/buf.h"
 #include "mcdc/time.h"
 #include "mcdc/value.h"
@@ -72,69 +73,6 @@ int mcdc_cli_error(int exit_code, const char *hint, const char *fmt, ...)
     va_end(ap);
     print_error(exit_code, msg, hint);
     return exit_code;
-}
-
-/* ---- nearest names ------------------------------------------------------------------- */
-
-static char fold(char c)
-{
-    return c == '_' ? '-' : (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-}
-
-/* Optimal string alignment distance (edits, adjacent swaps) of a[0..n) and b[0..m),
- * ignoring case and '_' against '-'; names are short, so O(n*m) on 64-byte rows. */
-static size_t distance(const char *a, size_t n, const char *b, size_t m)
-{
-    enum { W = 64 };
-    size_t d[W + 1][W + 1];
-    if (n > W || m > W)
-        return (size_t)-1;
-    for (size_t i = 0; i <= n; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= m; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            size_t cost = fold(a[i - 1]) != fold(b[j - 1]);
-            size_t v = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < v)
-                v = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < v)
-                v = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) && fold(a[i - 2]) == fold(b[j - 1]) &&
-                d[i - 2][j - 2] + 1 < v)
-                v = d[i - 2][j - 2] + 1;
-            d[i][j] = v;
-        }
-    return d[n][m];
-}
-
-const char *mcdc_cli_nearest(const char *given, size_t len, const char *const *names, size_t n)
-{
-    const char *best = NULL, *prefix = NULL;
-    size_t best_d = (size_t)-1, n_prefix = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t m = strlen(names[i]);
-        if (len >= 3 && len < m) {
-            bool is_prefix = true;
-            for (size_t k = 0; k < len && is_prefix; k++)
-                is_prefix = fold(given[k]) == fold(names[i][k]);
-            if (is_prefix) {
-                prefix = names[i];
-                n_prefix++;
-            }
-        }
-        size_t d = distance(given, len, names[i], m);
-        if (d < best_d) {
-            best_d = d;
-            best = names[i];
-        }
-    }
-    /* A typo: at most a third of the name (at least 1, at most 3 edits) away. */
-    size_t allowed = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
-    if (best && best_d <= allowed)
-        return best;
-    return n_prefix == 1 ? prefix : NULL;
 }
 
 static int find_opt(const mcdc_cli_command *cmd, const char *name, size_t len, char short_name)
@@ -247,7 +185,7 @@ static int unknown_option(const mcdc_cli_command *cmd, const char *name, size_t 
     for (int i = 0; cmd->opts && cmd->opts[i].name && n < MCDC_CLI_MAX_OPTS; i++)
         names[n++] = cmd->opts[i].name;
     names[n++] = "help";
-    const char *near = mcdc_cli_nearest(name, len, names, n);
+    const char *near = mcdc_nearest_name(name, len, names, n);
     if (near) {
         snprintf(hint, sizeof hint, "did you mean --%s? (see 'mssql-cdc %s --help')", near, cmd->name);
         return usage_hint(cmd, hint, "unknown option '--%.*s' for '%s'", (int)len, name, cmd->name);

@@ -93,9 +93,6 @@ int mcdc_cli_error(int exit_code, const char *hint, const char *fmt, ...) MCDC_P
  *  {"ts", "level":"ERROR", "logger":"cli", "msg", "hint" (or null), "exit_code"}, as the
  *  log lines of --log-format json. Set once by main before any command runs. */
 void mcdc_cli_set_json_errors(bool json);
-/** The name among @p names (@p n of them) nearest to @p given (a typo of it: a small
- *  edit distance, or a unique prefix), or NULL when none is near. */
-const char *mcdc_cli_nearest(const char *given, size_t given_len, const char *const *names, size_t n);
 /** The exit code for a library error code. */
 int mcdc_cli_exit_code(int rc);
 

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcdc/fs.h"
 #include "mcdc/tds.h"
 #include "sim_cli.h"
 
@@ -43,21 +42,6 @@ static void on_ready(const char *host, int port, void *payload)
     if (strchr(host, ':')) fprintf(stderr, "listening on [%s]:%d\n", host, port);
     else fprintf(stderr, "listening on %s:%d\n", host, port);
     fflush(stderr);
-}
-
-/* The password: the first line of the file, without its line ending. */
-static int read_password(const mcdc_cli_args *a, const char *file, mcdc_buf *out)
-{
-    if (mcdc_fs_read_all(out, file) < 0) {
-        mcdc_error_hint("give a readable file holding the password on its first line");
-        return mcdc_cli_fail();
-    }
-    size_t n = 0;
-    while (n < out->len && out->ptr[n] != '\n' && out->ptr[n] != '\r') n++;
-    for (size_t i = n; i < out->len; i++) out->ptr[i] = 0;
-    out->len = n;
-    if (n == 0) return mcdc_cli_usage_error(a->cmd, "--password-file %s: the first line is empty", file);
-    return 0;
 }
 
 static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
@@ -96,20 +80,16 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     if (mcdc_tds_check_options(&o) < 0) return mcdc_cli_fail();
 
     if (user) {
-        mcdc_buf pw = MCDC_BUF_INIT(1 << 16);
-        if ((rc = read_password(a, pwfile, &pw))) {
-            if (pw.ptr) memset(pw.ptr, 0, pw.cap);
-            mcdc_buf_dispose(&pw);
-            return rc;
-        }
+        char *pw;
+        if (mcdc_sim_password_file_read(&pw, pwfile) < 0) return mcdc_cli_fail();
         mcdc_sim *sim;
         rc = mcdc_sim_open(&sim, o.db_path, false, NULL);
         if (rc == 0) {
-            rc = mcdc_sim_login_add(sim, user, pw.ptr, true);
+            rc = mcdc_sim_login_add(sim, user, pw, true);
             mcdc_sim_close(sim);
         }
-        memset(pw.ptr, 0, pw.cap);
-        mcdc_buf_dispose(&pw);
+        memset(pw, 0, strlen(pw));
+        free(pw);
         if (rc < 0) return mcdc_cli_fail();
     }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mcdc/options.h"
 #include "mcdc/failpoint.h"
 #include "mcdc/log.h"
 #include "mcdc/time.h"
@@ -126,7 +127,7 @@ static int unknown_global(const char *a, size_t len)
     const char *name = a + (a[1] == '-' ? 2 : 1);
     size_t nlen = len - (size_t)(name - a);
     char hint[512];
-    const char *near = mcdc_cli_nearest(name, nlen, globals, sizeof globals / sizeof *globals);
+    const char *near = mcdc_nearest_name(name, nlen, globals, sizeof globals / sizeof *globals);
     if (near) {
         snprintf(hint, sizeof hint, "did you mean --%s? (global options: --warehouse, --log-level, --log-format, --version, --help)", near);
         return mcdc_cli_error(MCDC_EXIT_USAGE, hint, "unknown global option '%.*s'", (int)len, a);
@@ -163,7 +164,7 @@ static const char *nearest_command(const char *w)
             names[n++] = groups[k];
         }
     }
-    return mcdc_cli_nearest(w, strlen(w), names, n);
+    return mcdc_nearest_name(w, strlen(w), names, n);
 }
 
 /* The subcommand of @p group nearest to @p w, or NULL. */
@@ -176,7 +177,7 @@ static const char *nearest_subcommand(const char *group, const char *w)
         if (!strncmp(name, group, glen) && name[glen] == ' ')
             names[n++] = name + glen + 1;
     }
-    return mcdc_cli_nearest(w, strlen(w), names, n);
+    return mcdc_nearest_name(w, strlen(w), names, n);
 }
 
 int main(int argc, char **argv)

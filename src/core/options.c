@@ -3,7 +3,9 @@
  *
  * Items live in one array in the order given; lookups are linear and case-insensitive
  * (lists are short: at most MCDC_OPTIONS_MAX items). Every error names the list, the
- * key as the user wrote it and the value; nothing is changed by a failed add.
+ * key as the user wrote it and the value; nothing is changed by a failed add. Also the
+ * nearest-name match behind every "did you mean" (unknown keys here, unknown options and
+ * commands in the CLI).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -158,6 +160,69 @@ int mcdc_options_add_list(mcdc_options *o, const char *text, char sep)
     return rc;
 }
 
+/* ---- nearest names ------------------------------------------------------------------- */
+
+static char fold(char c)
+{
+    return c == '_' ? '-' : (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Optimal string alignment distance (edits, adjacent swaps) of a[0..n) and b[0..m),
+ * ignoring case and '_' against '-'; names are short, so O(n*m) on 64-byte rows. */
+static size_t distance(const char *a, size_t n, const char *b, size_t m)
+{
+    enum { W = 64 };
+    size_t d[W + 1][W + 1];
+    if (n > W || m > W)
+        return (size_t)-1;
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t cost = fold(a[i - 1]) != fold(b[j - 1]);
+            size_t v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v)
+                v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) && fold(a[i - 2]) == fold(b[j - 1]) &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+const char *mcdc_nearest_name(const char *given, size_t len, const char *const *names, size_t n)
+{
+    const char *best = NULL, *prefix = NULL;
+    size_t best_d = (size_t)-1, n_prefix = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t m = strlen(names[i]);
+        if (len >= 3 && len < m) {
+            bool is_prefix = true;
+            for (size_t k = 0; k < len && is_prefix; k++)
+                is_prefix = fold(given[k]) == fold(names[i][k]);
+            if (is_prefix) {
+                prefix = names[i];
+                n_prefix++;
+            }
+        }
+        size_t d = distance(given, len, names[i], m);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    /* A typo: at most a third of the name (at least 1, at most 3 edits) away. */
+    size_t allowed = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
+    if (best && best_d <= allowed)
+        return best;
+    return n_prefix == 1 ? prefix : NULL;
+}
+
 static bool is_known(const mcdc_options *o, const char *key)
 {
     if (!o->known)
@@ -188,7 +253,12 @@ size_t mcdc_options_warn_unknown(const mcdc_options *o)
             memcpy(known + used, o->known[k], len + 1);
             used += len;
         }
-        mcdc_log(MCDC_LOG_WARN, "options", "unknown %s '%s' is ignored (known: %s)", o->what, o->items[i].key,
+        size_t n_known = 0;
+        while (o->known[n_known])
+            n_known++;
+        const char *near = mcdc_nearest_name(o->items[i].key, strlen(o->items[i].key), o->known, n_known);
+        mcdc_log(MCDC_LOG_WARN, "options", "unknown %s '%s' is ignored%s%s%s (known: %s)", o->what,
+                 o->items[i].key, near ? "; did you mean " : "", near ? near : "", near ? "?" : "",
                  used ? known : "none");
     }
     return n;

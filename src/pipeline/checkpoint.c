@@ -393,6 +393,18 @@ static int create_meta(const char *path, const char *app_id, const char *ci, con
     return rc;
 }
 
+/* A checkpoint is a local directory: a URI is refused until object storage exists. */
+static int check_location(const char *dir)
+{
+    if (!mcdc_warehouse_is_uri(dir))
+        return 0;
+    char shown[256];
+    mcdc_error_set(MCDC_EUNSUPPORTED, "checkpoint '%s': object storage is not supported yet; "
+                   "a checkpoint is a local directory",
+                   mcdc_secret_mask_str(shown, sizeof shown, dir));
+    return mcdc_error_hint("give --checkpoint a local directory, e.g. ./checkpoints/orders");
+}
+
 /* ---- adoption (C6) ----------------------------------------------------------------------- */
 
 static int load_adoption(mcdc_checkpoint *ck)
@@ -468,22 +480,27 @@ int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches)
 {
     MCDC_ASSERT_ARG(dir && exists && has_batches);
     *exists = *has_batches = false;
+    int rc = check_location(dir);
+    if (rc < 0)
+        return rc;
     char *p = path_join(dir, "metadata");
     if (!p)
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
     *exists = mcdc_fs_exists(p);
     free(p);
-    if (!(p = path_join(dir, "offsets")))
-        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
-    int rc = 0;
-    if (mcdc_fs_exists(p)) {
-        uint64_t *nums = NULL;
-        size_t n = 0;
-        rc = mcdc_fs_list_numbered(&nums, &n, p);
-        *has_batches = rc == 0 && n > 0;
-        free(nums);
+    const char *subs[] = { "offsets", "commits" };
+    for (int i = 0; i < 2 && rc == 0 && !*has_batches; i++) {
+        if (!(p = path_join(dir, subs[i])))
+            return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+        if (mcdc_fs_exists(p)) {
+            uint64_t *nums = NULL;
+            size_t n = 0;
+            rc = mcdc_fs_list_numbered(&nums, &n, p);
+            *has_batches = rc == 0 && n > 0;
+            free(nums);
+        }
+        free(p);
     }
-    free(p);
     return rc;
 }
 
@@ -501,14 +518,8 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         free(ck);
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
     }
-    if (mcdc_warehouse_is_uri(dir)) {
-        char shown[256];
-        rc = mcdc_error_set(MCDC_EUNSUPPORTED, "checkpoint '%s': object storage is not "
-                            "supported yet; a checkpoint is a local directory",
-                            mcdc_secret_mask_str(shown, sizeof shown, dir));
-        mcdc_error_hint("give --checkpoint a local directory, e.g. ./checkpoints/orders");
+    if ((rc = check_location(dir)) < 0)
         goto fail;
-    }
     if ((rc = mcdc_fs_mkdirs(dir)) < 0)
         goto fail;
     if (!(p = path_join(dir, "lock"))) {

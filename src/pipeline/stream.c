@@ -22,6 +22,17 @@
  * is read: the facts row comes from bronze commit N's userMetadata. A batch without
  * rows has no bronze commit and is simply read again; the data-loss guard then applies.
  *
+ * The source going backwards (a restore, a failover to a lagging replica): planning checks
+ * that max_lsn is not below the offset the stream read up to and that its commit still has
+ * the commit time recorded (one question more; the end's commit time is not asked twice);
+ * a replay checks its recorded end the same way. Either stops with MCDC_ESOURCE (exit 3)
+ * before anything is written.
+ *
+ * Before the first write (invariant 9): mcdc_stream_check reads only (the capture
+ * instance at the source, the target's kind, source table and owner in owner.c, the facts
+ * table's kind, a new checkpoint against bronze's txn, --adopt's resume point); then
+ * mcdc_stream_open takes (or creates) the checkpoint; only mcdc_stream_run writes tables.
+ *
  * Checkpoint safety (invariant 8): the checkpoint lock; its metadata against the
  * arguments; bronze's txn for app_id (and facts' for app_id#facts) may not be above the
  * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
@@ -43,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -137,6 +149,29 @@ static int src_min_lsn(mcdc_stream *s, mcdc_lsn *out)
     return s->o.source->ops->min_lsn(s->o.source, s->o.capture_instance, out);
 }
 
+int mcdc_stream__before_instance_start(mcdc_stream *s, mcdc_lsn *out, bool *found)
+{
+    *found = false;
+    mcdc_lsn min;
+    int rc = src_min_lsn(s, &min);
+    if (rc < 0 || !mcdc_lsn_is_zero(&min) || !s->o.source->ops->capture_instances)
+        return rc;
+    mcdc_capture_instance *a = NULL;
+    size_t n = 0;
+    if ((rc = s->o.source->ops->capture_instances(s->o.source, NULL, &a, &n)) < 0)
+        return rc;
+    for (size_t i = 0; i < n && !*found; i++) {
+        if (strcasecmp(a[i].name, s->o.capture_instance) != 0 ||
+            mcdc_lsn_is_zero(&a[i].enable_lsn))
+            continue;
+        if ((rc = mcdc_lsn_decrement(out, &a[i].enable_lsn)) < 0)
+            break;
+        *found = true;
+    }
+    mcdc_capture_instances_free(a, n);
+    return rc;
+}
+
 static void emit(mcdc_stream *s, const mcdc_stream_progress *p)
 {
     if (p->json && s->progress_fd >= 0) {
@@ -221,6 +256,55 @@ static int data_loss_error(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn
                            "data_skipped facts row)", s->family[0] ? s->family : s->o.app_id);
 }
 
+/* ---- the source going backwards ------------------------------------------------------------ */
+
+static int source_behind_error(mcdc_stream *s, const mcdc_offset *at, const mcdc_lsn *max,
+                               const int64_t *now_ts, bool gone)
+{
+    char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN], t1[MCDC_TIME_STRLEN], t2[MCDC_TIME_STRLEN];
+    mcdc_lsn_format(a, &at->lsn);
+    mcdc_time_format(t1, at->commit_ts_us, 3, false);
+    if (max)
+        mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: max_lsn is %s, below %s "
+                       "(committed %s) that the stream already read up to", s->o.capture_instance,
+                       mcdc_lsn_format(b, max), a, t1);
+    else if (gone)
+        mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: no commit has LSN %s any "
+                       "more, which the stream read as committed %s", s->o.capture_instance, a, t1);
+    else
+        mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: LSN %s is committed %s "
+                       "now, but the stream read it as committed %s", s->o.capture_instance, a,
+                       mcdc_time_format(t2, *now_ts, 3, false), t1);
+    return mcdc_error_hint("nothing was written; the source was restored or failed over to a "
+                           "replica that lags, and the commits after %s may never come back: "
+                           "once the source is where it should be, take a new snapshot with "
+                           "--bootstrap, a new --checkpoint and a new generation of the app id "
+                           "(%s.g2)", a, s->family);
+}
+
+/* The commit at @p at (an offset the stream read up to) must still be there with the commit
+ * time recorded; @p min: min_lsn just read (below it, cleanup explains a missing entry). */
+static int check_position(mcdc_stream *s, const mcdc_offset *at, const mcdc_lsn *min)
+{
+    if (!at->has_commit_ts || mcdc_lsn_is_zero(&at->lsn))
+        return 0; /* not a commit (a start LSN): nothing recorded to compare */
+    int64_t ts = 0;
+    int rc = s->o.source->ops->lsn_to_commit_ts(s->o.source, &at->lsn, &ts);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        if (!mcdc_lsn_is_zero(min) && mcdc_lsn_cmp(&at->lsn, min) < 0)
+            return 0; /* cleaned up: the data-loss guard speaks */
+        return source_behind_error(s, at, NULL, NULL, true);
+    }
+    if (rc < 0)
+        return rc;
+    /* offsets keep milliseconds */
+    char t1[MCDC_TIME_STRLEN], t2[MCDC_TIME_STRLEN];
+    mcdc_time_format(t1, at->commit_ts_us, 3, false);
+    mcdc_time_format(t2, ts, 3, false);
+    return strcmp(t1, t2) == 0 ? 0 : source_behind_error(s, at, NULL, &ts, false);
+}
+
 /* ---- reading a batch into bronze --------------------------------------------------------- */
 
 /* The changes of a batch lost to cleanup: [from, to), to capped at the batch's end (a batch
@@ -302,6 +386,17 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         mcdc_lsn min, from;
         if ((rc = src_min_lsn(s, &min)) < 0)
             goto done;
+        if (replay) { /* planned by an earlier run: its end must still be where it was */
+            mcdc_lsn mx;
+            if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
+                goto done;
+            if (r->end.has_commit_ts && mcdc_lsn_cmp(&mx, &r->end.lsn) < 0) {
+                rc = source_behind_error(s, &r->end, &mx, NULL, false);
+                goto done;
+            }
+            if ((rc = check_position(s, &r->end, &min)) < 0)
+                goto done;
+        }
         if ((rc = mcdc_lsn_increment(&from, &read_after)) < 0)
             goto done;
         if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
@@ -442,6 +537,10 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
     } else if ((rc = mcdc_stream__max_lsn(s, &M)) < 0) {
         return rc;
     }
+    /* the source went backwards: max_lsn below a position the stream read
+     * up to (an offset that is a commit; a start before any commit may lie above it) */
+    if (after->has_commit_ts && mcdc_lsn_cmp(&M, &after->lsn) < 0)
+        return source_behind_error(s, after, &M, NULL, false);
     /* latestOffset: an idle poll costs this one query; the commit time is asked only
      * when max_lsn moved (and not at all when it is the offset already processed) */
     if (mcdc_lsn_cmp(&M, &after->lsn) == 0) {
@@ -476,11 +575,17 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
             have_ts = true;
         }
     }
-    if (!have_ts && (rc = mcdc_stream__offset_at(s, &upto, &out->end)) < 0)
-        return rc;
+    if (!have_ts) {
+        if (s->has_latest && mcdc_lsn_cmp(&upto, &s->latest.lsn) == 0)
+            out->end = s->latest; /* asked above: not twice */
+        else if ((rc = mcdc_stream__offset_at(s, &upto, &out->end)) < 0)
+            return rc;
+    }
     /* the guard: increment(after) below min_lsn means purged changes */
     mcdc_lsn min, from;
     if ((rc = src_min_lsn(s, &min)) < 0)
+        return rc;
+    if ((rc = check_position(s, after, &min)) < 0)
         return rc;
     if ((rc = mcdc_lsn_increment(&from, &after->lsn)) < 0)
         return rc;
@@ -623,10 +728,21 @@ static int initial_offset(mcdc_stream *s, mcdc_offset *out, bool *ready)
     int rc;
     mcdc_lsn l;
     switch (s->o.starting) {
-    case MCDC_START_LATEST:
+    case MCDC_START_LATEST: {
+        /* on an instance capture has not reached yet, the LSN just before its start */
+        bool before;
+        if ((rc = mcdc_stream__before_instance_start(s, &l, &before)) < 0)
+            return rc;
+        if (before) {
+            memset(out, 0, sizeof *out);
+            out->lsn = l; /* not a commit: no commit time */
+            *ready = true;
+            return 0;
+        }
         if ((rc = mcdc_stream__max_lsn(s, &l)) < 0)
             return rc;
         break;
+    }
     case MCDC_START_LSN:
         l = s->o.starting_lsn;
         break;
@@ -663,8 +779,8 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
                            s->o.target, s->bronze_txn, s->o.app_id, s->o.checkpoint,
                            last_planned);
         return mcdc_error_hint("Delta would skip every batch up to %" PRId64 " silently: restore "
-                               "the checkpoint, or start again with a new --app-id and "
-                               "--checkpoint", s->bronze_txn);
+                               "the checkpoint, or continue after bronze's last batch with "
+                               "--adopt and a new --checkpoint", s->bronze_txn);
     }
     /* behind (invariant 8): a bronze restored from an older backup lost batches the
      * checkpoint says it holds; Delta would not say so, the stream would carry on.
@@ -688,7 +804,8 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
         return mcdc_error_hint("nothing was written (going on would lose the batches bronze "
                                "lacks): restore bronze to a version holding batch %" PRId64
                                ", or take a new snapshot with --bootstrap, a new --checkpoint "
-                               "and a new --app-id", bc.batch_id);
+                               "and a new generation of the app id (%s.g2)", bc.batch_id,
+                               s->family);
     }
     /* bronze's newest batch of app_id must be this checkpoint's (invariant 10): a finished
      * batch that wrote no bronze commit, found in bronze, is another stream's */
@@ -901,7 +1018,29 @@ int mcdc_stream_check(mcdc_stream *s)
             return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
         snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
     }
-    /* the source: the capture instance exists, and its columns */
+    /* --progress: its directory must take the file (it is opened once the checkpoint is) */
+    if (s->o.progress_path) {
+        char dir[MCDC_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", s->o.progress_path);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = 0;
+        else
+            *slash = 0;
+        if (access(dir, W_OK) != 0) {
+            rc = mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot write in %s: %s",
+                                s->o.progress_path, dir, strerror(errno));
+            mcdc_error_hint("give --progress a file in a directory that exists");
+            goto fail;
+        }
+    }
+    /* the checkpoint's location, then the source: the capture instance exists, and its
+     * columns */
+    bool ck_exists = false, ck_batches = false;
+    if ((rc = mcdc_checkpoint_peek(s->o.checkpoint, &ck_exists, &ck_batches)) < 0)
+        goto fail;
     if ((rc = mcdc_stream__find_capture_instance(s)) < 0 ||
         (rc = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance,
                                                  &s->captured)) < 0)
@@ -909,9 +1048,6 @@ int mcdc_stream_check(mcdc_stream *s)
     /* the tables: kinds, bronze's source table and owner, then bronze's schema */
     if (s->o.facts_path &&
         (rc = mcdc_table_check_kind(s->o.facts_path, s->o.facts, "facts", "--facts")) < 0)
-        goto fail;
-    bool ck_exists = false, ck_batches = false;
-    if ((rc = mcdc_checkpoint_peek(s->o.checkpoint, &ck_exists, &ck_batches)) < 0)
         goto fail;
     if (s->o.adopt && ck_batches) {
         mcdc_error_set(MCDC_EINVAL, "--adopt: checkpoint %s already has batches: adopting "
@@ -923,11 +1059,11 @@ int mcdc_stream_check(mcdc_stream *s)
     char adopted[MCDC_PATH_MAX];
     snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
     bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
-    if ((rc = mcdc_stream__check_target(s, !ck_adopted)) < 0 ||
+    if ((rc = mcdc_stream__check_target(s, !ck_adopted, !ck_batches)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
     /* a new checkpoint must not meet batches of its app id in bronze (invariant 8) */
-    if (!ck_exists && !s->o.adopt && (rc = check_txns(s, -1)) < 0)
+    if (!ck_exists && !ck_batches && !s->o.adopt && (rc = check_txns(s, -1)) < 0)
         goto fail;
     s->checked = true;
     return 0;
@@ -961,7 +1097,8 @@ int mcdc_stream_open(mcdc_stream *s)
             mcdc_error_hint("pass a new --checkpoint directory");
             goto fail;
         }
-        if (s->o.adopt && !s->adopt_planned && (rc = mcdc_stream__check_target(s, true)) < 0)
+        if (s->o.adopt && !s->adopt_planned &&
+            (rc = mcdc_stream__check_target(s, true, !has_range)) < 0)
             goto fail;
         if (!s->o.adopt)
             s->first_batch = 0;

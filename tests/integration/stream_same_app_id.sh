@@ -47,12 +47,13 @@ trial() {
   fi
   local msg; msg=$(cat "$T/$app.$loser.out")
   if [ $rl = 3 ]; then
-    echo "$msg" | grep -q "another stream with the same app_id writes to this table" || die "$app: message: $msg"
-    echo "$msg" | grep -q "hint: nothing of this batch was written" || die "$app: hint: $msg"
+    grep -q "another stream with the same app_id writes to this table" <<<"$msg" || die "$app ($kind, exit $rl): message: $msg"
+    grep -q "hint: nothing of this batch was written" <<<"$msg" || die "$app ($kind, exit $rl): hint: $msg"
     n3=$((n3 + 1))
   elif [ "$kind" = fresh ] && [ $rl = 2 ]; then
     # started only after the winner's commit: refused at start, before any read
-    echo "$msg" | grep -q "already holds batches of app_id '$app'" || die "$app: message: $msg"
+    grep -Eq "already holds batches of app_id '$app'|holds facts of batch 0 of app_id '$app'" <<<"$msg" \
+      || die "$app ($kind, exit $rl): message: $msg"
     n2=$((n2 + 1))
   else
     die "$app ($kind): the loser exited $rl: $msg"

@@ -1,8 +1,9 @@
 /*
  * source/sim/session_run.c: the statements of a batch, one after another.
  *
- * The batch is lexed whole (a lexical error ends it before anything runs) and split into
- * statements: a ';' or, as SQL Server allows, the keyword that begins the next statement.
+ * The batch is lexed and parsed whole (a lexical or syntax error ends it before anything
+ * runs) and split into statements: a ';' or, as SQL Server allows, the keyword that begins
+ * the next statement.
  * A compile error (syntax, an unknown name) ends the batch; a run-time error ends only its
  * statement, and the next one runs (SQL Server's default, XACT_ABORT OFF).
  */
@@ -95,6 +96,14 @@ int sess_run_text(mcdc_sim_session *s, const char *sql, size_t len, const sess_v
     rc = tsql_lex(&s->arena, sql, len, &toks, &n, &err);
     if (rc < 0) return rc;
     if (rc == TSQL_ESQL) goto sqlerr;
+    /* the whole batch is parsed before anything runs */
+    for (int i = 0; i < n && toks[i].k != TK_EOF;) {
+        if (toks[i].k == TK_OP && toks[i].v[0] == ';') { i++; continue; }
+        int j = stmt_end(toks, n, i);
+        if ((rc = tsql_check_syntax(s, toks, i, j, &err)) < 0) return rc;
+        if (rc == TSQL_ESQL) goto sqlerr;
+        i = j;
+    }
     for (int i = 0; i < n && toks[i].k != TK_EOF;) {
         if (toks[i].k == TK_OP && toks[i].v[0] == ';') { i++; continue; }
         int j = stmt_end(toks, n, i);

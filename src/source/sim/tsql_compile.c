@@ -81,6 +81,11 @@ static char *qid(C *c, const char *name)
     return p;
 }
 
+static const char *name_dup(C *c, const char *s)
+{
+    return sim_arena_strndup(&c->s->arena, s, strlen(s));
+}
+
 static int bind(C *c, const sim_type *t, const sim_val *v, const char **sql)
 {
     tsql_compiled *o = c->out;
@@ -143,6 +148,52 @@ static const char *kname(sim_tkind k)
     return buf;
 }
 
+static bool is_exact(sim_tkind k)
+{
+    return is_int(k) || k == ST_DECIMAL || k == ST_NUMERIC || k == ST_MONEY || k == ST_SMALLMONEY;
+}
+
+/* An exact numeric type as decimal(p, s). */
+static void dec_of(const sim_type *t, int *p, int *s)
+{
+    switch (t->k) {
+    case ST_BIT: *p = 1; *s = 0; break;
+    case ST_TINYINT: *p = 3; *s = 0; break;
+    case ST_SMALLINT: *p = 5; *s = 0; break;
+    case ST_INT: *p = 10; *s = 0; break;
+    case ST_BIGINT: *p = 19; *s = 0; break;
+    case ST_MONEY: *p = 19; *s = 4; break;
+    case ST_SMALLMONEY: *p = 10; *s = 4; break;
+    default: *p = t->prec; *s = t->scale; break;
+    }
+}
+
+/* SQL Server's precision and scale of a decimal operation (capped at 38 digits, the scale
+ * reduced so the integral part fits; for * and / not below 6). */
+static sim_type decimal_result(char op, const sim_type *a, const sim_type *b)
+{
+    int p1, s1, p2, s2, p, s;
+    dec_of(a, &p1, &s1);
+    dec_of(b, &p2, &s2);
+    switch (op) {
+    case '+': case '-':
+        s = s1 > s2 ? s1 : s2;
+        p = s + ((p1 - s1) > (p2 - s2) ? p1 - s1 : p2 - s2) + 1;
+        break;
+    case '*': p = p1 + p2 + 1; s = s1 + s2; break;
+    case '/': s = 6 > s1 + p2 + 1 ? 6 : s1 + p2 + 1; p = p1 - s1 + s2 + s; break;
+    default: s = s1 > s2 ? s1 : s2; p = ((p1 - s1) < (p2 - s2) ? p1 - s1 : p2 - s2) + s; break;
+    }
+    if (p > 38) {
+        int integral = p - s;
+        if (op == '*' || op == '/') s = integral < 32 ? (s < 38 - integral ? s : 38 - integral) : (s < 6 ? s : 6);
+        else s = s < 38 - integral ? s : (38 - integral > 0 ? 38 - integral : 0);
+        p = 38;
+    }
+    sim_type r = {ST_DECIMAL, 0, p, s};
+    return r;
+}
+
 /* Convert @p x to type @p to (implicitly unless @p explicit_). */
 static int conv(C *c, cx *x, const sim_type *to, bool explicit_, int line)
 {
@@ -203,7 +254,14 @@ static int unify(C *c, cx *a, cx *b, int line)
 /* Strings compare under the default collation. */
 static const char *cmp_sql(C *c, const cx *x)
 {
-    return is_str(x->t.k) ? fmt(c, "%s COLLATE mssql", x->sql) : x->sql;
+    return is_str(x->t.k) && !x->binary_coll ? fmt(c, "%s COLLATE mssql", x->sql) : x->sql;
+}
+
+/* The left side of a comparison: an explicit collation on either side wins. */
+static const char *cmp_left(C *c, const cx *l, const cx *r)
+{
+    if (is_str(l->t.k) && (l->binary_coll || r->binary_coll)) return fmt(c, "%s COLLATE BINARY", l->sql);
+    return cmp_sql(c, l);
 }
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -304,6 +362,75 @@ int tsql_compile_vtab(tsql_compile_ctx *cc, const tsql_vcol *cols, int ncols, co
     return rc < 0 ? rc : 0;
 }
 
+/* cdc.fn_cdc_get_all_changes_<ci>(@from_lsn, @to_lsn, N'all' | N'all update old'): the change
+ * rows of [from, to]; a range outside [min_lsn, max_lsn] is Msg 313, as SQL Server raises it. */
+static int all_changes(C *c, tsql_tref *tr, crel *rel, const char **from_sql, const char *ci_name, const char *full)
+{
+    mcdc_sim *sim = c->s->sim;
+    sim_instance *ci = sim__find_instance(sim, ci_name);
+    if (!ci) return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s'.", full);
+    char fn[300];
+    snprintf(fn, sizeof fn, "cdc.fn_cdc_get_all_changes_%s", ci->name);
+    if (tr->nfargs != 3)
+        return tsql_fail(c->err, tr->nfargs > 3 ? 8144 : 313, 16, 3, tr->tok->line, tr->nfargs > 3
+                         ? "Procedure or function %s has too many arguments specified."
+                         : "An insufficient number of arguments were supplied for the procedure or function %s.", fn);
+    char ct[300];
+    snprintf(ct, sizeof ct, "%s_CT", ci->name);
+    sim_table *st = NULL;
+    for (int i = 0; i < sim->n_tables; i++)
+        if (sim->tables[i]->id == ci->table_id) st = sim->tables[i];
+    if (!sim_login_can_read(&c->s->grants, "cdc", ct) && !(st && sim_login_can_read(&c->s->grants, st->schema, st->name)))
+        return tsql_fail(c->err, 229, 14, 5, tr->tok->line,
+                         "The SELECT permission was denied on the object '%s', database '%s', schema 'cdc'.", ct, c->s->db_name);
+    scope empty = {NULL, 0, NULL};
+    sim_type bin10 = {ST_BINARY, 10, 0, 0}, i4 = {ST_INT, 0, 0, 0}, vb128 = {ST_VARBINARY, 128, 0, 0};
+    cx lo, hi;
+    int rc;
+    if ((rc = expr_(c, &empty, tr->fargs[0], &lo)) || (rc = conv(c, &lo, &bin10, false, tr->tok->line)) ||
+        (rc = expr_(c, &empty, tr->fargs[1], &hi)) || (rc = conv(c, &hi, &bin10, false, tr->tok->line)))
+        return rc;
+    tsql_expr *f = tr->fargs[2];
+    bool old_too;
+    if (f->k == X_LIT && f->lit.k == V_STR && f->lit.u.s.n == 3 && !strncasecmp(f->lit.u.s.p, "all", 3)) old_too = false;
+    else if (f->k == X_LIT && f->lit.k == V_STR && f->lit.u.s.n == 14 && !strncasecmp(f->lit.u.s.p, "all update old", 14)) old_too = true;
+    else return tsql_fail(c->err, 313, 16, 3, tr->tok->line,
+                          "An insufficient number of arguments were supplied for the procedure or function %s.", fn);
+    mcdc_lsn max, zero = mcdc_lsn_zero();
+    int64_t max_us;
+    if ((rc = sim__max_lsn(sim, &max, &max_us)) < 0) return rc;
+    mcdc_lsn min = mcdc_lsn_cmp(&ci->start_lsn, &sim->st.processed) <= 0 ? ci->start_lsn : zero;
+    char *pmin = sim_arena_alloc(&c->s->arena, 20);
+    if (!pmin) return MCDC_ENOMEM;
+    memcpy(pmin, min.b, 10);
+    memcpy(pmin + 10, max.b, 10);
+    sim_val vmin = {.k = V_BIN, .u.s = {pmin, 10}}, vmax = {.k = V_BIN, .u.s = {pmin + 10, 10}};
+    const char *bmin, *bmax;
+    if ((rc = bind(c, &bin10, &vmin, &bmin)) || (rc = bind(c, &bin10, &vmax, &bmax))) return rc;
+    const char *alias = fmt(c, "t%d", ++c->nalias);
+    mcdc_buf b = MCDC_BUF_INIT(1 << 20);
+    mcdc_buf_puts(&b, "(SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$update_mask\"");
+#define ACOL(n, ty) if (rc == 0) rc = add_col(c, rel, n, ty, true, fmt(c, "%s.%s", alias, qid(c, n)))
+    rc = 0;
+    ACOL("__$start_lsn", bin10);
+    ACOL("__$seqval", bin10);
+    ACOL("__$operation", i4);
+    ACOL("__$update_mask", vb128);
+    for (int k = 0; k < ci->n_cols; k++) {
+        mcdc_buf_printf(&b, ", %s", qid(c, ci->cols[k].name));
+        ACOL(ci->cols[k].name, ci->cols[k].type);
+    }
+#undef ACOL
+    mcdc_buf_printf(&b, " FROM %s WHERE mc_cdc_range(%s, %s, %s, %s, '%s') AND \"__$start_lsn\" >= %s AND \"__$start_lsn\" <= %s%s)",
+                    qid(c, fmt(c, "cdc.%s_CT", ci->name)), lo.sql, hi.sql, bmin, bmax, fn, lo.sql, hi.sql,
+                    old_too ? "" : " AND \"__$operation\" <> 3");
+    *from_sql = rc ? NULL : fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
+    mcdc_buf_dispose(&b);
+    rel->schema = "cdc";
+    rel->object = name_dup(c, fn + 4);
+    return rc < 0 ? rc : *from_sql ? 0 : MCDC_ENOMEM;
+}
+
 static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
 {
     const char *name = tr->parts[tr->nparts - 1];
@@ -316,8 +443,11 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
     rel->object = name;
     if (db && strcasecmp(db, c->s->db_name) && strcasecmp(db, "master"))
         return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s.%s'.", db, full);
-    if (tr->is_func)
+    if (tr->is_func) {
+        if (!strcasecmp(schema, "cdc") && !strncasecmp(name, "fn_cdc_get_all_changes_", 23))
+            return all_changes(c, tr, rel, from_sql, name + 23, full);
         return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s'.", full);
+    }
     if (!strcasecmp(schema, "sys") || !strcasecmp(schema, "INFORMATION_SCHEMA")) {
         const tsql_vcol *vc;
         int nvc;
@@ -542,19 +672,26 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
         if (is_int(a.t.k) && is_int(b.t.k)) {
             out->t = precedence(a.t.k) >= precedence(b.t.k) ? a.t : b.t;
             if (out->t.k == ST_BIT || out->t.k == ST_TINYINT || out->t.k == ST_SMALLINT) out->t.k = ST_INT;
+        } else if (is_exact(a.t.k) && is_exact(b.t.k) && strchr("+-*/%", e->op[0])) {
+            out->t = decimal_result(e->op[0], &a.t, &b.t);
+            out->sql = fmt(c, "mc_arith('%c', %s, '%s', %s, '%s', '%s')", e->op[0], a.sql, tname(c, &a.t), b.sql,
+                           tname(c, &b.t), tname(c, &out->t));
+            return out->sql ? 0 : MCDC_ENOMEM;
         } else {
             sim_type f = {ST_FLOAT, 0, 0, 0};
             if ((rc = conv(c, &a, &f, false, line)) || (rc = conv(c, &b, &f, false, line))) return rc;
             out->t = f;
         }
-        if (e->op[0] == '/') out->sql = fmt(c, "(%s / NULLIF(%s, 0))", a.sql, b.sql); /* 8134 below */
-        out->sql = e->op[0] == '/' ? fmt(c, "(%s / %s)", a.sql, b.sql) : fmt(c, "(%s %s %s)", a.sql, e->op, b.sql);
+        if (e->op[0] == '/' || e->op[0] == '%') /* 8134, as SQL Server raises it */
+            out->sql = fmt(c, "(CASE WHEN %s = 0 THEN mc_div0() ELSE %s %c %s END)", b.sql, a.sql, e->op[0], b.sql);
+        else
+            out->sql = fmt(c, "(%s %s %s)", a.sql, e->op, b.sql);
         return 0;
     case X_CMP:
         if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b))) return rc;
         if ((rc = unify(c, &a, &b, line))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(%s %s %s)", cmp_sql(c, &a), e->op, b.sql);
+        out->sql = fmt(c, "(%s %s %s)", cmp_left(c, &a, &b), e->op, b.sql);
         return 0;
     case X_AND: case X_OR: {
         const char *l, *r;
@@ -701,7 +838,10 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
         if ((rc = expr_(c, sc, e->a, &a))) return rc;
         *out = a;
         out->name = "";
-        if (strstr(e->name, "_CS_") || strstr(e->name, "_BIN")) out->sql = fmt(c, "(%s COLLATE BINARY)", a.sql);
+        if (strstr(e->name, "_CS_") || strstr(e->name, "_BIN")) {
+            out->sql = fmt(c, "(%s COLLATE BINARY)", a.sql);
+            out->binary_coll = true;
+        }
         return 0;
     case X_FUNC:
         return func(c, sc, e, out);
@@ -932,7 +1072,6 @@ char *tsql_compile_fmt(tsql_compile_ctx *cc, const char *f, const char *a, const
 
 /* ---- SELECT ------------------------------------------------------------------------------- */
 
-static bool has_agg(const cx *x) { return x->is_agg; }
 
 /* ORDER BY item: a select-list alias or column position maps to the output column. */
 static int order_item(C *c, scope *sc, tsql_select *sel, cx *items, int nitems, tsql_order *o, bool union_, const char **sql)
@@ -963,6 +1102,74 @@ static int order_item(C *c, scope *sc, tsql_select *sel, cx *items, int nitems, 
     return 0;
 }
 
+static bool is_aggregate(const tsql_expr *e)
+{
+    if (e->k != X_FUNC || e->over) return false;
+    static const char *const aggs[] = {"count", "count_big", "min", "max", "sum", "avg", NULL};
+    for (int i = 0; aggs[i]; i++)
+        if (!strcasecmp(e->name, aggs[i])) return true;
+    return false;
+}
+
+static bool same_expr(const tsql_expr *a, const tsql_expr *b)
+{
+    if (!a || !b) return a == b;
+    if (a->k != b->k || strcmp(a->op, b->op) || a->neg != b->neg || a->nargs != b->nargs) return false;
+    if (a->k == X_COL) {
+        /* t.c and c name the same column when the last part matches and no qualifier differs */
+        if (strcasecmp(a->parts[a->nparts - 1], b->parts[b->nparts - 1])) return false;
+        if (a->nparts >= 2 && b->nparts >= 2 && strcasecmp(a->parts[a->nparts - 2], b->parts[b->nparts - 2])) return false;
+        return true;
+    }
+    if (a->k == X_LIT) return a->lit.k == b->lit.k && sim_same(&a->lit, &b->lit);
+    if ((a->name || b->name) && (!a->name || !b->name || strcasecmp(a->name, b->name))) return false;
+    if (a->k == X_CAST && memcmp(&a->type, &b->type, sizeof a->type)) return false;
+    if (!same_expr(a->a, b->a) || !same_expr(a->b, b->b) || !same_expr(a->c, b->c)) return false;
+    for (int i = 0; i < a->nargs; i++)
+        if (!same_expr(a->args[i], b->args[i])) return false;
+    return a->sub == NULL && b->sub == NULL;
+}
+
+static bool contains_aggregate(const tsql_expr *e)
+{
+    if (!e || e->k == X_SUBQ || e->k == X_EXISTS) return false;
+    if (is_aggregate(e)) return true;
+    if (contains_aggregate(e->a) || contains_aggregate(e->b) || contains_aggregate(e->c)) return true;
+    for (int i = 0; i < e->nargs; i++)
+        if (contains_aggregate(e->args[i])) return true;
+    return false;
+}
+
+/* A select item of a grouped query: every column outside an aggregate is a GROUP BY
+ * expression (8120). */
+static int check_grouped(C *c, scope *sc, tsql_select *sel, tsql_expr *e)
+{
+    if (!e || is_aggregate(e) || e->over || e->k == X_SUBQ || e->k == X_EXISTS) return 0;
+    for (int g = 0; g < sel->ngroup; g++)
+        if (same_expr(e, sel->group[g])) return 0;
+    if (e->k == X_COL) {
+        const char *col = e->parts[e->nparts - 1];
+        char where[400] = "";
+        for (int r = 0; r < sc->nrels; r++)
+            for (int k = 0; k < sc->rels[r].ncols; k++)
+                if (!strcasecmp(sc->rels[r].cols[k].name, col) && !where[0]) {
+                    crel *rel = &sc->rels[r];
+                    bool aliased = rel->alias && rel->object && strcasecmp(rel->alias, rel->object);
+                    if (aliased || !rel->schema) snprintf(where, sizeof where, "%s.", rel->alias ? rel->alias : "");
+                    else snprintf(where, sizeof where, "%s.%s.", rel->schema, rel->object);
+                }
+        if (!where[0]) return 0; /* an outer reference */
+        return tsql_fail(c->err, 8120, 16, 1, line_of(e), "Column '%s%s' is invalid in the select list because it is not "
+                         "contained in either an aggregate function or the GROUP BY clause.", where, col);
+    }
+    int rc;
+    if ((rc = check_grouped(c, sc, sel, e->a)) || (rc = check_grouped(c, sc, sel, e->b)) || (rc = check_grouped(c, sc, sel, e->c)))
+        return rc;
+    for (int i = 0; i < e->nargs; i++)
+        if ((rc = check_grouped(c, sc, sel, e->args[i]))) return rc;
+    return 0;
+}
+
 static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc_buf *b, cx **items_out, int *nitems_out,
                        scope **sc_out)
 {
@@ -979,6 +1186,12 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
         tsql_tref *tr = &sel->from[i];
         bool lateral = tr->join == J_CROSS_APPLY || tr->join == J_OUTER_APPLY;
         if ((rc = from_item(c, lateral ? sc : outer, sc, tr, &fsql[i]))) return rc;
+        /* the outer side of a join may be all NULL */
+        if (tr->join == J_LEFT || tr->join == J_FULL || tr->join == J_OUTER_APPLY)
+            for (int k = 0; k < sc->rels[sc->nrels - 1].ncols; k++) sc->rels[sc->nrels - 1].cols[k].nullable = true;
+        if (tr->join == J_RIGHT || tr->join == J_FULL)
+            for (int r = 0; r < sc->nrels - 1; r++)
+                for (int k = 0; k < sc->rels[r].ncols; k++) sc->rels[r].cols[k].nullable = true;
         onsql[i] = NULL;
         if (tr->on && (rc = bool_sql(c, sc, tr->on, &onsql[i]))) return rc;
     }
@@ -1060,8 +1273,13 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
         mcdc_buf_printf(b, " HAVING %s", h);
     }
     bool agg = sel->ngroup > 0;
-    for (int i = 0; i < n; i++) agg |= has_agg(&items[i]);
-    (void)agg;
+    for (int i = 0; i < sel->nitems; i++) agg |= contains_aggregate(sel->items[i].e);
+    for (int i = 0; agg && i < sel->nitems; i++)
+        if (sel->items[i].e->k != X_STAR && (rc = check_grouped(c, sc, sel, sel->items[i].e))) return rc;
+        else if (sel->items[i].e->k == X_STAR && sc->nrels)
+            return tsql_fail(c->err, 8120, 16, 1, line_of(sel->items[i].e), "Column '%s.%s' is invalid in the select list "
+                             "because it is not contained in either an aggregate function or the GROUP BY clause.",
+                             sc->rels[0].alias ? sc->rels[0].alias : "", sc->rels[0].ncols ? sc->rels[0].cols[0].name : "");
     out_rel->ncols = 0;
     for (int i = 0; i < n; i++)
         if ((rc = add_col(c, out_rel, names[i], items[i].t, items[i].nullable, NULL)) < 0) return rc;
@@ -1086,34 +1304,60 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
     }
     if ((rc = select_core(c, outer, sel, as_rel, &b, &items, &n, &sc))) goto done;
     bool union_ = sel->union_all != NULL;
-    for (tsql_select *u = sel->union_all; u; u = u->union_all) {
-        crel ur = {0};
-        cx *uitems;
-        int un;
-        scope *usc;
-        mcdc_buf ub = MCDC_BUF_INIT(1 << 24);
-        if ((rc = select_core(c, outer, u, &ur, &ub, &uitems, &un, &usc))) { mcdc_buf_dispose(&ub); goto done; }
-        if (un != n) {
+    if (union_) {
+        /* every branch, then each converted to the common column types */
+        int nb = 0;
+        for (tsql_select *u = sel; u; u = u->union_all) nb++;
+        const char **bsql = sim_arena_alloc(&c->s->arena, (size_t)nb * sizeof *bsql);
+        crel *brel = sim_arena_alloc(&c->s->arena, (size_t)nb * sizeof *brel);
+        if (!bsql || !brel) { rc = MCDC_ENOMEM; goto done; }
+        bsql[0] = fmt(c, "%.*s", (int)b.len, b.ptr);
+        brel[0] = *as_rel;
+        brel[0].cols = sim_arena_alloc(&c->s->arena, (size_t)(n + 1) * sizeof *brel[0].cols);
+        if (!brel[0].cols) { rc = MCDC_ENOMEM; goto done; }
+        memcpy(brel[0].cols, as_rel->cols, (size_t)n * sizeof *brel[0].cols);
+        int k = 1;
+        for (tsql_select *u = sel->union_all; u; u = u->union_all, k++) {
+            cx *uitems;
+            int un;
+            scope *usc;
+            mcdc_buf ub = MCDC_BUF_INIT(1 << 24);
+            memset(&brel[k], 0, sizeof brel[k]);
+            if ((rc = select_core(c, outer, u, &brel[k], &ub, &uitems, &un, &usc))) { mcdc_buf_dispose(&ub); goto done; }
+            bsql[k] = fmt(c, "%.*s", (int)ub.len, ub.ptr);
             mcdc_buf_dispose(&ub);
-            rc = tsql_fail(c->err, 205, 16, 1, u->tok->line, "All queries combined using a UNION, INTERSECT or EXCEPT operator "
-                                                            "must have an equal number of expressions in their target lists.");
-            goto done;
+            if (un != n) {
+                rc = tsql_fail(c->err, 205, 16, 1, u->tok->line, "All queries combined using a UNION, INTERSECT or EXCEPT operator "
+                                                                "must have an equal number of expressions in their target lists.");
+                goto done;
+            }
+            for (int i = 0; i < n; i++) {
+                as_rel->cols[i].t = common(&as_rel->cols[i].t, &brel[k].cols[i].t);
+                as_rel->cols[i].nullable |= brel[k].cols[i].nullable;
+            }
         }
-        for (int i = 0; i < n; i++) {
-            as_rel->cols[i].t = common(&as_rel->cols[i].t, &ur.cols[i].t);
-            as_rel->cols[i].nullable |= ur.cols[i].nullable;
+        mcdc_buf_clear(&b);
+        mcdc_buf_puts(&b, "SELECT * FROM (");
+        for (k = 0; k < nb; k++) {
+            if (k) mcdc_buf_puts(&b, " UNION ALL ");
+            bool same = true;
+            for (int i = 0; i < n; i++)
+                if (memcmp(&brel[k].cols[i].t, &as_rel->cols[i].t, sizeof(sim_type))) same = false;
+            if (same) {
+                mcdc_buf_puts(&b, bsql[k]);
+                continue;
+            }
+            mcdc_buf_puts(&b, "SELECT ");
+            for (int i = 0; i < n; i++) {
+                cx x = {0};
+                x.t = brel[k].cols[i].t;
+                x.sql = fmt(c, "c%d", i + 1);
+                if ((rc = conv(c, &x, &as_rel->cols[i].t, false, sel->tok->line))) goto done;
+                mcdc_buf_printf(&b, "%s%s AS c%d", i ? ", " : "", x.sql, i + 1);
+            }
+            mcdc_buf_printf(&b, " FROM (%s)", bsql[k]);
         }
-        mcdc_buf_puts(&b, " UNION ALL ");
-        mcdc_buf_put(&b, ub.ptr, ub.len);
-        mcdc_buf_dispose(&ub);
-    }
-    if (union_) { /* every branch in the common types: wrap */
-        mcdc_buf w = MCDC_BUF_INIT(1 << 24);
-        mcdc_buf_puts(&w, "SELECT * FROM (");
-        mcdc_buf_put(&w, b.ptr, b.len);
-        mcdc_buf_puts(&w, ")");
-        mcdc_buf_dispose(&b);
-        b = w;
+        mcdc_buf_puts(&b, ")");
     }
     if (sel->norder) {
         mcdc_buf_puts(&b, " ORDER BY ");

@@ -11,6 +11,10 @@
  *  negative for a failure of the session. */
 int tsql_run_statement(mcdc_sim_session *s, const tsql_tok *toks, int i, int j, tsql_error *err);
 
+/** Parse the statement toks[i..j) without running it (a batch is parsed whole first, so a
+ *  syntax error anywhere runs nothing). @return 0; TSQL_ESQL; negative. */
+int tsql_check_syntax(mcdc_sim_session *s, const tsql_tok *toks, int i, int j, tsql_error *err);
+
 /** A result column as the engine declares it. */
 typedef struct tsql_rcol {
     mcdc_sim_rcol rc;      /* name, SQL Server type, nullability */

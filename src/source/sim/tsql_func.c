@@ -6,6 +6,8 @@
  *                                                1 (binary <-> '0x..' text) and 126 (ISO 8601)
  *   mc_lsn_inc(x), mc_lsn_dec(x)                 sys.fn_cdc_increment_lsn/decrement_lsn
  *   mc_dateadd(part, n, x, 'type'), mc_datediff(part, a, b, 'type'), mc_datepart(part, x, 'type')
+ *   mc_arith(op, a, 'type', b, 'type', 'result type')  exact decimal + - * / % (8115, 8134)
+ *   mc_cdc_range(from, to, min, max, 'fn')      Msg 313 of cdc.fn_cdc_get_all_changes_<ci>
  *   mc_hashbytes(alg, x), mc_quotename(s, q)
  *   collation mssql                              case-insensitive, trailing spaces ignored
  * A failure is SQL Server's error recorded in the session's run_err (tsql_run_begin), and the
@@ -60,6 +62,41 @@ static const sim_type *type_arg(sqlite3_context *cx, sqlite3_value **argv, int i
 
 static int hexdig(int c) { return isdigit(c) ? c - '0' : isxdigit(c) ? toupper(c) - 'A' + 10 : -1; }
 
+/* Code points CP1252 holds in 0x80..0x9F (the rest of it is Latin-1). */
+static const uint16_t cp1252_high[] = {0x20AC, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+                                       0x2039, 0x0152, 0x017D, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+                                       0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x017E, 0x0178};
+
+static bool in_cp1252(uint32_t cp)
+{
+    if (cp < 0x80 || (cp >= 0xA0 && cp <= 0xFF)) return true;
+    for (size_t i = 0; i < sizeof cp1252_high / sizeof cp1252_high[0]; i++)
+        if (cp1252_high[i] == cp) return true;
+    return false;
+}
+
+/* A Unicode string converted to varchar (the default collation's code page, CP1252):
+ * characters it cannot hold become '?', as SQL Server converts them. In place: never longer. */
+static size_t to_code_page(char *p, size_t n)
+{
+    size_t i = 0, k = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)p[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+        if (i + len > n) len = 1;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+        for (size_t j = 1; j < len; j++) cp = cp << 6 | ((unsigned char)p[i + j] & 0x3F);
+        if (in_cp1252(cp)) {
+            memmove(p + k, p + i, len);
+            k += len;
+        } else {
+            p[k++] = '?';
+        }
+        i += len;
+    }
+    return k;
+}
+
 static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     const sim_type *from = type_arg(cx, argv, 1), *to = type_arg(cx, argv, 2);
@@ -112,6 +149,13 @@ static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
         in.k = V_STR;
         in.u.s.p = txt;
         in.u.s.n = strlen(txt);
+    }
+    if ((to->k == ST_CHAR || to->k == ST_VARCHAR || to->k == ST_TEXT) && in.k == V_STR) {
+        char *copy = sim_arena_strndup(&a, in.u.s.p, in.u.s.n);
+        if (!copy) { sqlite3_result_error_nomem(cx); goto done; }
+        in.u.s.n = to_code_page(copy, in.u.s.n);
+        in.u.s.p = copy;
+        in.big = false;
     }
     if (sim_convert(&a, to, &in, &out, NULL) < 0) { fail_mcdc(cx); goto done; }
     if (to->k == ST_CHAR || to->k == ST_NCHAR) { /* padded to the length */
@@ -369,6 +413,125 @@ static void f_quotename(sqlite3_context *cx, int argc, sqlite3_value **argv)
     sqlite3_result_text(cx, out, (int)k, free);
 }
 
+static void f_div0(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    (void)argv;
+    fail(cx, 8134, "Divide by zero error encountered.");
+}
+
+/* mc_cdc_range(from, to, min, max, 'function'): 1, or Msg 313 when [from, to] leaves
+ * [min, max] (what cdc.fn_cdc_get_all_changes_<ci> raises). */
+static void f_cdc_range(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    for (int i = 0; i < 4; i++)
+        if (sqlite3_value_type(argv[i]) != SQLITE_BLOB || sqlite3_value_bytes(argv[i]) != 10) {
+            fail(cx, 313, "An insufficient number of arguments were supplied for the procedure or function %s.",
+                 (const char *)sqlite3_value_text(argv[4]));
+            return;
+        }
+    const void *lo = sqlite3_value_blob(argv[0]), *hi = sqlite3_value_blob(argv[1]);
+    const void *mn = sqlite3_value_blob(argv[2]), *mx = sqlite3_value_blob(argv[3]);
+    if (memcmp(lo, mn, 10) < 0 || memcmp(hi, mx, 10) > 0 || memcmp(lo, hi, 10) > 0) {
+        fail(cx, 313, "An insufficient number of arguments were supplied for the procedure or function %s.",
+             (const char *)sqlite3_value_text(argv[4]));
+        return;
+    }
+    sqlite3_result_int(cx, 1);
+}
+
+/* ---- exact decimal arithmetic ------------------------------------------------------------ */
+
+static mcdc_int128 p10(int n)
+{
+    mcdc_int128 r = 1;
+    while (n-- > 0) r *= 10;
+    return r;
+}
+
+static bool to_scale(mcdc_int128 v, int s, int t, mcdc_int128 *out)
+{
+    if (t >= s) return !__builtin_mul_overflow(v, p10(t - s), out);
+    mcdc_int128 p = p10(s - t), q = v / p, rem = v % p;
+    if (rem < 0) rem = -rem;
+    if (rem * 2 >= p) q += v < 0 ? -1 : 1;
+    *out = q;
+    return true;
+}
+
+/* A numeric value as (unscaled, scale). */
+static bool as_dec(const sim_val *v, mcdc_int128 *u, int *scale)
+{
+    if (v->k == V_INT) { *u = v->u.i; *scale = 0; return true; }
+    if (v->k == V_DEC) { *u = v->u.dec; *scale = v->scale; return true; }
+    return false;
+}
+
+static void f_arith(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *op = (const char *)sqlite3_value_text(argv[0]);
+    const sim_type *ta = type_arg(cx, argv, 2), *tb = type_arg(cx, argv, 4), *tr = type_arg(cx, argv, 5);
+    if (!op || !ta || !tb || !tr) { sqlite3_result_error(cx, "bad type", -1); return; }
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL || sqlite3_value_type(argv[3]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    sim_arena a = {0};
+    sim_val x, y;
+    mcdc_int128 ux, uy, r = 0;
+    int sx, sy, sr = tr->k == ST_MONEY || tr->k == ST_SMALLMONEY ? 4 : tr->scale;
+    if (sim_read_value(argv[1], ta, &a, &x) < 0 || sim_read_value(argv[3], tb, &a, &y) < 0) { fail_mcdc(cx); goto done; }
+    if (!as_dec(&x, &ux, &sx) || !as_dec(&y, &uy, &sy)) { sqlite3_result_error(cx, "not a number", -1); goto done; }
+    bool ok = true;
+    switch (op[0]) {
+    case '+': case '-': {
+        int s = sx > sy ? sx : sy;
+        mcdc_int128 ax, ay;
+        ok = to_scale(ux, sx, s, &ax) && to_scale(uy, sy, s, &ay);
+        if (ok) ok = op[0] == '+' ? !__builtin_add_overflow(ax, ay, &r) : !__builtin_sub_overflow(ax, ay, &r);
+        if (ok) ok = to_scale(r, s, sr, &r);
+        break;
+    }
+    case '*':
+        ok = !__builtin_mul_overflow(ux, uy, &r) && to_scale(r, sx + sy, sr, &r);
+        break;
+    case '/': case '%':
+        if (uy == 0) { fail(cx, 8134, "Divide by zero error encountered."); goto done; }
+        if (op[0] == '/') {
+            /* (ux / 10^sx) / (uy / 10^sy) at scale sr: ux * 10^(sr + sy - sx + 1) / uy, then round */
+            int k = sr + sy - sx + 1;
+            mcdc_int128 num;
+            ok = k >= 0 ? !__builtin_mul_overflow(ux, p10(k), &num) : (num = ux / p10(-k), true);
+            if (ok) {
+                mcdc_int128 q = num / uy;
+                ok = to_scale(q, sr + 1, sr, &r);
+            }
+        } else {
+            int s = sx > sy ? sx : sy;
+            mcdc_int128 ax, ay;
+            ok = to_scale(ux, sx, s, &ax) && to_scale(uy, sy, s, &ay);
+            if (ok) { r = ax % ay; ok = to_scale(r, s, sr, &r); }
+        }
+        break;
+    default:
+        sqlite3_result_error(cx, "bad operator", -1);
+        goto done;
+    }
+    int prec = tr->k == ST_MONEY ? 19 : tr->k == ST_SMALLMONEY ? 10 : tr->prec;
+    if (ok && (r >= p10(prec) || r <= -p10(prec))) ok = false;
+    if (!ok) {
+        fail(cx, 8115, "Arithmetic overflow error converting expression to data type numeric.");
+        goto done;
+    }
+    sim_val out = {0};
+    out.k = V_DEC;
+    out.u.dec = r;
+    out.prec = prec;
+    out.scale = sr;
+    sim_result(cx, tr, &out);
+done:
+    sim_arena_free(&a);
+}
+
 static int coll_mssql(void *u, int na, const void *a, int nb, const void *b)
 {
     (void)u;
@@ -389,6 +552,9 @@ int tsql_register_functions(mcdc_sim_session *s)
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_hashbytes", 2, f, s, f_hashbytes, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_quotename", 1, f, s, f_quotename, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_quotename", 2, f, s, f_quotename, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_arith", 6, f, s, f_arith, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_cdc_range", 5, f, s, f_cdc_range, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_div0", 0, SQLITE_UTF8, s, f_div0, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_collation(db, "mssql", SQLITE_UTF8, NULL, coll_mssql);
     return rc == SQLITE_OK ? 0 : sim__sqlite_error(s->sim, rc, "registering functions");
 }

@@ -426,10 +426,16 @@ static int cleanup(mcdc_sim_session *s, const mcdc_sim_param *ps, int n, tsql_er
         bool found = sqlite3_step(st) == SQLITE_ROW;
         if (found) lwm_us = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
-        if (!found)
+        if (!found) {
+            char lo[MCDC_LSN_STRLEN], mn[MCDC_LSN_STRLEN], mx[MCDC_LSN_STRLEN];
+            mcdc_lsn given, minl;
+            memcpy(given.b, a[1]->u.s.p, 10);
+            sim_instance *ci = sim__find_instance(s->sim, val_str(s, a[0]));
+            minl = ci && mcdc_lsn_cmp(&ci->start_lsn, &s->sim->st.processed) <= 0 ? ci->start_lsn : mcdc_lsn_zero();
             return tsql_fail(err, 22964, 16, 1, 1, "LSN %s, specified as the new low endpoint for the change table associated "
-                             "with capture instance '%s', is not within the Change Data Capture timeline [%s, %s].", "given",
-                             val_str(s, a[0]), "min", "max");
+                             "with capture instance '%s', is not within the Change Data Capture timeline [%s, %s].",
+                             mcdc_lsn_format(lo, &given), val_str(s, a[0]), mcdc_lsn_format(mn, &minl), mcdc_lsn_format(mx, &max));
+        }
     } else {
         lwm_us = max_us;
     }
@@ -523,6 +529,21 @@ int tsql_run_exec(mcdc_sim_session *s, const tsql_tok *t, int n, bool implicit, 
         if (k < n) k++;
     }
     (void)line;
+    const char *base = !strncasecmp(proc, "sys.", 4) ? proc + 4 : proc;
+    if (!strcasecmp(base, "sp_executesql") || !strcasecmp(base, "sp_prepare") || !strcasecmp(base, "sp_execute") ||
+        !strcasecmp(base, "sp_prepexec") || !strcasecmp(base, "sp_unprepare")) {
+        /* as an RPC would run it, with the batch's variables set aside */
+        sess_var *saved = s->vars;
+        int n_saved = s->n_vars, cap_saved = s->cap_vars;
+        s->vars = NULL;
+        s->n_vars = s->cap_vars = 0;
+        rc = sess_rpc(s, proc, 0, ps, np);
+        s->vars = saved;
+        s->n_vars = n_saved;
+        s->cap_vars = cap_saved;
+        s->in_proc = false;
+        return rc;
+    }
     bool was = s->in_proc;
     s->in_proc = true;
     rc = tsql_call_proc(s, proc, ps, np, err);

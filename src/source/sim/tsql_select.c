@@ -15,6 +15,38 @@
 #include "source/sim/tsql_ast.h"
 #include "source/sim/tsql_sys.h"
 
+/* SELECT @v = expr, ... [FROM ...]: every row assigns the variables (the last one stays). */
+static int assign_rows(mcdc_sim_session *s, tsql_select *sel, sqlite3_stmt *st, tsql_compiled *cc, int line, tsql_error *err)
+{
+    sess_var **vars = sim_arena_alloc(&s->arena, (size_t)(sel->nitems + 1) * sizeof *vars);
+    if (!vars) return MCDC_ENOMEM;
+    for (int i = 0; i < sel->nitems; i++) {
+        const char *a = sel->items[i].alias;
+        if (!a || a[0] != '@')
+            return tsql_fail(err, 141, 15, 1, line, "A SELECT statement that assigns a value to a variable must not be "
+                             "combined with data-retrieval operations.");
+        if (!(vars[i] = sess_var_find(s, a, strlen(a))))
+            return tsql_fail(err, 137, 15, 1, line, "Must declare the scalar variable \"%s\".", a);
+    }
+    int64_t n = 0;
+    int r, rc = 0;
+    tsql_run_begin(s, err);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < sel->nitems && rc == 0; i++) {
+            sim_val raw;
+            if (sim_read_col(st, i, &cc->cols[i].rc.type, &s->arena, &raw) < 0 ||
+                sim_convert(&s->arena, &vars[i]->type, &raw, &vars[i]->value, NULL) < 0)
+                rc = tsql_from_mcdc_error(err, line);
+        }
+        if (rc) break;
+        n++;
+    }
+    if (rc == 0 && r != SQLITE_DONE) rc = tsql_run_error(s, r, err);
+    tsql_run_end(s);
+    if (rc) return rc;
+    return sess_done(s, MCDC_SIM_DONE_STMT, s->nocount ? 0 : MCDC_SIM_DONE_COUNT, CURCMD_SELECT, n);
+}
+
 int tsql_run_select(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *err)
 {
     tsql_select *sel;
@@ -42,7 +74,7 @@ int tsql_run_select(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *e
         return rc;
     }
     for (int i = 0; i < cc.nbinds; i++) sim_bind(st, i + 1, &cc.btypes[i], &cc.binds[i]);
-    rc = tsql_stream(s, st, cc.cols, cc.ncols, err);
+    rc = sel->assigns ? assign_rows(s, sel, st, &cc, t->line, err) : tsql_stream(s, st, cc.cols, cc.ncols, err);
     sqlite3_finalize(st);
     tsql_compiled_dispose(&cc);
     return rc;

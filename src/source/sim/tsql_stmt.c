@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "source/sim/tsql_engine.h"
+#include "source/sim/tsql_ast.h"
 
 static int syntax_near(tsql_error *err, const tsql_tok *t)
 {
@@ -213,4 +213,36 @@ int tsql_run_statement(mcdc_sim_session *s, const tsql_tok *toks, int i, int j, 
                                                       tsql_tok_is(t, "ALTER") || tsql_tok_is(t, "RETURN")))
         return tsql_run_exec(s, t, n, true, err);
     return syntax_near(err, t);
+}
+
+/* The span t[0..n) as its own token array ending with EOF (the parser reads up to EOF). */
+static tsql_tok *span_of(mcdc_sim_session *s, const tsql_tok *t, int n)
+{
+    tsql_tok *span = sim_arena_alloc(&s->arena, (size_t)(n + 1) * sizeof *span);
+    if (!span) return NULL;
+    memcpy(span, t, (size_t)n * sizeof *span);
+    span[n] = t[n];
+    span[n].k = TK_EOF;
+    span[n].vn = span[n].n = 0;
+    return span;
+}
+
+int tsql_check_syntax(mcdc_sim_session *s, const tsql_tok *toks, int i, int j, tsql_error *err)
+{
+    const tsql_tok *t = &toks[i];
+    int n = j - i, k = 0, rc;
+    if (!(tsql_tok_is(t, "SELECT") || tsql_tok_is(t, "(") ||
+          (tsql_tok_is(t, "SET") && n > 2 && t[1].k == TK_VAR && tsql_tok_is(&t[2], "="))))
+        return 0;
+    tsql_tok *span = span_of(s, t, n);
+    if (!span) return MCDC_ENOMEM;
+    if (tsql_tok_is(t, "SET")) {
+        tsql_expr *e;
+        k = 3;
+        if ((rc = tsql_parse_expr(&s->arena, span, n, &k, &e, err)) != 0) return rc;
+    } else {
+        tsql_select *sel;
+        if ((rc = tsql_parse_select(&s->arena, span, n, &k, &sel, err)) != 0) return rc;
+    }
+    return k < n ? tsql_syntax(err, &span[k]) : 0;
 }

@@ -17,6 +17,7 @@ typedef struct tsql_vcx {
     const char *sql;
     const char *name;
     bool        is_agg;
+    bool        binary_coll; /* COLLATE ..._CS_.. or _BIN: compared as written */
 } tsql_vcx;
 
 /** A column of a system object, as documented. */

@@ -183,16 +183,33 @@ static void test_core_options__unknown_keys_warn_by_name(void **state)
     assert_int_equal(0, mcdc_options_add(o, "Colour=red"));
     assert_int_equal(2, mcdc_options_warn_unknown(o));
     assert_int_equal(2, n_logged);
-    assert_string_equal("WARN options unknown stream option 'bacth_size' is ignored "
+    assert_string_equal("WARN options unknown stream option 'bacth_size' is ignored; did you mean batch_size? "
                         "(known: batch_size, trigger, start_lsn, snapshot, name)",
                         logged[0]);
     assert_non_null(strstr(logged[1], "'Colour'"));
+    assert_null(strstr(logged[1], "did you mean"));
     /* A list without a declared set accepts anything. */
     mcdc_options *any = NULL;
     assert_int_equal(0, mcdc_options_new(&any, "option", NULL));
     assert_int_equal(0, mcdc_options_add(any, "whatever=1"));
     assert_int_equal(0, mcdc_options_warn_unknown(any));
     mcdc_options_free(any);
+}
+
+static void test_core_options__nearest_name_of_a_typo(void **state)
+{
+    (void)state;
+    const char *names[] = { "app-id", "capture-instance", "checkpoint", "target", "help" };
+#define NEAR(s) mcdc_nearest_name(s, strlen(s), names, 5)
+    assert_string_equal("app-id", NEAR("appid"));       /* a letter left out */
+    assert_string_equal("app-id", NEAR("APP_ID"));      /* case and '_' for '-' */
+    assert_string_equal("target", NEAR("tagret"));      /* a swap */
+    assert_string_equal("checkpoint", NEAR("checkp"));  /* the start of one name */
+    assert_string_equal("capture-instance", NEAR("capture-instnace"));
+    assert_null(NEAR("frobnicate"));                     /* nothing near */
+    assert_null(NEAR("x"));                              /* too short to guess */
+    assert_null(NEAR("c"));                              /* a prefix of two names, and short */
+#undef NEAR
 }
 
 static void test_core_options__cap_on_items(void **state)
@@ -217,6 +234,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_core_options__integers_with_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_options__durations_and_lsns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_options__unknown_keys_warn_by_name, setup, teardown),
+        cmocka_unit_test(test_core_options__nearest_name_of_a_typo),
         cmocka_unit_test_setup_teardown(test_core_options__cap_on_items, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* Unit tests for pipeline/checkpoint.c: the checkpoint directory (C1-C5). */
+/* Unit tests for pipeline/checkpoint.c: the checkpoint directory (C1-C6). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -170,6 +170,8 @@ static void test_pipeline_checkpoint__reuse_for_another_stream_is_refused(void *
     mcdc_checkpoint_close(ck);
     assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_open(&ck, dir, "a", "dbo_orders", "bronze.other"));
     assert_non_null(strstr(mcdc_error_last()->message, "belongs to target 'bronze.orders'"));
+    /* it has no batches: the hint says how to start over */
+    assert_non_null(strstr(mcdc_error_last()->hint, "it holds no batch yet: to start over, remove"));
     assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_open(&ck, dir, "a", "dbo_orders_v2", "bronze.orders"));
     assert_non_null(strstr(mcdc_error_last()->message, "capture instance 'dbo_orders'"));
     assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_open(&ck, dir, "b", "dbo_orders", "bronze.orders"));
@@ -236,6 +238,64 @@ static void test_pipeline_checkpoint__lost_metadata_is_corruption_not_a_new_stre
     assert_int_equal(0, access(p, F_OK));
 }
 
+static void test_pipeline_checkpoint__an_adoption_numbers_batches_from_its_first(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "app", "dbo_t", "bronze.t"));
+    mcdc_checkpoint_adoption ad;
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_checkpoint_adoption_get(ck, &ad));
+    mcdc_offset after;
+    memset(&after, 0, sizeof after);
+    mcdc_lsn_parse(&after.lsn, "0x00000000000000000010");
+    assert_int_equal(0, mcdc_checkpoint_record_adoption(ck, 5, &after, "old"));
+    /* once only */
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_adoption(ck, 6, &after, "old"));
+    /* its first batch is 5, not 0 (C6, C3) */
+    mcdc_batch_range r0 = range(0, "0x00000000000000000010", "0x00000000000000000020");
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_range(ck, &r0));
+    mcdc_batch_range r5 = range(5, "0x00000000000000000010", "0x00000000000000000020");
+    assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r5));
+    mcdc_checkpoint_close(ck);
+    /* reopened with offsets/5 pending: not corrupt; the adoption is read back */
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "app", "dbo_t", "bronze.t"));
+    assert_int_equal(0, mcdc_checkpoint_adoption_get(ck, &ad));
+    assert_int_equal(5, ad.first_batch);
+    assert_string_equal("old", ad.from_owner);
+    assert_int_equal(0, mcdc_lsn_cmp(&after.lsn, &ad.after.lsn));
+    mcdc_batch_commit c5 = commit(5);
+    assert_int_equal(0, mcdc_checkpoint_record_commit(ck, &c5));
+    mcdc_batch_commit lc;
+    assert_int_equal(0, mcdc_checkpoint_last_commit(ck, &lc));
+    assert_int_equal(5, lc.batch_id);
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_adoption(ck, 9, &after, "x"));
+    mcdc_checkpoint_close(ck);
+    /* peek reads without locking: metadata and batches */
+    bool exists = false, batches = false;
+    assert_int_equal(0, mcdc_checkpoint_peek(dir, &exists, &batches));
+    assert_true(exists);
+    assert_true(batches);
+}
+
+static void test_pipeline_checkpoint__an_adoption_below_its_offsets_is_corruption(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "app", "dbo_t", "bronze.t"));
+    mcdc_batch_range r0 = range(0, "0x00000000000000000001", "0x00000000000000000002");
+    assert_int_equal(0, mcdc_checkpoint_record_range(ck, &r0));
+    mcdc_checkpoint_close(ck);
+    char p[512];
+    snprintf(p, sizeof p, "%s/adopted", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("{\"first_batch\":3,\"after\":{\"lsn\":\"0x00000000000000000001\",\"commit_ts\":\"\"},"
+          "\"from_owner\":\"o\"}", f);
+    fclose(f);
+    assert_int_equal(MCDC_ECORRUPT, mcdc_checkpoint_open(&ck, dir, "app", "dbo_t", "bronze.t"));
+    assert_null(ck);
+}
+
 static void test_pipeline_checkpoint__old_batches_are_pruned(void **state)
 {
     (void)state;
@@ -273,6 +333,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__reuse_for_another_stream_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__a_hole_is_corruption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__lost_metadata_is_corruption_not_a_new_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__an_adoption_numbers_batches_from_its_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__an_adoption_below_its_offsets_is_corruption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__old_batches_are_pruned, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -405,6 +405,43 @@ static void test_pipeline_stream__bronze_behind_its_checkpoint_is_refused(void *
     assert_non_null(strstr(mcdc_error_last()->message, "bronze.t: holds no batch of app_id 't-v1' but"));
 }
 
+static void test_pipeline_stream__source_gone_backwards_is_refused(void **state)
+{
+    (void)state;
+    history();
+    mcdc_stream_options o = options();
+    mcdc_stream_result res;
+    assert_int_equal(0, run(&o, &res, NULL)); /* read up to 50 */
+    int64_t vb = latest(bronze), vf = latest(facts);
+    /* a failover to a replica where the commit at 50 has another time, and more follow */
+    src.commit_ts[4] += 7000000;
+    fake_commit(&src, 60, 4000, 2, 2);
+    /* before: batch 1 = (50, 60] was read as if nothing had happened */
+    assert_int_equal(MCDC_ESOURCE, run(&o, &res, NULL));
+    assert_non_null(strstr(mcdc_error_last()->message, "dbo_t: the source went backwards: LSN "
+                           "0x00000000000000000032 is committed "));
+    assert_non_null(strstr(mcdc_error_last()->message, "now, but the stream read it as committed"));
+    assert_non_null(strstr(mcdc_error_last()->hint, "nothing was written"));
+    assert_int_equal(vb, latest(bronze));
+    assert_int_equal(vf, latest(facts));
+    char p[400];
+    snprintf(p, sizeof p, "%s/offsets/1", ck);
+    assert_int_equal(-1, access(p, F_OK));
+    /* a restore to 30: max_lsn below the position; an idle poll asks nothing more */
+    src.commit_ts[4] -= 7000000;
+    src.n_commits = 3;
+    int calls = src.n_max_lsn_calls;
+    assert_int_equal(MCDC_ESOURCE, run(&o, &res, NULL));
+    assert_non_null(strstr(mcdc_error_last()->message, "max_lsn is 0x0000000000000000001E, below "
+                           "0x00000000000000000032"));
+    assert_int_equal(calls + 1, src.n_max_lsn_calls);
+    assert_int_equal(-1, access(p, F_OK));
+    /* the same source as read: no refusal, the next batch reads 60 */
+    src.n_commits = 6;
+    assert_int_equal(0, run(&o, &res, NULL));
+    assert_int_equal(2, res.n_rows);
+}
+
 static void test_pipeline_stream__purged_changes_stop_the_stream(void **state)
 {
     (void)state;
@@ -538,6 +575,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_stream__batch_committed_meanwhile_by_another_range_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__same_range_committed_meanwhile_is_a_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__bronze_behind_its_checkpoint_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream__source_gone_backwards_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purged_changes_stop_the_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purge_during_a_read_is_caught, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__fail_on_data_loss_false_records_the_gap, setup, teardown),

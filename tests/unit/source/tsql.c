@@ -44,6 +44,18 @@ static void test_source_tsql__same_query_in_other_spellings_gives_the_same_answe
     assert_string_equal(want, B(f->s, "SELECT [customer] FROM \"dbo\".orders AS o WHERE o.order_id = 2 -- c\n"));
     assert_string_equal(want, B(f->s, "/* a */ SELECT o.customer FROM orders o WHERE 2 = o.[order_id]"));
     assert_string_equal(want, B(f->s, "DECLARE @id int = 2; SELECT customer FROM dbo.orders WHERE order_id = @id"));
+    assert_string_equal(want, B(f->s, "DECLARE @id bigint; SET @id = 1 + 1; SELECT customer FROM dbo.orders WHERE order_id = @id"));
+    /* the parameter forms of the RPCs */
+    const char *inproc = "cols customer:nvarchar(40)\nrow Bob\ndoneinproc more count=1\nstatus 0\ndoneproc\n";
+    mcdc_sim_param ex[] = {PS(NULL, "select customer from dbo.orders where order_id = @P1"), PS(NULL, "@P1 int"), PI(NULL, 2, false)};
+    assert_string_equal(inproc, R(f->s, NULL, 10, ex, 3));
+    mcdc_sim_param named[] = {PS("@stmt", "SELECT customer FROM [dbo].[orders] WHERE [order_id]=@k"), PS("@params", "@k smallint"),
+                              PI("@k", 2, false)};
+    assert_string_equal(inproc, R(f->s, "sp_executesql", 0, named, 3));
+    mcdc_sim_param pe[] = {PI("@handle", 0, true), PS(NULL, "@P1 nvarchar(10)"),
+                           PS(NULL, "SELECT customer FROM dbo.orders WHERE order_id = @P1"), PS(NULL, "2")};
+    const char *got = R(f->s, NULL, 13, pe, 4);
+    assert_non_null(strstr(got, "cols customer:nvarchar(40)\nrow Bob\ndoneinproc more count=1\nstatus 0\nretval 0 @handle int="));
 }
 
 static void test_source_tsql__top_order_offset_fetch(void **state)
@@ -200,7 +212,227 @@ static void test_source_tsql__permission_denied_229(void **state)
     assert_string_equal("cols :binary(10)\nrow 0x00000000000000000000\ndone count=1\n",
                         B(s, "SELECT sys.fn_cdc_get_min_lsn(N'dbo_orders')"));
     assert_string_equal("cols :int not null\nrow 3\ndone count=1\n", B(s, "SELECT COUNT(*) FROM cdc.lsn_time_mapping"));
+    assert_string_equal("cols :int, :int\nrow 0 | 1\ndone count=1\n",
+                        B(s, "SELECT HAS_PERMS_BY_NAME(N'dbo.orders', 'OBJECT', 'SELECT'), "
+                             "HAS_PERMS_BY_NAME(N'cdc.lsn_time_mapping', 'OBJECT', 'SELECT')"));
+    const char *got = B(s, "EXEC sys.sp_cdc_help_change_data_capture");
+    assert_non_null(strstr(got, "doneinproc more count=0\n")); /* the instance it cannot read is left out */
+    got = B(s, "EXEC sys.sp_cdc_get_captured_columns N'dbo_orders'");
+    assert_non_null(strstr(got, "error 22985/1/16"));
+    assert_int_equal(0, mcdc_sim_grant(f->t.sim, "narrow", "cdc.dbo_orders_CT"));
     mcdc_sim_session_close(s);
+    assert_int_equal(0, mcdc_sim_session_open(&s, f->t.path, &li, NULL));
+    got = B(s, "SELECT COUNT(*) FROM cdc.dbo_orders_CT WHERE __$start_lsn >= sys.fn_cdc_get_min_lsn('dbo_orders')");
+    assert_string_equal("cols :int not null\nrow 3\ndone count=1\n", got);
+    assert_non_null(strstr(B(s, "EXEC sys.sp_cdc_help_change_data_capture"), "doneinproc more count=1\n"));
+    mcdc_sim_session_close(s);
+}
+
+
+static void test_source_tsql__joins_and_outer_join_nullability(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols order_id:int not null, tran_end_time:datetime\nrow 1 | 2026-01-01 00:00:01.000\n"
+                        "row 2 | 2026-01-01 00:00:02.000\nrow 3 | 2026-01-01 00:00:02.000\ndone count=3\n",
+                        B(f->s, "SELECT o.order_id, m.tran_end_time FROM dbo.orders AS o JOIN cdc.dbo_orders_CT c ON "
+                                "c.order_id = o.order_id INNER JOIN cdc.lsn_time_mapping m ON m.start_lsn = c.__$start_lsn "
+                                "ORDER BY o.order_id"));
+    assert_string_equal("cols order_id:int not null, __$operation:int\nrow 1 | <NULL>\nrow 2 | 2\nrow 3 | 2\ndone count=3\n",
+                        B(f->s, "SELECT o.order_id, c.__$operation FROM dbo.orders o LEFT OUTER JOIN cdc.dbo_orders_CT c "
+                                "ON c.order_id = o.order_id AND c.order_id > 1 ORDER BY 1"));
+}
+
+static void test_source_tsql__subqueries_exists_and_values(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols customer:nvarchar(40)\nrow Cy\ndone count=1\n",
+                        B(f->s, "SELECT customer FROM dbo.orders WHERE order_id = (SELECT MAX(order_id) FROM dbo.orders)"));
+    assert_string_equal("cols customer:nvarchar(40)\nrow Ann\ndone count=1\n",
+                        B(f->s, "SELECT customer FROM dbo.orders o WHERE EXISTS (SELECT 1 FROM cdc.dbo_orders_CT c "
+                                "WHERE c.order_id = o.order_id AND c.amount > 8)"));
+    assert_string_equal("cols a:int not null, b:nvarchar(2) not null\nrow 2 | yy\nrow 1 | x\ndone count=2\n",
+                        B(f->s, "SELECT v.a, v.b FROM (VALUES (1, N'x'), (2, N'yy')) AS v(a, b) ORDER BY v.a DESC"));
+    assert_string_equal("cols n:bigint not null\nrow 2\ndone count=1\n",
+                        B(f->s, "SELECT COUNT_BIG(*) AS n FROM (SELECT order_id FROM dbo.orders WHERE order_id IN "
+                                "(SELECT order_id FROM cdc.dbo_orders_CT WHERE amount IS NOT NULL)) AS d"));
+}
+
+static void test_source_tsql__collate_and_the_default_collation(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols customer:nvarchar(40)\nrow Ann\ndone count=1\n", B(f->s, "SELECT customer FROM dbo.orders WHERE customer = N'ANN  '"));
+    assert_string_equal("cols customer:nvarchar(40)\ndone count=0\n",
+                        B(f->s, "SELECT customer FROM dbo.orders WHERE customer = N'ANN' COLLATE Latin1_General_CS_AS"));
+    assert_string_equal("cols customer:nvarchar(40)\nrow Ann\nrow Cy\ndone count=2\n",
+                        B(f->s, "SELECT customer FROM dbo.orders WHERE customer LIKE N'%y' OR customer LIKE N'a%' ORDER BY 1"));
+}
+
+static void test_source_tsql__variables_declare_set_and_select_assignment(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols x:int\nrow 10\ndone count=1\n", B(f->s, "DECLARE @x int; SET @x = 5; SET @x = @x * 2; SELECT @x AS x"));
+    assert_string_equal("done more count=1\ncols :int\nrow 3\ndone count=1\n",
+                        B(f->s, "DECLARE @n int = 0; SELECT @n = COUNT(*) FROM dbo.orders; SELECT @n"));
+    assert_string_equal("error 137/2/15 Must declare the scalar variable \"@nope\".\ndone error\n", B(f->s, "SELECT @nope"));
+    assert_string_equal("error 257/3/16 Implicit conversion from data type varchar to binary is not allowed. Use the CONVERT "
+                        "function to run this query.\ndone error\n", B(f->s, "DECLARE @b binary(10) = '0x01'"));
+}
+
+static void test_source_tsql__decimal_arithmetic_is_exact_with_sql_servers_types(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :decimal(23,2), :decimal(13,2), :decimal(23,13), :int not null, :int not null\n"
+                        "row 21.00 | 11.50 | 3.5000000000000 | 0 | 1\ndone count=1\n",
+                        B(f->s, "SELECT amount * 2, amount + 1, amount / 3, order_id / 2, order_id % 2 FROM dbo.orders WHERE order_id = 1"));
+    assert_string_equal("cols :decimal(37,1) not null\nrow 12345678901234567890123456789012345.7\ndone count=1\n",
+                        B(f->s, "SELECT 12345678901234567890123456789012345.6 + 0.1"));
+    assert_string_equal("cols :int not null\nerror 8134/1/16 Divide by zero error encountered.\ndone error\n", B(f->s, "SELECT 1/0"));
+}
+
+static void test_source_tsql__union_all_takes_the_common_type(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols a:numeric(11,1)\nrow 2.5\nrow 1.0\nrow <NULL>\ndone count=3\n",
+                        B(f->s, "SELECT 1 AS a UNION ALL SELECT 2.5 UNION ALL SELECT NULL ORDER BY a DESC"));
+    const char *got = B(f->s, "SELECT 1 UNION ALL SELECT 1, 2");
+    assert_non_null(strstr(got, "error 205/1/16"));
+}
+
+static void test_source_tsql__grouped_select_list_columns_must_be_grouped_8120(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("error 8120/1/16 Column 'dbo.orders.customer' is invalid in the select list because it is not "
+                        "contained in either an aggregate function or the GROUP BY clause.\ndone error\n",
+                        B(f->s, "SELECT customer, COUNT(*) FROM dbo.orders"));
+    assert_string_equal("cols customer:nvarchar(40), n:int not null\nrow Ann | 1\nrow Bob | 1\nrow Cy | 1\ndone count=3\n",
+                        B(f->s, "SELECT customer, COUNT(*) AS n FROM dbo.orders GROUP BY customer HAVING COUNT(*) > 0 ORDER BY customer"));
+}
+
+static void test_source_tsql__casts_and_conversion_errors(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :decimal(5,2) not null, :int not null, :int not null, :datetime2(0) not null\n"
+                        "row 12.35 | 42 | 3 | 2026-03-04 05:06:08\ndone count=1\n",
+                        B(f->s, "SELECT CAST(N'12.345' AS decimal(5,2)), CONVERT(int, '42'), CAST(3.7 AS int), "
+                                "CONVERT(datetime2(0), '2026-03-04T05:06:07.89')"));
+    assert_string_equal("cols :int not null\nerror 245/1/16 Conversion failed when converting the varchar value 'abc' to "
+                        "data type int.\ndone error\n", B(f->s, "SELECT CAST('abc' AS int)"));
+    assert_string_equal("cols :decimal(12,2) not null, :nvarchar(40) not null\nrow 10.50 | Ann\nrow 0.00 | Bob\nrow 7.00 | Cy\n"
+                        "done count=3\n", B(f->s, "SELECT ISNULL(amount, 0), COALESCE(NULL, customer, N'z') FROM dbo.orders ORDER BY order_id"));
+}
+
+static void test_source_tsql__more_cdc_functions_and_all_changes(void **state)
+{
+    fx *f = *state;
+    const char *got = B(f->s, "SELECT sys.fn_cdc_decrement_lsn(sys.fn_cdc_get_max_lsn()), "
+                              "sys.fn_cdc_map_time_to_lsn('largest less than or equal', '2026-01-01 00:00:01.5')");
+    char want[300];
+    snprintf(want, sizeof want, "cols :binary(10), :binary(10)\nrow 0x%.16s0003 | 0x%.16s0003\ndone count=1\n",
+             L("2026-01-01T00:00:02", 0) + 2, L("2026-01-01T00:00:01", 0) + 2);
+    assert_string_equal(want, got);
+    assert_string_equal("cols __$operation:int, order_id:int\nrow 2 | 1\nrow 2 | 2\nrow 2 | 3\ndone count=3\n",
+                        B(f->s, "DECLARE @from binary(10) = sys.fn_cdc_get_min_lsn(N'dbo_orders'), @to binary(10) = "
+                                "sys.fn_cdc_get_max_lsn(); SELECT __$operation, order_id FROM "
+                                "cdc.fn_cdc_get_all_changes_dbo_orders(@from, @to, N'all') ORDER BY __$seqval"));
+    got = B(f->s, "SELECT * FROM cdc.fn_cdc_get_all_changes_dbo_orders(0x00000000000000000001, sys.fn_cdc_get_max_lsn(), N'all')");
+    assert_non_null(strstr(got, "error 313/1/16 An insufficient number of arguments were supplied for the procedure or "
+                                "function cdc.fn_cdc_get_all_changes_dbo_orders.\n"));
+    assert_string_equal("cols :int, :int\nrow 1 | <NULL>\ndone count=1\n",
+                        B(f->s, "SELECT HAS_PERMS_BY_NAME(N'dbo.orders', 'OBJECT', 'SELECT'), HAS_PERMS_BY_NAME(N'dbo.nope', 'OBJECT', 'SELECT')"));
+}
+
+static void test_source_tsql__datepart_tzoffset_and_the_clock(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :int not null, :int not null\nrow 0 | 330\ndone count=1\n",
+                        B(f->s, "SELECT DATEPART(TZOFFSET, SYSDATETIMEOFFSET()), DATEPART(tzoffset, '2026-01-01 10:00:00 +05:30')"));
+    const char *got = B(f->s, "SELECT SYSUTCDATETIME()");
+    assert_non_null(strstr(got, "cols :datetime2(7) not null\nrow 20"));
+}
+
+static void test_source_tsql__system_objects_and_procedures(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols name:nvarchar(128), column_id:int not null, system_type_id:tinyint not null, max_length:smallint "
+                        "not null, precision:tinyint not null, scale:tinyint not null, is_nullable:bit\n"
+                        "row order_id | 1 | 56 | 4 | 10 | 0 | 0\nrow customer | 2 | 231 | 80 | 0 | 0 | 1\n"
+                        "row amount | 3 | 106 | 9 | 12 | 2 | 1\nrow placed_at | 4 | 42 | 7 | 23 | 3 | 1\ndone count=4\n",
+                        B(f->s, "SELECT name, column_id, system_type_id, max_length, precision, scale, is_nullable FROM "
+                                "sys.columns WHERE object_id = OBJECT_ID(N'dbo.orders') ORDER BY column_id"));
+    assert_string_equal("cols name:nvarchar(128), database_id:int not null, is_cdc_enabled:bit not null\nrow master | 1 | 0\n"
+                        "row t | 5 | 1\ndone count=2\n",
+                        B(f->s, "SELECT name, database_id, is_cdc_enabled FROM sys.databases ORDER BY database_id"));
+    assert_string_equal("cols name:nvarchar(128), rows:char(20), reserved:varchar(18), data:varchar(18), index_size:varchar(18), "
+                        "unused:varchar(18)\nrow orders | 3                    | 8 KB | 8 KB | 0 KB | 0 KB\n"
+                        "doneinproc more count=1\nstatus 0\ndoneproc\n", B(f->s, "EXEC sp_spaceused @objname = N'dbo.orders'"));
+    const char *got = B(f->s, "EXEC sys.sp_cdc_help_change_data_capture @source_schema = N'dbo', @source_name = N'orders'");
+    assert_non_null(strstr(got, "row dbo | orders | dbo_orders | "));
+    assert_non_null(strstr(got, " | [order_id] | [order_id], [customer], [amount], [placed_at]\ndoneinproc more count=1\n"));
+    assert_string_equal("error 8145/1/16 @nope is not a parameter for procedure sys.sp_cdc_get_captured_columns.\ndone error\n",
+                        B(f->s, "EXEC sys.sp_cdc_get_captured_columns @nope = 1"));
+    assert_string_equal("error 22985/1/16 Could not find the capture instance 'x' in sys.sp_cdc_get_ddl_history. Specify a "
+                        "valid capture instance.\ndone error\n", B(f->s, "EXEC sys.sp_cdc_get_ddl_history 'x'"));
+    assert_string_equal("cols :int not null\nrow 3\ndoneinproc more count=1\nstatus 0\ndoneproc\n",
+                        B(f->s, "EXEC sp_executesql N'SELECT COUNT(*) FROM dbo.orders WHERE order_id <= @m', N'@m int', @m = 5"));
+}
+
+static void test_source_tsql__dml_and_cdc_procedures_for_smoke_scripts(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("done more count=1\ndone count=2\n",
+                        B(f->s, "INSERT INTO dbo.orders (order_id, customer) VALUES (4, N'Dee'); UPDATE dbo.orders SET amount = 1 "
+                                "WHERE order_id IN (2, 4)"));
+    assert_string_equal("cols :int not null\nrow 4\ndone count=1\n", B(f->s, "SELECT COUNT(*) FROM dbo.orders WHERE amount IS NOT NULL"));
+    assert_string_equal("status 0\ndoneproc\n", B(f->s, "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = "
+                                                     "N'orders', @role_name = NULL, @capture_instance = N'dbo_orders_v2'"));
+    const char *got = B(f->s, "SELECT capture_instance FROM cdc.change_tables ORDER BY capture_instance");
+    assert_string_equal("cols capture_instance:nvarchar(128) not null\nrow dbo_orders\nrow dbo_orders_v2\ndone count=2\n", got);
+    assert_string_equal("status 0\ndoneproc\n", B(f->s, "EXEC sys.sp_cdc_disable_table N'dbo', N'orders', N'dbo_orders_v2'"));
+    assert_string_equal("cols :int not null\nrow 1\ndone count=1\n", B(f->s, "SELECT COUNT(*) FROM cdc.change_tables"));
+    got = B(f->s, "DELETE FROM dbo.orders WHERE order_id = 99");
+    assert_string_equal("done count=0\n", got);
+    got = B(f->s, "INSERT INTO dbo.orders VALUES (1, N'dup', NULL, NULL)");
+    assert_non_null(strstr(got, "error 2627/1/14 Violation of PRIMARY KEY constraint"));
+}
+
+static void test_source_tsql__a_syntax_error_anywhere_runs_nothing(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("error 102/1/15 Incorrect syntax near 'FROM'.\ndone error\n",
+                        B(f->s, "INSERT INTO dbo.orders VALUES (9, N'x', NULL, NULL); SELECT FROM dbo.orders"));
+    assert_string_equal("cols :int not null\nrow 0\ndone count=1\n", B(f->s, "SELECT COUNT(*) FROM dbo.orders WHERE order_id = 9"));
+    /* an unknown object is found when its statement runs: the ones before it ran */
+    assert_string_equal("cols :int not null\nrow 1\ndone more count=1\nerror 208/1/16 Invalid object name 'dbo.nope'.\ndone error\n",
+                        B(f->s, "SELECT 1; SELECT * FROM dbo.nope; SELECT 2"));
+}
+
+static void test_source_tsql__varchar_holds_what_its_code_page_holds(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :varchar(20) not null, :nvarchar(5) not null\nrow \xe2\x82\xac \xc3\xbc ? \xc3\xa9 | \xe2\x82\xac\ndone count=1\n",
+                        B(f->s, "SELECT CAST(N'\xe2\x82\xac \xc3\xbc \xe4\xb8\xad \xc3\xa9' AS varchar(20)), CAST(N'\xe2\x82\xac' AS nvarchar(5))"));
+}
+
+static void test_source_tsql__sp_executesql_output_parameters_come_back(void **state)
+{
+    fx *f = *state;
+    mcdc_sim_param ps[] = {PS(NULL, "SELECT @o = COUNT(*) FROM dbo.orders WHERE order_id > @min"), PS(NULL, "@min int, @o int OUTPUT"),
+                           PI("@min", 1, false), PI("@o", 0, true)};
+    assert_string_equal("doneinproc more count=1\nstatus 0\nretval 3 @o int=2\ndoneproc\n", R(f->s, "sp_executesql", 0, ps, 4));
+}
+
+static void test_source_tsql__cleanup_change_table_moves_min_lsn_to_the_low_water_mark(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("status 0\ndoneproc\n",
+                        B(f->s, "DECLARE @l binary(10) = (SELECT MAX(start_lsn) FROM cdc.lsn_time_mapping); "
+                                "EXEC sys.sp_cdc_cleanup_change_table @capture_instance = N'dbo_orders', @low_water_mark = @l, "
+                                "@threshold = 10"));
+    char want[200];
+    snprintf(want, sizeof want, "cols :binary(10), :int\nrow %s | 2\ndone count=1\n", L("2026-01-01T00:00:02", 4));
+    assert_string_equal(want, B(f->s, "SELECT sys.fn_cdc_get_min_lsn(N'dbo_orders'), (SELECT COUNT(*) FROM cdc.dbo_orders_CT)"));
+    const char *got = B(f->s, "EXEC sys.sp_cdc_cleanup_change_table N'dbo_orders', 0x00000000000000000009");
+    assert_non_null(strstr(got, "error 22964/1/16"));
 }
 
 int main(void)
@@ -223,6 +455,22 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source_tsql__current_timezone_id_needs_version_16_even_untaken, setup15, teardown),
         T_(current_timezone_id_on_16),
         T_(convert_styles_dateadd_datediff_quotename_hashbytes),
+        T_(joins_and_outer_join_nullability),
+        T_(subqueries_exists_and_values),
+        T_(collate_and_the_default_collation),
+        T_(variables_declare_set_and_select_assignment),
+        T_(decimal_arithmetic_is_exact_with_sql_servers_types),
+        T_(union_all_takes_the_common_type),
+        T_(grouped_select_list_columns_must_be_grouped_8120),
+        T_(casts_and_conversion_errors),
+        T_(more_cdc_functions_and_all_changes),
+        T_(datepart_tzoffset_and_the_clock),
+        T_(system_objects_and_procedures),
+        T_(dml_and_cdc_procedures_for_smoke_scripts),
+        T_(a_syntax_error_anywhere_runs_nothing),
+        T_(varchar_holds_what_its_code_page_holds),
+        T_(sp_executesql_output_parameters_come_back),
+        T_(cleanup_change_table_moves_min_lsn_to_the_low_water_mark),
         T_(permission_denied_229),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

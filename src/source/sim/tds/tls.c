@@ -8,6 +8,8 @@
  * pending as one PRELOGIN message (so a server flight is one message, as clients expect),
  * then hands out bytes of the client's PRELOGIN packets.
  *
+ * TLS 1.2 at most (TDS 7.x with SQL Server never negotiates 1.3; see tds_tls_start).
+ *
  * Guarantees: a failed handshake is MCDC_EIO (the caller closes); credentials are loaded
  * once and shared read-only by every connection.
  */
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcdc/log.h"
 #include "source/sim/tds/tds_int.h"
 
 struct tds_tls_creds {
@@ -107,13 +110,25 @@ static ssize_t pull(gnutls_transport_ptr_t p, void *data, size_t n)
     return (ssize_t)k;
 }
 
+/* GnuTLS's default would select() on the transport pointer as if it were a descriptor; our
+ * pull blocks until data comes, so there is always "data". */
+static int pull_timeout(gnutls_transport_ptr_t p, unsigned int ms)
+{
+    (void)p;
+    (void)ms;
+    return 1;
+}
+
 int tds_tls_start(tds_conn *c, const tds_tls_creds *creds)
 {
     gnutls_session_t s;
     if (gnutls_init(&s, GNUTLS_SERVER) < 0) return mcdc_error_set(MCDC_EIO, "TLS: cannot start a session");
     c->tls = s;
     c->tls_phase = 1;
-    int rc = gnutls_set_default_priority(s);
+    /* TLS 1.2 at most, as SQL Server speaks it inside TDS 7.x: with 1.3 the client's last
+     * handshake flight has no server answer to carry it, and FreeTDS sends it after the
+     * handshake, outside a PRELOGIN packet */
+    int rc = gnutls_priority_set_direct(s, "NORMAL:-VERS-TLS1.3", NULL);
     if (rc >= 0) rc = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, creds->x509);
     if (rc < 0) {
         tds_tls_stop(c);
@@ -123,6 +138,7 @@ int tds_tls_start(tds_conn *c, const tds_tls_creds *creds)
     gnutls_transport_set_ptr(s, c);
     gnutls_transport_set_push_function(s, push);
     gnutls_transport_set_pull_function(s, pull);
+    gnutls_transport_set_pull_timeout_function(s, pull_timeout);
     gnutls_handshake_set_timeout(s, 30000);
     do {
         rc = gnutls_handshake(s);
@@ -132,7 +148,9 @@ int tds_tls_start(tds_conn *c, const tds_tls_creds *creds)
         const char *why = gnutls_strerror(rc);
         tds_tls_stop(c);
         c->broken = true;
-        return mcdc_error_set(MCDC_EIO, "TLS handshake failed: %s", why);
+        mcdc_error_set(MCDC_EIO, "TLS handshake failed: %s", why);
+        mcdc_log(MCDC_LOG_INFO, "tds", "%s", mcdc_error_last()->message);
+        return MCDC_EIO;
     }
     c->tls_phase = 2;
     return 0;

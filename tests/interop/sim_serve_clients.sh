@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Three independent TDS clients agree with `sim query` on the same SELECTs, row for row:
+# FreeTDS's tsql, Debian's python3-tds (exact decimals, microsecond times) and Node's tedious
+# (decimals as numbers and datetime2 to the millisecond, compared within that precision).
+# A loopback capture of the sessions, dissected by tshark, shows TDS and no malformed packet.
+source "$(dirname "$0")/../integration/sim_serve_lib.bash"
+PY=/usr/bin/python3
+here=$(cd "$(dirname "$0")" && pwd)
+for tool in tsql tshark "$PY"; do command -v "$tool" >/dev/null || die "$tool is missing: run scripts/install-deps"; done
+"$PY" -c 'import pytds' 2>/dev/null || die "python3-tds is missing: run scripts/install-deps"
+[ -d "$MCDC_SRC/tests/node/node_modules/tedious" ] || die "tedious is missing: run scripts/install-deps"
+
+DB=$T/mix.db
+long=$(printf 'é%.0s' $(seq 1 6000))
+M sim init "$DB" --table dbo.mix --keys id --schema 'id INT NOT NULL, b BIT NULL, bi BIGINT NULL, f FLOAT NULL,
+  d DECIMAL(20,6) NULL, m MONEY NULL, dt DATE NULL, dt2 DATETIME2(6) NULL, dto DATETIMEOFFSET(3) NULL, dtm DATETIME NULL,
+  vc VARCHAR(20) NULL, nvc NVARCHAR(20) NULL, vb VARBINARY(8) NULL, g UNIQUEIDENTIFIER NULL, nvcm NVARCHAR(MAX) NULL' >/dev/null
+M sim exec "$DB" "INSERT INTO dbo.mix VALUES
+  (1, 1, -9223372036854775808, 0.1, 12345678901234.123456, -12.3456, '2024-02-29', '2024-02-29 23:59:59.123456',
+   '2025-01-01 10:00:00.123 -05:30', '2025-01-01 10:00:00.997', 'café €5', N'Zoë 😀', 0x00FF10,
+   '6F9619FF-8B86-D011-B42D-00C04FC964FF', N'$long'),
+  (2, 0, 7, -2.5E10, -0.000001, 0, '0001-01-01', '0001-01-01 00:00:00', '9999-12-31 23:59:59.999 +14:00',
+   '1753-01-01 00:00:00', '', N'', 0x, '00000000-0000-0000-0000-000000000000', N''),
+  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)" >/dev/null
+M sim login add "$DB" --user u --password-file "$T/pw" >/dev/null
+
+serve_start --database mix
+tshark -q -i lo -f "tcp port $PORT" -w "$T/cap.pcapng" 2> "$T/tshark.log" &
+TSHARK=$!
+for _ in $(seq 1 50); do grep -q "Capturing on" "$T/tshark.log" && break; sleep 0.1; done
+
+Q1="SELECT id, b, bi, f, d, m, dt, dt2, dto, dtm, vc, nvc, vb, g, nvcm FROM dbo.mix ORDER BY id"
+Q2="select  [id], NVC from [dbo].[mix] where id >= 2 order by ID desc"
+Q3="SELECT id, b, bi, d, m, vc, nvc, vb, g FROM dbo.mix ORDER BY id"
+for q in "$Q1" "$Q2" "$Q3"; do
+  n=$((${n:-0} + 1))
+  M sim query "$DB" "$q" --format jsonl > "$T/ref$n.jsonl"
+  "$PY" "$here/tds_pytds.py" "$PORT" u "$PW" mix "$q" > "$T/py$n.jsonl" || die "python-tds failed on: $q"
+  node "$here/tds_compare.mjs" "$T/ref$n.jsonl" "$T/py$n.jsonl" --ms dtm || die "python-tds differs from sim query on: $q"
+  timeout 30 node "$here/tds_tedious.mjs" "$PORT" u "$PW" mix "$q" > "$T/td$n.jsonl" || die "tedious failed on: $q"
+  node "$here/tds_compare.mjs" "$T/ref$n.jsonl" "$T/td$n.jsonl" --rounding || die "tedious differs from sim query on: $q"
+done
+# tsql prints dates in its own locale format: it gets the query without temporal columns
+printf '%s\ngo\nexit\n' "$Q3" | timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U u -P "$PW" -D mix 2>/dev/null \
+  | sed 's/^\([0-9]*> \)*//' | sed -n '/^id\t/,/rows affected/p' | sed '/rows affected/d' > "$T/tsql3.tsv"
+node "$here/tds_compare.mjs" "$T/ref3.jsonl" "$T/tsql3.tsv" --tsv || die "tsql differs from sim query on: $Q3"
+
+sleep 0.5
+kill -INT "$TSHARK"; wait "$TSHARK" || true
+frames=$(tshark -r "$T/cap.pcapng" -d "tcp.port==$PORT,tds" -Y tds 2>/dev/null | wc -l)
+[ "$frames" -gt 10 ] || die "tshark dissected only $frames TDS frames"
+bad=$(tshark -r "$T/cap.pcapng" -d "tcp.port==$PORT,tds" -Y '_ws.malformed || _ws.expert.severity == error' 2>/dev/null | wc -l)
+if [ "$bad" != 0 ]; then
+  tshark -r "$T/cap.pcapng" -d "tcp.port==$PORT,tds" -Y '_ws.malformed || _ws.expert.severity == error' 2>/dev/null | head -5 >&2
+  die "tshark finds $bad malformed or erroneous frames"
+fi
+serve_stop
+echo "ok: 3 clients agree on 3 queries; tshark: $frames TDS frames, none malformed"
