@@ -28,6 +28,11 @@
  * a replay checks its recorded end the same way. Either stops with MCDC_ESOURCE (exit 3)
  * before anything is written.
  *
+ * Before the first write (invariant 9): mcdc_stream_check reads only (the capture
+ * instance at the source, the target's kind, source table and owner in owner.c, the facts
+ * table's kind, a new checkpoint against bronze's txn, --adopt's resume point); then
+ * mcdc_stream_open takes (or creates) the checkpoint; only mcdc_stream_run writes tables.
+ *
  * Checkpoint safety (invariant 8): the checkpoint lock; its metadata against the
  * arguments; bronze's txn for app_id (and facts' for app_id#facts) may not be above the
  * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
@@ -49,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,6 +147,29 @@ int mcdc_stream__max_lsn(mcdc_stream *s, mcdc_lsn *out)
 static int src_min_lsn(mcdc_stream *s, mcdc_lsn *out)
 {
     return s->o.source->ops->min_lsn(s->o.source, s->o.capture_instance, out);
+}
+
+int mcdc_stream__before_instance_start(mcdc_stream *s, mcdc_lsn *out, bool *found)
+{
+    *found = false;
+    mcdc_lsn min;
+    int rc = src_min_lsn(s, &min);
+    if (rc < 0 || !mcdc_lsn_is_zero(&min) || !s->o.source->ops->capture_instances)
+        return rc;
+    mcdc_capture_instance *a = NULL;
+    size_t n = 0;
+    if ((rc = s->o.source->ops->capture_instances(s->o.source, NULL, &a, &n)) < 0)
+        return rc;
+    for (size_t i = 0; i < n && !*found; i++) {
+        if (strcasecmp(a[i].name, s->o.capture_instance) != 0 ||
+            mcdc_lsn_is_zero(&a[i].enable_lsn))
+            continue;
+        if ((rc = mcdc_lsn_decrement(out, &a[i].enable_lsn)) < 0)
+            break;
+        *found = true;
+    }
+    mcdc_capture_instances_free(a, n);
+    return rc;
 }
 
 static void emit(mcdc_stream *s, const mcdc_stream_progress *p)
@@ -699,10 +728,21 @@ static int initial_offset(mcdc_stream *s, mcdc_offset *out, bool *ready)
     int rc;
     mcdc_lsn l;
     switch (s->o.starting) {
-    case MCDC_START_LATEST:
+    case MCDC_START_LATEST: {
+        /* on an instance capture has not reached yet, the LSN just before its start */
+        bool before;
+        if ((rc = mcdc_stream__before_instance_start(s, &l, &before)) < 0)
+            return rc;
+        if (before) {
+            memset(out, 0, sizeof *out);
+            out->lsn = l; /* not a commit: no commit time */
+            *ready = true;
+            return 0;
+        }
         if ((rc = mcdc_stream__max_lsn(s, &l)) < 0)
             return rc;
         break;
+    }
     case MCDC_START_LSN:
         l = s->o.starting_lsn;
         break;
@@ -977,6 +1017,24 @@ int mcdc_stream_check(mcdc_stream *s)
         if (!(s->facts_app_id = malloc(n)))
             return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
         snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
+    }
+    /* --progress: its directory must take the file (it is opened once the checkpoint is) */
+    if (s->o.progress_path) {
+        char dir[MCDC_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", s->o.progress_path);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = 0;
+        else
+            *slash = 0;
+        if (access(dir, W_OK) != 0) {
+            rc = mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot write in %s: %s",
+                                s->o.progress_path, dir, strerror(errno));
+            mcdc_error_hint("give --progress a file in a directory that exists");
+            goto fail;
+        }
     }
     /* the checkpoint's location, then the source: the capture instance exists, and its
      * columns */

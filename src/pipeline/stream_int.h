@@ -120,6 +120,10 @@ typedef struct read_ctx {
 char *mcdc_stream__lsn_text(char buf[MCDC_LSN_STRLEN], const mcdc_lsn *l);
 /* @p lsn and its commit time (has_commit_ts false when the source maps none). */
 int mcdc_stream__offset_at(mcdc_stream *s, const mcdc_lsn *lsn, mcdc_offset *o);
+/* While capture has not processed the capture instance's enable (min_lsn 0x00), the LSN
+ * just before the instance's start into @p out (*found true): a stream or a snapshot that
+ * starts there reads from the instance's first change. */
+int mcdc_stream__before_instance_start(mcdc_stream *s, mcdc_lsn *out, bool *found);
 /* sys.fn_cdc_get_max_lsn(). */
 int mcdc_stream__max_lsn(mcdc_stream *s, mcdc_lsn *out);
 

@@ -75,6 +75,10 @@ expect 2 M stream --source "sim:$DB" --capture-instance dbo_ordrs --target bronz
 echo "$err" | grep -q "capture instance 'dbo_ordrs': not in sim:.* (it has dbo_orders)" || die "typo message: $err"
 echo "$err" | grep -q "^hint: pass one of them to --capture-instance" || die "typo hint: $err"
 unchanged "a capture instance typo"
+expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.typo \
+  --app-id typo --checkpoint "$T/ck/typo" --progress "$T/no/such/dir/p.jsonl"
+echo "$err" | grep -q "progress .*: cannot write in" || die "progress message: $err"
+unchanged "a --progress in a missing directory"
 [ -e "$T/ck/typo" ] && die "the typo left a checkpoint"
 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.typo \
   --app-id typo --checkpoint "$T/ck/typo" >/dev/null || die "the corrected command failed"
@@ -152,11 +156,12 @@ adopt_stream() { # adopt_stream APP CHECKPOINT [ARGS...]: a stream of bronze.ad
   M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.ad \
     --app-id "$app" --checkpoint "$T/ck/$ck" --facts ops.adfacts "$@"
 }
-once_vs_ct() { # every change of the change table exactly once in bronze.ad (row counts and keys)
+once_vs_ct() { # [TABLE]: every change of the change table exactly once in bronze (row counts and keys)
+  local t=${1:-bronze.ad}
   ct_rows "$T/ct.jsonl"
-  cat_table bronze.ad "$T/bronze.jsonl"
-  $CHECK once-vs-ct "$T/ct.jsonl" "$T/bronze.jsonl" >/dev/null || die "bronze.ad differs from the change table"
-  [ "$(wc -l < "$T/ct.jsonl")" = "$(wc -l < "$T/bronze.jsonl")" ] || die "bronze.ad: row count"
+  cat_table "$t" "$T/bronze.jsonl"
+  $CHECK once-vs-ct "$T/ct.jsonl" "$T/bronze.jsonl" >/dev/null || die "$t differs from the change table"
+  [ "$(wc -l < "$T/ct.jsonl")" = "$(wc -l < "$T/bronze.jsonl")" ] || die "$t: row count"
 }
 txn_of() { M table info bronze.ad --format json | node -e '
   const j = JSON.parse(require("fs").readFileSync(0, "utf8"));
@@ -221,6 +226,19 @@ ad2_txn=$(txn_of ad2)
 adopt_stream ad2 ad2b --adopt >/dev/null || die "adopting after a lost checkpoint failed"
 [ -e "$T/ck/ad2b/offsets/$((ad2_txn + 1))" ] || die "the adopted checkpoint does not start after bronze's txn $ad2_txn"
 once_vs_ct
+# the owner's commits without their range (as after log cleanup): it resumes after the
+# largest _start_lsn of bronze's rows, still every change once
+M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.sc --app-id sc1 \
+  --checkpoint "$T/ck/sc1" >/dev/null
+sed -i 's/,\\"start_lsn\\":\\"0x[0-9A-F]*\\",\\"end_lsn\\":\\"0x[0-9A-F]*\\"//' \
+  "$T"/lake/bronze/sc/_delta_log/*.json
+grep -q 'end_lsn' "$T"/lake/bronze/sc/_delta_log/*.json && die "the ranges were not removed"
+sim_exec 2026-10-01T14:03:30 "UPDATE dbo.orders SET customer = 'z' WHERE order_id = 2"
+sim_capture 2026-10-01T14:03:31
+M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.sc --app-id sc2 \
+  --checkpoint "$T/ck/sc2" --adopt >/dev/null 2>"$T/sc2.err" || die "adopting a bronze without ranges failed"
+grep -q "reading the largest _start_lsn of its rows" "$T/sc2.err" || die "no row scan: $(cat "$T/sc2.err")"
+once_vs_ct bronze.sc
 # changes after the owner's last batch purged: exit 4, nothing written
 sim_exec 2026-10-01T14:04:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (4, 'd', 4.00, NULL)"
 sim_capture 2026-10-01T14:04:01

@@ -770,6 +770,7 @@ static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_
         a[i].source_schema = strdup(c.a[i].schema);
         a[i].source_table = strdup(c.a[i].table);
         a[i].start_lsn = c.a[i].start_lsn;
+        a[i].enable_lsn = c.a[i].start_lsn; /* as the procedure reports it */
         a[i].create_ts_us = to_utc(s, c.a[i].create_local_us);
         if (!a[i].name || !a[i].source_schema || !a[i].source_table) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
