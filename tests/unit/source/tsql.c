@@ -435,6 +435,40 @@ static void test_source_tsql__cleanup_change_table_moves_min_lsn_to_the_low_wate
     assert_non_null(strstr(got, "error 22964/1/16"));
 }
 
+static void test_source_tsql__change_table_range_seeks_give_the_scans_answers(void **state)
+{
+    fx *f = *state;
+    simt_exec(&f->t, NULL, "2026-01-01T00:00:04", "UPDATE dbo.orders SET amount = 1 WHERE order_id IN (1, 2)");
+    simt_exec(&f->t, NULL, "2026-01-01T00:00:05", "DELETE FROM dbo.orders WHERE order_id = 3");
+    simt_capture(&f->t, "2026-01-01T00:00:06", 0);
+    static const char *const ops[] = {">", ">=", "<", "<=", "="};
+    static const char *const shifts[] = {"", "sys.fn_cdc_increment_lsn", "sys.fn_cdc_decrement_lsn"};
+    char q1[600], q2[600];
+    for (int lsn = 0; lsn < 5; lsn++)
+        for (int sh = 0; sh < 3; sh++)
+            for (int o = 0; o < 5; o++) {
+                char x[200];
+                snprintf(x, sizeof x, "%s((SELECT start_lsn FROM cdc.lsn_time_mapping ORDER BY start_lsn OFFSET %d ROWS "
+                                      "FETCH NEXT 1 ROWS ONLY))", shifts[sh], lsn);
+                snprintf(q1, sizeof q1, "DECLARE @x binary(10) = %s; SELECT COUNT(*), MIN(__$seqval) FROM cdc.dbo_orders_CT "
+                                        "WHERE __$start_lsn %s @x", x, ops[o]);
+                snprintf(q2, sizeof q2, "DECLARE @x binary(10) = %s; SELECT COUNT(*), MIN(__$seqval) FROM cdc.dbo_orders_CT "
+                                        "WHERE CAST(__$start_lsn AS varbinary(10)) %s @x", x, ops[o]);
+                char *a = strdup(B(f->s, q1));
+                const char *b = B(f->s, q2);
+                if (strcmp(a, b) || strstr(a, "error")) fail_msg("%s\n%s\n!=\n%s", q1, a, b);
+                free(a);
+            }
+    /* flipped, BETWEEN, and an ORDER BY of the read order by rowid */
+    const char *want = B(f->s, "SELECT __$start_lsn, __$seqval, __$operation FROM cdc.dbo_orders_CT ORDER BY "
+                               "CAST(__$start_lsn AS varbinary(10)), __$command_id, __$seqval, __$operation");
+    char *w = strdup(want);
+    assert_string_equal(w, B(f->s, "SELECT __$start_lsn, __$seqval, __$operation FROM cdc.dbo_orders_CT WHERE 0x00 < __$start_lsn "
+                                   "AND __$start_lsn BETWEEN 0x00 AND 0xFFFFFFFFFFFFFFFFFFFF ORDER BY __$start_lsn, "
+                                   "__$command_id, __$seqval, __$operation"));
+    free(w);
+}
+
 int main(void)
 {
 #define T_(n) cmocka_unit_test_setup_teardown(test_source_tsql__##n, setup, teardown)
@@ -471,6 +505,7 @@ int main(void)
         T_(varchar_holds_what_its_code_page_holds),
         T_(sp_executesql_output_parameters_come_back),
         T_(cleanup_change_table_moves_min_lsn_to_the_low_water_mark),
+        T_(change_table_range_seeks_give_the_scans_answers),
         T_(permission_denied_229),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
