@@ -368,10 +368,17 @@ static void test_source_tsql__system_objects_and_procedures(void **state)
     const char *got = B(f->s, "EXEC sys.sp_cdc_help_change_data_capture @source_schema = N'dbo', @source_name = N'orders'");
     assert_non_null(strstr(got, "row dbo | orders | dbo_orders | "));
     assert_non_null(strstr(got, " | [order_id] | [order_id], [customer], [amount], [placed_at]\ndoneinproc more count=1\n"));
-    assert_string_equal("error 8145/1/16 @nope is not a parameter for procedure sys.sp_cdc_get_captured_columns.\ndone error\n",
+    assert_string_equal("error 8145/1/16 @nope is not a parameter for procedure sys.sp_cdc_get_captured_columns. "
+                        "(in sp_cdc_get_captured_columns)\ndone error\n",
                         B(f->s, "EXEC sys.sp_cdc_get_captured_columns @nope = 1"));
     assert_string_equal("error 22985/1/16 Could not find the capture instance 'x' in sys.sp_cdc_get_ddl_history. Specify a "
-                        "valid capture instance.\ndone error\n", B(f->s, "EXEC sys.sp_cdc_get_ddl_history 'x'"));
+                        "valid capture instance. (in sp_cdc_get_ddl_history)\ndone error\n",
+                        B(f->s, "EXEC sys.sp_cdc_get_ddl_history 'x'"));
+    /* by RPC: the error names the procedure and its return status is 1 */
+    mcdc_sim_param bad[] = {PS("@capture_instance", "x")};
+    assert_string_equal("error 22985/1/16 Could not find the capture instance 'x' in sys.sp_cdc_get_ddl_history. Specify a "
+                        "valid capture instance. (in sp_cdc_get_ddl_history)\nstatus 1\ndoneproc error\n",
+                        R(f->s, "sys.sp_cdc_get_ddl_history", 0, bad, 1));
     assert_string_equal("cols :int not null\nrow 3\ndoneinproc more count=1\nstatus 0\ndoneproc\n",
                         B(f->s, "EXEC sp_executesql N'SELECT COUNT(*) FROM dbo.orders WHERE order_id <= @m', N'@m int', @m = 5"));
 }
@@ -401,6 +408,9 @@ static void test_source_tsql__a_syntax_error_anywhere_runs_nothing(void **state)
     assert_string_equal("error 102/1/15 Incorrect syntax near 'FROM'.\ndone error\n",
                         B(f->s, "INSERT INTO dbo.orders VALUES (9, N'x', NULL, NULL); SELECT FROM dbo.orders"));
     assert_string_equal("cols :int not null\nrow 0\ndone count=1\n", B(f->s, "SELECT COUNT(*) FROM dbo.orders WHERE order_id = 9"));
+    assert_string_equal("error 195/10/15 'FOO' is not a recognized SET option.\ndone error\n",
+                        B(f->s, "SET NOCOUNT ON; SELECT 1; SET FOO ON"));
+    assert_string_equal("cols :int not null\nrow 1\ndone count=1\n", B(f->s, "SELECT 1")); /* NOCOUNT was not set */
     /* an unknown object is found when its statement runs: the ones before it ran */
     assert_string_equal("cols :int not null\nrow 1\ndone more count=1\nerror 208/1/16 Invalid object name 'dbo.nope'.\ndone error\n",
                         B(f->s, "SELECT 1; SELECT * FROM dbo.nope; SELECT 2"));
