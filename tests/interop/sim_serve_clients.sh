@@ -41,7 +41,7 @@ for q in "$Q1" "$Q2" "$Q3"; do
   node "$here/tds_compare.mjs" "$T/ref$n.jsonl" "$T/td$n.jsonl" --rounding || die "tedious differs from sim query on: $q"
 done
 # tsql prints dates in its own locale format: it gets the query without temporal columns
-printf '%s\ngo\nexit\n' "$Q3" | timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U u -P "$PW" -D mix 2>/dev/null \
+printf '%s\ngo\nexit\n' "$Q3" | LC_ALL=C.UTF-8 timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U u -P "$PW" -D mix 2>/dev/null \
   | sed 's/^\([0-9]*> \)*//' | sed -n '/^id\t/,/rows affected/p' | sed '/rows affected/d' > "$T/tsql3.tsv"
 node "$here/tds_compare.mjs" "$T/ref3.jsonl" "$T/tsql3.tsv" --tsv || die "tsql differs from sim query on: $Q3"
 

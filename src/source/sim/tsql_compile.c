@@ -841,6 +841,7 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
             style = (int)e->b->lit.u.i;
         }
         out->nullable = a.nullable;
+        out->is_variant = false;
         if (style) {
             out->t = to;
             out->sql = fmt(c, "mc_cast(%s, '%s', '%s', %d)", a.sql, tname(c, &a.t), tname(c, &to), style);
@@ -848,6 +849,7 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
         }
         *out = a;
         out->name = "";
+        out->is_variant = false; /* CAST of a sql_variant is its target type */
         return conv(c, out, &to, true, line);
     }
     case X_COLLATE:

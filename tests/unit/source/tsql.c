@@ -167,6 +167,9 @@ static void test_source_tsql__serverproperty_is_sql_variant_and_spid(void **stat
     fx *f = *state;
     assert_string_equal("cols :sql_variant/nvarchar(128), :sql_variant/int\nrow 16 | 3\ndone count=1\n",
                         B(f->s, "SELECT SERVERPROPERTY('ProductMajorVersion'), SERVERPROPERTY('EngineEdition')"));
+    assert_string_equal("cols :nvarchar(128), :int\nrow 16.0.4135.4 | 3\ndone count=1\n",
+                        B(f->s, "SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
+                                "CONVERT(int, SERVERPROPERTY('EngineEdition'))"));
     char want[100];
     snprintf(want, sizeof want, "cols :smallint not null\nrow %d\ndone count=1\n", mcdc_sim_session_spid(f->s));
     assert_string_equal(want, B(f->s, "SELECT @@SPID"));
@@ -177,6 +180,8 @@ static void test_source_tsql__current_timezone_id_needs_version_16_even_untaken(
     fx *f = *state;
     assert_string_equal("error 195/10/15 'CURRENT_TIMEZONE_ID' is not a recognized built-in function name.\ndone error\n",
                         B(f->s, "SELECT CASE WHEN 1 = 0 THEN CURRENT_TIMEZONE_ID() ELSE N'x' END"));
+    assert_string_equal("cols :sql_variant/nvarchar(128), :sql_variant/nvarchar(128)\nrow 15 | 15.0.4355.3\ndone count=1\n",
+                        B(f->s, "SELECT SERVERPROPERTY('ProductMajorVersion'), SERVERPROPERTY('ProductVersion')"));
 }
 
 static void test_source_tsql__current_timezone_id_on_16(void **state)
