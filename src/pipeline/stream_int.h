@@ -45,6 +45,10 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     int64_t      last_batch;      /* last committed batch id, -1 none */
     bool         has_latest;
     mcdc_offset  latest;          /* max_lsn seen last */
+    bool         has_plan_min;    /* plan_min was read by the plan of the batch about to run */
+    mcdc_lsn     plan_min;
+    bool         has_watermark;   /* min_lsn last seen after a read, with its commit time */
+    mcdc_offset  watermark;
     bool         has_fresh_max;   /* fresh_max was just read and not used by a plan yet */
     mcdc_lsn     fresh_max;
     int64_t      plan_ms;         /* the batch's planning time (latestOffset), for its event */

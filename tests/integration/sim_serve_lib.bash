@@ -48,9 +48,11 @@ serve_stop() {
   [ "$rc" = 0 ] || die "sim serve exited $rc after SIGTERM"
 }
 
-# tsql_run USER PASSWORD 'SQL': run batches through FreeTDS's tsql (output on stdout)
+# tsql_run USER PASSWORD 'SQL': run batches through FreeTDS's tsql (output on stdout).
+# tsql writes text in the locale's charset: C.UTF-8, whatever the caller's locale (a fresh
+# machine may have none), so that text compares with sim query's UTF-8.
 tsql_run() {
-  printf '%s\ngo\nexit\n' "$3" | timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U "$1" -P "$2" -D shop 2>&1
+  printf '%s\ngo\nexit\n' "$3" | LC_ALL=C.UTF-8 timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U "$1" -P "$2" -D shop 2>&1
 }
 
 # capture_start FILE: capture the server's port on loopback into FILE (tshark), until capture_stop

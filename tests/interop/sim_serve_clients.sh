@@ -54,7 +54,7 @@ timeout 30 node "$here/tds_tedious.mjs" "$PORT" u "$PW" mix --params "$P4" "$Q4"
 node "$here/tds_compare.mjs" "$T/ref4.jsonl" "$T/td4.jsonl" --rounding || die "tedious differs from sim query on: $Q4"
 
 # tsql prints dates in its own locale format: it gets the query without temporal columns
-printf '%s\ngo\nexit\n' "$Q3" | timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U u -P "$PW" -D mix 2>/dev/null \
+printf '%s\ngo\nexit\n' "$Q3" | LC_ALL=C.UTF-8 timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U u -P "$PW" -D mix 2>/dev/null \
   | sed 's/^\([0-9]*> \)*//' | sed -n '/^id\t/,/rows affected/p' | sed '/rows affected/d' > "$T/tsql3.tsv"
 node "$here/tds_compare.mjs" "$T/ref3.jsonl" "$T/tsql3.tsv" --tsv || die "tsql differs from sim query on: $Q3"
 

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/failpoint.h"
 #include "mcdc/mssql.h"
 #include "mcdc/time.h"
 #include "source/mssql/mssql_int.h"
@@ -1312,8 +1313,10 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     }
     char what[200];
     snprintf(what, sizeof what, "reading changes of %s", p->ci);
-    while (rc == 0 && !c.done && !c.cb_rc)
+    while (rc == 0 && !c.done && !c.cb_rc) {
         rc = mssql__retry(s, what, read_page_fn, &c);
+        if (rc == 0 && !c.done && !c.cb_rc) mcdc_failpoint("source.mssql.between_pages"); /* tests: a cleanup here */
+    }
     rowset_free(&c.r, p->n_cols);
     free(c.feed.e);
     mcdc_buf_dispose(&c.ct);

@@ -42,6 +42,7 @@ typedef struct tsql_error {
     int     line;
     char    text[1024];
     bool    abort_batch; /* compile errors end the batch; run-time ones only the statement */
+    char    proc[130];   /* the procedure that raised it ("sp_cdc_get_ddl_history"), or "" */
 } tsql_error;
 
 /** The return code of a call that recorded a tsql_error (positive: not a C failure). */

@@ -35,6 +35,8 @@ typedef struct crel {
     const char *schema, *object;
     ccol       *cols;
     int         ncols;
+    int64_t     ct_id;     /* a change table (sim_ct_<id>): rowid order is read order (S1); else 0 */
+    const char *rowid_sql; /* its rowid, "t1.\"__rowid\"" */
 } crel;
 
 typedef struct scope {
@@ -534,6 +536,20 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
 #undef COL
     (void)v1;
     if (rc < 0) return rc;
+    if (ci) {
+        /* the change table itself (what its view shows), with its rowid for range seeks */
+        mcdc_buf b = MCDC_BUF_INIT(1 << 20);
+        mcdc_buf_puts(&b, "(SELECT rowid AS \"__rowid\", \"__$start_lsn\", \"__$end_lsn\", \"__$seqval\", \"__$operation\", "
+                          "\"__$update_mask\"");
+        for (int k = 0; k < ci->n_cols; k++) mcdc_buf_printf(&b, ", c%d AS %s", ci->cols[k].ordinal, qid(c, ci->cols[k].name));
+        mcdc_buf_printf(&b, ", \"__$command_id\" FROM sim_ct_%lld WHERE \"__$start_lsn\" <= (SELECT processed_lsn FROM sim_state "
+                            "WHERE id = 1))", (long long)ci->id);
+        *from_sql = fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
+        mcdc_buf_dispose(&b);
+        rel->ct_id = ci->id;
+        rel->rowid_sql = fmt(c, "%s.\"__rowid\"", alias);
+        return *from_sql && rel->rowid_sql ? 0 : MCDC_ENOMEM;
+    }
     *from_sql = fmt(c, "%s AS %s", qid(c, view), alias);
     return 0;
 }
@@ -825,6 +841,7 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
             style = (int)e->b->lit.u.i;
         }
         out->nullable = a.nullable;
+        out->is_variant = false;
         if (style) {
             out->t = to;
             out->sql = fmt(c, "mc_cast(%s, '%s', '%s', %d)", a.sql, tname(c, &a.t), tname(c, &to), style);
@@ -832,6 +849,7 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
         }
         *out = a;
         out->name = "";
+        out->is_variant = false; /* CAST of a sql_variant is its target type */
         return conv(c, out, &to, true, line);
     }
     case X_COLLATE:
@@ -1170,6 +1188,105 @@ static int check_grouped(C *c, scope *sc, tsql_select *sel, tsql_expr *e)
     return 0;
 }
 
+/* An expression without column references (literals, variables, functions of them). */
+static bool column_free(const tsql_expr *e)
+{
+    if (!e) return true;
+    if (e->k == X_COL || e->k == X_STAR || e->k == X_SUBQ || e->k == X_EXISTS || e->sub || e->over) return false;
+    if (!column_free(e->a) || !column_free(e->b) || !column_free(e->c)) return false;
+    for (int i = 0; i < e->nargs; i++)
+        if (!column_free(e->args[i])) return false;
+    return true;
+}
+
+/* The change-table rel whose column e names, with the column's index; NULL otherwise. */
+static crel *ct_column(scope *sc, const tsql_expr *e, int *col)
+{
+    if (e->k != X_COL) return NULL;
+    const char *name = e->parts[e->nparts - 1], *qual = e->nparts >= 2 ? e->parts[e->nparts - 2] : NULL;
+    crel *found = NULL;
+    for (int r = 0; r < sc->nrels; r++) {
+        crel *rel = &sc->rels[r];
+        if (qual && !(rel->alias && !strcasecmp(rel->alias, qual)) && !(rel->object && !strcasecmp(rel->object, qual))) continue;
+        for (int k = 0; k < rel->ncols; k++)
+            if (!strcasecmp(rel->cols[k].name, name)) {
+                if (found) return NULL; /* ambiguous: left to resolve() */
+                found = rel;
+                *col = k;
+            }
+    }
+    return found && found->ct_id ? found : NULL;
+}
+
+/* Range predicates on a change table's __$start_lsn become rowid bounds found by binary
+ * search (rowid order is (start_lsn, command_id, seqval, operation) order, S1), so a range
+ * read seeks instead of scanning the table. The predicates stay; the bounds only narrow. */
+static int range_seeks(C *c, scope *sc, tsql_expr *e, mcdc_buf *b)
+{
+    if (!e) return 0;
+    if (e->k == X_AND) {
+        int rc = range_seeks(c, sc, e->a, b);
+        return rc ? rc : range_seeks(c, sc, e->b, b);
+    }
+    if (e->k != X_CMP && e->k != X_BETWEEN) return 0;
+    int col;
+    crel *rel = ct_column(sc, e->a, &col);
+    const tsql_expr *other = e->b;
+    char op[3];
+    snprintf(op, sizeof op, "%s", e->op);
+    if (e->k == X_CMP && !rel && (rel = ct_column(sc, e->b, &col))) { /* X op lsn: flip */
+        other = e->a;
+        snprintf(op, sizeof op, "%s", !strcmp(e->op, "<") ? ">" : !strcmp(e->op, ">") ? "<" : !strcmp(e->op, "<=") ? ">=" :
+                                      !strcmp(e->op, ">=") ? "<=" : e->op);
+    }
+    if (!rel || strcmp(rel->cols[col].name, "__$start_lsn")) return 0;
+    sim_type bin10 = {ST_BINARY, 10, 0, 0};
+    scope empty = {NULL, 0, NULL};
+    if (e->k == X_BETWEEN) {
+        if (e->neg || !column_free(e->b) || !column_free(e->c)) return 0;
+        cx lo, hi;
+        int rc;
+        if ((rc = expr_(c, &empty, e->b, &lo)) || (rc = conv(c, &lo, &bin10, false, line_of(e))) ||
+            (rc = expr_(c, &empty, e->c, &hi)) || (rc = conv(c, &hi, &bin10, false, line_of(e))))
+            return rc;
+        return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", rel->rowid_sql,
+                               (long long)rel->ct_id, lo.sql, rel->rowid_sql, (long long)rel->ct_id, hi.sql);
+    }
+    if (!column_free(other)) return 0;
+    cx v;
+    int rc = expr_(c, &empty, (tsql_expr *)other, &v);
+    if (rc) return rc;
+    if ((rc = conv(c, &v, &bin10, false, line_of(e)))) return rc;
+    long long id = (long long)rel->ct_id;
+    const char *r = rel->rowid_sql;
+    /* mc_ct_first(id, x, 1): the first rowid with start_lsn >= x; (.., 0): with start_lsn > x */
+    if (!strcmp(op, ">")) return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 0)", r, id, v.sql);
+    if (!strcmp(op, ">=")) return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1)", r, id, v.sql);
+    if (!strcmp(op, "<")) return mcdc_buf_printf(b, " AND %s < mc_ct_first(%lld, %s, 1)", r, id, v.sql);
+    if (!strcmp(op, "<=")) return mcdc_buf_printf(b, " AND %s < mc_ct_first(%lld, %s, 0)", r, id, v.sql);
+    if (!strcmp(op, "="))
+        return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", r, id, v.sql, r, id,
+                               v.sql);
+    return 0;
+}
+
+/* ORDER BY a prefix of (__$start_lsn, __$command_id, __$seqval, __$operation) of one change
+ * table, all ascending or all descending: that table's rowid order (S1). */
+static const char *rowid_order(scope *sc, tsql_select *sel)
+{
+    static const char *const key[] = {"__$start_lsn", "__$command_id", "__$seqval", "__$operation"};
+    if (sel->norder == 0 || sel->norder > 4 || sel->union_all) return NULL;
+    crel *rel = NULL;
+    for (int i = 0; i < sel->norder; i++) {
+        int col;
+        crel *r = ct_column(sc, sel->order[i].e, &col);
+        if (!r || (rel && r != rel) || strcasecmp(r->cols[col].name, key[i]) || sel->order[i].desc != sel->order[0].desc)
+            return NULL;
+        rel = r;
+    }
+    return rel->rowid_sql;
+}
+
 static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc_buf *b, cx **items_out, int *nitems_out,
                        scope **sc_out)
 {
@@ -1258,6 +1375,7 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
         const char *w;
         if ((rc = bool_sql(c, sc, sel->where, &w))) return rc;
         mcdc_buf_printf(b, " WHERE %s", w);
+        if ((rc = range_seeks(c, sc, sel->where, b)) < 0 || rc == TSQL_ESQL) return rc;
     }
     if (sel->ngroup) {
         mcdc_buf_puts(b, " GROUP BY ");
@@ -1359,7 +1477,10 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
         }
         mcdc_buf_puts(&b, ")");
     }
-    if (sel->norder) {
+    const char *by_rowid = rowid_order(sc, sel);
+    if (by_rowid) {
+        mcdc_buf_printf(&b, " ORDER BY %s%s", by_rowid, sel->order[0].desc ? " DESC" : "");
+    } else if (sel->norder) {
         mcdc_buf_puts(&b, " ORDER BY ");
         for (int i = 0; i < sel->norder; i++) {
             const char *o = NULL;
