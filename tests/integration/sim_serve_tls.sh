@@ -38,17 +38,14 @@ done
 
 # python-tds: full TLS, the certificate validated against the CA (and refused with another)
 serve_start --tls-cert "$ca/server.pem" --tls-key "$ca/server.key" --encryption required
-tshark -q -i lo -f "tcp port $PORT" -w "$T/tls.pcapng" 2> "$T/tshark.log" &
-TSHARK=$!
-for _ in $(seq 1 50); do grep -q "Capturing on" "$T/tshark.log" && break; sleep 0.1; done
+capture_start "$T/tls.pcapng"
 here=$(cd "$(dirname "$0")/../interop" && pwd)
 /usr/bin/python3 "$here/tds_pytds.py" "$PORT" u "$PW" shop --cafile "$ca/ca.pem" "SELECT customer FROM dbo.orders WHERE order_id = 2" \
   > "$T/py.jsonl" || die "python-tds over TLS failed"
 grep -q '"customer":"Zoë €"' "$T/py.jsonl" || die "python-tds over TLS read: $(cat "$T/py.jsonl")"
 /usr/bin/python3 "$here/tds_pytds.py" "$PORT" u "$PW" shop --cafile "$T/other/ca.pem" "SELECT 1 AS x" > /dev/null 2>&1 \
   && die "python-tds accepted a certificate of another CA"
-sleep 0.5
-kill -INT "$TSHARK"; wait "$TSHARK" || true
+capture_stop
 serve_stop
 /usr/bin/python3 - "$T/tls.pcapng" <<'PY' || die "the query's text crossed the wire in the clear"
 import sys
