@@ -3,7 +3,8 @@
 # signs the server's certificate; FreeTDS's tsql connects with each of its encryption
 # settings against --encryption login and required (a client that cannot encrypt is refused
 # by required); python-tds validates the certificate against the CA and fails against
-# another CA; with full encryption the query's text never crosses the wire in the clear.
+# another CA; with full encryption the query's text never crosses the wire in the clear, with
+# login-only encryption LOGIN7 does not and the query does.
 source "$(dirname "$0")/sim_serve_lib.bash"
 command -v openssl >/dev/null || die "openssl is missing"
 serve_db
@@ -35,6 +36,22 @@ for mode in login required; do
   done
   serve_stop
 done
+
+# login-only (FreeTDS's encryption=request against --encryption login): LOGIN7 travels in TLS,
+# the requests after it in the clear
+serve_start --tls-cert "$ca/server.pem" --tls-key "$ca/server.key" --encryption login
+capture_start "$T/login.pcapng"
+out=$(tsql_enc request)
+grep -q "(3 rows affected)" <<<"$out" || die "login-only: $out"
+capture_stop
+serve_stop
+/usr/bin/python3 - "$T/login.pcapng" <<'PY' || die "login-only TLS: LOGIN7 in the clear, or the query encrypted"
+import sys
+data = open(sys.argv[1], 'rb').read()
+query = 'SELECT order_id FROM dbo.orders'.encode('utf-16-le')
+app = 'TSQL'.encode('utf-16-le')  # tsql's AppName in LOGIN7
+sys.exit(0 if query in data and app not in data else 1)
+PY
 
 # python-tds: full TLS, the certificate validated against the CA (and refused with another)
 serve_start --tls-cert "$ca/server.pem" --tls-key "$ca/server.key" --encryption required
