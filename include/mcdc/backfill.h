@@ -12,7 +12,7 @@
  * `bootstrap` completion row. A crash anywhere resumes where it stopped: Delta's txn keeps
  * each wave once, and a wave whose facts rows are missing gets them from its bronze
  * commit's userMetadata; no chunk is read twice into bronze. Nothing is ever written to
- * the source. Design: anchor-features §1 (bootstrap/backfill), §2.5, §3.3; ADR 0012.
+ * the source. Design: anchor-features §1 (bootstrap/backfill), §2.5, §3.3; ADR 0014.
  *
  * Caveats:
  * - Run one backfill per snapshot at a time: a second one finds its wave committed by the

@@ -55,6 +55,8 @@ typedef struct mcdc_capture_instance {
     char    *source_schema; /* "dbo" */
     char    *source_table;  /* "orders" */
     mcdc_lsn start_lsn;     /* min_lsn: 0x00.. until capture processed the enable */
+    mcdc_lsn enable_lsn;    /* the start_lsn the enable recorded (sp_cdc_help_change_data_capture),
+                               also before capture processed it; 0x00.. when not known */
     int64_t  create_ts_us;  /* when it was enabled, UTC */
 } mcdc_capture_instance;
 

@@ -19,7 +19,7 @@
  *        userMetadata before anything else is read;
  *   (B3) the plan is written once (txn v0) and read back: the plan in the facts table is
  *        the plan, whoever wrote it.
- * Design: anchor-features §1 (bootstrap/backfill), §3.3; ADR 0012.
+ * Design: anchor-features §1 (bootstrap/backfill), §3.3; ADR 0014.
  */
 #include <inttypes.h>
 #include <stdlib.h>

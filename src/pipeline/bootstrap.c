@@ -2,7 +2,8 @@
  * pipeline/bootstrap.c: the first snapshot of a stream (--bootstrap).
  *
  * S = max_lsn is written to <checkpoint>/bootstrap before the table is read, so rows may
- * be newer than S, never older. The rows go to bronze as operation 0 with _start_lsn =
+ * be newer than S, never older; before capture processed the enable of a just-enabled
+ * instance, S is the instance's start LSN minus one, so the first batch reads from its start. The rows go to bronze as operation 0 with _start_lsn =
  * _snapshot = S, in one commit with txn{app_id#snapshot, 0} and userMetadata {"snapshot",
  * "lsn", "commit_ts", "rows"}; then the facts get a `bootstrap` row with
  * txn{app_id#events, 0}. A rerun that finds bronze's #snapshot txn reads nothing again and
@@ -114,9 +115,20 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
     }
     /* record S before the table is read: rows may be newer than S, never older */
     int64_t t0 = mcdc_time_mono_us(), started = mcdc_time_now_us();
+    /* before capture processed a just-enabled instance, S is its start LSN minus one (not
+     * max_lsn, which may be 0x00 or another instance's: every later batch would then see
+     * a false data loss); the first batch reads from the instance's start */
     mcdc_lsn M;
-    if ((rc = mcdc_stream__max_lsn(s, &M)) < 0 || (rc = mcdc_stream__offset_at(s, &M, S)) < 0)
+    bool before;
+    if ((rc = mcdc_stream__before_instance_start(s, &M, &before)) < 0)
         goto done;
+    if (before) {
+        memset(S, 0, sizeof *S);
+        S->lsn = M; /* not a commit: no commit time */
+    } else if ((rc = mcdc_stream__max_lsn(s, &M)) < 0 ||
+               (rc = mcdc_stream__offset_at(s, &M, S)) < 0) {
+        goto done;
+    }
     {
         char js[128];
         mcdc_offset_to_json(js, sizeof js, S);

@@ -13,6 +13,10 @@
  *      its owner from the families of its txn app ids (one family: that one; two: the
  *      table is refused, its changes are likely there twice). The keys are recorded by
  *      the first stream that writes it (mcdc_stream__own_target).
+ * (O2b) A new checkpoint of another app id of the owner's family (a generation, "x.g2")
+ *      on a bronze that holds that family's batches must say where it starts: with
+ *      --bootstrap (a re-snapshot), --adopt or --starting-lsn; from "earliest" by default
+ *      it would write every change CDC still holds a second time.
  * (O3) Every bronze commit holds only while mcdc.owner is this stream's family (a commit
  *      option checked on each attempt), so a stream whose table was adopted meanwhile
  *      fails its next commit with MCDC_ECONFLICT and writes nothing.
@@ -310,7 +314,23 @@ static int plan_adoption(mcdc_stream *s, const mcdc_delta_snapshot *snap, const 
     return 0;
 }
 
-int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt)
+/* The first app id of @p family in @p snap's txns other than @p app_id (batches or a
+ * snapshot, not facts or events keys), or NULL. Borrowed from the snapshot. */
+static const char *sibling_app(const mcdc_delta_snapshot *snap, const char *family,
+                               const char *app_id)
+{
+    for (size_t i = 0; i < snap->n_txns; i++) {
+        const char *a = snap->txns[i].app_id, *hash = strchr(a, '#');
+        size_t n = hash ? (size_t)(hash - a) : strlen(a);
+        if (hash && strcmp(hash, "#snapshot") != 0)
+            continue;
+        if ((n != strlen(app_id) || strncmp(a, app_id, n) != 0) && in_family(a, family))
+            return a;
+    }
+    return NULL;
+}
+
+int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt, bool new_checkpoint)
 {
     mcdc_delta_snapshot *snap = NULL;
     int rc = mcdc_delta_snapshot_open(&snap, s->o.target_path, -1);
@@ -365,6 +385,19 @@ int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt)
                                  "take the table over (a lost checkpoint, a new app id) run this "
                                  "one with --adopt and a new --checkpoint; or stream into a new "
                                  "--target", who);
+            goto done;
+        }
+        const char *sib = sibling_app(snap, s->family, s->o.app_id);
+        if (new_checkpoint && sib && !s->o.bootstrap && !s->o.starting_given &&
+            mcdc_delta_snapshot_txn(snap, s->o.app_id) < 0) { /* (O2b) */
+            char sibling[256];
+            snprintf(sibling, sizeof sibling, "%.*s", (int)strcspn(sib, "#"), sib);
+            mcdc_error_set(MCDC_EINVAL, "--target %s: holds batches of '%s', of this stream's "
+                           "family: a new checkpoint of '%s' from the earliest change would "
+                           "write them again", s->o.target, sibling, s->o.app_id);
+            rc = mcdc_error_hint("say where it starts: --bootstrap for a new snapshot (a "
+                                 "re-snapshot generation), --adopt to continue after the last "
+                                 "batch, or --starting-lsn");
         }
         goto done;
     }

@@ -5,7 +5,7 @@
  * snapshot_state.c is the one reader and writer of a chunked snapshot's recorded state
  * (the snapshot_open, snapshot_plan, snapshot_chunk and completion facts rows, and the
  * userMetadata of a wave's bronze commit); snapshot_open.c opens one for the stream;
- * backfill.c reads its chunks. Design: docs/decisions/0012-chunked-snapshot-state.md,
+ * backfill.c reads its chunks. Design: docs/decisions/0014-chunked-snapshot-state.md,
  * anchor-features §1 (bootstrap/backfill), §2.5.
  */
 #ifndef MCDC_PIPELINE_SNAPSHOT_INT_H

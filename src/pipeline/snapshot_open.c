@@ -8,32 +8,15 @@
  * S while `mssql-cdc backfill` reads the table's rows in chunks. Nothing is read from the
  * table here and nothing is written to the source. A later run (or a rerun after a crash
  * before the first batch) finds the open row and starts from the same S: one open row per
- * generation. Design: anchor-features §1 (to_delta snapshot="chunked"), ADR 0012.
+ * generation. Design: anchor-features §1 (to_delta snapshot="chunked"), ADR 0014.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "mcdc/failpoint.h"
 #include "mcdc/log.h"
 #include "pipeline/snapshot_int.h"
-
-/* The capture instance's start LSN (zero when the source does not say). */
-static int ci_start_lsn(mcdc_stream *s, mcdc_lsn *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!s->o.source->ops->capture_instances)
-        return 0;
-    mcdc_capture_instance *a = NULL;
-    size_t n = 0;
-    int rc = s->o.source->ops->capture_instances(s->o.source, NULL, &a, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        if (!strcasecmp(a[i].name, s->o.capture_instance))
-            *out = a[i].start_lsn;
-    mcdc_capture_instances_free(a, n);
-    return rc;
-}
 
 static int reuse(mcdc_stream *s, const snap_state *st, mcdc_offset *S)
 {
@@ -67,19 +50,21 @@ int mcdc_stream__snapshot_open(mcdc_stream *s, mcdc_offset *S)
     snap_keydef k;
     if ((rc = mcdc_snap__keydef(&k, s->o.source, s->o.capture_instance, s->captured)) < 0)
         return rc;
-    mcdc_lsn M, start, s_lsn;
+    mcdc_lsn M;
+    bool before = false;
     json_t *extent = NULL, *detail = NULL;
     snap_event ev = { 0 };
-    if ((rc = mcdc_stream__max_lsn(s, &M)) < 0 || (rc = ci_start_lsn(s, &start)) < 0)
+    /* as the full bootstrap: before capture processed a just-enabled instance, S is its
+     * start LSN minus one (no commit time) */
+    if ((rc = mcdc_stream__before_instance_start(s, &M, &before)) < 0)
         goto done;
-    s_lsn = M;
-    if (!mcdc_lsn_is_zero(&start)) {
-        mcdc_lsn before;
-        if (mcdc_lsn_decrement(&before, &start) == 0 && mcdc_lsn_cmp(&before, &M) > 0)
-            s_lsn = before; /* enabled after the last commit capture processed */
+    if (before) {
+        memset(S, 0, sizeof *S);
+        S->lsn = M;
+    } else if ((rc = mcdc_stream__max_lsn(s, &M)) < 0 || (rc = mcdc_stream__offset_at(s, &M, S)) < 0) {
+        goto done;
     }
-    if ((rc = mcdc_stream__offset_at(s, &s_lsn, S)) < 0 ||
-        (rc = mcdc_snap__extent(s->o.source, s->o.capture_instance, &k, &extent)) < 0)
+    if ((rc = mcdc_snap__extent(s->o.source, s->o.capture_instance, &k, &extent)) < 0)
         goto done;
     detail = json_pack("{s:s,s:s,s:I,s:n,s:n,s:o,s:O}", "mode", "chunked", "kind", "bootstrap",
                        "generation", (json_int_t)0, "lost_from_ts", "lost_to_ts", "keys",

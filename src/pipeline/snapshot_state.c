@@ -1,7 +1,7 @@
 /*
  * pipeline/snapshot_state.c: the recorded state of a chunked snapshot, read and written.
  *
- * The one owner of these formats (docs/decisions/0012-chunked-snapshot-state.md): a chunked
+ * The one owner of these formats (docs/decisions/0014-chunked-snapshot-state.md): a chunked
  * snapshot lives in the facts table and in bronze, never in a checkpoint directory, so the
  * stream and a backfill in another process (or on another machine) see the same state.
  *

@@ -28,6 +28,11 @@
  * a replay checks its recorded end the same way. Either stops with MCDC_ESOURCE (exit 3)
  * before anything is written.
  *
+ * Before the first write (invariant 9): mcdc_stream_check reads only (the capture
+ * instance at the source, the target's kind, source table and owner in owner.c, the facts
+ * table's kind, a new checkpoint against bronze's txn, --adopt's resume point); then
+ * mcdc_stream_open takes (or creates) the checkpoint; only mcdc_stream_run writes tables.
+ *
  * Checkpoint safety (invariant 8): the checkpoint lock; its metadata against the
  * arguments; bronze's txn for app_id (and facts' for app_id#facts) may not be above the
  * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
@@ -49,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,6 +147,29 @@ int mcdc_stream__max_lsn(mcdc_stream *s, mcdc_lsn *out)
 static int src_min_lsn(mcdc_stream *s, mcdc_lsn *out)
 {
     return s->o.source->ops->min_lsn(s->o.source, s->o.capture_instance, out);
+}
+
+int mcdc_stream__before_instance_start(mcdc_stream *s, mcdc_lsn *out, bool *found)
+{
+    *found = false;
+    mcdc_lsn min;
+    int rc = src_min_lsn(s, &min);
+    if (rc < 0 || !mcdc_lsn_is_zero(&min) || !s->o.source->ops->capture_instances)
+        return rc;
+    mcdc_capture_instance *a = NULL;
+    size_t n = 0;
+    if ((rc = s->o.source->ops->capture_instances(s->o.source, NULL, &a, &n)) < 0)
+        return rc;
+    for (size_t i = 0; i < n && !*found; i++) {
+        if (strcasecmp(a[i].name, s->o.capture_instance) != 0 ||
+            mcdc_lsn_is_zero(&a[i].enable_lsn))
+            continue;
+        if ((rc = mcdc_lsn_decrement(out, &a[i].enable_lsn)) < 0)
+            break;
+        *found = true;
+    }
+    mcdc_capture_instances_free(a, n);
+    return rc;
 }
 
 static void emit(mcdc_stream *s, const mcdc_stream_progress *p)
@@ -249,7 +278,8 @@ static int source_behind_error(mcdc_stream *s, const mcdc_offset *at, const mcdc
     return mcdc_error_hint("nothing was written; the source was restored or failed over to a "
                            "replica that lags, and the commits after %s may never come back: "
                            "once the source is where it should be, take a new snapshot with "
-                           "--bootstrap, a new --checkpoint and a new --app-id", a);
+                           "--bootstrap, a new --checkpoint and a new generation of the app id "
+                           "(%s.g2)", a, s->family);
 }
 
 /* The commit at @p at (an offset the stream read up to) must still be there with the commit
@@ -354,8 +384,11 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     } else {
         /* the data-loss guard, for ranges bronze does not hold yet */
         mcdc_lsn min, from;
-        if ((rc = src_min_lsn(s, &min)) < 0)
+        if (!replay && s->has_plan_min) /* asked by the plan a moment ago: not twice */
+            min = s->plan_min;
+        else if ((rc = src_min_lsn(s, &min)) < 0)
             goto done;
+        s->has_plan_min = false;
         if (replay) { /* planned by an earlier run: its end must still be where it was */
             mcdc_lsn mx;
             if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
@@ -407,17 +440,22 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
             gap_extend(&g, r, &from, &min, false);
         }
         if (!mcdc_lsn_is_zero(&min)) {
-            mcdc_offset w;
-            if ((rc = mcdc_stream__offset_at(s, &min, &w)) < 0)
-                goto done;
-            m.has_watermark = w.has_commit_ts;
-            m.watermark_ts_us = w.commit_ts_us;
+            /* min_lsn moves only with cleanup: its commit time is asked when it moved */
+            if (!s->has_watermark || mcdc_lsn_cmp(&min, &s->watermark.lsn) != 0) {
+                if ((rc = mcdc_stream__offset_at(s, &min, &s->watermark)) < 0)
+                    goto done;
+                s->has_watermark = true;
+            }
+            m.has_watermark = s->watermark.has_commit_ts;
+            m.watermark_ts_us = s->watermark.commit_ts_us;
         }
         mcdc_lsn mx;
         if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
             goto done;
         mcdc_offset mo;
-        if ((rc = mcdc_stream__offset_at(s, &mx, &mo)) < 0)
+        if (s->has_latest && mcdc_lsn_cmp(&mx, &s->latest.lsn) == 0)
+            mo = s->latest; /* max_lsn did not move while the batch was read */
+        else if ((rc = mcdc_stream__offset_at(s, &mx, &mo)) < 0)
             goto done;
         m.has_source_max = mo.has_commit_ts;
         m.source_max_ts_us = mo.commit_ts_us;
@@ -557,6 +595,8 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
         return rc;
     if ((rc = check_position(s, after, &min)) < 0)
         return rc;
+    s->plan_min = min; /* the batch's guard before its read uses it */
+    s->has_plan_min = true;
     if ((rc = mcdc_lsn_increment(&from, &after->lsn)) < 0)
         return rc;
     if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
@@ -702,10 +742,21 @@ static int initial_offset(mcdc_stream *s, mcdc_offset *out, bool *ready)
     int rc;
     mcdc_lsn l;
     switch (s->o.starting) {
-    case MCDC_START_LATEST:
+    case MCDC_START_LATEST: {
+        /* on an instance capture has not reached yet, the LSN just before its start */
+        bool before;
+        if ((rc = mcdc_stream__before_instance_start(s, &l, &before)) < 0)
+            return rc;
+        if (before) {
+            memset(out, 0, sizeof *out);
+            out->lsn = l; /* not a commit: no commit time */
+            *ready = true;
+            return 0;
+        }
         if ((rc = mcdc_stream__max_lsn(s, &l)) < 0)
             return rc;
         break;
+    }
     case MCDC_START_LSN:
         l = s->o.starting_lsn;
         break;
@@ -742,8 +793,8 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
                            s->o.target, s->bronze_txn, s->o.app_id, s->o.checkpoint,
                            last_planned);
         return mcdc_error_hint("Delta would skip every batch up to %" PRId64 " silently: restore "
-                               "the checkpoint, or start again with a new --app-id and "
-                               "--checkpoint", s->bronze_txn);
+                               "the checkpoint, or continue after bronze's last batch with "
+                               "--adopt and a new --checkpoint", s->bronze_txn);
     }
     /* behind (invariant 8): a bronze restored from an older backup lost batches the
      * checkpoint says it holds; Delta would not say so, the stream would carry on.
@@ -767,7 +818,8 @@ static int check_txns(mcdc_stream *s, int64_t last_planned)
         return mcdc_error_hint("nothing was written (going on would lose the batches bronze "
                                "lacks): restore bronze to a version holding batch %" PRId64
                                ", or take a new snapshot with --bootstrap, a new --checkpoint "
-                               "and a new --app-id", bc.batch_id);
+                               "and a new generation of the app id (%s.g2)", bc.batch_id,
+                               s->family);
     }
     /* bronze's newest batch of app_id must be this checkpoint's (invariant 10): a finished
      * batch that wrote no bronze commit, found in bronze, is another stream's */
@@ -971,6 +1023,7 @@ int mcdc_stream_check(mcdc_stream *s)
         return 0;
     release_run_state(s);
     s->bronze_txn = -1;
+    s->has_plan_min = s->has_watermark = false;
     int rc;
     if ((rc = mcdc_stream_family(s->family, sizeof s->family, s->o.app_id)) < 0)
         return rc;
@@ -979,6 +1032,24 @@ int mcdc_stream_check(mcdc_stream *s)
         if (!(s->facts_app_id = malloc(n)))
             return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
         snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
+    }
+    /* --progress: its directory must take the file (it is opened once the checkpoint is) */
+    if (s->o.progress_path) {
+        char dir[MCDC_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", s->o.progress_path);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = 0;
+        else
+            *slash = 0;
+        if (access(dir, W_OK) != 0) {
+            rc = mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot write in %s: %s",
+                                s->o.progress_path, dir, strerror(errno));
+            mcdc_error_hint("give --progress a file in a directory that exists");
+            goto fail;
+        }
     }
     /* the checkpoint's location, then the source: the capture instance exists, and its
      * columns */
@@ -1003,7 +1074,7 @@ int mcdc_stream_check(mcdc_stream *s)
     char adopted[MCDC_PATH_MAX];
     snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
     bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
-    if ((rc = mcdc_stream__check_target(s, !ck_adopted)) < 0 ||
+    if ((rc = mcdc_stream__check_target(s, !ck_adopted, !ck_batches)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
     /* a new checkpoint must not meet batches of its app id in bronze (invariant 8) */
@@ -1041,7 +1112,8 @@ int mcdc_stream_open(mcdc_stream *s)
             mcdc_error_hint("pass a new --checkpoint directory");
             goto fail;
         }
-        if (s->o.adopt && !s->adopt_planned && (rc = mcdc_stream__check_target(s, true)) < 0)
+        if (s->o.adopt && !s->adopt_planned &&
+            (rc = mcdc_stream__check_target(s, true, !has_range)) < 0)
             goto fail;
         if (!s->o.adopt)
             s->first_batch = 0;

@@ -45,6 +45,10 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     int64_t      last_batch;      /* last committed batch id, -1 none */
     bool         has_latest;
     mcdc_offset  latest;          /* max_lsn seen last */
+    bool         has_plan_min;    /* plan_min was read by the plan of the batch about to run */
+    mcdc_lsn     plan_min;
+    bool         has_watermark;   /* min_lsn last seen after a read, with its commit time */
+    mcdc_offset  watermark;
     bool         has_fresh_max;   /* fresh_max was just read and not used by a plan yet */
     mcdc_lsn     fresh_max;
     int64_t      plan_ms;         /* the batch's planning time (latestOffset), for its event */
@@ -124,6 +128,10 @@ typedef struct read_ctx {
 char *mcdc_stream__lsn_text(char buf[MCDC_LSN_STRLEN], const mcdc_lsn *l);
 /* @p lsn and its commit time (has_commit_ts false when the source maps none). */
 int mcdc_stream__offset_at(mcdc_stream *s, const mcdc_lsn *lsn, mcdc_offset *o);
+/* While capture has not processed the capture instance's enable (min_lsn 0x00), the LSN
+ * just before the instance's start into @p out (*found true): a stream or a snapshot that
+ * starts there reads from the instance's first change. */
+int mcdc_stream__before_instance_start(mcdc_stream *s, mcdc_lsn *out, bool *found);
 /* sys.fn_cdc_get_max_lsn(). */
 int mcdc_stream__max_lsn(mcdc_stream *s, mcdc_lsn *out);
 
@@ -195,9 +203,10 @@ int mcdc_stream__check_bronze_range(mcdc_stream *s, const mcdc_batch_range *r, c
 /* The capture instance at the source, and its source table into s->source_table; an
  * unknown one is refused (MCDC_EINVAL) naming those that exist. */
 int mcdc_stream__find_capture_instance(mcdc_stream *s);
-/* Refuse a target of another kind, source table or owner (O1, O2); with --adopt and
- * @p plan_adopt, find where to resume (O4). Reads only. */
-int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt);
+/* Refuse a target of another kind, source table or owner (O1, O2), or a new checkpoint
+ * (@p new_checkpoint) of a sibling generation that does not say where it starts (O2b);
+ * with --adopt and @p plan_adopt, find where to resume (O4). Reads only. */
+int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt, bool new_checkpoint);
 /* Bronze's configuration keys for a new table: kind, source table, owner. */
 int mcdc_stream__bronze_config(mcdc_delta_map *m, mcdc_stream *s);
 /* Record bronze's kind, source table and owner when it lacks them (O2), or, with

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # sim serve through FreeTDS's tsql: it listens on the port it prints, answers SELECTs as
 # `sim query` does, refuses a wrong password with 18456 and a close (the password never in
-# its log), stops with exit 0 on SIGTERM and on SIGINT, and refuses bad options with exit 2
-# before listening.
+# its log), serves several connections at once and no more than --max-connections, stops
+# with exit 0 on SIGTERM and on SIGINT, and refuses bad options with exit 2 before listening.
 source "$(dirname "$0")/sim_serve_lib.bash"
 command -v tsql >/dev/null || die "tsql (freetds-bin) is not installed: run scripts/install-deps"
 serve_db
@@ -39,6 +39,22 @@ serve_start
 kill -INT "$SERVE_PID"
 rc=0; wait "$SERVE_PID" || rc=$?; SERVE_PID=
 [ "$rc" = 0 ] || die "sim serve exited $rc after SIGINT"
+
+# --max-connections 1: a second connection while one is open is closed at once
+serve_start --max-connections 1
+/usr/bin/python3 -c "
+import pytds, time, sys
+c = pytds.connect(server='127.0.0.1', port=$PORT, user='u', password=sys.argv[1], database='shop')
+time.sleep(3)" "$PW" &
+holder=$!
+sleep 1
+out=$(tsql_run u "$PW" "SELECT 1" || true)
+grep -q "^1$" <<<"$out" && die "a second connection was served with --max-connections 1"
+wait "$holder"
+out=$(tsql_run u "$PW" "SELECT 1")
+grep -q "(1 row affected)" <<<"$out" || die "no connection served once the first closed: $out"
+grep -q "refusing a connection" "$T/serve.log" || die "no log line for the refused connection"
+serve_stop
 
 # bad options: exit 2 and a hint, nothing served
 expect2() {

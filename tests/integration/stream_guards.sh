@@ -4,7 +4,9 @@
 #     facts row (item 6), so a later run reads what committed in between;
 #   one gap, one data_skipped row inside its batch, with both times (item 8);
 #   a source that went backwards (sim rewind: a restore, a failover to a lagging replica)
-#     stops the stream with exit 3 naming both positions, nothing written (item 13).
+#     stops the stream with exit 3 naming both positions, nothing written (item 13);
+#   --bootstrap and --starting-lsn latest before capture has run start just before the
+#     instance's start LSN, not at 0x00.. (a false data loss at every later run) (item 7).
 . "$(dirname "$0")/stream_lib.bash"
 sim_setup
 ins() { sim_exec "$1" "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES ($2, 'c$2', $2.00, NULL)"; }
@@ -32,28 +34,28 @@ err=$(stream bh --max-commits-per-batch 1 2>&1 >/dev/null); rc=$?
 set -e
 # before: exit 0, order 3 written as the next batch and order 2 lost for good
 [ $rc = 3 ] || die "bronze behind: exit $rc, want 3: $err"
-echo "$err" | grep -q "bronze.bh: holds batches up to 1 of app_id 'bh' but checkpoint .* recorded batch [0-9]* in its version [0-9]*: bronze is behind its checkpoint" \
+grep -q "bronze.bh: holds batches up to 1 of app_id 'bh' but checkpoint .* recorded batch [0-9]* in its version [0-9]*: bronze is behind its checkpoint" <<<"$err" \
   || die "bronze behind: message: $err"
-echo "$err" | grep -q "hint: nothing was written" || die "bronze behind: hint: $err"
+grep -q "hint: nothing was written" <<<"$err" || die "bronze behind: hint: $err"
 tree "$lake" "$T/ck/bh" > "$T/after.tree"
 diff "$T/before.tree" "$T/after.tree" >&2 || die "bronze behind: the refused stream changed files"
 
 # ---- item 6: --starting-lsn latest is recorded at once -------------------------------------
 out=$(stream lat --starting-lsn latest) || die "latest: $out"
-echo "$out" | grep -q "1 batch, 0 rows" || die "latest: $out"
+grep -q "1 batch, 0 rows" <<<"$out" || die "latest: $out"
 max=$(M sim query "$DB" 'SELECT max(start_lsn) AS m FROM cdc.lsn_time_mapping' --format jsonl | sed 's/.*"m":"\([^"]*\)".*/\1/')
 grep -q "\"start\":{\"lsn\":\"$max\"" "$T/ck/lat/offsets/0" || die "offsets/0 does not start at max_lsn $max: $(cat "$T/ck/lat/offsets/0")"
 grep -q "\"end\":{\"lsn\":\"$max\"" "$T/ck/lat/offsets/0" || die "offsets/0 is not (L, L]: $(cat "$T/ck/lat/offsets/0")"
 cat_table ops.facts "$T/f.jsonl"
 [ "$($CHECK count "$T/f.jsonl" app_id=lat event=stream_started)" = 1 ] || die "no stream_started row"
 [ "$($CHECK get "$T/f.jsonl" min_lsn app_id=lat event=stream_started)" = "$max" ] || die "stream_started min_lsn"
-$CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started | grep -q "\"starting\":\"latest\",\"lsn\":\"$max\"" \
-  || die "stream_started detail: $($CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started)"
+detail=$($CHECK get "$T/f.jsonl" detail app_id=lat event=stream_started)
+grep -q "\"starting\":\"latest\",\"lsn\":\"$max\"" <<<"$detail" || die "stream_started detail: $detail"
 # what commits between two runs is read by the second (before: "latest" was resolved again)
 ins 2026-10-01T14:03:00 4
 sim_capture 2026-10-01T14:03:01
 out=$(stream lat --starting-lsn latest) || die "latest, second run: $out"
-echo "$out" | grep -q "1 batch, 1 rows" || die "latest, second run: $out"
+grep -q "1 batch, 1 rows" <<<"$out" || die "latest, second run: $out"
 cat_table bronze.lat "$T/b.jsonl"
 [ "$($CHECK count "$T/b.jsonl" order_id=4)" = 1 ] || die "the row committed between the runs is missing"
 [ "$($CHECK count "$T/b.jsonl")" = 1 ] || die "latest read the past"
@@ -116,7 +118,7 @@ sim_capture 2026-10-03T14:01:01
 stream back >/dev/null                                           # reads up to order 9
 pos=$(sed 's/.*"end":{"lsn":"\([^"]*\)".*/\1/' "$T/ck/back/offsets/0")
 out=$(M sim rewind "$DB" --to "$l8") || die "sim rewind: $out"
-echo "$out" | grep -q "rewound to $l8: 1 change rows, 1 log entries dropped, 1 source row changes undone" || die "sim rewind: $out"
+grep -q "rewound to $l8: 1 change rows, 1 log entries dropped, 1 source row changes undone" <<<"$out" || die "sim rewind: $out"
 [ "$(M sim query "$DB" 'SELECT order_id FROM dbo.orders WHERE order_id = 9' --format jsonl)" = "" ] || die "order 9 still in dbo.orders"
 tree "$lake" "$T/ck/back" > "$T/before.tree"
 set +e
@@ -124,9 +126,9 @@ err=$(stream back 2>&1 >/dev/null); rc=$?
 set -e
 # before: exit 0, an idle poll (max_lsn below the position is "nothing new")
 [ $rc = 3 ] || die "source behind: exit $rc, want 3: $err"
-echo "$err" | grep -q "dbo_orders: the source went backwards: max_lsn is $l8, below $pos (committed 2026-10-03T14:01:00.000) that the stream already read up to" \
+grep -q "dbo_orders: the source went backwards: max_lsn is $l8, below $pos (committed 2026-10-03T14:01:00.000) that the stream already read up to" <<<"$err" \
   || die "source behind: message: $err"
-echo "$err" | grep -q "hint: nothing was written" || die "source behind: hint: $err"
+grep -q "hint: nothing was written" <<<"$err" || die "source behind: hint: $err"
 tree "$lake" "$T/ck/back" > "$T/after.tree"
 diff "$T/before.tree" "$T/after.tree" >&2 || die "source behind: the refused stream changed files"
 # new commits after the restore pass the position again, but its commit is gone
@@ -137,15 +139,42 @@ err=$(stream back 2>&1 >/dev/null); rc=$?
 set -e
 # before: exit 0, order 10 read after order 9, which the source no longer has
 [ $rc = 3 ] || die "source rewound: exit $rc, want 3: $err"
-echo "$err" | grep -q "dbo_orders: the source went backwards: no commit has LSN $pos any more, which the stream read as committed 2026-10-03T14:01:00.000" \
+grep -q "dbo_orders: the source went backwards: no commit has LSN $pos any more, which the stream read as committed 2026-10-03T14:01:00.000" <<<"$err" \
   || die "source rewound: message: $err"
 tree "$lake" "$T/ck/back" > "$T/after.tree"
 diff "$T/before.tree" "$T/after.tree" >&2 || die "source rewound: the refused stream changed files"
+# ---- item 7: --bootstrap (and latest) before capture has run ------------------------------
+D2=$T/fresh.sqlite
+M sim init "$D2" --table dbo.orders --keys order_id --at 2026-10-04T09:00:00 \
+  --schema 'order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, placed_at DATETIME2(3) NULL' >/dev/null
+M sim exec "$D2" --at 2026-10-04T09:01:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (1, 'a', 1.00, NULL)" >/dev/null
+run2() { local app=$1; shift; M stream --source "sim:$D2" --capture-instance dbo_orders --target "bronze.$app" \
+  --app-id "$app" --checkpoint "$T/ck/$app" --facts ops.facts2 "$@"; }
+out=$(run2 boot --bootstrap 2>&1) || die "bootstrap before capture: $out"
+run2 late --starting-lsn latest >/dev/null || die "latest before capture"
+M sim capture "$D2" --at 2026-10-04T09:02:00 >/dev/null
+M sim exec "$D2" --at 2026-10-04T09:03:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (2, 'b', 2.00, NULL)" >/dev/null
+M sim capture "$D2" --at 2026-10-04T09:03:01 >/dev/null
+start=$(M sim query "$D2" 'SELECT start_lsn FROM cdc.change_tables' --format jsonl | sed 's/.*"start_lsn":"\([^"]*\)".*/\1/')
+before=$(node -e 'const h = (BigInt(process.argv[1]) - 1n).toString(16).toUpperCase().padStart(20, "0"); console.log("0x" + h)' "$start")
+grep -q "\"lsn\":\"$before\"" "$T/ck/boot/bootstrap" || die "bootstrap S is not start_lsn - 1 ($before): $(cat "$T/ck/boot/bootstrap")"
+grep -q "as of 0x00000000000000000000" <<<"$out" && die "bootstrap as of 0x00: $out"
+grep -q "\"start\":{\"lsn\":\"$before\"" "$T/ck/late/offsets/0" || die "latest before capture: $(cat "$T/ck/late/offsets/0")"
+# before: both exited 4 here, "change data ... is gone" although nothing was purged
+for app in boot late; do
+  out=$(run2 $app 2>&1) || die "$app after capture: $out"
+  M sim query "$D2" 'SELECT * FROM cdc.dbo_orders_CT' --format jsonl > "$T/ct2.jsonl"
+  cat_table "bronze.$app" "$T/b2.jsonl"
+  $CHECK bronze-vs-ct "$T/ct2.jsonl" "$T/b2.jsonl" >/dev/null || die "bronze.$app is not every change from the instance's start"
+done
+cat_table bronze.boot "$T/b2.jsonl"
+[ "$($CHECK count "$T/b2.jsonl" _operation=0)" = 1 ] || die "bronze.boot has no snapshot row"
+
 # sim rewind refuses what it cannot be: before the enable (here: below what cleanup kept), or not an LSN
 set +e
 err=$(M sim rewind "$DB" --to 0x00000000000000000001 2>&1); rc=$?
 set -e
-[ $rc = 2 ] && echo "$err" | grep -Eq "cannot take the catalog back|cleanup removed what a restore" || die "rewind before the enable: exit $rc: $err"
+[ $rc = 2 ] && grep -Eq "cannot take the catalog back|cleanup removed what a restore" <<<"$err" || die "rewind before the enable: exit $rc: $err"
 set +e
 err=$(M sim rewind "$DB" --to nope 2>&1); rc=$?
 set -e

@@ -47,12 +47,12 @@ trial() {
   fi
   local msg; msg=$(cat "$T/$app.$loser.out")
   if [ $rl = 3 ]; then
-    echo "$msg" | grep -q "another stream with the same app_id writes to this table" || die "$app ($kind, exit $rl): message: $msg"
-    echo "$msg" | grep -q "hint: nothing of this batch was written" || die "$app ($kind, exit $rl): hint: $msg"
+    grep -q "another stream with the same app_id writes to this table" <<<"$msg" || die "$app ($kind, exit $rl): message: $msg"
+    grep -q "hint: nothing of this batch was written" <<<"$msg" || die "$app ($kind, exit $rl): hint: $msg"
     n3=$((n3 + 1))
   elif [ "$kind" = fresh ] && [ $rl = 2 ]; then
     # started only after the winner's commit: refused at start, before any read
-    echo "$msg" | grep -Eq "already holds batches of app_id '$app'|holds facts of batch 0 of app_id '$app'" \
+    grep -Eq "already holds batches of app_id '$app'|holds facts of batch 0 of app_id '$app'" <<<"$msg" \
       || die "$app ($kind, exit $rl): message: $msg"
     n2=$((n2 + 1))
   else

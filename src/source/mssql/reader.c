@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/failpoint.h"
 #include "mcdc/mssql.h"
 #include "mcdc/time.h"
 #include "source/mssql/mssql_int.h"
@@ -770,6 +771,7 @@ static int op_capture_instances(mcdc_source *b, const char *table, mcdc_capture_
         a[i].source_schema = strdup(c.a[i].schema);
         a[i].source_table = strdup(c.a[i].table);
         a[i].start_lsn = c.a[i].start_lsn;
+        a[i].enable_lsn = c.a[i].start_lsn; /* as the procedure reports it */
         a[i].create_ts_us = to_utc(s, c.a[i].create_local_us);
         if (!a[i].name || !a[i].source_schema || !a[i].source_table) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
@@ -1311,8 +1313,10 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     }
     char what[200];
     snprintf(what, sizeof what, "reading changes of %s", p->ci);
-    while (rc == 0 && !c.done && !c.cb_rc)
+    while (rc == 0 && !c.done && !c.cb_rc) {
         rc = mssql__retry(s, what, read_page_fn, &c);
+        if (rc == 0 && !c.done && !c.cb_rc) mcdc_failpoint("source.mssql.between_pages"); /* tests: a cleanup here */
+    }
     rowset_free(&c.r, p->n_cols);
     free(c.feed.e);
     mcdc_buf_dispose(&c.ct);

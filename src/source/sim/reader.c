@@ -241,6 +241,7 @@ static int copy_instances(sim_source *src, const sim_table *tb, mcdc_capture_ins
         e->source_schema = strdup(tb->schema);
         e->source_table = strdup(tb->name);
         e->start_lsn = mcdc_lsn_cmp(&ci->start_lsn, &src->sim->st.processed) <= 0 ? ci->start_lsn : mcdc_lsn_zero();
+        e->enable_lsn = ci->start_lsn;
         e->create_ts_us = ci->create_us;
         if (!e->name || !e->source_schema || !e->source_table)
             return mcdc_error_set(MCDC_ENOMEM, "out of memory");

@@ -117,7 +117,7 @@ int sess_emit_error(mcdc_sim_session *s, const tsql_error *e)
     int rc = sess_flush_done(s, true);
     if (rc < 0) return rc;
     s->had_error = true;
-    if (s->sink->message(s->sink->payload, e->cls > 10, e->number, e->state, e->cls, e->text, s->proc_name,
+    if (s->sink->message(s->sink->payload, e->cls > 10, e->number, e->state, e->cls, e->text, e->proc[0] ? e->proc : s->proc_name,
                          e->line > 0 ? e->line : 1))
         return MCDC_ERROR;
     return 0;

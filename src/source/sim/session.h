@@ -64,7 +64,8 @@ typedef struct mcdc_sim_session_sink {
     /** A session setting changed (ENVCHANGE): type per MS-TDS 2.2.7.9 (1 database, 2
      *  language, 8 begin tran, 9 commit tran, 10 rollback tran, ...), texts UTF-8 or NULL. */
     int (*envchange)(void *payload, int type, const char *new_value, const char *old_value);
-    /** Polled between rows: non-zero when the client sent ATTENTION (cancel the batch). */
+    /** Polled between rows: non-zero when the client sent ATTENTION. The engine then stops
+     *  the call and ends it with one done() carrying MCDC_SIM_DONE_ATTN. May be NULL. */
     bool (*cancelled)(void *payload);
 } mcdc_sim_session_sink;
 

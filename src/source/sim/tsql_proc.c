@@ -426,10 +426,16 @@ static int cleanup(mcdc_sim_session *s, const mcdc_sim_param *ps, int n, tsql_er
         bool found = sqlite3_step(st) == SQLITE_ROW;
         if (found) lwm_us = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
-        if (!found)
+        if (!found) {
+            char lo[MCDC_LSN_STRLEN], mn[MCDC_LSN_STRLEN], mx[MCDC_LSN_STRLEN];
+            mcdc_lsn given, minl;
+            memcpy(given.b, a[1]->u.s.p, 10);
+            sim_instance *ci = sim__find_instance(s->sim, val_str(s, a[0]));
+            minl = ci && mcdc_lsn_cmp(&ci->start_lsn, &s->sim->st.processed) <= 0 ? ci->start_lsn : mcdc_lsn_zero();
             return tsql_fail(err, 22964, 16, 1, 1, "LSN %s, specified as the new low endpoint for the change table associated "
-                             "with capture instance '%s', is not within the Change Data Capture timeline [%s, %s].", "given",
-                             val_str(s, a[0]), "min", "max");
+                             "with capture instance '%s', is not within the Change Data Capture timeline [%s, %s].",
+                             mcdc_lsn_format(lo, &given), val_str(s, a[0]), mcdc_lsn_format(mn, &minl), mcdc_lsn_format(mx, &max));
+        }
     } else {
         lwm_us = max_us;
     }
@@ -449,13 +455,22 @@ int tsql_call_proc(mcdc_sim_session *s, const char *proc, const mcdc_sim_param *
     s->proc_status = 0;
     int rc = sim__load(s->sim);
     if (rc < 0) return rc;
-    if (!strcasecmp(b, "sp_cdc_help_change_data_capture")) return help_cdc(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_get_captured_columns")) return captured_columns(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_get_ddl_history")) return ddl_history(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_spaceused")) return spaceused(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_enable_table")) return enable_table(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_disable_table")) return disable_table(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_cleanup_change_table")) return cleanup(s, params, nparams, err);
+    static const struct {
+        const char *name;
+        int (*fn)(mcdc_sim_session *, const mcdc_sim_param *, int, tsql_error *);
+    } procs[] = {{"sp_cdc_help_change_data_capture", help_cdc}, {"sp_cdc_get_captured_columns", captured_columns},
+                 {"sp_cdc_get_ddl_history", ddl_history},      {"sp_spaceused", spaceused},
+                 {"sp_cdc_enable_table", enable_table},        {"sp_cdc_disable_table", disable_table},
+                 {"sp_cdc_cleanup_change_table", cleanup}};
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+        if (!strcasecmp(b, procs[i].name)) {
+            rc = procs[i].fn(s, params, nparams, err);
+            if (rc == TSQL_ESQL) { /* raised inside the procedure: it names itself, and a failure returns 1 */
+                snprintf(err->proc, sizeof err->proc, "%s", procs[i].name);
+                s->proc_status = 1;
+            }
+            return rc;
+        }
     return tsql_fail(err, 2812, 16, 62, 1, "Could not find stored procedure '%s'.", proc);
 }
 

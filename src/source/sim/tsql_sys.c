@@ -321,10 +321,10 @@ const tsql_vcol tsql_sys_databases_cols[] = {
     {"user_access_desc", {ST_NVARCHAR, 60, 0, 0}, true}, {"is_read_only", {ST_BIT, 0, 0, 0}, true},
     {"is_auto_close_on", {ST_BIT, 0, 0, 0}, false},    {"is_auto_shrink_on", {ST_BIT, 0, 0, 0}, true},
     {"state", {ST_TINYINT, 0, 0, 0}, true},            {"state_desc", {ST_NVARCHAR, 60, 0, 0}, true},
+    /* is_cdc_enabled comes later in the documented list; it is answered after state_desc */
+    {"is_cdc_enabled", {ST_BIT, 0, 0, 0}, false},
 };
-const int tsql_sys_databases_ncols = 14;
-/* is_cdc_enabled comes later in the documented list; it is answered as the last column. */
-static const tsql_vcol cdc_enabled_col = {"is_cdc_enabled", {ST_BIT, 0, 0, 0}, false};
+const int tsql_sys_databases_ncols = 15;
 
 const tsql_vcol tsql_sys_columns_cols[] = {
     {"object_id", {ST_INT, 0, 0, 0}, false},         {"name", {ST_NVARCHAR, 128, 0, 0}, true},
@@ -388,9 +388,7 @@ int tsql_sys_object(mcdc_sim_session *s, tsql_compile_ctx *cc, const char *schem
     (void)err;
     if (strcasecmp(schema, "sys")) return -1;
     if (!strcasecmp(name, "databases")) {
-        static tsql_vcol all[15];
-        memcpy(all, tsql_sys_databases_cols, sizeof tsql_sys_databases_cols);
-        all[14] = cdc_enabled_col;
+        const tsql_vcol *all = tsql_sys_databases_cols;
         sim_val rows[2 * 15];
         memset(rows, 0, sizeof rows);
         const char *names[2] = {"master", s->db_name};

@@ -23,25 +23,26 @@ typedef struct memio {
     tds_wbuf       out;  /* what the server sent */
 } memio;
 
-static ssize_t memio_recv(void *p, void *buf, size_t n)
+static inline ssize_t memio_recv(void *p, void *buf, size_t n)
 {
     memio *m = p;
     size_t k = m->in_len - m->in_pos;
     if (k > n) k = n;
     if (m->chunk && k > m->chunk) k = m->chunk;
+    if (k == 0) return 0;
     memcpy(buf, m->in + m->in_pos, k);
     m->in_pos += k;
     return (ssize_t)k;
 }
 
-static ssize_t memio_send(void *p, const void *buf, size_t n)
+static inline ssize_t memio_send(void *p, const void *buf, size_t n)
 {
     memio *m = p;
     tds_w_put(&m->out, buf, n);
     return m->out.err ? -1 : (ssize_t)n;
 }
 
-static bool memio_readable(void *p)
+static inline bool memio_readable(void *p)
 {
     memio *m = p;
     return m->in_pos < m->in_len;
@@ -54,7 +55,7 @@ static void cl_utf16(tds_wbuf *w, const char *s)
     tds_utf8_to_utf16(w, s, strlen(s));
 }
 
-static void cl_prelogin(tds_wbuf *w, uint8_t encryption)
+static inline void cl_prelogin(tds_wbuf *w, uint8_t encryption)
 {
     tds_wbuf p = TDS_WBUF_INIT(1 << 20);
     /* VERSION at 11 (6 bytes), ENCRYPTION at 17 (1 byte) */
@@ -107,7 +108,7 @@ static void cl_login7(tds_wbuf *w, const char *user, const char *password, const
     tds_w_dispose(&p);
 }
 
-static void cl_all_headers(tds_wbuf *p)
+static inline void cl_all_headers(tds_wbuf *p)
 {
     tds_w_u32(p, 22);    /* total */
     tds_w_u32(p, 18);    /* transaction descriptor header */
@@ -116,7 +117,7 @@ static void cl_all_headers(tds_wbuf *p)
     tds_w_u32(p, 1);     /* outstanding requests */
 }
 
-static void cl_batch(tds_wbuf *w, const char *sql, size_t packet_size)
+static inline void cl_batch(tds_wbuf *w, const char *sql, size_t packet_size)
 {
     tds_wbuf p = TDS_WBUF_INIT(1 << 24);
     cl_all_headers(&p);
@@ -125,7 +126,7 @@ static void cl_batch(tds_wbuf *w, const char *sql, size_t packet_size)
     tds_w_dispose(&p);
 }
 
-static void cl_attention(tds_wbuf *w)
+static inline void cl_attention(tds_wbuf *w)
 {
     tds_frame(w, TDS_PKT_ATTN, 0, 4096, NULL, 0);
 }
@@ -134,7 +135,7 @@ static void cl_attention(tds_wbuf *w)
 
 /* Join the packets of the server's messages: *n_msgs messages, payloads concatenated into
  * out (each message's start offset in starts). Returns false on a malformed packet. */
-static bool sv_messages(const uint8_t *p, size_t n, tds_wbuf *out, size_t *starts, int max, int *n_msgs,
+static inline bool sv_messages(const uint8_t *p, size_t n, tds_wbuf *out, size_t *starts, int max, int *n_msgs,
                         size_t packet_size, bool *sizes_ok)
 {
     size_t i = 0;
@@ -169,13 +170,13 @@ static fake_session fake_sessions[4];
 static int fake_last_rpc_nparams;
 static mcdc_sim_param fake_last_params[16];
 
-static int fake_login_check(const char *path, const char *user, const char *password)
+static inline int fake_login_check(const char *path, const char *user, const char *password)
 {
     (void)path;
     return strcmp(user, "u") == 0 && strcmp(password, "secret") == 0 ? 0 : MCDC_EPERM;
 }
 
-static int fake_open(mcdc_sim_session **out, const char *path, const mcdc_sim_login_info *login,
+static inline int fake_open(mcdc_sim_session **out, const char *path, const mcdc_sim_login_info *login,
                      const mcdc_sim_server_options *opts)
 {
     (void)path;
@@ -186,17 +187,17 @@ static int fake_open(mcdc_sim_session **out, const char *path, const mcdc_sim_lo
     return 0;
 }
 
-static void fake_close(mcdc_sim_session *s)
+static inline void fake_close(mcdc_sim_session *s)
 {
     (void)s;
 }
 
-static int fake_spid(const mcdc_sim_session *s)
+static inline int fake_spid(const mcdc_sim_session *s)
 {
     return ((const fake_session *)s)->spid;
 }
 
-static int fake_batch(mcdc_sim_session *s, const char *sql, const mcdc_sim_session_sink *k)
+static inline int fake_batch(mcdc_sim_session *s, const char *sql, const mcdc_sim_session_sink *k)
 {
     ((fake_session *)s)->n_batches++;
     if (!strcmp(sql, "SELECT 1")) {
@@ -225,7 +226,7 @@ static int fake_batch(mcdc_sim_session *s, const char *sql, const mcdc_sim_sessi
     return k->done(k->payload, MCDC_SIM_DONE_STMT, MCDC_SIM_DONE_ERROR, 0xC1, 0);
 }
 
-static int fake_rpc(mcdc_sim_session *s, const char *proc, int proc_id, const mcdc_sim_param *params, int nparams,
+static inline int fake_rpc(mcdc_sim_session *s, const char *proc, int proc_id, const mcdc_sim_param *params, int nparams,
                     const mcdc_sim_session_sink *k)
 {
     (void)s;
@@ -237,7 +238,7 @@ static int fake_rpc(mcdc_sim_session *s, const char *proc, int proc_id, const mc
     return k->done(k->payload, MCDC_SIM_DONE_PROC, 0, 0xE0, 0);
 }
 
-static int fake_tm(mcdc_sim_session *s, int kind, const mcdc_sim_session_sink *k)
+static inline int fake_tm(mcdc_sim_session *s, int kind, const mcdc_sim_session_sink *k)
 {
     (void)s;
     if (k->envchange(k->payload, kind == 5 ? 8 : kind == 7 ? 9 : 10, NULL, NULL)) return 1;
@@ -247,7 +248,7 @@ static int fake_tm(mcdc_sim_session *s, int kind, const mcdc_sim_session_sink *k
 static const tds_engine fake_engine = {fake_login_check, fake_open, fake_close, fake_spid, fake_batch, fake_rpc, fake_tm};
 
 /* Serve one connection on the fake engine: the client's bytes in, the server's bytes out. */
-static void fake_serve(memio *m, tds_faults *faults)
+static inline void fake_serve(memio *m, tds_faults *faults)
 {
     tds_server_ctx ctx = {0};
     ctx.db_path = "fake.db";

@@ -282,6 +282,21 @@ static void test_source_tds_odbc__every_type_reads_back_exactly(void **state)
         assert_int_equal(nullable, SQL_NULLABLE);
     }
     free(vcm);
+    /* the version LOGINACK gives is SERVERPROPERTY's */
+    SQLCloseCursor(c.st);
+    char ver[64];
+    SQLSMALLINT vl;
+    ok(&c, SQLGetInfo(c.dbc, SQL_DBMS_VER, ver, sizeof ver, &vl), "SQLGetInfo");
+    ok(&c, SQLExecDirect(c.st, (SQLCHAR *)"SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(32))", SQL_NTS), "version");
+    ok(&c, SQLFetch(c.st), "fetch version");
+    char *pv = col_text(&c, 1);
+    int a1, b1, c1, a2, b2, c2;
+    assert_int_equal(sscanf(ver, "%d.%d.%d", &a1, &b1, &c1), 3);
+    assert_int_equal(sscanf(pv, "%d.%d.%d", &a2, &b2, &c2), 3);
+    assert_int_equal(a1, a2);
+    assert_int_equal(b1, b2);
+    assert_int_equal(c1, c2);
+    free(pv);
     disconnect(&c);
     stop(&s);
 }

@@ -201,6 +201,10 @@ static int sk_envchange(void *p, int type, const char *new_value, const char *ol
 static bool sk_cancelled(void *p)
 {
     req *r = p;
+    if (r->c->srv->stopping && *r->c->srv->stopping) { /* the server stops: end the request now */
+        r->c->broken = true;
+        return true;
+    }
     return poll_attention(r->c);
 }
 
@@ -208,6 +212,15 @@ static mcdc_sim_session_sink make_sink(req *r)
 {
     return (mcdc_sim_session_sink){r, sk_columns, sk_row, sk_done, sk_message, sk_return_status, sk_return_value,
                                    sk_envchange, sk_cancelled};
+}
+
+/* A failure of the wire while answering (an engine value that does not fit its column, an
+ * allocation): logged, and the connection closes. */
+static int wire_failed(tds_conn *c, req *r)
+{
+    if (r->rc && !c->broken)
+        mcdc_log(MCDC_LOG_WARN, "tds", "session %u: cannot answer: %s", c->spid, mcdc_error_last()->message);
+    return MCDC_EIO;
 }
 
 /* End a response: DONE+ATTN after a cancel, a closing DONE when the engine left none. */
@@ -269,7 +282,7 @@ static int do_batch(tds_conn *c, const uint8_t *p, size_t n)
     mcdc_sim_session_sink sink = make_sink(&r);
     int rc = c->srv->engine->batch(c->session, (const char *)c->scratch.p, &sink);
     free(r.cols);
-    if (r.rc || c->broken) return MCDC_EIO;
+    if (r.rc || c->broken) return wire_failed(c, &r);
     if (rc && !c->attention) {
         mcdc_log(MCDC_LOG_WARN, "tds", "session %u: the batch failed: %s", c->spid, mcdc_error_last()->message);
         return rc;
@@ -310,7 +323,7 @@ static int do_rpc(tds_conn *c, const uint8_t *p, size_t n)
         rc = c->srv->engine->rpc(c->session, calls[i].proc, calls[i].proc_id, calls[i].params, calls[i].n_params, &sink);
     free(r.cols);
     sim_arena_free(&a);
-    if (r.rc || c->broken) return MCDC_EIO;
+    if (r.rc || c->broken) return wire_failed(c, &r);
     if (rc && !c->attention) {
         mcdc_log(MCDC_LOG_WARN, "tds", "session %u: the RPC failed: %s", c->spid, mcdc_error_last()->message);
         return rc;
@@ -336,7 +349,7 @@ static int do_tm(tds_conn *c, const uint8_t *p, size_t n)
     mcdc_sim_session_sink sink = make_sink(&r);
     rc = c->srv->engine->tm(c->session, kind, &sink);
     free(r.cols);
-    if (r.rc || c->broken) return MCDC_EIO;
+    if (r.rc || c->broken) return wire_failed(c, &r);
     if (rc) return rc;
     return finish(c, &r, TDS_TOK_DONE);
 }
@@ -478,10 +491,11 @@ void tds_conn_serve(const tds_server_ctx *srv, const tds_io *io)
         uint8_t type;
         rc = tds_read_message(&c, &type, &m);
         if (rc) break;
+        const uint8_t *mp = m.p ? m.p : (const uint8_t *)""; /* an empty message has no buffer */
         switch (type) {
-        case TDS_PKT_BATCH: rc = do_batch(&c, m.p, m.len); break;
-        case TDS_PKT_RPC: rc = do_rpc(&c, m.p, m.len); break;
-        case TDS_PKT_TM: rc = do_tm(&c, m.p, m.len); break;
+        case TDS_PKT_BATCH: rc = do_batch(&c, mp, m.len); break;
+        case TDS_PKT_RPC: rc = do_rpc(&c, mp, m.len); break;
+        case TDS_PKT_TM: rc = do_tm(&c, mp, m.len); break;
         case TDS_PKT_ATTN: /* a cancel that arrived after the request finished */
             tds_out_begin(&c, TDS_PKT_REPLY);
             tds_tok_done(&c.out, TDS_TOK_DONE, MCDC_SIM_DONE_ATTN, 0, 0);

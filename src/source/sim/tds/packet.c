@@ -154,7 +154,7 @@ void tds_frame(tds_wbuf *w, uint8_t type, uint16_t spid, size_t packet_size, con
         tds_w_u16be(w, spid);
         tds_w_u8(w, id++);
         tds_w_u8(w, 0);
-        tds_w_put(w, payload + off, k);
+        if (k) tds_w_put(w, payload + off, k);
         off += k;
     } while (off < n);
 }

@@ -6,9 +6,9 @@
  *   per option: token (1: 0 VERSION, 1 ENCRYPTION, 2 INSTOPT, 3 THREADID, 4 MARS, 5 TRACEID,
  *               6 FEDAUTHREQUIRED, 7 NONCEOPT), offset (2, big-endian), length (2, big-endian)
  *   0xFF ends the headers.
- * Example (the server's answer to a client asking ENCRYPT_NOT_SUP, SQL Server 16.0.1000):
+ * Example (the server's answer to a client asking ENCRYPT_NOT_SUP, SQL Server 16.0.4135.4):
  *   00 00 1A 00 06  01 00 20 00 01  02 00 21 00 01  03 00 22 00 00  04 00 22 00 01  FF
- *   10 00 03 E8 00 00  02  00  00
+ *   10 00 10 27 00 04  02  00  00
  *
  * Encryption (the client's byte against --encryption; MS-TDS 2.2.6.5's table):
  *   client \ mode   off              login               required
@@ -67,12 +67,21 @@ uint8_t tds_prelogin_decide(mcdc_tds_encryption mode, uint8_t client, tds_tls_pl
 
 void tds_prelogin_version(int product_version, uint8_t out[4])
 {
-    /* RTM builds: 2016 13.0.1601, 2017 14.0.1000, 2019 15.0.2000, 2022 16.0.1000 */
-    uint16_t build = product_version == 13 ? 1601 : product_version == 15 ? 2000 : 1000;
-    out[0] = (uint8_t)(product_version ? product_version : 16);
+    /* the builds SERVERPROPERTY('ProductVersion') names (source/sim/tsql_sys.c): 13.0.7024.30,
+     * 14.0.3465.1, 15.0.4355.3, 16.0.4135.4 */
+    static const uint16_t builds[4] = {7024, 3465, 4355, 4135};
+    int v = product_version >= 13 && product_version <= 16 ? product_version : 16;
+    out[0] = (uint8_t)v;
     out[1] = 0;
-    out[2] = (uint8_t)(build >> 8);
-    out[3] = (uint8_t)build;
+    out[2] = (uint8_t)(builds[v - 13] >> 8);
+    out[3] = (uint8_t)builds[v - 13];
+}
+
+static uint16_t sub_build(int product_version)
+{
+    static const uint16_t subs[4] = {30, 1, 3, 4};
+    int v = product_version >= 13 && product_version <= 16 ? product_version : 16;
+    return subs[v - 13];
 }
 
 void tds_prelogin_response(tds_wbuf *w, uint8_t encryption, int product_version)
@@ -90,7 +99,7 @@ void tds_prelogin_response(tds_wbuf *w, uint8_t encryption, int product_version)
     uint8_t v[4];
     tds_prelogin_version(product_version, v);
     tds_w_put(w, v, 4);
-    tds_w_u16be(w, 0); /* sub-build */
+    tds_w_u16be(w, sub_build(product_version));
     tds_w_u8(w, encryption);
     tds_w_u8(w, 0); /* INSTOPT: the default instance */
     tds_w_u8(w, 0); /* MARS off */

@@ -33,6 +33,8 @@ int tds_skip_all_headers(tds_rd *r)
     /* each header: length (4, itself included), type (2), data */
     const uint8_t *end = start + total;
     while (r->p < end) {
+        if (end - r->p < 6)
+            return mcdc_error_set(MCDC_ECORRUPT, "ALL_HEADERS: %zu bytes left, too few for a header", (size_t)(end - r->p));
         uint32_t hl = tds_rd_u32(r);
         if (r->bad || hl < 6 || hl - 4 > (size_t)(end - r->p))
             return mcdc_error_set(MCDC_ECORRUPT, "ALL_HEADERS: a header of length %u does not fit", hl);
@@ -165,6 +167,7 @@ static int fixed_value(pctx *c, uint8_t id, const uint8_t *d, size_t n, mcdc_sim
             int64_t days = (int32_t)le_n(d, 4);
             int64_t f = (uint32_t)le_n(d + 4, 4);
             if (f >= INT64_C(25920000)) return bad(c, "a datetime's time is past midnight");
+            if (days < -53690 || days > 2958463) return bad(c, "a datetime outside 1753-01-01..9999-12-31");
             ticks = (days - TDS_DAYS_1900_TO_1970) * TICKS_PER_DAY + (f * 100000 + 1) / 3;
             pm->type.k = ST_DATETIME;
         } else if (n == 4) {
@@ -214,6 +217,7 @@ static int temporal_value(pctx *c, uint8_t id, int scale, const uint8_t *d, size
     if (n != want) return bad(c, "a date or time value of the wrong length");
     pm->type.scale = id == 0x28 ? 0 : scale;
     if (id == 0x28) {
+        if (le_n(d, 3) > 3652058) return bad(c, "a date after 9999-12-31");
         pm->type.k = ST_DATE;
         v->k = V_DATE;
         v->u.i = (int64_t)le_n(d, 3) - TDS_DAYS_0001_TO_1970;
@@ -228,6 +232,7 @@ static int temporal_value(pctx *c, uint8_t id, int scale, const uint8_t *d, size
         v->u.i = tod;
         return 0;
     }
+    if (le_n(d + tb, 3) > 3652058) return bad(c, "a date after 9999-12-31");
     int64_t days = (int64_t)le_n(d + tb, 3) - TDS_DAYS_0001_TO_1970;
     int64_t ticks = days * TICKS_PER_DAY + tod;
     if (id == 0x2A) {

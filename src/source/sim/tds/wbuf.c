@@ -13,7 +13,9 @@
 
 uint8_t *tds_w_reserve(tds_wbuf *w, size_t n)
 {
+    static uint8_t none[1]; /* where nothing is written: no arithmetic on a NULL buffer */
     if (w->err) return NULL;
+    if (n == 0) return w->p ? w->p + w->len : none;
     size_t need;
     if (mcdc_add_overflow(w->len, n, &need) || need > w->max) {
         w->err = mcdc_error_set(MCDC_ENOMEM, "a TDS message grew past %zu bytes", w->max);
