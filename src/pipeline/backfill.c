@@ -93,7 +93,7 @@ static int prepare(bf *b)
     if ((rc = mcdc_table_check_kind(o->facts_path, o->facts, "facts", "--facts")) < 0 ||
         (rc = mcdc_stream__find_capture_instance(s)) < 0 ||
         (rc = o->source->ops->captured_columns(o->source, o->capture_instance, &s->captured)) < 0 ||
-        (rc = mcdc_stream__check_target(s, false)) < 0 ||
+        (rc = mcdc_stream__check_target(s, false, false)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0 ||
         (rc = mcdc_facts_schema(&s->facts_schema)) < 0)
         return rc;
