@@ -391,6 +391,8 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     }
 }
 
+static int encode_key(sim_table *tb, sim_arena *a, const mcdc_value *kv, mcdc_buf *out);
+
 static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
                        mcdc_row_cb cb, void *payload)
 {
@@ -405,16 +407,8 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     sim_arena a = {0};
     mcdc_buf lo = MCDC_BUF_INIT(1 << 20), hi = MCDC_BUF_INIT(1 << 20), q = MCDC_BUF_INIT(1 << 20);
     /* key bounds in the order-preserving encoding */
-    for (int side = 0; side < 2; side++) {
-        const mcdc_value *kv = side ? key_hi : key_lo;
-        mcdc_buf *out = side ? &hi : &lo;
-        if (!kv) continue;
-        for (int k = 0; rc == 0 && k < tb->n_keys; k++) {
-            sim_val v;
-            const sim_type *ty = &tb->cols[tb->keys[k]].type;
-            if ((rc = sim_from_value(&a, ty, &kv[k], &v)) == 0) rc = sim_key_append(out, ty, &v);
-        }
-    }
+    if (key_lo) rc = encode_key(tb, &a, key_lo, &lo);
+    if (rc == 0 && key_hi) rc = encode_key(tb, &a, key_hi, &hi);
     sqlite3_stmt *st = NULL;
     if (rc == 0) {
         mcdc_buf_puts(&q, "SELECT rowid");
@@ -454,6 +448,99 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     return rc;
 }
 
+/* @p kv (key_columns() order) in the order-preserving key encoding of the __key column. */
+static int encode_key(sim_table *tb, sim_arena *a, const mcdc_value *kv, mcdc_buf *out)
+{
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < tb->n_keys; k++) {
+        sim_val v;
+        const sim_type *ty = &tb->cols[tb->keys[k]].type;
+        if ((rc = sim_from_value(a, ty, &kv[k], &v)) == 0) rc = sim_key_append(out, ty, &v);
+    }
+    return rc;
+}
+
+/* Keyset planning: the key of the row @p n places after @p from (inclusive; NULL: the
+ * first or last key) in key order, one index seek and a walk of n index entries. */
+static int op_key_at(mcdc_source *b, const char *ci_name, const mcdc_value *from, int64_t n, bool descending,
+                     mcdc_row_cb cb, void *payload)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(s, ci);
+    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
+    if (n < 0) return mcdc_error_set(MCDC_EINVAL, "key_at: n must not be negative");
+    sim_arena a = {0};
+    mcdc_buf lo = MCDC_BUF_INIT(1 << 20), q = MCDC_BUF_INIT(1 << 16);
+    if (from) rc = encode_key(tb, &a, from, &lo);
+    sqlite3_stmt *st = NULL;
+    if (rc == 0) {
+        mcdc_buf_puts(&q, "SELECT rowid");
+        for (int k = 0; k < tb->n_live; k++) mcdc_buf_printf(&q, ", c%d", tb->cols[tb->live[k]].column_id);
+        mcdc_buf_printf(&q, " FROM sim_src_%lld WHERE (?1 IS NULL OR __key %s ?1) ORDER BY __key %s LIMIT 1 OFFSET ?2",
+                        (long long)tb->id, descending ? "<=" : ">=", descending ? "DESC" : "ASC");
+        if ((rc = sqlite3_prepare_v2(s->db, q.ptr, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "seeking a key");
+    }
+    if (rc == 0) {
+        if (from) sqlite3_bind_blob(st, 1, lo.ptr ? lo.ptr : "", (int)lo.len, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, n);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            sim_val *row = sim_arena_alloc(&a, ((size_t)tb->n_cols + 1) * sizeof *row);
+            mcdc_value *vals = sim_arena_alloc(&a, ((size_t)tb->n_keys + 1) * sizeof *vals);
+            if (!row || !vals) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            if (rc == 0) rc = sim__read_row(s, tb, st, 1, &a, row);
+            for (int k = 0; rc == 0 && k < tb->n_keys; k++)
+                rc = sim_to_value(&a, &tb->cols[tb->keys[k]].type, &row[tb->keys[k]], &vals[k]);
+            if (rc == 0) rc = cb(vals, payload);
+        }
+    }
+    sqlite3_finalize(st);
+    mcdc_buf_dispose(&lo);
+    mcdc_buf_dispose(&q);
+    sim_arena_free(&a);
+    return rc;
+}
+
+/* Grid planning: rows with key_lo <= key < key_hi (NULL: open), counted on the key index. */
+static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
+                        int64_t *out)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    *out = 0;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(s, ci);
+    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
+    sim_arena a = {0};
+    mcdc_buf lo = MCDC_BUF_INIT(1 << 20), hi = MCDC_BUF_INIT(1 << 20);
+    char q[200];
+    if (key_lo) rc = encode_key(tb, &a, key_lo, &lo);
+    if (rc == 0 && key_hi) rc = encode_key(tb, &a, key_hi, &hi);
+    sqlite3_stmt *st = NULL;
+    if (rc == 0) {
+        snprintf(q, sizeof q, "SELECT count(*) FROM sim_src_%lld WHERE (?1 IS NULL OR __key >= ?1) AND "
+                 "(?2 IS NULL OR __key < ?2)", (long long)tb->id);
+        if ((rc = sqlite3_prepare_v2(s->db, q, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "counting keys");
+    }
+    if (rc == 0) {
+        if (key_lo) sqlite3_bind_blob(st, 1, lo.ptr ? lo.ptr : "", (int)lo.len, SQLITE_STATIC);
+        if (key_hi) sqlite3_bind_blob(st, 2, hi.ptr ? hi.ptr : "", (int)hi.len, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) *out = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    mcdc_buf_dispose(&lo);
+    mcdc_buf_dispose(&hi);
+    sim_arena_free(&a);
+    return rc;
+}
+
 static const char *op_server_time_zone(mcdc_source *b)
 {
     sim_source *src = (sim_source *)b;
@@ -471,7 +558,7 @@ static void op_close(mcdc_source *b)
 
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
-    op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
+    op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)
