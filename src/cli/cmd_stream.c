@@ -30,6 +30,7 @@ static const mcdc_opt opts[] = {
     { "max-commits-per-batch", 0, MCDC_OPT_VALUE, "N", "at most N source commits per batch (default unlimited)" },
     { "starting-lsn", 0, MCDC_OPT_VALUE, "X", "earliest (default), latest or an LSN; only for a new checkpoint" },
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
+    { "bootstrap-mode", 0, MCDC_OPT_VALUE, "M", "with --bootstrap: full (default, one read) or chunked (open a snapshot for `backfill`; needs --facts)" },
     { "adopt", 0, MCDC_OPT_SWITCH, NULL, "take over an existing bronze from its owning stream (new or empty --checkpoint)" },
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append progress events as JSON lines" },
     { "control", 0, MCDC_OPT_VALUE, "NAME", "control table: advance finalized_until while streaming" },
@@ -138,6 +139,23 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.progress_path = mcdc_cli_get(a, "progress");
     so.bootstrap = mcdc_cli_has(a, "bootstrap");
     so.adopt = mcdc_cli_has(a, "adopt");
+    if (mcdc_cli_get(a, "bootstrap-mode")) {
+        const char *m = mcdc_cli_get(a, "bootstrap-mode");
+        if (!so.bootstrap) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode needs --bootstrap");
+            goto done;
+        }
+        if (strcmp(m, "full") && strcmp(m, "chunked")) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode %s: expected full or chunked", m);
+            goto done;
+        }
+        so.bootstrap_mode = strcmp(m, "chunked") ? MCDC_BOOTSTRAP_FULL : MCDC_BOOTSTRAP_CHUNKED;
+        if (so.bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED && !so.facts) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode chunked needs --facts (the "
+                                             "snapshot's state is recorded there)");
+            goto done;
+        }
+    }
     if (mcdc_cli_get(a, "trigger") &&
         (rc = mcdc_trigger_parse(&so.trigger, &so.interval_us, mcdc_cli_get(a, "trigger"))) < 0)
         goto usage;
@@ -311,6 +329,9 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
     "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts\n"
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
-    "    --app-id orders-v2 --checkpoint ck/orders-v2 --facts ops.ingestion_facts --adopt",
+    "    --app-id orders-v2 --checkpoint ck/orders-v2 --facts ops.ingestion_facts --adopt\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v3 --checkpoint ck/orders-v3 --facts ops.ingestion_facts --bootstrap \\\n"
+    "    --bootstrap-mode chunked",
     run
 };

@@ -1125,7 +1125,8 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
     }
     mcdc_buf_puts(b, "SELECT ");
     if (sel->distinct) mcdc_buf_puts(b, "DISTINCT ");
-    for (int i = 0; i < n; i++) mcdc_buf_printf(b, "%s%s AS c%d", i ? ", " : "", items[i].sql, i + 1);
+    for (int i = 0; i < n; i++) /* DISTINCT compares strings under the default collation */
+        mcdc_buf_printf(b, "%s%s AS c%d", i ? ", " : "", sel->distinct ? tc_cmp_sql(c, &items[i]) : items[i].sql, i + 1);
     if (sel->nfrom) {
         mcdc_buf_puts(b, " FROM ");
         for (int i = 0; i < sel->nfrom; i++) {
