@@ -6,8 +6,11 @@ set -euo pipefail
 : "${MCDC_BIN:?set by ctest}" "${MCDC_SRC:?set by ctest}"
 T=$(mktemp -d /tmp/mcdc-serve-it-XXXXXX)
 SERVE_PID=
+TSHARK= # a test's background capture, if it runs one: stopped on every exit, or ctest
+        # waits for its open output until the timeout
 cleanup() {
   [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+  [ -n "$TSHARK" ] && kill "$TSHARK" 2>/dev/null && wait "$TSHARK" 2>/dev/null
   rm -rf "$T"
 }
 trap cleanup EXIT

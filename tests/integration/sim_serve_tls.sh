@@ -48,7 +48,7 @@ grep -q '"customer":"Zoë €"' "$T/py.jsonl" || die "python-tds over TLS read: 
 /usr/bin/python3 "$here/tds_pytds.py" "$PORT" u "$PW" shop --cafile "$T/other/ca.pem" "SELECT 1 AS x" > /dev/null 2>&1 \
   && die "python-tds accepted a certificate of another CA"
 sleep 0.5
-kill -INT "$TSHARK"; wait "$TSHARK" || true
+kill -INT "$TSHARK"; wait "$TSHARK" || true; TSHARK=
 serve_stop
 /usr/bin/python3 - "$T/tls.pcapng" <<'PY' || die "the query's text crossed the wire in the clear"
 import sys

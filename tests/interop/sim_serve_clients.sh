@@ -46,7 +46,7 @@ printf '%s\ngo\nexit\n' "$Q3" | LC_ALL=C.UTF-8 timeout 20 tsql -H 127.0.0.1 -p "
 node "$here/tds_compare.mjs" "$T/ref3.jsonl" "$T/tsql3.tsv" --tsv || die "tsql differs from sim query on: $Q3"
 
 sleep 0.5
-kill -INT "$TSHARK"; wait "$TSHARK" || true
+kill -INT "$TSHARK"; wait "$TSHARK" || true; TSHARK=
 frames=$(tshark -r "$T/cap.pcapng" -d "tcp.port==$PORT,tds" -Y tds 2>/dev/null | wc -l)
 [ "$frames" -gt 10 ] || die "tshark dissected only $frames TDS frames"
 bad=$(tshark -r "$T/cap.pcapng" -d "tcp.port==$PORT,tds" -Y '_ws.malformed || _ws.expert.severity == error' 2>/dev/null | wc -l)
