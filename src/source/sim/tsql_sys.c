@@ -4,7 +4,7 @@
  * fn_cdc_map_lsn_to_time, fn_cdc_map_time_to_lsn), SERVERPROPERTY (sql_variant), the clock
  * (SYSUTCDATETIME, SYSDATETIMEOFFSET, GETDATE, GETUTCDATE), CURRENT_TIMEZONE_ID (product
  * version 16 and up: below it the name does not compile, as in SQL Server), DB_NAME,
- * OBJECT_ID, HAS_PERMS_BY_NAME, @@SPID/@@VERSION/@@TRANCOUNT, and sys.databases and
+ * OBJECT_ID, HAS_PERMS_BY_NAME, @@SPID/@@VERSION/@@TRANCOUNT/@@ROWCOUNT/@@ERROR, and sys.databases and
  * sys.dm_exec_session_wait_stats. Columns and types follow Microsoft's documentation of each
  * object (tests/unit/source/tsql_catalog.c compares them).
  */
@@ -291,6 +291,11 @@ int tsql_sys_global(mcdc_sim_session *s, tsql_compile_ctx *cc, const char *name,
         v.k = V_INT;
         v.u.i = s->spid;
         return bind_val(cc, out, T_SMALLINT, v, false);
+    }
+    if (!strcasecmp(name, "@@ROWCOUNT") || !strcasecmp(name, "@@ERROR")) {
+        v.k = V_INT;
+        v.u.i = !strcasecmp(name, "@@ERROR") ? s->last_error : s->last_rowcount;
+        return bind_val(cc, out, T_INT, v, false);
     }
     if (!strcasecmp(name, "@@TRANCOUNT")) {
         v.k = V_INT;
