@@ -384,8 +384,11 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     } else {
         /* the data-loss guard, for ranges bronze does not hold yet */
         mcdc_lsn min, from;
-        if ((rc = src_min_lsn(s, &min)) < 0)
+        if (!replay && s->has_plan_min) /* asked by the plan a moment ago: not twice */
+            min = s->plan_min;
+        else if ((rc = src_min_lsn(s, &min)) < 0)
             goto done;
+        s->has_plan_min = false;
         if (replay) { /* planned by an earlier run: its end must still be where it was */
             mcdc_lsn mx;
             if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
@@ -437,17 +440,22 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
             gap_extend(&g, r, &from, &min, false);
         }
         if (!mcdc_lsn_is_zero(&min)) {
-            mcdc_offset w;
-            if ((rc = mcdc_stream__offset_at(s, &min, &w)) < 0)
-                goto done;
-            m.has_watermark = w.has_commit_ts;
-            m.watermark_ts_us = w.commit_ts_us;
+            /* min_lsn moves only with cleanup: its commit time is asked when it moved */
+            if (!s->has_watermark || mcdc_lsn_cmp(&min, &s->watermark.lsn) != 0) {
+                if ((rc = mcdc_stream__offset_at(s, &min, &s->watermark)) < 0)
+                    goto done;
+                s->has_watermark = true;
+            }
+            m.has_watermark = s->watermark.has_commit_ts;
+            m.watermark_ts_us = s->watermark.commit_ts_us;
         }
         mcdc_lsn mx;
         if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
             goto done;
         mcdc_offset mo;
-        if ((rc = mcdc_stream__offset_at(s, &mx, &mo)) < 0)
+        if (s->has_latest && mcdc_lsn_cmp(&mx, &s->latest.lsn) == 0)
+            mo = s->latest; /* max_lsn did not move while the batch was read */
+        else if ((rc = mcdc_stream__offset_at(s, &mx, &mo)) < 0)
             goto done;
         m.has_source_max = mo.has_commit_ts;
         m.source_max_ts_us = mo.commit_ts_us;
@@ -587,6 +595,8 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
         return rc;
     if ((rc = check_position(s, after, &min)) < 0)
         return rc;
+    s->plan_min = min; /* the batch's guard before its read uses it */
+    s->has_plan_min = true;
     if ((rc = mcdc_lsn_increment(&from, &after->lsn)) < 0)
         return rc;
     if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
@@ -624,6 +634,10 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
     if (opts->bootstrap && opts->starting_given) {
         mcdc_error_set(MCDC_EINVAL, "--bootstrap and a starting LSN: pass one or the other");
         return mcdc_error_hint("--bootstrap starts the stream at its snapshot's LSN");
+    }
+    if (opts->bootstrap && opts->bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED && !opts->facts_path) {
+        mcdc_error_set(MCDC_EINVAL, "--bootstrap-mode chunked needs a facts table");
+        return mcdc_error_hint("add --facts NAME: the chunked snapshot's state is recorded there");
     }
     if (!opts->fail_on_data_loss && !opts->facts_path) {
         mcdc_error_set(MCDC_EINVAL, "failOnDataLoss=false needs a facts table");
@@ -1009,6 +1023,7 @@ int mcdc_stream_check(mcdc_stream *s)
         return 0;
     release_run_state(s);
     s->bronze_txn = -1;
+    s->has_plan_min = s->has_watermark = false;
     int rc;
     if ((rc = mcdc_stream_family(s->family, sizeof s->family, s->o.app_id)) < 0)
         return rc;

@@ -20,36 +20,36 @@ nothing_written() { [ ! -e "$T/ck" ] && [ ! -e "$T/lake" ] || die "something was
 
 # unknown keywords (FreeTDS would ignore them) are named, exit 2
 expect 2 S --source 'odbc:Server=127.0.0.1;UID=u;PWD=hunter2;Encryp=yes;Colour=blue'
-echo "$out" | grep -q "unknown keywords for FreeTDS's driver: Encryp, Colour" || die "$out"
-echo "$out" | grep -q "PWD=\*\*\*" || die "no masked string: $out"
+grep -q <<<"$out" "unknown keywords for FreeTDS's driver: Encryp, Colour" || die "$out"
+grep -q <<<"$out" "PWD=\*\*\*" || die "no masked string: $out"
 nothing_written
 # encryption that would check no certificate
 expect 2 S --source 'odbc:Server=127.0.0.1;UID=u;PWD=hunter2;Encrypt=yes'
-echo "$out" | grep -q "encryption without CAFile= would not check the server's certificate" || die "$out"
-echo "$out" | grep -q "TrustServerCertificate=yes" || die "no hint: $out"
+grep -q <<<"$out" "encryption without CAFile= would not check the server's certificate" || die "$out"
+grep -q <<<"$out" "TrustServerCertificate=yes" || die "no hint: $out"
 # a braced password holding ';' and '}' stays hidden, and so does an unterminated one
 expect 2 S --source 'odbc:Server=127.0.0.1;UID=u;PWD={hunter2;x}}y};Colour=1'
 expect 2 S --source 'odbc:Server=127.0.0.1;UID=u;PWD={hunter2'
-echo "$out" | grep -q "no closing '}'" || die "$out"
+grep -q <<<"$out" "no closing '}'" || die "$out"
 nothing_written
 
 # nothing listens on port 1: three retries on a new connection, each warned, then exit 3
 start=$(date +%s%N)
 expect 3 S --source 'odbc:Server=127.0.0.1;Port=1;UID=u;PWD=hunter2;connectTimeout=2'
 [ "$(echo "$out" | grep -c 'WARN  source: connecting: .*retrying on a new connection')" = 3 ] || die "want 3 warnings: $out"
-echo "$out" | grep -q "retry 3 of 3" || die "$out"
-echo "$out" | grep -q "mssql-cdc: error: connecting: gave up after 3 retries: 127.0.0.1: .*SQLSTATE 08" || die "$out"
-echo "$out" | grep -q "^hint: check that the server is up and reachable" || die "no hint: $out"
+grep -q <<<"$out" "retry 3 of 3" || die "$out"
+grep -q <<<"$out" "mssql-cdc: error: connecting: gave up after 3 retries: 127.0.0.1: .*SQLSTATE 08" || die "$out"
+grep -q <<<"$out" "^hint: check that the server is up and reachable" || die "no hint: $out"
 nothing_written
 
 # the same through $MSSQL_CDC_SOURCE and through @FILE (the password is not on the command line)
 MSSQL_CDC_SOURCE='odbc:Server=127.0.0.1;Port=1;UID=u;PWD=hunter2;connectTimeout=1' expect 3 S
-echo "$out" | grep -q "gave up after 3 retries" || die "$out"
+grep -q <<<"$out" "gave up after 3 retries" || die "$out"
 printf 'odbc:Server=127.0.0.1;Port=1;UID=u;PWD=hunter2;Colour=1\n' > "$T/src.txt"
 expect 2 S --source "@$T/src.txt"
-echo "$out" | grep -q "unknown keyword for FreeTDS's driver: Colour" || die "$out"
+grep -q <<<"$out" "unknown keyword for FreeTDS's driver: Colour" || die "$out"
 nothing_written
 # with no driver to be found, exit 2 naming the package
 MSSQL_CDC_FREETDS_DRIVER=$T/none.so expect 2 S --source 'odbc:Server=127.0.0.1;UID=u;PWD=hunter2'
-echo "$out" | grep -q "MSSQL_CDC_FREETDS_DRIVER=.*no such file" || die "$out"
+grep -q <<<"$out" "MSSQL_CDC_FREETDS_DRIVER=.*no such file" || die "$out"
 echo "odbc_cli: ok"

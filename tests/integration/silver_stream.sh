@@ -18,7 +18,7 @@ field() { # field TABLE KEY: of its control row
 sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (1, 'a', 1.00, NULL), (2, 'b', 2.00, NULL)"
 sim_capture 2026-10-01T14:00:30
 out=$(stream f --bootstrap --control ops.control --silver silver.f --keys order_id) || die "stream --silver: $out"
-echo "$out" | grep -q "^silver silver.f: " || die "no silver line: $out"
+grep -q <<<"$out" "^silver silver.f: " || die "no silver line: $out"
 check_silver bootstrap
 
 for i in 1 2 3; do

@@ -25,7 +25,7 @@ for _ in $(seq 1 100); do [ -s "$T/progress.jsonl" ] && break; sleep 0.05; done
 [ -s "$T/progress.jsonl" ] || die "no progress event from the interval stream"
 start=$(date +%s%N)
 expect 2 stream one
-echo "$err" | grep -q "already locked by pid $pid" || die "lock message: $err"
+grep -q <<<"$err" "already locked by pid $pid" || die "lock message: $err"
 [ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ] || die "the second stream waited"
 kill -TERM $pid
 wait $pid || die "SIGTERM: the interval stream did not exit 0"
@@ -36,30 +36,30 @@ head -1 "$T/progress.jsonl" | grep -q '"sources":\[{"description":"mssql-cdc\[db
 # a checkpoint is one stream's
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.other \
   --app-id one --checkpoint "$T/ck/one"
-echo "$err" | grep -q "belongs to target 'bronze.one'" || die "reuse message: $err"
+grep -q <<<"$err" "belongs to target 'bronze.one'" || die "reuse message: $err"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_other --target bronze.one \
   --app-id one --checkpoint "$T/ck/one"
 # a deleted checkpoint under the same app id is refused, not silently skipped
 rm -rf "$T/ck/one"
 expect 2 stream one
-echo "$err" | grep -q "already holds batches of app_id 'one'" || die "rewind message: $err"
+grep -q <<<"$err" "already holds batches of app_id 'one'" || die "rewind message: $err"
 
 # usage errors
 expect 2 stream two --bootstrap --starting-lsn latest
 expect 2 stream two --option maxCommitsPerBatch=3 --max-commits-per-batch 2
-echo "$err" | grep -q "disagree" || die "contradiction message: $err"
+grep -q <<<"$err" "disagree" || die "contradiction message: $err"
 expect 2 stream two --trigger sometimes
 expect 2 stream two --starting-lsn 0xZZ
 expect 2 M stream --source "nope:x;PWD=secret" --capture-instance dbo_orders --target bronze.two \
   --app-id two --checkpoint "$T/ck/two"
-echo "$err" | grep -q "secret" && die "password shown: $err"
+grep -q <<<"$err" "secret" && die "password shown: $err"
 expect 2 M stream --capture-instance dbo_orders --target bronze.two --app-id two --checkpoint "$T/ck/two"
 # an option alone sets the setting; the same value twice is fine; unknown ones are named
 out=$(MSSQL_CDC_SOURCE="sim:$DB" M stream --target bronze.three --app-id three --checkpoint "$T/ck/three" \
   --option captureInstance=dbo_orders --option maxCommitsPerBatch=1 --max-commits-per-batch 1 \
   --option frobnicate=1 2>&1) || die "options: $out"
-echo "$out" | grep -q "frobnicate" || die "unknown option not named: $out"
-echo "$out" | grep -q "2 batches, 1 rows" || die "summary: $out"
+grep -q <<<"$out" "frobnicate" || die "unknown option not named: $out"
+grep -q <<<"$out" "2 batches, 1 rows" || die "summary: $out"
 # includeCommandId=false leaves the column out
 stream four --option includeCommandId=false >/dev/null
 four=$(M table cat bronze.four --format jsonl)
@@ -71,9 +71,9 @@ stream five --starting-lsn latest | grep -q "1 batch, 0 rows" || die "latest rea
 sim_exec 2026-10-01T15:10:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (2, 'b', 2.00, NULL)"
 sim_capture 2026-10-01T15:10:01
 out=$(stream six --control ops.control) || die "--control: $out"
-echo "$out" | grep -q "finalized_until 2026-10-01T15:00:00 for bronze.six" || die "verdict: $out"
+grep -q <<<"$out" "finalized_until 2026-10-01T15:00:00 for bronze.six" || die "verdict: $out"
 out=$(stream six --control ops.control --granularity minute) || die "--control: $out"
-echo "$out" | grep -q "finalized_until 2026-10-01T15:10:00 for bronze.six" || die "catch-up: $out"
+grep -q <<<"$out" "finalized_until 2026-10-01T15:10:00 for bronze.six" || die "catch-up: $out"
 expect 2 stream seven --granularity hour
 expect 2 stream seven --control ops.control --granularity week
 echo "ok"

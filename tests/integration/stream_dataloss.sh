@@ -28,10 +28,10 @@ err=$(stream dl 2>&1 >/dev/null)
 rc=$?
 set -e
 [ $rc = 4 ] || die "data loss: exit $rc, want 4: $err"
-echo "$err" | grep -q "dbo_orders: change data from 0x" || die "message: $err"
-echo "$err" | grep -q "purged by CDC cleanup" || die "message: $err"
-echo "$err" | grep -q -- "--bootstrap" || die "hint: $err"
-echo "$err" | grep -q "failOnDataLoss=false" || die "hint: $err"
+grep -q <<<"$err" "dbo_orders: change data from 0x" || die "message: $err"
+grep -q <<<"$err" "purged by CDC cleanup" || die "message: $err"
+grep -q <<<"$err" -- "--bootstrap" || die "hint: $err"
+grep -q <<<"$err" "failOnDataLoss=false" || die "hint: $err"
 # nothing was recorded for the refused batch
 [ ! -e "$T/ck/dl/offsets/1" ] || die "offsets/1 written for a data loss"
 
@@ -43,8 +43,8 @@ stream skip --option failOnDataLoss=false >/dev/null || die "skip run failed"
 cat_table ops.facts "$T/f.jsonl"
 [ "$($CHECK count "$T/f.jsonl" app_id=skip event=data_skipped)" = 1 ] || die "no data_skipped row"
 detail=$($CHECK get "$T/f.jsonl" detail app_id=skip event=data_skipped)
-echo "$detail" | grep -q '"certain":true' || die "data_skipped detail: $detail"
-echo "$detail" | grep -q '"from":"0x' || die "data_skipped detail: $detail"
+grep -q <<<"$detail" '"certain":true' || die "data_skipped detail: $detail"
+grep -q <<<"$detail" '"from":"0x' || die "data_skipped detail: $detail"
 cat_table bronze.skip "$T/b.jsonl"
 [ "$($CHECK count "$T/b.jsonl" order_id=4)" = 1 ] || die "skip did not read the changes after the gap"
 [ "$($CHECK count "$T/b.jsonl" order_id=2)" = 0 ] || die "skip read purged changes"

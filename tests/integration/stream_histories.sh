@@ -59,5 +59,5 @@ before=$($CHECK count <(M table cat ops.facts --format jsonl))
 out=$(stream lu)
 after=$($CHECK count <(M table cat ops.facts --format jsonl))
 [ "$before" = "$after" ] || die "an idle run wrote facts rows"
-echo "$out" | grep -q "0 batches" || die "idle run: $out"
+grep -q <<<"$out" "0 batches" || die "idle run: $out"
 echo "ok"

@@ -44,7 +44,7 @@ M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one --
 tree > "$T/before.tree"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.other \
   --app-id one --checkpoint "$T/ck/one" --facts ops.facts --control ops.control
-echo "$err" | grep -q "belongs to target 'bronze.one'" || die "reuse message: $err"
+grep -q <<<"$err" "belongs to target 'bronze.one'" || die "reuse message: $err"
 unchanged "checkpoint of another target"
 expect 2 M finalization is-final --control ops.control --table bronze.other --period-end 2026-10-01T14:00:00
 # the checkpoint locked by a running stream: refused before the control table is touched
@@ -57,14 +57,14 @@ pid=$!
 for _ in $(seq 1 100); do [ -s "$T/progress.jsonl" ] && break; sleep 0.05; done
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.locked \
   --app-id one --checkpoint "$T/ck/one" --control ops.control2
-echo "$err" | grep -q "already locked" || die "lock message: $err"
+grep -q <<<"$err" "already locked" || die "lock message: $err"
 [ -e "$T/lake/ops/control2" ] && die "a stream refused for the lock created its control table"
 kill -TERM $pid; wait $pid || die "the interval stream did not exit 0: $(cat "$T/interval.out")"
 rm -f "$T/progress.jsonl"
 # finalization advance --checkpoint checks the checkpoint's recorded target
 tree > "$T/before.tree"
 expect 2 M finalization advance --control ops.control --table bronze.other --checkpoint "$T/ck/one"
-echo "$err" | grep -q "belongs to target 'bronze.one', not 'bronze.other'" || die "advance message: $err"
+grep -q <<<"$err" "belongs to target 'bronze.one', not 'bronze.other'" || die "advance message: $err"
 unchanged "finalization advance with another table's checkpoint"
 M finalization advance --control ops.control --table bronze.one --checkpoint "$T/ck/one" >/dev/null
 
@@ -72,12 +72,12 @@ M finalization advance --control ops.control --table bronze.one --checkpoint "$T
 tree > "$T/before.tree"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_ordrs --target bronze.typo \
   --app-id typo --checkpoint "$T/ck/typo" --facts ops.facts --control ops.control
-echo "$err" | grep -q "capture instance 'dbo_ordrs': not in sim:.* (it has dbo_orders)" || die "typo message: $err"
-echo "$err" | grep -q "^hint: pass one of them to --capture-instance" || die "typo hint: $err"
+grep -q <<<"$err" "capture instance 'dbo_ordrs': not in sim:.* (it has dbo_orders)" || die "typo message: $err"
+grep -q <<<"$err" "^hint: pass one of them to --capture-instance" || die "typo hint: $err"
 unchanged "a capture instance typo"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.typo \
   --app-id typo --checkpoint "$T/ck/typo" --progress "$T/no/such/dir/p.jsonl"
-echo "$err" | grep -q "progress .*: cannot write in" || die "progress message: $err"
+grep -q <<<"$err" "progress .*: cannot write in" || die "progress message: $err"
 unchanged "a --progress in a missing directory"
 [ -e "$T/ck/typo" ] && die "the typo left a checkpoint"
 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.typo \
@@ -92,14 +92,14 @@ M table info ops.facts | grep -q "mcdc.kind = facts" || die "facts records no ki
 tree > "$T/before.tree"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one \
   --app-id two --checkpoint "$T/ck/two" --facts ops.facts --control ops.control
-echo "$err" | grep -q "bronze.one: belongs to stream 'one', not 'two'" || die "owner message: $err"
-echo "$err" | grep -q "with --adopt and a new --checkpoint" || die "owner hint: $err"
+grep -q <<<"$err" "bronze.one: belongs to stream 'one', not 'two'" || die "owner message: $err"
+grep -q <<<"$err" "with --adopt and a new --checkpoint" || die "owner hint: $err"
 unchanged "a second app id"
 # a re-snapshot generation of the same stream family is the same owner; a new checkpoint
 # of it must say where it starts (from the earliest change it would read them again)
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one \
   --app-id one.g2 --checkpoint "$T/ck/one.g2"
-echo "$err" | grep -q "holds batches of 'one', of this stream's family" || die "generation message: $err"
+grep -q <<<"$err" "holds batches of 'one', of this stream's family" || die "generation message: $err"
 unchanged "a generation without --bootstrap"
 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.one \
   --app-id one.g2 --checkpoint "$T/ck/one.g2" --bootstrap >/dev/null || die "generation one.g2 refused"
@@ -109,16 +109,16 @@ M silver apply --bronze bronze.typo --silver silver.x --capture-instance dbo_ord
 tree > "$T/before.tree"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target silver.x \
   --app-id sx --checkpoint "$T/ck/sx"
-echo "$err" | grep -q "target silver.x: is a silver table, not a bronze table" || die "kind message: $err"
+grep -q <<<"$err" "target silver.x: is a silver table, not a bronze table" || die "kind message: $err"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.fy \
   --app-id fy --checkpoint "$T/ck/fy" --facts bronze.one
-echo "$err" | grep -q "facts bronze.one: is a bronze table, not a facts table" || die "facts kind message: $err"
+grep -q <<<"$err" "facts bronze.one: is a bronze table, not a facts table" || die "facts kind message: $err"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.cy \
   --app-id cy --checkpoint "$T/ck/cy" --control ops.facts
-echo "$err" | grep -q "is a facts table, not a control table" || die "control kind message: $err"
+grep -q <<<"$err" "is a facts table, not a control table" || die "control kind message: $err"
 expect 2 M silver apply --bronze bronze.typo --silver ops.facts --capture-instance dbo_orders \
   --keys order_id --control ops.control
-echo "$err" | grep -q "silver ops.facts: is a facts table, not a silver table" || die "silver kind message: $err"
+grep -q <<<"$err" "silver ops.facts: is a facts table, not a silver table" || die "silver kind message: $err"
 unchanged "tables of another kind"
 # a loop with the wrong --target: another source table's bronze is refused
 M sim init "$DB" --table dbo.customers --keys customer_id --at 2026-10-01T14:00:10 \
@@ -131,7 +131,7 @@ tree > "$T/before.tree"
 for app in customers orders; do
   expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.customers \
     --app-id $app --checkpoint "$T/ck/loop-$app"
-  echo "$err" | grep -q "bronze.customers: holds the changes of dbo.customers, not of dbo.orders" || die "source table message: $err"
+  grep -q <<<"$err" "bronze.customers: holds the changes of dbo.customers, not of dbo.orders" || die "source table message: $err"
 done
 unchanged "another source table's bronze"
 
@@ -139,16 +139,16 @@ unchanged "another source table's bronze"
 tree > "$T/before.tree"
 expect 2 M silver apply --bronze bronze.one --silver silver.k --capture-instance dbo_orders \
   --keys ordr_id --control ops.control
-echo "$err" | grep -q "key ordr_id: not a captured column of bronze.one (it has order_id, customer, amount, placed_at)" || die "key message: $err"
+grep -q <<<"$err" "key ordr_id: not a captured column of bronze.one (it has order_id, customer, amount, placed_at)" || die "key message: $err"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.sk \
   --app-id sk --checkpoint "$T/ck/sk" --control ops.control --silver silver.sk --keys customer
-echo "$err" | grep -q "keyed by its unique index (order_id)" || die "stream keys message: $err"
+grep -q <<<"$err" "keyed by its unique index (order_id)" || die "stream keys message: $err"
 unchanged "a silver key typo"
 M silver apply --bronze bronze.one --silver silver.k --capture-instance dbo_orders \
   --keys order_id --control ops.control >/dev/null || die "the corrected silver apply failed"
 expect 2 M silver apply --bronze bronze.one --silver silver.k --capture-instance dbo_orders \
   --keys customer --control ops.control
-echo "$err" | grep -q "to start over with other keys" || die "recorded keys hint: $err"
+grep -q <<<"$err" "to start over with other keys" || die "recorded keys hint: $err"
 
 # ---- stream --adopt: another stream continues the table, every change exactly once
 adopt_stream() { # adopt_stream APP CHECKPOINT [ARGS...]: a stream of bronze.ad
@@ -173,12 +173,12 @@ adopt_stream ad1 ad1 >/dev/null
 # refused: a checkpoint with batches, --bootstrap or --starting-lsn, a bronze that does not exist
 tree > "$T/before.tree"
 expect 2 adopt_stream ad1 ad1 --adopt
-echo "$err" | grep -q "adopting needs a new or empty checkpoint" || die "adopt checkpoint message: $err"
+grep -q <<<"$err" "adopting needs a new or empty checkpoint" || die "adopt checkpoint message: $err"
 expect 2 adopt_stream ad2 ad2 --adopt --bootstrap
 expect 2 adopt_stream ad2 ad2 --adopt --starting-lsn latest
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.none \
   --app-id ad2 --checkpoint "$T/ck/ad2" --adopt
-echo "$err" | grep -q "bronze.none does not exist" || die "adopt missing message: $err"
+grep -q <<<"$err" "bronze.none does not exist" || die "adopt missing message: $err"
 unchanged "refused adoptions"
 # the old stream runs on (interval) while ad2 adopts the table
 "$MCDC_BIN" stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.ad \
@@ -199,7 +199,7 @@ set +e; wait $old; rc=$?; set -e
 grep -q "bronze.ad: now belongs to stream 'ad2', not 'ad1'" "$T/old.out" || die "old stream message: $(cat "$T/old.out")"
 [ "$(txn_of ad1)" = "$ad1_txn" ] || die "the adopted stream wrote a batch after the adoption"
 expect 2 adopt_stream ad1 ad1
-echo "$err" | grep -q "belongs to stream 'ad2', not 'ad1'" || die "old stream restart: $err"
+grep -q <<<"$err" "belongs to stream 'ad2', not 'ad1'" || die "old stream restart: $err"
 adopt_stream ad2 ad2 >/dev/null || die "the adopting stream's second run failed"
 once_vs_ct
 # where it resumed: offsets/0's start, the adopted file and the facts event agree
@@ -221,7 +221,7 @@ rm -rf "$T/ck/ad2"
 sim_exec 2026-10-01T14:03:00 "DELETE FROM dbo.orders WHERE order_id = 3"
 sim_capture 2026-10-01T14:03:01
 expect 2 adopt_stream ad2 ad2b
-echo "$err" | grep -q "already holds batches of app_id 'ad2'" || die "lost checkpoint message: $err"
+grep -q <<<"$err" "already holds batches of app_id 'ad2'" || die "lost checkpoint message: $err"
 ad2_txn=$(txn_of ad2)
 adopt_stream ad2 ad2b --adopt >/dev/null || die "adopting after a lost checkpoint failed"
 [ -e "$T/ck/ad2b/offsets/$((ad2_txn + 1))" ] || die "the adopted checkpoint does not start after bronze's txn $ad2_txn"
@@ -247,7 +247,7 @@ sim_capture 2026-10-01T14:04:11
 M sim cleanup "$DB" --retention 0s --at 2026-10-01T14:05:00 >/dev/null
 tree > "$T/before.tree"
 expect 4 adopt_stream ad3 ad3 --adopt
-echo "$err" | grep -q "changes after 0x.* where its last batch ended, are purged" || die "adopt purge message: $err"
+grep -q <<<"$err" "changes after 0x.* where its last batch ended, are purged" || die "adopt purge message: $err"
 unchanged "an adoption past purged changes"
 
 # ---- tables written before owners were recorded (legacy): inferred, recorded on the next write
@@ -264,7 +264,7 @@ legacy lg
 tree > "$T/before.tree"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.lg \
   --app-id other --checkpoint "$T/ck/lg-other"
-echo "$err" | grep -q "belongs to stream 'lg', not 'other'" || die "legacy owner message: $err"
+grep -q <<<"$err" "belongs to stream 'lg', not 'other'" || die "legacy owner message: $err"
 unchanged "a second app id on a legacy bronze"
 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.lg --app-id lg \
   --checkpoint "$T/ck/lg" >/dev/null || die "the legacy owner's stream failed"
@@ -277,10 +277,10 @@ printf '{"txn":{"appId":"tw2","version":0}}\n' >> "$T/lake/bronze/tw/_delta_log/
 tree > "$T/before.tree"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.tw \
   --app-id tw --checkpoint "$T/ck/tw"
-echo "$err" | grep -q "holds batches of two streams, 'tw' and 'tw2'" || die "two owners message: $err"
+grep -q <<<"$err" "holds batches of two streams, 'tw' and 'tw2'" || die "two owners message: $err"
 expect 2 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.tw \
   --app-id tw3 --checkpoint "$T/ck/tw3" --adopt
-echo "$err" | grep -q "holds batches of two streams" || die "two owners adopt message: $err"
+grep -q <<<"$err" "holds batches of two streams" || die "two owners adopt message: $err"
 unchanged "a bronze of two owners"
 
 echo "stream_ownership: ok"

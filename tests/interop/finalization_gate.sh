@@ -38,9 +38,9 @@ rows=$(duck "SELECT table_name, finalized_until, end_lsn, end_commit_ts, typeof(
              FROM read_parquet([$files]) ORDER BY table_name")
 echo "$rows"
 [ "$(echo "$rows" | wc -l)" -eq 2 ] || fail "DuckDB sees $(echo "$rows" | wc -l) rows"
-echo "$rows" | grep -q '"table_name":"bronze.items","finalized_until":"2026-10-01 15:59:00","end_lsn":"0x00000000000000000021"' \
+grep -q <<<"$rows" '"table_name":"bronze.items","finalized_until":"2026-10-01 15:59:00","end_lsn":"0x00000000000000000021"' \
   || fail "bronze.items row"
-echo "$rows" | grep -q '"table_name":"bronze.orders","finalized_until":"2026-10-01 15:00:00","end_lsn":"0x00000000000000000020","end_commit_ts":"2026-10-01 15:10:00.123","t":"TIMESTAMP"' \
+grep -q <<<"$rows" '"table_name":"bronze.orders","finalized_until":"2026-10-01 15:00:00","end_lsn":"0x00000000000000000020","end_commit_ts":"2026-10-01 15:10:00.123","t":"TIMESTAMP"' \
   || fail "bronze.orders row"
 
 gate() { # period end -> number of rows the gate query returns

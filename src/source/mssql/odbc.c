@@ -3,7 +3,9 @@
  *
  * Failures are read from the diagnostic records and put in classes (mssql_err_kind):
  *   transient  SQLSTATE 08xxx (connection), HYT00/HYT01 (timeouts), 40001 (serialization),
- *              errors 1205 (deadlock victim) and 1222 (lock timeout): retried by mssql__retry
+ *              errors 1205 (deadlock victim) and 1222 (lock timeout), and FreeTDS's own
+ *              connection errors (20002-20009, 20017 "unexpected EOF", which it reports with
+ *              SQLSTATE 01000 when the server drops a connection mid-result): retried by mssql__retry
  *              on a new connection, 3 times, after about 1-2, 2-4 and 4-8 s, a warning each;
  *   login      18456 (SQLSTATE 28000): "login failed for user 'u'", never retried;
  *   permission 229, 230, 262, 297, 300: named with the GRANT that fixes it, never retried;
@@ -35,7 +37,9 @@ static mssql_err_kind classify(const char *state, SQLINTEGER native)
     if (native == 229 || native == 230 || native == 262 || native == 297 || native == 300)
         return MSSQL_ERR_PERMISSION;
     if (!strncmp(state, "08", 2) || !strcmp(state, "HYT00") || !strcmp(state, "HYT01") || !strcmp(state, "40001") ||
-        native == 1205 || native == 1222 || native == 20003 || native == 20004 || native == 20006 || native == 20009)
+        native == 1205 || native == 1222 ||
+        /* FreeTDS's own: connection failed, timeout, read or write failed, cannot connect, EOF */
+        native == 20002 || native == 20003 || native == 20004 || native == 20006 || native == 20009 || native == 20017)
         return MSSQL_ERR_TRANSIENT;
     if (native == 208 || native == 22981)
         return MSSQL_ERR_NO_OBJECT;
@@ -97,6 +101,16 @@ int mssql__fail(mssql_source *s, SQLSMALLINT handle_type, SQLHANDLE h, const cha
     if (kind == MSSQL_ERR_NONE) {
         kind = MSSQL_ERR_OTHER;
         snprintf(first, sizeof first, "the driver gave no reason");
+    }
+    /* a connection the server closed may be reported as a bare HY000 "Unknown error":
+     * the driver's own verdict on the connection decides */
+    if (kind == MSSQL_ERR_OTHER && s->dbc != SQL_NULL_HDBC) {
+        SQLUINTEGER dead = SQL_CD_FALSE;
+        if (SQL_SUCCEEDED(SQLGetConnectAttr(s->dbc, SQL_ATTR_CONNECTION_DEAD, &dead, 0, NULL)) && dead == SQL_CD_TRUE) {
+            kind = MSSQL_ERR_TRANSIENT;
+            size_t n = strlen(first);
+            snprintf(first + n, sizeof first - n, " (the connection is gone)");
+        }
     }
     s->last_kind = kind;
     const char *server = s->cfg.server[0] ? s->cfg.server : "the server";
@@ -477,6 +491,8 @@ static int server_info(mssql_source *s)
     int rc = mcdc_mssql_statement_render(&sql, MCDC_MSSQL_Q_SERVER_INFO, NULL);
     if (rc == 0 && !SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, s->dbc, &st)))
         rc = mssql__fail(s, SQL_HANDLE_DBC, s->dbc, "allocating a statement");
+    if (rc == 0 && s->cfg.query_timeout_s > 0)
+        SQLSetStmtAttr(st, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)(intptr_t)s->cfg.query_timeout_s, 0);
     if (rc == 0) rc = mssql__exec(s, st, sql.ptr, "reading the server's version");
     if (rc == 0) {
         SQLRETURN r = SQLFetch(st);

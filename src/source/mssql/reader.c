@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/failpoint.h"
 #include "mcdc/mssql.h"
 #include "mcdc/time.h"
 #include "source/mssql/mssql_int.h"
@@ -1312,8 +1313,10 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     }
     char what[200];
     snprintf(what, sizeof what, "reading changes of %s", p->ci);
-    while (rc == 0 && !c.done && !c.cb_rc)
+    while (rc == 0 && !c.done && !c.cb_rc) {
         rc = mssql__retry(s, what, read_page_fn, &c);
+        if (rc == 0 && !c.done && !c.cb_rc) mcdc_failpoint("source.mssql.between_pages"); /* tests: a cleanup here */
+    }
     rowset_free(&c.r, p->n_cols);
     free(c.feed.e);
     mcdc_buf_dispose(&c.ct);
@@ -1646,6 +1649,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
+    NULL, NULL, /* key_at, key_count: chunk planning on SQL Server is not written yet */
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -93,7 +93,7 @@ static int end_proc(mcdc_sim_session *s, int status)
 static int fail_proc(mcdc_sim_session *s, tsql_error *err)
 {
     int rc = sess_emit_error(s, err);
-    return rc < 0 ? rc : end_proc(s, 0);
+    return rc < 0 ? rc : end_proc(s, s->proc_status);
 }
 
 static sess_prepared *find_prep(mcdc_sim_session *s, int h)
@@ -157,6 +157,7 @@ int sess_rpc(mcdc_sim_session *s, const char *proc, int proc_id, const mcdc_sim_
         else proc_id = 0;
     }
     s->in_proc = true;
+    s->proc_status = 0;
     switch (proc_id) {
     case 10: { /* sp_executesql @stmt, @params, values... */
         char *sql = nparams > 0 ? param_text(s, &params[0]) : NULL;

@@ -8,6 +8,7 @@
  *   mc_dateadd(part, n, x, 'type'), mc_datediff(part, a, b, 'type'), mc_datepart(part, x, 'type')
  *   mc_arith(op, a, 'type', b, 'type', 'result type')  exact decimal + - * / % (8115, 8134)
  *   mc_cdc_range(from, to, min, max, 'fn')      Msg 313 of cdc.fn_cdc_get_all_changes_<ci>
+ *   mc_ct_first(ct_id, lsn, inclusive)          the first change-table rowid at or past an LSN
  *   mc_hashbytes(alg, x), mc_quotename(s, q)
  *   collation mssql                              case-insensitive, trailing spaces ignored
  * A failure is SQL Server's error recorded in the session's run_err (tsql_run_begin), and the
@@ -413,6 +414,56 @@ static void f_quotename(sqlite3_context *cx, int argc, sqlite3_value **argv)
     sqlite3_result_text(cx, out, (int)k, free);
 }
 
+/* mc_ct_first(ct_id, lsn, inclusive): the first rowid of sim_ct_<id> whose start_lsn is >= lsn
+ * (inclusive) or > lsn, or one past the last rowid; a binary search over rowids, which are in
+ * start_lsn order (S1). O(log^2 n) page reads. */
+static void f_ct_first(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    sqlite3 *db = sqlite3_context_db_handle(cx);
+    long long id = sqlite3_value_int64(argv[0]);
+    bool incl = sqlite3_value_int(argv[2]) != 0;
+    char sql[160];
+    sqlite3_stmt *st;
+    /* two queries: SQLite answers min(rowid) or max(rowid) from the b-tree's ends, not both at once */
+    int64_t lo = 0, hi = -1;
+    for (int end = 0; end < 2; end++) {
+        snprintf(sql, sizeof sql, "SELECT %s(rowid) FROM sim_ct_%lld", end ? "max" : "min", id);
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) *(end ? &hi : &lo) = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (hi < lo) lo = 0, hi = -1;
+    int64_t found = hi + 1;
+    if (sqlite3_value_type(argv[1]) != SQLITE_BLOB) { /* NULL: no row qualifies */
+        sqlite3_result_int64(cx, found);
+        return;
+    }
+    const void *x = sqlite3_value_blob(argv[1]);
+    int xn = sqlite3_value_bytes(argv[1]);
+    snprintf(sql, sizeof sql, "SELECT rowid, \"__$start_lsn\" FROM sim_ct_%lld WHERE rowid >= ? ORDER BY rowid LIMIT 1", id);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, mid);
+        if (sqlite3_step(st) != SQLITE_ROW) { hi = mid - 1; continue; }
+        int64_t rid = sqlite3_column_int64(st, 0);
+        const void *l = sqlite3_column_blob(st, 1);
+        int ln = sqlite3_column_bytes(st, 1), n = ln < xn ? ln : xn;
+        int cmp = memcmp(l, x, (size_t)n);
+        if (cmp == 0) cmp = (ln > xn) - (ln < xn);
+        if (incl ? cmp >= 0 : cmp > 0) {
+            found = rid;
+            hi = mid - 1;
+        } else {
+            lo = rid + 1;
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_result_int64(cx, found);
+}
+
 static void f_div0(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
@@ -554,6 +605,7 @@ int tsql_register_functions(mcdc_sim_session *s)
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_quotename", 2, f, s, f_quotename, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_arith", 6, f, s, f_arith, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_cdc_range", 5, f, s, f_cdc_range, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_ct_first", 3, f, s, f_ct_first, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_div0", 0, SQLITE_UTF8, s, f_div0, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_collation(db, "mssql", SQLITE_UTF8, NULL, coll_mssql);
     return rc == SQLITE_OK ? 0 : sim__sqlite_error(s->sim, rc, "registering functions");

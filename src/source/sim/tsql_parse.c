@@ -499,7 +499,11 @@ static int table_ref(P *p, tsql_tref *r)
         r->parts[r->nparts++] = sim_arena_strndup(p->a, t->v, t->vn);
         p->k++;
         if (accept(p, ".")) {
-            while (accept(p, ".")) r->parts[r->nparts++] = ""; /* db..name */
+            while (is(p, ".")) { /* db..name: the schema left out */
+                if (r->nparts == 4) return syntax(p);
+                p->k++;
+                r->parts[r->nparts++] = "";
+            }
             continue;
         }
         break;

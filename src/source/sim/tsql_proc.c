@@ -455,13 +455,22 @@ int tsql_call_proc(mcdc_sim_session *s, const char *proc, const mcdc_sim_param *
     s->proc_status = 0;
     int rc = sim__load(s->sim);
     if (rc < 0) return rc;
-    if (!strcasecmp(b, "sp_cdc_help_change_data_capture")) return help_cdc(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_get_captured_columns")) return captured_columns(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_get_ddl_history")) return ddl_history(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_spaceused")) return spaceused(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_enable_table")) return enable_table(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_disable_table")) return disable_table(s, params, nparams, err);
-    if (!strcasecmp(b, "sp_cdc_cleanup_change_table")) return cleanup(s, params, nparams, err);
+    static const struct {
+        const char *name;
+        int (*fn)(mcdc_sim_session *, const mcdc_sim_param *, int, tsql_error *);
+    } procs[] = {{"sp_cdc_help_change_data_capture", help_cdc}, {"sp_cdc_get_captured_columns", captured_columns},
+                 {"sp_cdc_get_ddl_history", ddl_history},      {"sp_spaceused", spaceused},
+                 {"sp_cdc_enable_table", enable_table},        {"sp_cdc_disable_table", disable_table},
+                 {"sp_cdc_cleanup_change_table", cleanup}};
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+        if (!strcasecmp(b, procs[i].name)) {
+            rc = procs[i].fn(s, params, nparams, err);
+            if (rc == TSQL_ESQL) { /* raised inside the procedure: it names itself, and a failure returns 1 */
+                snprintf(err->proc, sizeof err->proc, "%s", procs[i].name);
+                s->proc_status = 1;
+            }
+            return rc;
+        }
     return tsql_fail(err, 2812, 16, 62, 1, "Could not find stored procedure '%s'.", proc);
 }
 

@@ -38,12 +38,12 @@ static bool is_on_off(const tsql_tok *t)
     return false;
 }
 
-static int run_set(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *err)
+static int run_set(mcdc_sim_session *s, const tsql_tok *t, int n, bool apply, tsql_error *err)
 {
     /* t[0] is SET */
     if (n < 2) return syntax_near(err, &t[n]);
     const tsql_tok *o = &t[1];
-    if (o->k == TK_VAR) return tsql_run_set_var(s, t, n, err);
+    if (o->k == TK_VAR) return apply ? tsql_run_set_var(s, t, n, err) : 0;
     if (tsql_tok_is(o, "TRANSACTION")) {
         static const char *const levels[] = {"READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SNAPSHOT",
                                              "SERIALIZABLE"};
@@ -54,7 +54,7 @@ static int run_set(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *er
             snprintf(lvl + strlen(lvl), sizeof lvl - strlen(lvl), "%s%.*s", k > 4 ? " " : "", (int)t[k].vn, t[k].v);
         }
         for (int k = 0; k < 5; k++)
-            if (!strcasecmp(lvl, levels[k])) { s->isolation = k + 1; return 0; }
+            if (!strcasecmp(lvl, levels[k])) { if (apply) s->isolation = k + 1; return 0; }
         return syntax_near(err, &t[n > 4 ? 4 : n]);
     }
     if (tsql_tok_is(o, "LOCK_TIMEOUT")) {
@@ -62,7 +62,7 @@ static int run_set(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *er
         bool neg = k < n && tsql_tok_is(&t[k], "-");
         if (neg) k++;
         if (k + 1 != n || t[k].k != TK_INT) return syntax_near(err, &t[k < n ? k : n]);
-        s->lock_timeout = (neg ? -1 : 1) * atoi(t[k].v);
+        if (apply) s->lock_timeout = (neg ? -1 : 1) * atoi(t[k].v);
         return 0;
     }
     if (tsql_tok_is(o, "TEXTSIZE") || tsql_tok_is(o, "ROWCOUNT") || tsql_tok_is(o, "DATEFIRST") ||
@@ -78,6 +78,7 @@ static int run_set(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *er
         snprintf(lang, sizeof lang, "%.*s", (int)t[2].vn, t[2].v);
         if (strcasecmp(lang, "us_english") && strcasecmp(lang, "english"))
             return tsql_fail(err, 2732, 16, 1, t[2].line, "Error number %d is invalid. The language '%s' is not supported.", 2732, lang);
+        if (!apply) return 0;
         char old[64];
         snprintf(old, sizeof old, "%s", s->language);
         snprintf(s->language, sizeof s->language, "us_english");
@@ -104,7 +105,7 @@ static int run_set(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *er
     }
     if (k + 1 != n || !(tsql_tok_is(&t[k], "ON") || tsql_tok_is(&t[k], "OFF"))) return syntax_near(err, &t[k < n ? k : n]);
     bool on = tsql_tok_is(&t[k], "ON");
-    for (int q = 1; q < k; q++)
+    for (int q = 1; apply && q < k; q++)
         if (tsql_tok_is(&t[q], "NOCOUNT")) s->nocount = on;
     return 0;
 }
@@ -186,7 +187,7 @@ int tsql_run_statement(mcdc_sim_session *s, const tsql_tok *toks, int i, int j, 
     const tsql_tok *t = &toks[i];
     int n = j - i, rc;
     if ((rc = sim__load(s->sim)) < 0) return rc;
-    if (tsql_tok_is(t, "SET")) return run_set(s, t, n, err);
+    if (tsql_tok_is(t, "SET")) return run_set(s, t, n, true, err);
     if (tsql_tok_is(t, "BEGIN") || tsql_tok_is(t, "COMMIT") || tsql_tok_is(t, "ROLLBACK")) return run_tran(s, t, n, err);
     if (tsql_tok_is(t, "INSERT") || tsql_tok_is(t, "UPDATE") || tsql_tok_is(t, "DELETE")) return run_dml(s, t, n, err);
     if (tsql_tok_is(t, "DECLARE")) return tsql_run_declare(s, t, n, err);
@@ -231,6 +232,7 @@ int tsql_check_syntax(mcdc_sim_session *s, const tsql_tok *toks, int i, int j, t
 {
     const tsql_tok *t = &toks[i];
     int n = j - i, k = 0, rc;
+    if (tsql_tok_is(t, "SET") && !(n > 1 && t[1].k == TK_VAR)) return run_set(s, t, n, false, err);
     if (!(tsql_tok_is(t, "SELECT") || tsql_tok_is(t, "(") ||
           (tsql_tok_is(t, "SET") && n > 2 && t[1].k == TK_VAR && tsql_tok_is(&t[2], "="))))
         return 0;

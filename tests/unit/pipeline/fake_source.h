@@ -35,6 +35,7 @@ typedef struct fake_source {
     int64_t  now_us;
     int      n_max_lsn_calls;    /* max_lsn queries seen */
     int      n_read_calls;       /* read_changes calls seen */
+    int      n_questions;        /* max_lsn, min_lsn, commit time, nth commit, now, read */
     int      purge_after_rows;   /* > 0: after this many rows of a read, set min_lsn */
     uint64_t purge_to;
     int      snapshot_rows;      /* rows the source table holds (ids 1..n) */
@@ -59,6 +60,7 @@ static int fake_max_lsn(mcdc_source *s, mcdc_lsn *out)
 {
     fake_source *f = (fake_source *)s;
     f->n_max_lsn_calls++;
+    f->n_questions++;
     *out = fake_lsn(f->n_commits ? f->commits[f->n_commits - 1] : 0);
     return 0;
 }
@@ -66,6 +68,7 @@ static int fake_max_lsn(mcdc_source *s, mcdc_lsn *out)
 static int fake_min_lsn(mcdc_source *s, const char *ci, mcdc_lsn *out)
 {
     fake_source *f = (fake_source *)s;
+    f->n_questions++;
     if (strcmp(ci, "dbo_t") != 0)
         return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s not found", ci);
     *out = fake_lsn(f->min_lsn);
@@ -75,6 +78,7 @@ static int fake_min_lsn(mcdc_source *s, const char *ci, mcdc_lsn *out)
 static int fake_commit_ts(mcdc_source *s, const mcdc_lsn *lsn, int64_t *out)
 {
     fake_source *f = (fake_source *)s;
+    f->n_questions++;
     uint64_t v = fake_u64(lsn);
     for (int i = 0; i < f->n_commits; i++)
         if (f->commits[i] == v && v >= f->min_lsn) {
@@ -88,6 +92,7 @@ static int fake_nth(mcdc_source *s, const mcdc_lsn *after, int64_t n, mcdc_lsn *
                     int64_t *found)
 {
     fake_source *f = (fake_source *)s;
+    f->n_questions++;
     uint64_t a = fake_u64(after);
     *found = 0;
     for (int i = 0; i < f->n_commits; i++) {
@@ -104,6 +109,7 @@ static int fake_nth(mcdc_source *s, const mcdc_lsn *after, int64_t n, mcdc_lsn *
 
 static int fake_now(mcdc_source *s, int64_t *out)
 {
+    ((fake_source *)s)->n_questions++;
     *out = ((fake_source *)s)->now_us;
     return 0;
 }
@@ -145,6 +151,7 @@ static int fake_read(mcdc_source *s, const char *ci, const mcdc_lsn *after, cons
     fake_source *f = (fake_source *)s;
     (void)ci;
     f->n_read_calls++;
+    f->n_questions++;
     if (f->read_hook) {
         void (*hook)(void *) = f->read_hook;
         f->read_hook = NULL;
@@ -209,7 +216,7 @@ static void fake_close(mcdc_source *s)
 
 static const mcdc_source_ops fake_ops = {
     fake_max_lsn, fake_min_lsn, fake_commit_ts, fake_nth, fake_now, fake_instances, fake_columns, NULL,
-    NULL, fake_read, fake_snapshot, fake_zone, fake_close
+    NULL, fake_read, fake_snapshot, fake_zone, fake_close, NULL, NULL
 };
 
 static void fake_init(fake_source *f)

@@ -442,6 +442,41 @@ static void test_pipeline_stream__source_gone_backwards_is_refused(void **state)
     assert_int_equal(2, res.n_rows);
 }
 
+static int questions_at_read;
+static void note_questions(void *arg)
+{
+    questions_at_read = ((fake_source *)arg)->n_questions;
+}
+
+static void test_pipeline_stream__a_batch_asks_few_questions(void **state)
+{
+    (void)state;
+    history();
+    mcdc_stream_options o = options();
+    o.trigger = MCDC_TRIGGER_ONCE;
+    mcdc_stream_result res;
+    assert_int_equal(0, run(&o, &res, NULL));
+    fake_commit(&src, 60, 4000, 2, 2);
+    int before = src.n_questions;
+    src.read_hook = note_questions;
+    src.read_hook_arg = &src;
+    assert_int_equal(0, run(&o, &res, NULL));
+    assert_int_equal(1, res.n_batches);
+    /* planning, up to the read (architecture §6: at most five): max_lsn, its commit time,
+     * min_lsn, the commit time of the position (is the source where it was?) */
+    assert_true(questions_at_read - 1 - before <= 5);
+    assert_int_equal(4, questions_at_read - 1 - before);
+    /* the batch as a whole: + the read, min_lsn after it, its commit time (the
+     * retention watermark), max_lsn after it (its commit time is known when it did not
+     * move) and the source's clock */
+    assert_int_equal(9, src.n_questions - before);
+    /* an idle poll asks only max_lsn */
+    before = src.n_questions;
+    assert_int_equal(0, run(&o, &res, NULL));
+    assert_int_equal(0, res.n_batches);
+    assert_int_equal(before + 1, src.n_questions);
+}
+
 static void test_pipeline_stream__purged_changes_stop_the_stream(void **state)
 {
     (void)state;
@@ -576,6 +611,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_stream__same_range_committed_meanwhile_is_a_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__bronze_behind_its_checkpoint_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__source_gone_backwards_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream__a_batch_asks_few_questions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purged_changes_stop_the_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purge_during_a_read_is_caught, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__fail_on_data_loss_false_records_the_gap, setup, teardown),

@@ -65,9 +65,9 @@ static int rec_message(void *p, bool is_error, int32_t num, uint8_t state, uint8
                        const char *proc, int32_t line)
 {
     rec *r = p;
-    (void)proc;
     (void)line;
-    return mcdc_buf_printf(&r->out, "%s %d/%d/%d %s\n", is_error ? "error" : "info", num, state, cls, text);
+    return mcdc_buf_printf(&r->out, "%s %d/%d/%d %s%s%s%s\n", is_error ? "error" : "info", num, state, cls, text,
+                           proc && *proc ? " (in " : "", proc && *proc ? proc : "", proc && *proc ? ")" : "");
 }
 
 static int rec_status(void *p, int32_t st)

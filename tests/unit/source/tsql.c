@@ -167,6 +167,9 @@ static void test_source_tsql__serverproperty_is_sql_variant_and_spid(void **stat
     fx *f = *state;
     assert_string_equal("cols :sql_variant/nvarchar(128), :sql_variant/int\nrow 16 | 3\ndone count=1\n",
                         B(f->s, "SELECT SERVERPROPERTY('ProductMajorVersion'), SERVERPROPERTY('EngineEdition')"));
+    assert_string_equal("cols :nvarchar(128), :int\nrow 16.0.4135.4 | 3\ndone count=1\n",
+                        B(f->s, "SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
+                                "CONVERT(int, SERVERPROPERTY('EngineEdition'))"));
     char want[100];
     snprintf(want, sizeof want, "cols :smallint not null\nrow %d\ndone count=1\n", mcdc_sim_session_spid(f->s));
     assert_string_equal(want, B(f->s, "SELECT @@SPID"));
@@ -177,12 +180,22 @@ static void test_source_tsql__current_timezone_id_needs_version_16_even_untaken(
     fx *f = *state;
     assert_string_equal("error 195/10/15 'CURRENT_TIMEZONE_ID' is not a recognized built-in function name.\ndone error\n",
                         B(f->s, "SELECT CASE WHEN 1 = 0 THEN CURRENT_TIMEZONE_ID() ELSE N'x' END"));
+    assert_string_equal("cols :sql_variant/nvarchar(128), :sql_variant/nvarchar(128)\nrow 15 | 15.0.4355.3\ndone count=1\n",
+                        B(f->s, "SELECT SERVERPROPERTY('ProductMajorVersion'), SERVERPROPERTY('ProductVersion')"));
 }
 
 static void test_source_tsql__current_timezone_id_on_16(void **state)
 {
     fx *f = *state;
     assert_string_equal("cols :nvarchar(256) not null\nrow UTC\ndone count=1\n", B(f->s, "SELECT CURRENT_TIMEZONE_ID()"));
+    /* Azure SQL Database (engine edition 5) has it whatever the version number */
+    mcdc_sim_session *az;
+    mcdc_sim_login_info li = {"dbo", NULL, "t"};
+    mcdc_sim_server_options o = {13, 5, NULL};
+    assert_int_equal(0, mcdc_sim_session_open(&az, f->t.path, &li, &o));
+    assert_string_equal("cols :nvarchar(256) not null, :sql_variant/int\nrow UTC | 5\ndone count=1\n",
+                        B(az, "SELECT CURRENT_TIMEZONE_ID(), SERVERPROPERTY('EngineEdition')"));
+    mcdc_sim_session_close(az);
 }
 
 static void test_source_tsql__convert_styles_dateadd_datediff_quotename_hashbytes(void **state)
@@ -368,10 +381,17 @@ static void test_source_tsql__system_objects_and_procedures(void **state)
     const char *got = B(f->s, "EXEC sys.sp_cdc_help_change_data_capture @source_schema = N'dbo', @source_name = N'orders'");
     assert_non_null(strstr(got, "row dbo | orders | dbo_orders | "));
     assert_non_null(strstr(got, " | [order_id] | [order_id], [customer], [amount], [placed_at]\ndoneinproc more count=1\n"));
-    assert_string_equal("error 8145/1/16 @nope is not a parameter for procedure sys.sp_cdc_get_captured_columns.\ndone error\n",
+    assert_string_equal("error 8145/1/16 @nope is not a parameter for procedure sys.sp_cdc_get_captured_columns. "
+                        "(in sp_cdc_get_captured_columns)\ndone error\n",
                         B(f->s, "EXEC sys.sp_cdc_get_captured_columns @nope = 1"));
     assert_string_equal("error 22985/1/16 Could not find the capture instance 'x' in sys.sp_cdc_get_ddl_history. Specify a "
-                        "valid capture instance.\ndone error\n", B(f->s, "EXEC sys.sp_cdc_get_ddl_history 'x'"));
+                        "valid capture instance. (in sp_cdc_get_ddl_history)\ndone error\n",
+                        B(f->s, "EXEC sys.sp_cdc_get_ddl_history 'x'"));
+    /* by RPC: the error names the procedure and its return status is 1 */
+    mcdc_sim_param bad[] = {PS("@capture_instance", "x")};
+    assert_string_equal("error 22985/1/16 Could not find the capture instance 'x' in sys.sp_cdc_get_ddl_history. Specify a "
+                        "valid capture instance. (in sp_cdc_get_ddl_history)\nstatus 1\ndoneproc error\n",
+                        R(f->s, "sys.sp_cdc_get_ddl_history", 0, bad, 1));
     assert_string_equal("cols :int not null\nrow 3\ndoneinproc more count=1\nstatus 0\ndoneproc\n",
                         B(f->s, "EXEC sp_executesql N'SELECT COUNT(*) FROM dbo.orders WHERE order_id <= @m', N'@m int', @m = 5"));
 }
@@ -401,6 +421,9 @@ static void test_source_tsql__a_syntax_error_anywhere_runs_nothing(void **state)
     assert_string_equal("error 102/1/15 Incorrect syntax near 'FROM'.\ndone error\n",
                         B(f->s, "INSERT INTO dbo.orders VALUES (9, N'x', NULL, NULL); SELECT FROM dbo.orders"));
     assert_string_equal("cols :int not null\nrow 0\ndone count=1\n", B(f->s, "SELECT COUNT(*) FROM dbo.orders WHERE order_id = 9"));
+    assert_string_equal("error 195/10/15 'FOO' is not a recognized SET option.\ndone error\n",
+                        B(f->s, "SET NOCOUNT ON; SELECT 1; SET FOO ON"));
+    assert_string_equal("cols :int not null\nrow 1\ndone count=1\n", B(f->s, "SELECT 1")); /* NOCOUNT was not set */
     /* an unknown object is found when its statement runs: the ones before it ran */
     assert_string_equal("cols :int not null\nrow 1\ndone more count=1\nerror 208/1/16 Invalid object name 'dbo.nope'.\ndone error\n",
                         B(f->s, "SELECT 1; SELECT * FROM dbo.nope; SELECT 2"));
@@ -433,6 +456,51 @@ static void test_source_tsql__cleanup_change_table_moves_min_lsn_to_the_low_wate
     assert_string_equal(want, B(f->s, "SELECT sys.fn_cdc_get_min_lsn(N'dbo_orders'), (SELECT COUNT(*) FROM cdc.dbo_orders_CT)"));
     const char *got = B(f->s, "EXEC sys.sp_cdc_cleanup_change_table N'dbo_orders', 0x00000000000000000009");
     assert_non_null(strstr(got, "error 22964/1/16"));
+}
+
+static void test_source_tsql__change_table_range_seeks_give_the_scans_answers(void **state)
+{
+    fx *f = *state;
+    simt_exec(&f->t, NULL, "2026-01-01T00:00:04", "UPDATE dbo.orders SET amount = 1 WHERE order_id IN (1, 2)");
+    simt_exec(&f->t, NULL, "2026-01-01T00:00:05", "DELETE FROM dbo.orders WHERE order_id = 3");
+    simt_capture(&f->t, "2026-01-01T00:00:06", 0);
+    static const char *const ops[] = {">", ">=", "<", "<=", "="};
+    static const char *const shifts[] = {"", "sys.fn_cdc_increment_lsn", "sys.fn_cdc_decrement_lsn"};
+    char q1[600], q2[600];
+    for (int lsn = 0; lsn < 5; lsn++)
+        for (int sh = 0; sh < 3; sh++)
+            for (int o = 0; o < 5; o++) {
+                char x[200];
+                snprintf(x, sizeof x, "%s((SELECT start_lsn FROM cdc.lsn_time_mapping ORDER BY start_lsn OFFSET %d ROWS "
+                                      "FETCH NEXT 1 ROWS ONLY))", shifts[sh], lsn);
+                snprintf(q1, sizeof q1, "DECLARE @x binary(10) = %s; SELECT COUNT(*), MIN(__$seqval) FROM cdc.dbo_orders_CT "
+                                        "WHERE __$start_lsn %s @x", x, ops[o]);
+                snprintf(q2, sizeof q2, "DECLARE @x binary(10) = %s; SELECT COUNT(*), MIN(__$seqval) FROM cdc.dbo_orders_CT "
+                                        "WHERE CAST(__$start_lsn AS varbinary(10)) %s @x", x, ops[o]);
+                char *a = strdup(B(f->s, q1));
+                const char *b = B(f->s, q2);
+                if (strcmp(a, b) || strstr(a, "error")) fail_msg("%s\n%s\n!=\n%s", q1, a, b);
+                free(a);
+            }
+    /* flipped, BETWEEN, and an ORDER BY of the read order by rowid */
+    const char *want = B(f->s, "SELECT __$start_lsn, __$seqval, __$operation FROM cdc.dbo_orders_CT ORDER BY "
+                               "CAST(__$start_lsn AS varbinary(10)), __$command_id, __$seqval, __$operation");
+    char *w = strdup(want);
+    assert_string_equal(w, B(f->s, "SELECT __$start_lsn, __$seqval, __$operation FROM cdc.dbo_orders_CT WHERE 0x00 < __$start_lsn "
+                                   "AND __$start_lsn BETWEEN 0x00 AND 0xFFFFFFFFFFFFFFFFFFFF ORDER BY __$start_lsn, "
+                                   "__$command_id, __$seqval, __$operation"));
+    free(w);
+}
+
+static void test_source_tsql__distinct_rowcount_and_error(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols customer:nvarchar(2) not null\nrow a\nrow b\ndone count=2\n",
+                        B(f->s, "SELECT DISTINCT customer FROM (VALUES (N'a'), (N'A '), (N'b')) AS v(customer) ORDER BY 1"));
+    assert_string_equal("done more count=2\ncols :int not null, :int not null\nrow 2 | 0\ndone count=1\n",
+                        B(f->s, "UPDATE dbo.orders SET amount = 2 WHERE order_id > 1; SELECT @@ROWCOUNT, @@ERROR"));
+    assert_string_equal("cols :int not null\nerror 8134/1/16 Divide by zero error encountered.\ndone more error\n"
+                        "cols :int not null\nrow 8134\ndone count=1\n", B(f->s, "SELECT 1/0; SELECT @@ERROR"));
 }
 
 int main(void)
@@ -471,6 +539,8 @@ int main(void)
         T_(varchar_holds_what_its_code_page_holds),
         T_(sp_executesql_output_parameters_come_back),
         T_(cleanup_change_table_moves_min_lsn_to_the_low_water_mark),
+        T_(change_table_range_seeks_give_the_scans_answers),
+        T_(distinct_rowcount_and_error),
         T_(permission_denied_229),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

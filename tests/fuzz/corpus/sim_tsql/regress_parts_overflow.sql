@@ -1,0 +1,1 @@
+SELECT name, column_id FROM sys.col.... c.... oRDER BY :column_Ÿid

@@ -1,0 +1,1 @@
+SELECT customer FROM dbo.orders WHERE order_id = 2

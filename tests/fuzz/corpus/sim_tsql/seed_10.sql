@@ -1,0 +1,1 @@
+SELECT name, column_id FROM sys.columns WHERE object_id = OBJECT_ID(N'dbo.orders') ORDER BY column_id

@@ -1,0 +1,1 @@
+SELECT HASHBYTES('SHA2_256', N'x'), QUOTENAME(N'a]b'), CAST(N'€' AS varchar(3)) COLLATE Latin1_General_CS_AS

@@ -1,0 +1,1 @@
+set textsize 2147483647 set ansi_nulls on set transaction isolation level read committed

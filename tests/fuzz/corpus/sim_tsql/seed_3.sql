@@ -1,0 +1,1 @@
+SELECT TOP (2) order_id FROM dbo.orders ORDER BY order_id DESC OFFSET 0 ROWS

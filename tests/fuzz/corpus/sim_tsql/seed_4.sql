@@ -1,0 +1,1 @@
+DECLARE @n int = 1; SELECT TOP (@n) o.order_id, m.tran_end_time FROM dbo.orders o JOIN cdc.dbo_orders_CT c ON c.order_id = o.order_id LEFT JOIN cdc.lsn_time_mapping m ON m.start_lsn = c.__$start_lsn

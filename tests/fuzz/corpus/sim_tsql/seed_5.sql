@@ -1,0 +1,1 @@
+SELECT COUNT_BIG(*), MIN(start_lsn), SUM(amount) FROM (SELECT TOP (5) start_lsn, 1.5 AS amount FROM cdc.lsn_time_mapping ORDER BY start_lsn) AS t

@@ -1,0 +1,1 @@
+SELECT CASE WHEN amount IS NULL THEN N'none' ELSE CONVERT(nvarchar(20), amount) END, DATEADD(day, 1, placed_at) FROM dbo.orders WHERE order_id BETWEEN 1 AND 3 OR customer LIKE N'%b%'

@@ -1,0 +1,1 @@
+SELECT sys.fn_cdc_map_lsn_to_time(sys.fn_cdc_increment_lsn(sys.fn_cdc_get_min_lsn(N'dbo_orders'))), SERVERPROPERTY('ProductVersion'), @@SPID

@@ -1,0 +1,1 @@
+EXEC sys.sp_cdc_help_change_data_capture @source_schema = N'dbo', @source_name = N'orders'
