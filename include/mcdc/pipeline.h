@@ -356,11 +356,17 @@ typedef struct mcdc_stream_options {
     bool         adopt;              /* take over an existing bronze of another stream (or
                                       * of a lost checkpoint): needs a new or empty
                                       * checkpoint; resumes after the owner's last batch */
+    int          bootstrap_mode;     /* with bootstrap: MCDC_BOOTSTRAP_FULL (one read) or
+                                      * MCDC_BOOTSTRAP_CHUNKED (open a chunked snapshot for
+                                      * `backfill`; needs facts) */
 } mcdc_stream_options;
+
+/** How --bootstrap takes its snapshot. */
+enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
 
 #define MCDC_STREAM_OPTIONS_INIT                                                            \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
-      MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false }
+      MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0 }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {

@@ -232,6 +232,16 @@ typedef void (*mcdc_sim_page_hook)(int page, void *payload);
 int mcdc_sim_source_set_paging(mcdc_source *src, int64_t page_rows, mcdc_sim_page_hook between_pages,
                                void *payload);
 
+/** Test hook: answer commit-time questions from the index kept between calls (@p enabled,
+ *  the default) or by the seeded walk, each question re-fed from the mapping entry 3 hours
+ *  before it (the reference the index is checked against). @return 0; MCDC_EINVAL when
+ *  @p src is not a simulator source. */
+int mcdc_sim_source_set_commit_index(mcdc_source *src, bool enabled);
+
+/** Test hook: how many mapping entries @p src has fed to a commit-time sequencer so far
+ *  (-1 when @p src is not a simulator source). */
+int64_t mcdc_sim_source_commit_entries_fed(const mcdc_source *src);
+
 #ifdef __cplusplus
 }
 #endif

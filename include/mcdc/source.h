@@ -113,6 +113,19 @@ typedef struct mcdc_source_ops {
     const char *(*server_time_zone)(mcdc_source *src);
     /** Release everything. */
     void (*close)(mcdc_source *src);
+    /** Keyset planning of a chunked snapshot: call @p cb once with the key (values in
+     *  key_columns() order, borrowed during the call) of the row @p n places after
+     *  @p from in key order, @p from included (NULL: from the first key, or with
+     *  @p descending the last); no call when fewer rows remain. n = 0 with @p from NULL
+     *  is the smallest (largest) key. The source's equivalent of SELECT keys ... WHERE
+     *  key >= @from ORDER BY key OFFSET n ROWS FETCH NEXT 1 ROWS ONLY. Cost: one seek and
+     *  n index entries. NULL when the source cannot plan chunks. */
+    int (*key_at)(mcdc_source *src, const char *ci, const mcdc_value *from, int64_t n, bool descending,
+                  mcdc_row_cb cb, void *payload);
+    /** Grid planning: the number of rows with key_lo <= key < key_hi (NULL: open), as
+     *  snapshot() would read them. NULL when the source cannot plan chunks. */
+    int (*key_count)(mcdc_source *src, const char *ci, const mcdc_value *key_lo, const mcdc_value *key_hi,
+                     int64_t *out);
 } mcdc_source_ops;
 
 /** The base of every source; implementations embed it first. */

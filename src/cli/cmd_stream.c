@@ -2,12 +2,12 @@
  * cli/cmd_stream.c: `mssql-cdc stream`: run a stream from a capture instance into a bronze
  * table (and a facts table), exactly once, with an optional finalization tracker.
  *
- * Parses and checks the arguments, opens the source, resolves table names, validates
- * everything before the first write (the stream's capture instance, target, facts and
- * checkpoint, then --control and --silver), then takes the checkpoint, starts the
- * tracker (--control) before anything is read, runs the engine (src/pipeline/stream.c)
- * and prints one line per batch on stdout and a summary. SIGINT and SIGTERM finish the
- * batch in flight and exit 0. Reference: docs/reference/cli-stream.md.
+ * A thin client of the run layer's job (src/run/job.c): parses and checks the arguments,
+ * opens the source, resolves table names, and hands them to the job, which validates
+ * everything before the first write, takes the checkpoint, starts the tracker (--control)
+ * and silver's follower (--silver) and runs the stream. Prints one line per batch on
+ * stdout and a summary. SIGINT and SIGTERM finish the batch in flight and exit 0.
+ * Reference: docs/reference/cli-stream.md.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -17,16 +17,7 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "mcdc/delta.h"
-#include "mcdc/finalize.h"
-#include "mcdc/fs.h"
-#include "mcdc/log.h"
-#include "mcdc/options.h"
-#include "mcdc/pipeline.h"
-#include "mcdc/silver.h"
-#include "mcdc/source.h"
-#include "mcdc/time.h"
-#include "mcdc/warehouse.h"
+#include "mcdc/run.h"
 
 static const mcdc_opt opts[] = {
     { "source", 0, MCDC_OPT_VALUE, "SRC", "sim:PATH, odbc:CONNECTION-STRING or @FILE (default $MSSQL_CDC_SOURCE)" },
@@ -39,6 +30,7 @@ static const mcdc_opt opts[] = {
     { "max-commits-per-batch", 0, MCDC_OPT_VALUE, "N", "at most N source commits per batch (default unlimited)" },
     { "starting-lsn", 0, MCDC_OPT_VALUE, "X", "earliest (default), latest or an LSN; only for a new checkpoint" },
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
+    { "bootstrap-mode", 0, MCDC_OPT_VALUE, "M", "with --bootstrap: full (default, one read) or chunked (open a snapshot for `backfill`; needs --facts)" },
     { "adopt", 0, MCDC_OPT_SWITCH, NULL, "take over an existing bronze from its owning stream (new or empty --checkpoint)" },
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append progress events as JSON lines" },
     { "control", 0, MCDC_OPT_VALUE, "NAME", "control table: advance finalized_until while streaming" },
@@ -54,22 +46,16 @@ static const char *const known_options[] = {
     "includeCommandId", "sourceTimeZone", NULL
 };
 
-static mcdc_stream *volatile running; /* the stream a signal stops */
+static mcdc_job *volatile running; /* the job a signal stops */
 
 static void on_signal(int sig)
 {
     (void)sig;
     if (running)
-        mcdc_stream_stop(running);
+        mcdc_job_stop(running);
 }
 
-/* ---- printing and the tracker, as listeners -------------------------------------------- */
-
-typedef struct cli_state {
-    mcdc_tracker *tracker;   /* NULL without --control */
-    const char   *target;
-    mcdc_silver_follower *silver; /* NULL without --silver */
-} cli_state;
+/* ---- printing, as a listener ---------------------------------------------------------- */
 
 static void print_offset(FILE *f, const mcdc_offset *o)
 {
@@ -79,31 +65,15 @@ static void print_offset(FILE *f, const mcdc_offset *o)
         fprintf(f, " (%s)", mcdc_time_format(t, o->commit_ts_us, 3, false));
 }
 
-static void listener(const mcdc_stream_progress *p, void *payload)
+static void printer(const mcdc_stream_progress *p, void *payload)
 {
-    cli_state *st = payload;
-    switch (p->kind) {
-    case MCDC_PROGRESS_START: /* the tracker was seeded from the checkpoint at its start */
-        break;
-    case MCDC_PROGRESS_BATCH:
-        printf("batch %" PRId64 ": %" PRId64 " rows, end ", p->batch_id, p->num_input_rows);
-        print_offset(stdout, &p->end);
-        printf("%s\n", p->replayed ? " (replayed)" : "");
-        fflush(stdout);
-        if (st->tracker)
-            mcdc_tracker_on_progress(st->tracker, p->run_id, &p->end);
-        if (st->silver)
-            mcdc_silver_follower_notify(st->silver);
-        break;
-    case MCDC_PROGRESS_IDLE:
-        if (st->tracker && p->has_end)
-            mcdc_tracker_on_progress(st->tracker, p->run_id, &p->end);
-        break;
-    case MCDC_PROGRESS_TERMINATED:
-        if (st->tracker)
-            mcdc_tracker_on_terminated(st->tracker, p->run_id);
-        break;
-    }
+    (void)payload;
+    if (p->kind != MCDC_PROGRESS_BATCH)
+        return;
+    printf("batch %" PRId64 ": %" PRId64 " rows, end ", p->batch_id, p->num_input_rows);
+    print_offset(stdout, &p->end);
+    printf("%s\n", p->replayed ? " (replayed)" : "");
+    fflush(stdout);
 }
 
 /* ---- argument checks ------------------------------------------------------------------------ */
@@ -127,83 +97,16 @@ static int resolve(char out[MCDC_PATH_MAX], const mcdc_cli_ctx *ctx, const char 
     return mcdc_warehouse_resolve(out, ctx->warehouse, name);
 }
 
-/* --silver's apply options (static storage: one stream per process). Keys come from
- * --keys or from the capture instance's unique index; --keys must be that index when the
- * source has one. Checks silver, its keys and the tables it uses, reading only. */
-static int silver_options(mcdc_silver_apply_options *out, const mcdc_cli_ctx *ctx,
-                          const mcdc_cli_args *a, const mcdc_stream_options *so,
-                          mcdc_source *src, const char *control_path, mcdc_granularity gran)
-{
-    static char silver_path[MCDC_PATH_MAX], keybuf[1024], srckeybuf[1024];
-    static const char *keys[64], *cis[1];
-    char **src_keys = NULL;
-    size_t n_keys = 0, n_src_keys = 0;
-    int rc = resolve(silver_path, ctx, mcdc_cli_get(a, "silver"));
-    if (rc < 0)
-        return rc;
-    if ((rc = src->ops->key_columns(src, so->capture_instance, &src_keys, &n_src_keys)) < 0)
-        return rc;
-    srckeybuf[0] = 0;
-    for (size_t i = 0; i < n_src_keys; i++)
-        snprintf(srckeybuf + strlen(srckeybuf), sizeof srckeybuf - strlen(srckeybuf), "%s%s",
-                 i ? "," : "", src_keys[i]);
-    if (mcdc_cli_get(a, "keys")) {
-        snprintf(keybuf, sizeof keybuf, "%s", mcdc_cli_get(a, "keys"));
-        for (char *p = strtok(keybuf, ","); p && n_keys < 64; p = strtok(NULL, ","))
-            keys[n_keys++] = p;
-        bool same = n_keys == n_src_keys;
-        for (size_t i = 0; same && i < n_keys; i++)
-            same = strcasecmp(keys[i], src_keys[i]) == 0;
-        if (n_src_keys && !same) {
-            rc = mcdc_error_set(MCDC_EINVAL, "--keys %s: capture instance %s is keyed by its "
-                                "unique index (%s)", mcdc_cli_get(a, "keys"),
-                                so->capture_instance, srckeybuf);
-            mcdc_error_hint("pass --keys %s, or leave --keys out to take them from the source",
-                            srckeybuf);
-        }
-    } else {
-        snprintf(keybuf, sizeof keybuf, "%s", srckeybuf);
-        for (char *p = strtok(keybuf, ","); p && n_keys < 64; p = strtok(NULL, ","))
-            keys[n_keys++] = p;
-    }
-    if (rc == 0 && n_keys == 0) {
-        rc = mcdc_error_set(MCDC_EINVAL, "--silver: capture instance %s has no unique index to "
-                            "key silver by", so->capture_instance);
-        mcdc_error_hint("pass --keys k1,k2");
-    } else if (rc == 0) {
-        mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
-        cis[0] = so->capture_instance;
-        o.bronze_name = so->target;
-        o.bronze_path = so->target_path;
-        o.silver_name = mcdc_cli_get(a, "silver");
-        o.silver_path = silver_path;
-        o.control_path = control_path;
-        o.facts_path = so->facts_path;
-        o.capture_instances = cis;
-        o.n_capture_instances = 1;
-        o.keys = keys;
-        o.n_keys = n_keys;
-        o.granularity = gran;
-        *out = o;
-        rc = mcdc_silver_apply_check(&o);
-    }
-    for (size_t i = 0; i < n_src_keys; i++)
-        free(src_keys[i]);
-    free(src_keys);
-    return rc;
-}
-
 static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
 {
+    mcdc_job_options jo = MCDC_JOB_OPTIONS_INIT;
     mcdc_stream_options so = MCDC_STREAM_OPTIONS_INIT;
     mcdc_options *o = NULL;
     mcdc_source *src = NULL;
-    mcdc_stream *s = NULL;
-    mcdc_tracker *tracker = NULL;
-    mcdc_silver_follower *silver = NULL;
+    mcdc_job *job = NULL;
     int rc, exit_code = MCDC_EXIT_OK;
     static char target_path[MCDC_PATH_MAX], facts_path[MCDC_PATH_MAX], control_path[MCDC_PATH_MAX];
-    static mcdc_control_target control;
+    static char silver_path[MCDC_PATH_MAX];
 
     if ((rc = mcdc_options_new(&o, "stream option", known_options)) < 0)
         return mcdc_cli_fail();
@@ -236,6 +139,23 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.progress_path = mcdc_cli_get(a, "progress");
     so.bootstrap = mcdc_cli_has(a, "bootstrap");
     so.adopt = mcdc_cli_has(a, "adopt");
+    if (mcdc_cli_get(a, "bootstrap-mode")) {
+        const char *m = mcdc_cli_get(a, "bootstrap-mode");
+        if (!so.bootstrap) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode needs --bootstrap");
+            goto done;
+        }
+        if (strcmp(m, "full") && strcmp(m, "chunked")) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode %s: expected full or chunked", m);
+            goto done;
+        }
+        so.bootstrap_mode = strcmp(m, "chunked") ? MCDC_BOOTSTRAP_FULL : MCDC_BOOTSTRAP_CHUNKED;
+        if (so.bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED && !so.facts) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode chunked needs --facts (the "
+                                             "snapshot's state is recorded there)");
+            goto done;
+        }
+    }
     if (mcdc_cli_get(a, "trigger") &&
         (rc = mcdc_trigger_parse(&so.trigger, &so.interval_us, mcdc_cli_get(a, "trigger"))) < 0)
         goto usage;
@@ -310,96 +230,44 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     if ((rc = mcdc_source_open(&src, spec)) < 0)
         goto usage; /* unknown scheme, bad connection string: exit 2; unreachable server: 3 */
-    const char *tz = mcdc_options_get_str(o, "sourceTimeZone", NULL);
-    if (tz && strcasecmp(tz, "auto") != 0) {
-        const char *have = src->ops->server_time_zone(src);
-        if (have && strcasecmp(have, tz) != 0) {
-            mcdc_error_set(MCDC_EINVAL, "sourceTimeZone=%s but %s keeps its clock in %s", tz,
-                           src->description ? src->description : "the source", have);
-            mcdc_error_hint("leave sourceTimeZone out (auto), or give the source's zone");
-            goto usage;
-        }
-    }
     so.source = src;
-
-    cli_state st = { NULL, so.target, NULL };
-    mcdc_stream_result res;
-    char run_id[40];
-    mcdc_delta_uuid(run_id);
-    so.run_id = run_id;
-    if ((rc = mcdc_stream_new(&s, &so)) < 0)
-        goto usage;
-    /* every input before the first write: the stream's, then the control table's and
-     * silver's; then the checkpoint is taken (created when new) */
-    if ((rc = mcdc_stream_check(s)) < 0)
-        goto usage;
+    jo.stream = so;
+    jo.source_time_zone = mcdc_options_get_str(o, "sourceTimeZone", NULL);
+    jo.granularity = gran;
+    jo.keys = mcdc_cli_get(a, "keys");
     if (mcdc_cli_get(a, "control")) {
-        if ((rc = resolve(control_path, ctx, mcdc_cli_get(a, "control"))) < 0 ||
-            (rc = mcdc_control_check(control_path)) < 0)
+        if ((rc = resolve(control_path, ctx, mcdc_cli_get(a, "control"))) < 0)
             goto usage;
-    }
-    mcdc_silver_apply_options silver_o;
-    if (mcdc_cli_get(a, "silver") &&
-        (rc = silver_options(&silver_o, ctx, a, &so, src, control_path, gran)) < 0)
-        goto usage;
-    if ((rc = mcdc_stream_open(s)) < 0)
-        goto usage;
-    if (mcdc_cli_get(a, "control")) {
-        /* the control table is created or checked before anything is read; the tracker
-         * starts from the checkpoint's last committed offset, so a verdict a crash left
-         * behind catches up even when nothing new arrives */
-        mcdc_offset seed;
-        bool has_seed = mcdc_finalize_checkpoint_last(&seed, NULL, so.checkpoint) == 0;
-        mcdc_error_clear();
-        control.path = control_path;
-        control.table_name = so.target;
-        mcdc_tracker_options to = MCDC_TRACKER_OPTIONS_INIT;
-        to.granularity = gran;
-        to.table_name = so.target;
-        if ((rc = mcdc_control_track(&tracker, &control, run_id, &to,
-                                     has_seed ? &seed : NULL)) < 0) {
-            exit_code = mcdc_cli_fail();
-            goto done;
-        }
-        st.tracker = tracker;
+        jo.control = mcdc_cli_get(a, "control");
+        jo.control_path = control_path;
     }
     if (mcdc_cli_get(a, "silver")) {
-        if ((rc = mcdc_silver_follower_start(&silver, &silver_o)) < 0) {
-            exit_code = mcdc_cli_fail();
-            goto done;
-        }
-        st.silver = silver;
+        if ((rc = resolve(silver_path, ctx, mcdc_cli_get(a, "silver"))) < 0)
+            goto usage;
+        jo.silver = mcdc_cli_get(a, "silver");
+        jo.silver_path = silver_path;
     }
-    mcdc_stream_add_listener(s, listener, &st);
+
+    /* every input before the first write; then the checkpoint is taken (created when new),
+     * the tracker and silver's follower start */
+    mcdc_stream_result res;
+    if ((rc = mcdc_job_new(&job, &jo)) < 0 || (rc = mcdc_job_check(job)) < 0 ||
+        (rc = mcdc_job_add_listener(job, printer, NULL)) < 0 || (rc = mcdc_job_open(job)) < 0)
+        goto usage;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    running = s;
+    running = job;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    rc = mcdc_stream_run(s, &res);
+    rc = mcdc_job_run(job, &res);
     running = NULL;
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    if (rc < 0) {
-        mcdc_error saved = *mcdc_error_last();
-        if (silver) {
-            mcdc_silver_follower_finish(silver, false, NULL, NULL);
-            mcdc_error_set(saved.code, "%s", saved.message);
-            if (saved.hint[0])
-                mcdc_error_hint("%s", saved.hint);
-        }
-        if (tracker) {
-            mcdc_tracker_join(tracker, -1);
-            mcdc_error_set(saved.code, "%s", saved.message);
-            if (saved.hint[0])
-                mcdc_error_hint("%s", saved.hint);
-        }
-        exit_code = mcdc_cli_fail();
-        goto done;
-    }
+    if (rc < 0)
+        goto usage;
 
     printf("stream %s: %" PRId64 " batch%s, %" PRId64 " rows", so.app_id, res.n_batches,
            res.n_batches == 1 ? "" : "es", res.n_rows);
@@ -412,53 +280,41 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         printf("; nothing committed yet");
     }
     printf("\n");
-    if (tracker) {
-        mcdc_tracker_join(tracker, -1);
-        mcdc_tracker_stats ts;
-        mcdc_tracker_get_stats(tracker, &ts);
-        if (ts.pending_failed) {
-            mcdc_error_set(MCDC_EIO, "%s: data committed but the verdict could not be written: "
-                           "%s", mcdc_cli_get(a, "control"), ts.last_error);
-            mcdc_error_hint("the verdict lags the data; the next run (or mssql-cdc "
-                            "finalization advance --checkpoint) catches it up");
-            exit_code = mcdc_cli_fail();
-            if (exit_code == MCDC_EXIT_OK)
-                exit_code = MCDC_EXIT_RUNTIME;
-            goto done;
-        }
-        if (ts.verdict.has) {
+    bool has_tracker = false, has_silver = false;
+    mcdc_verdict v;
+    if (mcdc_job_verdict(job, &has_tracker, &v) < 0) {
+        exit_code = mcdc_cli_fail();
+        if (exit_code == MCDC_EXIT_OK)
+            exit_code = MCDC_EXIT_RUNTIME;
+        goto done;
+    }
+    if (has_tracker) {
+        if (v.has) {
             char t[MCDC_TIME_STRLEN];
             printf("finalized_until %s for %s in %s\n",
-                   mcdc_time_format(t, ts.verdict.until_us, 0, false), so.target,
+                   mcdc_time_format(t, v.until_us, 0, false), so.target,
                    mcdc_cli_get(a, "control"));
         } else {
             printf("no verdict yet for %s in %s\n", so.target, mcdc_cli_get(a, "control"));
         }
     }
-    if (silver) {
-        /* once more after the tracker's last verdict, so silver's can follow it */
-        mcdc_silver_apply_result sr;
-        uint64_t n_applies = 0;
-        if (mcdc_silver_follower_finish(silver, true, &sr, &n_applies) < 0) {
-            mcdc_error_prefix("silver %s: data of bronze committed, silver not applied",
-                              mcdc_cli_get(a, "silver"));
-            exit_code = mcdc_cli_fail();
-            goto done;
-        }
+    mcdc_job_silver_result sr;
+    if (mcdc_job_finish_silver(job, &has_silver, &sr) < 0)
+        goto usage;
+    if (has_silver) {
         char l[MCDC_LSN_STRLEN], t[MCDC_TIME_STRLEN];
         printf("silver %s: %llu applies; applied_lsn %s, finalized_until %s\n",
-               mcdc_cli_get(a, "silver"), (unsigned long long)n_applies,
-               sr.has_applied_lsn ? mcdc_lsn_format(l, &sr.applied_lsn) : "none",
-               sr.finalized_until.has ? mcdc_time_format(t, sr.finalized_until.until_us, 0, false)
-                                      : "none");
+               mcdc_cli_get(a, "silver"), (unsigned long long)sr.n_applies,
+               sr.last.has_applied_lsn ? mcdc_lsn_format(l, &sr.last.applied_lsn) : "none",
+               sr.last.finalized_until.has
+                   ? mcdc_time_format(t, sr.last.finalized_until.until_us, 0, false)
+                   : "none");
     }
     goto done;
 usage:
     exit_code = mcdc_cli_fail();
 done:
-    mcdc_silver_follower_free(silver);
-    mcdc_tracker_free(tracker);
-    mcdc_stream_free(s);
+    mcdc_job_free(job);
     mcdc_source_close(src);
     mcdc_options_free(o);
     fflush(stdout);
@@ -473,6 +329,9 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
     "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts\n"
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
-    "    --app-id orders-v2 --checkpoint ck/orders-v2 --facts ops.ingestion_facts --adopt",
+    "    --app-id orders-v2 --checkpoint ck/orders-v2 --facts ops.ingestion_facts --adopt\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v3 --checkpoint ck/orders-v3 --facts ops.ingestion_facts --bootstrap \\\n"
+    "    --bootstrap-mode chunked",
     run
 };

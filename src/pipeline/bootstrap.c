@@ -9,7 +9,9 @@
  * txn{app_id#events, 0}. A rerun that finds bronze's #snapshot txn reads nothing again and
  * only offers the event row (Delta keeps it once). A crash before the bronze commit takes
  * the snapshot again with a new S; the stream starts after S only once it is committed.
- * An empty table writes no bronze commit. Design: anchor-features §1 (bootstrap), §3.3.
+ * An empty table writes no bronze commit. With --bootstrap-mode chunked the snapshot is only
+ * opened here (snapshot_open.c) and read by `backfill`; a full one is refused while a
+ * chunked one is open. Design: anchor-features §1 (bootstrap), §3.3.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -61,9 +63,13 @@ static int read_bootstrap(const char *path, mcdc_offset *out, bool *found)
 /* Take (or find) the bootstrap snapshot; *S gets its offset. */
 int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
 {
+    if (s->o.bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED)
+        return mcdc_stream__snapshot_open(s, S);
     char path[MCDC_PATH_MAX];
     int rc = bootstrap_path(path, s);
     if (rc < 0)
+        return rc;
+    if ((rc = mcdc_stream__check_no_chunked_open(s)) < 0)
         return rc;
     size_t n = strlen(s->o.app_id) + 16;
     char *snap_app = malloc(n);

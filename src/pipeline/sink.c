@@ -497,7 +497,8 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
         mcdc_stream__lsn_text(x->start_text, &ch->start_lsn);
         mcdc_stream__lsn_text(x->seq_text, &ch->seqval);
     } else {
-        mcdc_stream__lsn_text(x->start_text, x->snapshot);
+        mcdc_stream__lsn_text(x->start_text, x->stamp ? x->stamp : x->snapshot);
+        mcdc_stream__lsn_text(x->snap_text, x->snapshot);
     }
     for (size_t i = 0; i < bs->n_cols; i++) {
         mcdc_value *v = &x->row[i];
@@ -546,11 +547,16 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
             if (ch) {
                 v->is_null = true;
             } else {
-                v->v.s.ptr = x->start_text;
+                v->v.s.ptr = x->snap_text;
                 v->v.s.len = MCDC_LSN_STRLEN - 1;
             }
             break;
         case BCOL_CHUNK:
+            if (!ch && x->has_chunk)
+                v->v.i = x->chunk;
+            else
+                v->is_null = true;
+            break;
         case BCOL_NULL:
             v->is_null = true;
             break;

@@ -635,6 +635,10 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
         mcdc_error_set(MCDC_EINVAL, "--bootstrap and a starting LSN: pass one or the other");
         return mcdc_error_hint("--bootstrap starts the stream at its snapshot's LSN");
     }
+    if (opts->bootstrap && opts->bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED && !opts->facts_path) {
+        mcdc_error_set(MCDC_EINVAL, "--bootstrap-mode chunked needs a facts table");
+        return mcdc_error_hint("add --facts NAME: the chunked snapshot's state is recorded there");
+    }
     if (!opts->fail_on_data_loss && !opts->facts_path) {
         mcdc_error_set(MCDC_EINVAL, "failOnDataLoss=false needs a facts table");
         return mcdc_error_hint("add --facts NAME: skipped changes are recorded there as a "

@@ -112,10 +112,14 @@ typedef struct read_ctx {
     mcdc_batch_facts  facts;
     int64_t           batch_id;  /* -1 for snapshot rows */
     const mcdc_lsn   *snapshot;  /* S for snapshot rows, NULL for changes */
+    const mcdc_lsn   *stamp;     /* chunked snapshot rows: their wave's L (_start_lsn), else NULL */
+    bool              has_chunk; /* chunked snapshot rows: _chunk = chunk */
+    int64_t           chunk;
     int64_t           snapshot_ts_us;
     bool              has_snapshot_ts;
     double            bytes;     /* size of the values read */
     char              start_text[MCDC_LSN_STRLEN], seq_text[MCDC_LSN_STRLEN];
+    char              snap_text[MCDC_LSN_STRLEN];
 } read_ctx;
 
 /* ---- stream.c ------------------------------------------------------------------------ */
@@ -217,5 +221,14 @@ int mcdc_stream__owner_lost(mcdc_stream *s);
 
 /* Take (or find) the bootstrap snapshot; *S gets its offset. */
 int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S);
+
+/* ---- snapshot_open.c ------------------------------------------------------------------ */
+
+/* --bootstrap-mode chunked: open a chunked snapshot (or find the open one); *S gets its
+ * offset. Needs facts. */
+int mcdc_stream__snapshot_open(mcdc_stream *s, mcdc_offset *S);
+/* MCDC_EINVAL while a chunked snapshot of the stream family is open (a full bootstrap is
+ * refused then). */
+int mcdc_stream__check_no_chunked_open(mcdc_stream *s);
 
 #endif

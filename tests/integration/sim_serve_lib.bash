@@ -1,12 +1,13 @@
 # tests/integration/sim_serve_lib.bash: shared set-up for the tests of `sim serve` (sourced,
 # not a test itself): a temp dir $T, a simulator database $DB (dbo.orders, captured), a
 # login u / $PW, and serve_start / serve_stop to run a server on a free port ($PORT, its log
-# in $T/serve.log).
+# in $T/serve.log), and capture_start / capture_stop for a loopback capture by tshark.
 set -euo pipefail
 : "${MCDC_BIN:?set by ctest}" "${MCDC_SRC:?set by ctest}"
 T=$(mktemp -d /tmp/mcdc-serve-it-XXXXXX)
-SERVE_PID=
+SERVE_PID= TSHARK=
 cleanup() {
+  [ -n "$TSHARK" ] && capture_stop
   [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
   rm -rf "$T"
 }
@@ -47,7 +48,27 @@ serve_stop() {
   [ "$rc" = 0 ] || die "sim serve exited $rc after SIGTERM"
 }
 
-# tsql_run USER PASSWORD 'SQL': run batches through FreeTDS's tsql (output on stdout)
+# tsql_run USER PASSWORD 'SQL': run batches through FreeTDS's tsql (output on stdout).
+# tsql writes text in the locale's charset: C.UTF-8, whatever the caller's locale (a fresh
+# machine may have none), so that text compares with sim query's UTF-8.
 tsql_run() {
-  printf '%s\ngo\nexit\n' "$3" | timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U "$1" -P "$2" -D shop 2>&1
+  printf '%s\ngo\nexit\n' "$3" | LC_ALL=C.UTF-8 timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U "$1" -P "$2" -D shop 2>&1
+}
+
+# capture_start FILE: capture the server's port on loopback into FILE (tshark), until capture_stop
+capture_start() {
+  tshark -q -i lo -f "tcp port $PORT" -w "$1" 2> "$T/tshark.log" &
+  TSHARK=$!
+  for _ in $(seq 1 50); do grep -qs "Capturing on" "$T/tshark.log" && break; sleep 0.1; done
+}
+capture_stop() {
+  sleep 0.5
+  kill -INT "$TSHARK" 2>/dev/null || true
+  for _ in $(seq 1 30); do kill -0 "$TSHARK" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$TSHARK" 2>/dev/null; then # it missed the signal: end it and its dumpcap
+    pkill -TERM -P "$TSHARK" 2>/dev/null || true
+    kill -TERM "$TSHARK" 2>/dev/null || true
+  fi
+  wait "$TSHARK" 2>/dev/null || true
+  TSHARK=
 }

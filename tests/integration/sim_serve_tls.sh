@@ -2,8 +2,9 @@
 # sim serve with TLS (GnuTLS, the handshake inside PRELOGIN packets): a test CA made here
 # signs the server's certificate; FreeTDS's tsql connects with each of its encryption
 # settings against --encryption login and required (a client that cannot encrypt is refused
-# by required); python-tds validates the certificate against the CA and fails against
-# another CA; with full encryption the query's text never crosses the wire in the clear.
+# by required); python-tds and tedious validate the certificate against the CA and fail against
+# another CA; with full encryption the query's text never crosses the wire in the clear, with
+# login-only encryption LOGIN7 does not and the query does.
 source "$(dirname "$0")/sim_serve_lib.bash"
 command -v openssl >/dev/null || die "openssl is missing"
 serve_db
@@ -36,19 +37,38 @@ for mode in login required; do
   serve_stop
 done
 
-# python-tds: full TLS, the certificate validated against the CA (and refused with another)
+# login-only (FreeTDS's encryption=request against --encryption login): LOGIN7 travels in TLS,
+# the requests after it in the clear
+serve_start --tls-cert "$ca/server.pem" --tls-key "$ca/server.key" --encryption login
+capture_start "$T/login.pcapng"
+out=$(tsql_enc request)
+grep -q "(3 rows affected)" <<<"$out" || die "login-only: $out"
+capture_stop
+serve_stop
+/usr/bin/python3 - "$T/login.pcapng" <<'PY' || die "login-only TLS: LOGIN7 in the clear, or the query encrypted"
+import sys
+data = open(sys.argv[1], 'rb').read()
+query = 'SELECT order_id FROM dbo.orders'.encode('utf-16-le')
+app = 'TSQL'.encode('utf-16-le')  # tsql's AppName in LOGIN7
+sys.exit(0 if query in data and app not in data else 1)
+PY
+
+# python-tds and tedious: full TLS, the certificate validated against the CA (and refused with another)
 serve_start --tls-cert "$ca/server.pem" --tls-key "$ca/server.key" --encryption required
-tshark -q -i lo -f "tcp port $PORT" -w "$T/tls.pcapng" 2> "$T/tshark.log" &
-TSHARK=$!
-for _ in $(seq 1 50); do grep -q "Capturing on" "$T/tshark.log" && break; sleep 0.1; done
+capture_start "$T/tls.pcapng"
 here=$(cd "$(dirname "$0")/../interop" && pwd)
 /usr/bin/python3 "$here/tds_pytds.py" "$PORT" u "$PW" shop --cafile "$ca/ca.pem" "SELECT customer FROM dbo.orders WHERE order_id = 2" \
   > "$T/py.jsonl" || die "python-tds over TLS failed"
 grep -q '"customer":"Zoë €"' "$T/py.jsonl" || die "python-tds over TLS read: $(cat "$T/py.jsonl")"
 /usr/bin/python3 "$here/tds_pytds.py" "$PORT" u "$PW" shop --cafile "$T/other/ca.pem" "SELECT 1 AS x" > /dev/null 2>&1 \
   && die "python-tds accepted a certificate of another CA"
-sleep 0.5
-kill -INT "$TSHARK"; wait "$TSHARK" || true
+# tedious too (Node's TLS, the certificate validated against the CA)
+timeout 30 node "$here/tds_tedious.mjs" "$PORT" u "$PW" shop --ca "$ca/ca.pem" "SELECT customer FROM dbo.orders WHERE order_id = 2" \
+  > "$T/td.jsonl" || die "tedious over TLS failed"
+grep -q '"customer":"Zoë €"' "$T/td.jsonl" || die "tedious over TLS read: $(cat "$T/td.jsonl")"
+timeout 30 node "$here/tds_tedious.mjs" "$PORT" u "$PW" shop --ca "$T/other/ca.pem" "SELECT 1 AS x" > /dev/null 2>&1 \
+  && die "tedious accepted a certificate of another CA"
+capture_stop
 serve_stop
 /usr/bin/python3 - "$T/tls.pcapng" <<'PY' || die "the query's text crossed the wire in the clear"
 import sys

@@ -3,7 +3,9 @@
 # Python TDS client) against `sim serve` and print each result's rows as JSON lines in the
 # encoding of `sim query --format jsonl` (architecture §7): exact decimals as strings,
 # timestamps to the microsecond, datetimeoffset in UTC with Z, binary as 0x + uppercase hex.
-#   tds_pytds.py PORT USER PASSWORD DATABASE [--cafile F] SQL...
+#   tds_pytds.py PORT USER PASSWORD DATABASE [--cafile F] [--params JSON] SQL...
+# --params gives the next SQL's parameters (a JSON object; "@name" in the SQL): they travel
+# as sp_executesql's typed parameters (ints, exact decimals, strings, datetimes).
 import datetime, decimal, json, sys, uuid
 import pytds
 
@@ -42,8 +44,25 @@ def main():
         kw.update(cafile=cafile, validate_host=False)
     with pytds.connect(**kw) as conn:
         with conn.cursor() as cur:
-            for sql in args:
-                cur.execute(sql)
+            params = None
+            it = iter(args)
+            for sql in it:
+                if sql == '--params':
+                    params = json.loads(next(it))
+                    continue
+                if params is not None:
+                    conv = {}
+                    for k, v in params.items():
+                        if isinstance(v, str) and v.startswith('dec:'):
+                            v = decimal.Decimal(v[4:])
+                        elif isinstance(v, str) and v.startswith('ts:'):
+                            v = datetime.datetime.fromisoformat(v[3:])
+                        conv[k] = v
+                    import re
+                    cur.execute(re.sub(r'@(\w+)', r'%(\1)s', sql), conv)
+                    params = None
+                else:
+                    cur.execute(sql)
                 names = [d[0] for d in cur.description]
                 for row in cur.fetchall():
                     print(json.dumps({n: enc(v) for n, v in zip(names, row)}, ensure_ascii=False,

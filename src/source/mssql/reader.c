@@ -1649,6 +1649,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
+    NULL, NULL, /* key_at, key_count: chunk planning on SQL Server is not written yet */
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -6,7 +6,8 @@
  * pages of one read: rows it already deleted are simply not returned. Commit times are
  * tran_end_time (server local, 1/300 s) converted to UTC by the LSN-order sequencer of
  * core/tz, seeded from the mapping entry at least 3 hours before the range, so the
- * fall-back hour is corrected and times never go backwards along LSNs.
+ * fall-back hour is corrected and times never go backwards along LSNs; commit_times.c keeps
+ * the converted entries between calls, so a question costs O(log n).
  * Snapshot key ranges are half-open: key_lo <= key < key_hi (either may be NULL).
  */
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include <string.h>
 
 #include "mcdc/time.h"
-#include "source/sim/sim_int.h"
+#include "source/sim/commit_times.h"
 
 
 typedef struct sim_source {
@@ -23,9 +24,8 @@ typedef struct sim_source {
     int64_t            page_rows;
     mcdc_sim_page_hook hook;
     void              *hook_payload;
+    sim_commit_times   ct;      /* commit times, indexed between calls (commit_times.c) */
 } sim_source;
-
-#define SEED_BACK_TICKS (INT64_C(3) * 3600 * TICKS_PER_SEC)
 
 static int refresh(sim_source *src)
 {
@@ -48,118 +48,9 @@ static sim_table *table_of(mcdc_sim *s, const sim_instance *ci)
     return NULL;
 }
 
-/* ---- commit times -------------------------------------------------------------------------- */
-
-typedef struct commit_clock {
-    mcdc_tz_sequencer seq;
-    mcdc_lsn          fed;      /* last mapping entry fed to the sequencer */
-    bool              started;
-} commit_clock;
-
-static int64_t parse_local_us(const char *txt)
-{
-    int64_t ticks;
-    bool has_off;
-    int off, nf;
-    if (!txt || sim_parse_dt(txt, strlen(txt), &ticks, &has_off, &off, &nf) < 0)
-        return INT64_MIN;
-    return ticks / TICKS_PER_US;
-}
-
-/* Position the clock just before the first mapping entry above @p after. */
-static int clock_start(sim_source *src, commit_clock *cc, const mcdc_lsn *after)
-{
-    mcdc_sim *s = src->sim;
-    sqlite3_stmt *st;
-    mcdc_tz_sequencer_init(&cc->seq, s->tz, INT64_MIN, INT64_MIN);
-    cc->fed = mcdc_lsn_zero();
-    cc->started = true;
-    /* the local time of the first entry past after, then the seed entry 3 h before it */
-    int rc = sqlite3_prepare_v2(s->db, "SELECT end_time FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? ORDER BY lsn LIMIT 1",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
-    sim__bind_lsn(st, 1, after);
-    int64_t first_local = INT64_MIN;
-    if (sqlite3_step(st) == SQLITE_ROW) first_local = parse_local_us((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    if (first_local == INT64_MIN) return 0;
-    char seed_time[40];
-    sim_format_dt(seed_time, sizeof seed_time, first_local * TICKS_PER_US - SEED_BACK_TICKS, 3);
-    rc = sqlite3_prepare_v2(s->db, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ? AND end_time <= ?"
-                            " ORDER BY lsn DESC LIMIT 1", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
-    sim__bind_lsn(st, 1, after);
-    sqlite3_bind_text(st, 2, seed_time, -1, SQLITE_TRANSIENT);
-    mcdc_lsn seed = mcdc_lsn_zero();
-    bool have = sqlite3_step(st) == SQLITE_ROW;
-    if (have) sim__column_lsn(st, 0, &seed);
-    sqlite3_finalize(st);
-    /* feed from the seed (inclusive) up to after, producing nothing */
-    if (have) {
-        mcdc_lsn before;
-        if (mcdc_lsn_decrement(&before, &seed) == 0) cc->fed = before;
-    }
-    return 0;
-}
-
-typedef struct ts_entry {
-    mcdc_lsn lsn;
-    int64_t  utc_us;
-} ts_entry;
-
-/* Feed mapping entries in (fed, upto] and return them (the caller frees *out). */
-static int clock_feed(sim_source *src, commit_clock *cc, const mcdc_lsn *upto, ts_entry **out, size_t *n_out)
-{
-    mcdc_sim *s = src->sim;
-    sqlite3_stmt *st;
-    *out = NULL;
-    *n_out = 0;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT lsn, end_time FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? AND lsn <= ?"
-                                " ORDER BY lsn", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
-    sim__bind_lsn(st, 1, &cc->fed);
-    sim__bind_lsn(st, 2, upto);
-    size_t n = 0, cap = 0;
-    ts_entry *e = NULL;
-    rc = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            ts_entry *ne = realloc(e, cap * sizeof *ne);
-            if (!ne) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
-            e = ne;
-        }
-        sim__column_lsn(st, 0, &e[n].lsn);
-        int64_t local = parse_local_us((const char *)sqlite3_column_text(st, 1));
-        e[n].utc_us = mcdc_tz_sequencer_next(&cc->seq, local);
-        cc->fed = e[n].lsn;
-        n++;
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) { free(e); return rc; }
-    *out = e;
-    *n_out = n;
-    return 0;
-}
-
 static int commit_ts_of(sim_source *src, const mcdc_lsn *lsn, int64_t *out_us)
 {
-    commit_clock cc;
-    mcdc_lsn before;
-    int rc;
-    if (mcdc_lsn_decrement(&before, lsn) < 0) before = mcdc_lsn_zero();
-    if ((rc = clock_start(src, &cc, &before)) < 0) return rc;
-    ts_entry *e;
-    size_t n;
-    if ((rc = clock_feed(src, &cc, lsn, &e, &n)) < 0) return rc;
-    bool found = n > 0 && mcdc_lsn_cmp(&e[n - 1].lsn, lsn) == 0;
-    if (found) *out_us = e[n - 1].utc_us;
-    free(e);
-    if (!found) {
-        char l[MCDC_LSN_STRLEN];
-        return mcdc_error_set(MCDC_ENOTFOUND, "no cdc.lsn_time_mapping entry has start_lsn %s", mcdc_lsn_format(l, lsn));
-    }
-    return 0;
+    return sim__ct_commit_ts(&src->ct, lsn, out_us);
 }
 
 /* ---- operations ---------------------------------------------------------------------------- */
@@ -203,23 +94,7 @@ static int op_nth_commit_after(mcdc_source *b, const mcdc_lsn *after, int64_t n,
     if (rc < 0) return rc;
     *found = 0;
     if (n < 1) return mcdc_error_set(MCDC_EINVAL, "nth_commit_after: n must be at least 1 (got %lld)", (long long)n);
-    sqlite3_stmt *st;
-    rc = sqlite3_prepare_v2(s->db, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? AND lsn <= ?"
-                            " ORDER BY lsn LIMIT ?", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commits");
-    sim__bind_lsn(st, 1, after);
-    sim__bind_lsn(st, 2, &s->st.processed);
-    sqlite3_bind_int64(st, 3, n);
-    mcdc_lsn last = *after;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        sim__column_lsn(st, 0, &last);
-        (*found)++;
-    }
-    sqlite3_finalize(st);
-    *out = last;
-    *out_ts = 0;
-    if (*found == 0) return 0;
-    return commit_ts_of(src, &last, out_ts);
+    return sim__ct_nth_after(&src->ct, after, &s->st.processed, n, out, out_ts, found);
 }
 
 static int op_server_now(mcdc_source *b, int64_t *out_us)
@@ -435,8 +310,8 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     snprintf(ci_copy, sizeof ci_copy, "%s", ci->name);
     mcdc_lsn hi = mcdc_lsn_cmp(upto, &s->st.processed) < 0 ? *upto : s->st.processed;
     if (mcdc_lsn_cmp(after, &hi) >= 0) return 0;
-    commit_clock cc;
-    if ((rc = clock_start(src, &cc, after)) < 0) return rc;
+    sim_ct_read rd;
+    if ((rc = sim__ct_read_begin(&src->ct, &rd, after)) < 0) return rc;
     /* the first row past after: rowid order is read order (S1), so a binary search over rowids
      * finds it without an index on __$start_lsn */
     int64_t next_rowid;
@@ -444,9 +319,6 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     if (next_rowid < 0) return 0;
     sqlite3_stmt *st;
     int page = 0;
-    mcdc_lsn prev_lsn = mcdc_lsn_zero();
-    int64_t prev_ts = 0;
-    bool have_prev = false;
     for (;;) {
         /* the instance may have been disabled between pages */
         if (page > 0) {
@@ -465,8 +337,7 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
         sqlite3_bind_int64(st, 1, next_rowid);
         sqlite3_bind_int64(st, 2, src->page_rows);
         /* collect the page, then release the read before calling back */
-        typedef struct row { mcdc_change ch; } row;
-        row *rows = NULL;
+        mcdc_change *rows = NULL;
         size_t n = 0, cap = 0;
         bool past_end = false;
         int64_t stepped = 0;
@@ -480,11 +351,11 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
             if (mcdc_lsn_cmp(&lsn, after) <= 0) continue;
             if (n == cap) {
                 cap = cap ? cap * 2 : 256;
-                row *nr = realloc(rows, cap * sizeof *nr);
+                mcdc_change *nr = realloc(rows, cap * sizeof *nr);
                 if (!nr) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
                 rows = nr;
             }
-            mcdc_change *c = &rows[n].ch;
+            mcdc_change *c = &rows[n];
             memset(c, 0, sizeof *c);
             c->start_lsn = lsn;
             sim__column_lsn(st, 2, &c->seqval);
@@ -505,31 +376,10 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
         }
         sqlite3_finalize(st);
         if (rc == 0 && n > 0) {
-            ts_entry *e;
-            size_t ne, j = 0;
-            mcdc_lsn last = rows[n - 1].ch.start_lsn;
-            if ((rc = clock_feed(src, &cc, &last, &e, &ne)) == 0) {
-                for (size_t i = 0; rc == 0 && i < n; i++) {
-                    mcdc_change *c = &rows[i].ch;
-                    while (j < ne && mcdc_lsn_cmp(&e[j].lsn, &c->start_lsn) < 0) j++;
-                    if (j < ne && mcdc_lsn_cmp(&e[j].lsn, &c->start_lsn) == 0) {
-                        c->commit_ts_us = e[j].utc_us;
-                    } else if (have_prev && mcdc_lsn_cmp(&prev_lsn, &c->start_lsn) == 0) {
-                        /* a transaction whose rows span two pages: its entry was fed before */
-                        c->commit_ts_us = prev_ts;
-                    } else {
-                        char l[MCDC_LSN_STRLEN];
-                        rc = mcdc_error_set(MCDC_ESOURCE, "%s: change rows at %s have no cdc.lsn_time_mapping entry",
-                                            s->path, mcdc_lsn_format(l, &c->start_lsn));
-                        break;
-                    }
-                    prev_lsn = c->start_lsn;
-                    prev_ts = c->commit_ts_us;
-                    have_prev = true;
-                    rc = cb(c, payload);
-                }
-                free(e);
-            }
+            size_t n_ok;
+            int trc = sim__ct_stamp(&src->ct, &rd, rows, n, &n_ok);
+            for (size_t i = 0; rc == 0 && i < n_ok; i++) rc = cb(&rows[i], payload);
+            if (rc == 0) rc = trc;
         }
         free(rows);
         sim_arena_free(&a);
@@ -540,6 +390,8 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
         if (src->hook) src->hook(page, src->hook_payload);
     }
 }
+
+static int encode_key(sim_table *tb, sim_arena *a, const mcdc_value *kv, mcdc_buf *out);
 
 static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
                        mcdc_row_cb cb, void *payload)
@@ -555,16 +407,8 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     sim_arena a = {0};
     mcdc_buf lo = MCDC_BUF_INIT(1 << 20), hi = MCDC_BUF_INIT(1 << 20), q = MCDC_BUF_INIT(1 << 20);
     /* key bounds in the order-preserving encoding */
-    for (int side = 0; side < 2; side++) {
-        const mcdc_value *kv = side ? key_hi : key_lo;
-        mcdc_buf *out = side ? &hi : &lo;
-        if (!kv) continue;
-        for (int k = 0; rc == 0 && k < tb->n_keys; k++) {
-            sim_val v;
-            const sim_type *ty = &tb->cols[tb->keys[k]].type;
-            if ((rc = sim_from_value(&a, ty, &kv[k], &v)) == 0) rc = sim_key_append(out, ty, &v);
-        }
-    }
+    if (key_lo) rc = encode_key(tb, &a, key_lo, &lo);
+    if (rc == 0 && key_hi) rc = encode_key(tb, &a, key_hi, &hi);
     sqlite3_stmt *st = NULL;
     if (rc == 0) {
         mcdc_buf_puts(&q, "SELECT rowid");
@@ -604,6 +448,99 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     return rc;
 }
 
+/* @p kv (key_columns() order) in the order-preserving key encoding of the __key column. */
+static int encode_key(sim_table *tb, sim_arena *a, const mcdc_value *kv, mcdc_buf *out)
+{
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < tb->n_keys; k++) {
+        sim_val v;
+        const sim_type *ty = &tb->cols[tb->keys[k]].type;
+        if ((rc = sim_from_value(a, ty, &kv[k], &v)) == 0) rc = sim_key_append(out, ty, &v);
+    }
+    return rc;
+}
+
+/* Keyset planning: the key of the row @p n places after @p from (inclusive; NULL: the
+ * first or last key) in key order, one index seek and a walk of n index entries. */
+static int op_key_at(mcdc_source *b, const char *ci_name, const mcdc_value *from, int64_t n, bool descending,
+                     mcdc_row_cb cb, void *payload)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(s, ci);
+    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
+    if (n < 0) return mcdc_error_set(MCDC_EINVAL, "key_at: n must not be negative");
+    sim_arena a = {0};
+    mcdc_buf lo = MCDC_BUF_INIT(1 << 20), q = MCDC_BUF_INIT(1 << 16);
+    if (from) rc = encode_key(tb, &a, from, &lo);
+    sqlite3_stmt *st = NULL;
+    if (rc == 0) {
+        mcdc_buf_puts(&q, "SELECT rowid");
+        for (int k = 0; k < tb->n_live; k++) mcdc_buf_printf(&q, ", c%d", tb->cols[tb->live[k]].column_id);
+        mcdc_buf_printf(&q, " FROM sim_src_%lld WHERE (?1 IS NULL OR __key %s ?1) ORDER BY __key %s LIMIT 1 OFFSET ?2",
+                        (long long)tb->id, descending ? "<=" : ">=", descending ? "DESC" : "ASC");
+        if ((rc = sqlite3_prepare_v2(s->db, q.ptr, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "seeking a key");
+    }
+    if (rc == 0) {
+        if (from) sqlite3_bind_blob(st, 1, lo.ptr ? lo.ptr : "", (int)lo.len, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, n);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            sim_val *row = sim_arena_alloc(&a, ((size_t)tb->n_cols + 1) * sizeof *row);
+            mcdc_value *vals = sim_arena_alloc(&a, ((size_t)tb->n_keys + 1) * sizeof *vals);
+            if (!row || !vals) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            if (rc == 0) rc = sim__read_row(s, tb, st, 1, &a, row);
+            for (int k = 0; rc == 0 && k < tb->n_keys; k++)
+                rc = sim_to_value(&a, &tb->cols[tb->keys[k]].type, &row[tb->keys[k]], &vals[k]);
+            if (rc == 0) rc = cb(vals, payload);
+        }
+    }
+    sqlite3_finalize(st);
+    mcdc_buf_dispose(&lo);
+    mcdc_buf_dispose(&q);
+    sim_arena_free(&a);
+    return rc;
+}
+
+/* Grid planning: rows with key_lo <= key < key_hi (NULL: open), counted on the key index. */
+static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
+                        int64_t *out)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    *out = 0;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(s, ci);
+    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
+    sim_arena a = {0};
+    mcdc_buf lo = MCDC_BUF_INIT(1 << 20), hi = MCDC_BUF_INIT(1 << 20);
+    char q[200];
+    if (key_lo) rc = encode_key(tb, &a, key_lo, &lo);
+    if (rc == 0 && key_hi) rc = encode_key(tb, &a, key_hi, &hi);
+    sqlite3_stmt *st = NULL;
+    if (rc == 0) {
+        snprintf(q, sizeof q, "SELECT count(*) FROM sim_src_%lld WHERE (?1 IS NULL OR __key >= ?1) AND "
+                 "(?2 IS NULL OR __key < ?2)", (long long)tb->id);
+        if ((rc = sqlite3_prepare_v2(s->db, q, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "counting keys");
+    }
+    if (rc == 0) {
+        if (key_lo) sqlite3_bind_blob(st, 1, lo.ptr ? lo.ptr : "", (int)lo.len, SQLITE_STATIC);
+        if (key_hi) sqlite3_bind_blob(st, 2, hi.ptr ? hi.ptr : "", (int)hi.len, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) *out = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    mcdc_buf_dispose(&lo);
+    mcdc_buf_dispose(&hi);
+    sim_arena_free(&a);
+    return rc;
+}
+
 static const char *op_server_time_zone(mcdc_source *b)
 {
     sim_source *src = (sim_source *)b;
@@ -613,6 +550,7 @@ static const char *op_server_time_zone(mcdc_source *b)
 static void op_close(mcdc_source *b)
 {
     sim_source *src = (sim_source *)b;
+    sim__ct_dispose(&src->ct);
     mcdc_sim_close(src->sim);
     free(src->base.description);
     free(src);
@@ -620,7 +558,7 @@ static void op_close(mcdc_source *b)
 
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
-    op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
+    op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)
@@ -634,6 +572,7 @@ int mcdc_sim_source_open(mcdc_source **out, const char *path)
         return rc;
     }
     src->base.ops = &sim_ops;
+    sim__ct_init(&src->ct, src->sim);
     src->base.description = malloc(strlen(path) + 5);
     if (!src->base.description) {
         op_close(&src->base);
@@ -655,4 +594,19 @@ int mcdc_sim_source_set_paging(mcdc_source *b, int64_t page_rows, mcdc_sim_page_
     src->hook = between_pages;
     src->hook_payload = payload;
     return 0;
+}
+
+int mcdc_sim_source_set_commit_index(mcdc_source *b, bool enabled)
+{
+    if (!b || b->ops != &sim_ops)
+        return mcdc_error_set(MCDC_EINVAL, "commit-time settings apply to simulator sources only");
+    sim_source *src = (sim_source *)b;
+    src->ct.use_index = enabled;
+    return 0;
+}
+
+int64_t mcdc_sim_source_commit_entries_fed(const mcdc_source *b)
+{
+    if (!b || b->ops != &sim_ops) return -1;
+    return ((const sim_source *)b)->ct.n_fed;
 }

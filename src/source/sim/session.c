@@ -105,6 +105,10 @@ int sess_done(mcdc_sim_session *s, mcdc_sim_done_kind kind, unsigned status, uin
     int rc = sess_flush_done(s, true);
     if (rc < 0) return rc;
     s->done_pending = true;
+    if (kind == MCDC_SIM_DONE_STMT) {
+        s->last_rowcount = status & MCDC_SIM_DONE_COUNT || !(status & MCDC_SIM_DONE_ERROR) ? count : 0;
+        if (!(status & MCDC_SIM_DONE_ERROR)) s->last_error = 0;
+    }
     s->done_kind = s->in_proc && kind == MCDC_SIM_DONE_STMT ? MCDC_SIM_DONE_INPROC : kind;
     s->done_status = status;
     s->done_curcmd = curcmd;
@@ -117,6 +121,7 @@ int sess_emit_error(mcdc_sim_session *s, const tsql_error *e)
     int rc = sess_flush_done(s, true);
     if (rc < 0) return rc;
     s->had_error = true;
+    if (e->cls > 10) s->last_error = e->number;
     if (s->sink->message(s->sink->payload, e->cls > 10, e->number, e->state, e->cls, e->text, e->proc[0] ? e->proc : s->proc_name,
                          e->line > 0 ? e->line : 1))
         return MCDC_ERROR;

@@ -52,6 +52,8 @@ struct mcdc_sim_session {
     const mcdc_sim_session_sink *sink;
     const char    *proc_name;      /* for messages: "" in a batch */
     int            proc_status;    /* RETURNSTATUS of the procedure called */
+    int64_t        last_rowcount;  /* @@ROWCOUNT: rows of the last statement */
+    int32_t        last_error;     /* @@ERROR: the last statement's error number, 0 when it succeeded */
     bool           in_proc;        /* inside an RPC: statements end with DONEINPROC */
     bool           had_error;      /* an error was sent in the running call */
     bool           done_pending;   /* a DONE is held back (sess_done) */

@@ -2,14 +2,19 @@
  * source/sim/tsql.h: the T-SQL engine behind sim serve's sessions (session.h): tokens, the
  * errors SQL Server reports, the statement tree, and the calls between its files:
  *
- *   tsql_lex.c     text -> tokens
- *   tsql_parse.c   tokens -> statements (tsql_stmt), syntax errors 102 naming the token
- *   tsql_bind.c    names and types: SQL Server's rules (207, 208, 229, 257, 1033, ...)
- *   tsql_sqlite.c  a bound SELECT -> SQLite SQL over the simulator's views
- *   tsql_func.c    SQL Server's functions as SQLite functions, conversions between types
- *   tsql_sys.c     system objects (sys.columns, sys.databases, ...) and procedures
- *   session.c      batches and RPCs: runs statements, streams results to the sink
- * Design: docs/decisions/ (the T-SQL engine ADR).
+ *   tsql_lex.c       text -> tokens
+ *   tsql_parse.c     tokens -> a SELECT's tree (tsql_ast.h); syntax errors 102 naming the token
+ *   tsql_compile.c   the tree typed with SQL Server's rules (207, 208, 229, 257, 1033, 8120, ...)
+ *                    and written as SQLite SQL over the simulator's store
+ *   tsql_func.c      SQL Server's conversions and functions as SQLite functions
+ *   tsql_sys.c       system objects (sys.columns, sys.databases, ...), CDC and server functions
+ *   tsql_proc.c      system procedures (sp_cdc_*, sp_spaceused) and EXEC
+ *   tsql_stmt.c      one statement by its first keyword: SET, transactions, DML, USE, PRINT
+ *   tsql_select.c    SELECT statements and variable assignment through the compiler
+ *   tsql_vars.c      variables, literals with SQL Server's types, types written in T-SQL
+ *   session*.c       batches and RPCs: statements in turn, results to the sink (session_int.h)
+ *   login.c          logins and grants (login.h)
+ * Design: docs/decisions/0011-tsql-engine-over-sqlite.md.
  */
 #ifndef MCDC_SIM_TSQL_H
 #define MCDC_SIM_TSQL_H

@@ -1,6 +1,6 @@
 /*
  * source/sim/tsql_compile.c: a parsed SELECT, typed with SQL Server's rules and written as
- * SQLite SQL over the simulator's views (docs/decisions: the T-SQL engine ADR).
+ * SQLite SQL over the simulator's views (docs/decisions/0011-tsql-engine-over-sqlite.md).
  *
  * One pass: every expression gets its SQL Server type and nullability and the SQLite text
  * that computes it, in the storage form of that type (sim_bind's: integers, REAL, text for
@@ -10,7 +10,8 @@
  * and variables travel as bound parameters in their types. Names resolve only in FROM, so a
  * select-list alias is not visible in WHERE or GROUP BY (207); ORDER BY sees both.
  * Checks: 207, 208, 229 (grants), 257, 1033, 195 (unknown function), 4104 (unknown prefix),
- * 8155 (a derived table column without a name), 102 (CURRENT_TIMEZONE_ID below version 16).
+ * 8155 (a derived table column without a name), 8120 (grouped select lists). Built-in
+ * functions are in tsql_builtin.c, server and CDC functions in tsql_sys.c.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -21,41 +22,9 @@
 
 #include "mcdc/time.h"
 #include "source/sim/tsql_ast.h"
-#include "source/sim/tsql_sys.h"
+#include "source/sim/tsql_compile.h"
 
-typedef struct ccol {
-    const char *name;
-    sim_type    t;
-    bool        nullable;
-    const char *sql;     /* how the column is referenced */
-} ccol;
-
-typedef struct crel {
-    const char *alias;   /* the name that qualifies its columns */
-    const char *schema, *object;
-    ccol       *cols;
-    int         ncols;
-    int64_t     ct_id;     /* a change table (sim_ct_<id>): rowid order is read order (S1); else 0 */
-    const char *rowid_sql; /* its rowid, "t1.\"__rowid\"" */
-} crel;
-
-typedef struct scope {
-    crel         *rels;
-    int           nrels;
-    struct scope *outer;
-} scope;
-
-typedef struct C {
-    mcdc_sim_session *s;
-    tsql_compiled    *out;
-    tsql_error       *err;
-    int               nalias;
-} C;
-
-typedef tsql_vcx cx;
-
-static char *fmt(C *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static char *fmt(C *c, const char *f, ...)
+char *tc_fmt(C *c, const char *f, ...)
 {
     va_list ap, aq;
     va_start(ap, f);
@@ -103,11 +72,11 @@ static int bind(C *c, const sim_type *t, const sim_val *v, const char **sql)
     o->binds[o->nbinds] = *v;
     o->btypes[o->nbinds] = *t;
     o->nbinds++;
-    *sql = fmt(c, "?%d", o->nbinds);
+    *sql = tc_fmt(c, "?%d", o->nbinds);
     return *sql ? 0 : MCDC_ENOMEM;
 }
 
-static int line_of(const tsql_expr *e) { return e && e->tok ? e->tok->line : 1; }
+int tc_line_of(const tsql_expr *e) { return e && e->tok ? e->tok->line : 1; }
 
 /* ---- types ------------------------------------------------------------------------------- */
 
@@ -123,22 +92,22 @@ static int precedence(sim_tkind k)
     return 0;
 }
 
-static bool is_int(sim_tkind k) { return k == ST_BIT || k == ST_TINYINT || k == ST_SMALLINT || k == ST_INT || k == ST_BIGINT; }
+bool tc_is_int(sim_tkind k) { return k == ST_BIT || k == ST_TINYINT || k == ST_SMALLINT || k == ST_INT || k == ST_BIGINT; }
 static bool is_bin(sim_tkind k) { return k == ST_BINARY || k == ST_VARBINARY; }
-static bool is_str(sim_tkind k)
+bool tc_is_str(sim_tkind k)
 {
     return k == ST_CHAR || k == ST_VARCHAR || k == ST_NCHAR || k == ST_NVARCHAR || k == ST_TEXT || k == ST_NTEXT;
 }
 static bool is_wide(sim_tkind k) { return k == ST_NCHAR || k == ST_NVARCHAR || k == ST_NTEXT; }
 
-static const char *tname(C *c, const sim_type *t)
+const char *tc_tname(C *c, const sim_type *t)
 {
     char buf[64];
     sim_type_format(buf, sizeof buf, t);
-    return fmt(c, "%s", buf);
+    return tc_fmt(c, "%s", buf);
 }
 
-static const char *kname(sim_tkind k)
+const char *tc_kname(sim_tkind k)
 {
     sim_type t = {k, 0, 0, 0};
     static _Thread_local char bufs[2][64];
@@ -152,7 +121,7 @@ static const char *kname(sim_tkind k)
 
 static bool is_exact(sim_tkind k)
 {
-    return is_int(k) || k == ST_DECIMAL || k == ST_NUMERIC || k == ST_MONEY || k == ST_SMALLMONEY;
+    return tc_is_int(k) || k == ST_DECIMAL || k == ST_NUMERIC || k == ST_MONEY || k == ST_SMALLMONEY;
 }
 
 /* An exact numeric type as decimal(p, s). */
@@ -197,30 +166,30 @@ static sim_type decimal_result(char op, const sim_type *a, const sim_type *b)
 }
 
 /* Convert @p x to type @p to (implicitly unless @p explicit_). */
-static int conv(C *c, cx *x, const sim_type *to, bool explicit_, int line)
+int tc_conv(C *c, cx *x, const sim_type *to, bool explicit_, int line)
 {
     const sim_type *f = &x->t;
-    if (!explicit_ && is_str(f->k) && is_bin(to->k))
+    if (!explicit_ && tc_is_str(f->k) && is_bin(to->k))
         return tsql_fail(c->err, 257, 16, 3, line,
                          "Implicit conversion from data type %s to %s is not allowed. Use the CONVERT function to run this query.",
-                         kname(f->k), kname(to->k));
+                         tc_kname(f->k), tc_kname(to->k));
     bool same = f->k == to->k && f->prec == to->prec && f->scale == to->scale;
-    if (same || (is_int(f->k) && is_int(to->k) && !explicit_) || (is_str(f->k) && is_str(to->k) && !explicit_) ||
+    if (same || (tc_is_int(f->k) && tc_is_int(to->k) && !explicit_) || (tc_is_str(f->k) && tc_is_str(to->k) && !explicit_) ||
         (is_bin(f->k) && is_bin(to->k) && !explicit_) || !strcmp(x->sql, "NULL")) {
         x->t = *to;
         return 0;
     }
-    if ((to->k == ST_FLOAT || to->k == ST_REAL) && is_int(f->k)) {
-        x->sql = fmt(c, "CAST(%s AS REAL)", x->sql);
+    if ((to->k == ST_FLOAT || to->k == ST_REAL) && tc_is_int(f->k)) {
+        x->sql = tc_fmt(c, "CAST(%s AS REAL)", x->sql);
     } else {
-        x->sql = fmt(c, "mc_cast(%s, '%s', '%s')", x->sql, tname(c, f), tname(c, to));
+        x->sql = tc_fmt(c, "mc_cast(%s, '%s', '%s')", x->sql, tc_tname(c, f), tc_tname(c, to));
     }
     x->t = *to;
     return x->sql ? 0 : MCDC_ENOMEM;
 }
 
 /* The common type of two: higher precedence wins; decimals widen; strings take the longer. */
-static sim_type common(const sim_type *a, const sim_type *b)
+sim_type tc_common(const sim_type *a, const sim_type *b)
 {
     sim_type r = precedence(a->k) >= precedence(b->k) ? *a : *b;
     if ((a->k == ST_DECIMAL || a->k == ST_NUMERIC) && (b->k == ST_DECIMAL || b->k == ST_NUMERIC)) {
@@ -229,12 +198,12 @@ static sim_type common(const sim_type *a, const sim_type *b)
         r.k = ST_DECIMAL;
         r.prec = ip + s > 38 ? 38 : ip + s;
         r.scale = s;
-    } else if ((r.k == ST_DECIMAL || r.k == ST_NUMERIC) && (is_int(a->k) || is_int(b->k))) {
+    } else if ((r.k == ST_DECIMAL || r.k == ST_NUMERIC) && (tc_is_int(a->k) || tc_is_int(b->k))) {
         const sim_type *d = r.k == a->k ? a : b, *i = d == a ? b : a;
         int ip = i->k == ST_BIGINT ? 19 : i->k == ST_INT ? 10 : i->k == ST_SMALLINT ? 5 : 3;
         if (ip < d->prec - d->scale) ip = d->prec - d->scale;
         r.prec = ip + d->scale > 38 ? 38 : ip + d->scale;
-    } else if (is_str(a->k) && is_str(b->k)) {
+    } else if (tc_is_str(a->k) && tc_is_str(b->k)) {
         r.len = a->len < 0 || b->len < 0 ? -1 : a->len > b->len ? a->len : b->len;
     } else if (is_bin(a->k) && is_bin(b->k)) {
         r.len = a->len < 0 || b->len < 0 ? -1 : a->len > b->len ? a->len : b->len;
@@ -248,22 +217,22 @@ static sim_type common(const sim_type *a, const sim_type *b)
 
 static int unify(C *c, cx *a, cx *b, int line)
 {
-    sim_type t = common(&a->t, &b->t);
-    int rc = conv(c, a, &t, false, line);
-    return rc ? rc : conv(c, b, &t, false, line);
+    sim_type t = tc_common(&a->t, &b->t);
+    int rc = tc_conv(c, a, &t, false, line);
+    return rc ? rc : tc_conv(c, b, &t, false, line);
 }
 
 /* Strings compare under the default collation. */
-static const char *cmp_sql(C *c, const cx *x)
+const char *tc_cmp_sql(C *c, const cx *x)
 {
-    return is_str(x->t.k) && !x->binary_coll ? fmt(c, "%s COLLATE mssql", x->sql) : x->sql;
+    return tc_is_str(x->t.k) && !x->binary_coll ? tc_fmt(c, "%s COLLATE mssql", x->sql) : x->sql;
 }
 
 /* The left side of a comparison: an explicit collation on either side wins. */
 static const char *cmp_left(C *c, const cx *l, const cx *r)
 {
-    if (is_str(l->t.k) && (l->binary_coll || r->binary_coll)) return fmt(c, "%s COLLATE BINARY", l->sql);
-    return cmp_sql(c, l);
+    if (tc_is_str(l->t.k) && (l->binary_coll || r->binary_coll)) return tc_fmt(c, "%s COLLATE BINARY", l->sql);
+    return tc_cmp_sql(c, l);
 }
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -289,7 +258,7 @@ static int resolve(C *c, scope *sc, tsql_expr *e, cx *out)
             for (int k = 0; k < rel->ncols; k++)
                 if (!strcasecmp(rel->cols[k].name, col)) {
                     if (found && !qual)
-                        return tsql_fail(c->err, 209, 16, 1, line_of(e), "Ambiguous column name '%s'.", col);
+                        return tsql_fail(c->err, 209, 16, 1, tc_line_of(e), "Ambiguous column name '%s'.", col);
                     found = &rel->cols[k];
                     frel = rel;
                     break;
@@ -309,14 +278,13 @@ static int resolve(C *c, scope *sc, tsql_expr *e, cx *out)
                 size_t l = strlen(full);
                 snprintf(full + l, sizeof full - l, "%s%s", i ? "." : "", e->parts[i]);
             }
-            return tsql_fail(c->err, 4104, 16, 1, line_of(e), "The multi-part identifier \"%s.%s\" could not be bound.", full, col);
+            return tsql_fail(c->err, 4104, 16, 1, tc_line_of(e), "The multi-part identifier \"%s.%s\" could not be bound.", full, col);
         }
     }
-    return tsql_fail(c->err, 207, 16, 1, line_of(e), "Invalid column name '%s'.", col);
+    return tsql_fail(c->err, 207, 16, 1, tc_line_of(e), "Invalid column name '%s'.", col);
 }
 
 static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, crel *as_rel, const char **sql);
-static int expr_(C *c, scope *sc, tsql_expr *e, cx *out);
 
 /* Columns of a view or table the login reads. */
 static int add_col(C *c, crel *r, const char *name, sim_type t, bool nullable, const char *ref)
@@ -359,7 +327,7 @@ int tsql_compile_vtab(tsql_compile_ctx *cc, const tsql_vcol *cols, int ncols, co
         }
         if (rc == 0) rc = mcdc_buf_puts(&b, "))");
     }
-    if (rc == 0) *sql = fmt(c, "%.*s", (int)b.len, b.ptr);
+    if (rc == 0) *sql = tc_fmt(c, "%.*s", (int)b.len, b.ptr);
     mcdc_buf_dispose(&b);
     return rc < 0 ? rc : 0;
 }
@@ -389,8 +357,8 @@ static int all_changes(C *c, tsql_tref *tr, crel *rel, const char **from_sql, co
     sim_type bin10 = {ST_BINARY, 10, 0, 0}, i4 = {ST_INT, 0, 0, 0}, vb128 = {ST_VARBINARY, 128, 0, 0};
     cx lo, hi;
     int rc;
-    if ((rc = expr_(c, &empty, tr->fargs[0], &lo)) || (rc = conv(c, &lo, &bin10, false, tr->tok->line)) ||
-        (rc = expr_(c, &empty, tr->fargs[1], &hi)) || (rc = conv(c, &hi, &bin10, false, tr->tok->line)))
+    if ((rc = tc_expr(c, &empty, tr->fargs[0], &lo)) || (rc = tc_conv(c, &lo, &bin10, false, tr->tok->line)) ||
+        (rc = tc_expr(c, &empty, tr->fargs[1], &hi)) || (rc = tc_conv(c, &hi, &bin10, false, tr->tok->line)))
         return rc;
     tsql_expr *f = tr->fargs[2];
     bool old_too;
@@ -409,10 +377,10 @@ static int all_changes(C *c, tsql_tref *tr, crel *rel, const char **from_sql, co
     sim_val vmin = {.k = V_BIN, .u.s = {pmin, 10}}, vmax = {.k = V_BIN, .u.s = {pmin + 10, 10}};
     const char *bmin, *bmax;
     if ((rc = bind(c, &bin10, &vmin, &bmin)) || (rc = bind(c, &bin10, &vmax, &bmax))) return rc;
-    const char *alias = fmt(c, "t%d", ++c->nalias);
+    const char *alias = tc_fmt(c, "t%d", ++c->nalias);
     mcdc_buf b = MCDC_BUF_INIT(1 << 20);
     mcdc_buf_puts(&b, "(SELECT \"__$start_lsn\", \"__$seqval\", \"__$operation\", \"__$update_mask\"");
-#define ACOL(n, ty) if (rc == 0) rc = add_col(c, rel, n, ty, true, fmt(c, "%s.%s", alias, qid(c, n)))
+#define ACOL(n, ty) if (rc == 0) rc = add_col(c, rel, n, ty, true, tc_fmt(c, "%s.%s", alias, qid(c, n)))
     rc = 0;
     ACOL("__$start_lsn", bin10);
     ACOL("__$seqval", bin10);
@@ -424,9 +392,9 @@ static int all_changes(C *c, tsql_tref *tr, crel *rel, const char **from_sql, co
     }
 #undef ACOL
     mcdc_buf_printf(&b, " FROM %s WHERE mc_cdc_range(%s, %s, %s, %s, '%s') AND \"__$start_lsn\" >= %s AND \"__$start_lsn\" <= %s%s)",
-                    qid(c, fmt(c, "cdc.%s_CT", ci->name)), lo.sql, hi.sql, bmin, bmax, fn, lo.sql, hi.sql,
+                    qid(c, tc_fmt(c, "cdc.%s_CT", ci->name)), lo.sql, hi.sql, bmin, bmax, fn, lo.sql, hi.sql,
                     old_too ? "" : " AND \"__$operation\" <> 3");
-    *from_sql = rc ? NULL : fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
+    *from_sql = rc ? NULL : tc_fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
     mcdc_buf_dispose(&b);
     rel->schema = "cdc";
     rel->object = name_dup(c, fn + 4);
@@ -457,11 +425,11 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
         int rc = tsql_sys_object(c->s, c, schema, name, &inner, &vc, &nvc, c->err);
         if (rc == -1) return tsql_fail(c->err, 208, 16, 1, tr->tok->line, "Invalid object name '%s'.", full);
         if (rc) return rc;
-        const char *alias = fmt(c, "t%d", ++c->nalias);
+        const char *alias = tc_fmt(c, "t%d", ++c->nalias);
         for (int i = 0; i < nvc; i++)
-            if ((rc = add_col(c, rel, vc[i].name, vc[i].t, vc[i].nullable, fmt(c, "%s.%s", alias, qid(c, vc[i].name)))) < 0)
+            if ((rc = add_col(c, rel, vc[i].name, vc[i].t, vc[i].nullable, tc_fmt(c, "%s.%s", alias, qid(c, vc[i].name)))) < 0)
                 return rc;
-        *from_sql = fmt(c, "%s AS %s", inner, alias);
+        *from_sql = tc_fmt(c, "%s AS %s", inner, alias);
         return 0;
     }
     sim_table *t = sim__find_table(sim, schema, name);
@@ -482,14 +450,14 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
         return tsql_fail(c->err, 229, 14, 5, tr->tok->line,
                          "The SELECT permission was denied on the object '%s', database '%s', schema '%s'.", name,
                          c->s->db_name, schema);
-    const char *alias = fmt(c, "t%d", ++c->nalias);
+    const char *alias = tc_fmt(c, "t%d", ++c->nalias);
     char view[300];
     int rc = 0;
     sim_type bin10 = {ST_BINARY, 10, 0, 0}, i4 = {ST_INT, 0, 0, 0}, dt = {ST_DATETIME, 0, 0, 0},
              sysname = {ST_NVARCHAR, 128, 0, 0}, bit = {ST_BIT, 0, 0, 0}, vb128 = {ST_VARBINARY, 128, 0, 0},
              vb10 = {ST_VARBINARY, 10, 0, 0}, nvmax = {ST_NVARCHAR, -1, 0, 0}, v1 = {ST_NVARCHAR, 1, 0, 0},
              ti1 = {ST_TINYINT, 0, 0, 0};
-#define COL(n, ty, nl) if (rc == 0) rc = add_col(c, rel, n, ty, nl, fmt(c, "%s.%s", alias, qid(c, n)))
+#define COL(n, ty, nl) if (rc == 0) rc = add_col(c, rel, n, ty, nl, tc_fmt(c, "%s.%s", alias, qid(c, n)))
     if (t) {
         snprintf(view, sizeof view, "%s", t->full);
         for (int k = 0; k < t->n_live; k++) {
@@ -544,13 +512,13 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
         for (int k = 0; k < ci->n_cols; k++) mcdc_buf_printf(&b, ", c%d AS %s", ci->cols[k].ordinal, qid(c, ci->cols[k].name));
         mcdc_buf_printf(&b, ", \"__$command_id\" FROM sim_ct_%lld WHERE \"__$start_lsn\" <= (SELECT processed_lsn FROM sim_state "
                             "WHERE id = 1))", (long long)ci->id);
-        *from_sql = fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
+        *from_sql = tc_fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
         mcdc_buf_dispose(&b);
         rel->ct_id = ci->id;
-        rel->rowid_sql = fmt(c, "%s.\"__rowid\"", alias);
+        rel->rowid_sql = tc_fmt(c, "%s.\"__rowid\"", alias);
         return *from_sql && rel->rowid_sql ? 0 : MCDC_ENOMEM;
     }
-    *from_sql = fmt(c, "%s AS %s", qid(c, view), alias);
+    *from_sql = tc_fmt(c, "%s AS %s", qid(c, view), alias);
     return 0;
 }
 
@@ -563,7 +531,7 @@ static int from_item(C *c, scope *outer, scope *sc, tsql_tref *tr, const char **
     int rc;
     if (tr->sub || tr->rows) {
         if (!tr->alias) return tsql_syntax(c->err, tr->tok);
-        const char *alias = fmt(c, "t%d", ++c->nalias);
+        const char *alias = tc_fmt(c, "t%d", ++c->nalias);
         const char *inner;
         if (tr->sub) {
             crel tmp = {0};
@@ -573,9 +541,9 @@ static int from_item(C *c, scope *outer, scope *sc, tsql_tref *tr, const char **
                 if (!nm || !*nm)
                     return tsql_fail(c->err, 8155, 16, 2, tr->tok->line,
                                      "No column name was specified for column %d of '%s'.", k + 1, tr->alias);
-                if ((rc = add_col(c, rel, nm, tmp.cols[k].t, tmp.cols[k].nullable, fmt(c, "%s.c%d", alias, k + 1))) < 0) return rc;
+                if ((rc = add_col(c, rel, nm, tmp.cols[k].t, tmp.cols[k].nullable, tc_fmt(c, "%s.c%d", alias, k + 1))) < 0) return rc;
             }
-            *sql = fmt(c, "(%s) AS %s", inner, alias);
+            *sql = tc_fmt(c, "(%s) AS %s", inner, alias);
         } else {
             /* VALUES: each column takes the common type of its rows */
             mcdc_buf b = MCDC_BUF_INIT(1 << 24);
@@ -584,14 +552,14 @@ static int from_item(C *c, scope *outer, scope *sc, tsql_tref *tr, const char **
             if (!cells) return MCDC_ENOMEM;
             for (int r = 0; r < tr->nrows; r++)
                 for (int k = 0; k < tr->nvals; k++)
-                    if ((rc = expr_(c, &empty, tr->rows[r][k], &cells[r * tr->nvals + k])) != 0) return rc;
+                    if ((rc = tc_expr(c, &empty, tr->rows[r][k], &cells[r * tr->nvals + k])) != 0) return rc;
             mcdc_buf_puts(&b, "SELECT * FROM (VALUES ");
             for (int k = 0; k < tr->nvals; k++) {
                 sim_type t = cells[k].t;
                 bool nl = false;
-                for (int r = 1; r < tr->nrows; r++) t = common(&t, &cells[r * tr->nvals + k].t);
+                for (int r = 1; r < tr->nrows; r++) t = tc_common(&t, &cells[r * tr->nvals + k].t);
                 for (int r = 0; r < tr->nrows; r++) {
-                    if ((rc = conv(c, &cells[r * tr->nvals + k], &t, false, tr->tok->line)) != 0) { mcdc_buf_dispose(&b); return rc; }
+                    if ((rc = tc_conv(c, &cells[r * tr->nvals + k], &t, false, tr->tok->line)) != 0) { mcdc_buf_dispose(&b); return rc; }
                     nl |= cells[r * tr->nvals + k].nullable;
                 }
                 const char *nm = k < tr->ncolnames ? tr->colnames[k] : NULL;
@@ -600,7 +568,7 @@ static int from_item(C *c, scope *outer, scope *sc, tsql_tref *tr, const char **
                     return tsql_fail(c->err, 8155, 16, 2, tr->tok->line, "No column name was specified for column %d of '%s'.",
                                      k + 1, tr->alias);
                 }
-                if ((rc = add_col(c, rel, nm, t, nl, fmt(c, "%s.column%d", alias, k + 1))) < 0) return rc;
+                if ((rc = add_col(c, rel, nm, t, nl, tc_fmt(c, "%s.column%d", alias, k + 1))) < 0) return rc;
             }
             for (int r = 0; r < tr->nrows; r++) {
                 mcdc_buf_puts(&b, r ? ", (" : "(");
@@ -608,7 +576,7 @@ static int from_item(C *c, scope *outer, scope *sc, tsql_tref *tr, const char **
                 mcdc_buf_putc(&b, ')');
             }
             mcdc_buf_putc(&b, ')');
-            *sql = fmt(c, "(%.*s) AS %s", (int)b.len, b.ptr, alias);
+            *sql = tc_fmt(c, "(%.*s) AS %s", (int)b.len, b.ptr, alias);
             mcdc_buf_dispose(&b);
         }
         rel->alias = tr->alias;
@@ -624,24 +592,22 @@ static int from_item(C *c, scope *outer, scope *sc, tsql_tref *tr, const char **
 
 /* ---- expressions ------------------------------------------------------------------------- */
 
-static int expr_(C *c, scope *sc, tsql_expr *e, cx *out);
 
 static int bool_sql(C *c, scope *sc, tsql_expr *e, const char **sql)
 {
     cx x;
-    int rc = expr_(c, sc, e, &x);
+    int rc = tc_expr(c, sc, e, &x);
     if (rc) return rc;
     *sql = x.sql;
     return 0;
 }
 
-static int func(C *c, scope *sc, tsql_expr *e, cx *out);
 
-static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
+int tc_expr(C *c, scope *sc, tsql_expr *e, cx *out)
 {
     memset(out, 0, sizeof *out);
     out->name = "";
-    int rc = 0, line = line_of(e);
+    int rc = 0, line = tc_line_of(e);
     cx a, b, d;
     switch (e->k) {
     case X_LIT:
@@ -666,103 +632,103 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
     case X_STAR:
         return tsql_syntax(c->err, e->tok);
     case X_NEG: case X_BITNOT:
-        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a))) return rc;
         *out = a;
         out->name = "";
-        out->sql = fmt(c, e->k == X_NEG ? "(-%s)" : "(~%s)", a.sql);
+        out->sql = tc_fmt(c, e->k == X_NEG ? "(-%s)" : "(~%s)", a.sql);
         return 0;
     case X_ARITH:
-        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a)) || (rc = tc_expr(c, sc, e->b, &b))) return rc;
         out->nullable = a.nullable || b.nullable;
-        if (e->op[0] == '+' && (is_str(a.t.k) || is_str(b.t.k))) {
+        if (e->op[0] == '+' && (tc_is_str(a.t.k) || tc_is_str(b.t.k))) {
             if ((rc = unify(c, &a, &b, line))) return rc;
             out->t = a.t;
             out->t.len = a.t.len < 0 || b.t.len < 0 || a.t.len + b.t.len > (is_wide(a.t.k) ? 4000 : 8000) ? -1 : a.t.len + b.t.len;
-            out->sql = fmt(c, "(%s || %s)", a.sql, b.sql);
+            out->sql = tc_fmt(c, "(%s || %s)", a.sql, b.sql);
             return 0;
         }
         if (!(sim_type_is_numeric(&a.t) || a.t.k == ST_BIT) || !(sim_type_is_numeric(&b.t) || b.t.k == ST_BIT))
             return tsql_fail(c->err, 402, 16, 1, line, "The data types %s and %s are incompatible in the %s operator.",
-                             kname(a.t.k), kname(b.t.k), e->op[0] == '+' ? "add" : e->op[0] == '-' ? "subtract" :
+                             tc_kname(a.t.k), tc_kname(b.t.k), e->op[0] == '+' ? "add" : e->op[0] == '-' ? "subtract" :
                              e->op[0] == '*' ? "multiply" : e->op[0] == '/' ? "divide" : "modulo");
-        if (is_int(a.t.k) && is_int(b.t.k)) {
+        if (tc_is_int(a.t.k) && tc_is_int(b.t.k)) {
             out->t = precedence(a.t.k) >= precedence(b.t.k) ? a.t : b.t;
             if (out->t.k == ST_BIT || out->t.k == ST_TINYINT || out->t.k == ST_SMALLINT) out->t.k = ST_INT;
         } else if (is_exact(a.t.k) && is_exact(b.t.k) && strchr("+-*/%", e->op[0])) {
             out->t = decimal_result(e->op[0], &a.t, &b.t);
-            out->sql = fmt(c, "mc_arith('%c', %s, '%s', %s, '%s', '%s')", e->op[0], a.sql, tname(c, &a.t), b.sql,
-                           tname(c, &b.t), tname(c, &out->t));
+            out->sql = tc_fmt(c, "mc_arith('%c', %s, '%s', %s, '%s', '%s')", e->op[0], a.sql, tc_tname(c, &a.t), b.sql,
+                           tc_tname(c, &b.t), tc_tname(c, &out->t));
             return out->sql ? 0 : MCDC_ENOMEM;
         } else {
             sim_type f = {ST_FLOAT, 0, 0, 0};
-            if ((rc = conv(c, &a, &f, false, line)) || (rc = conv(c, &b, &f, false, line))) return rc;
+            if ((rc = tc_conv(c, &a, &f, false, line)) || (rc = tc_conv(c, &b, &f, false, line))) return rc;
             out->t = f;
         }
         if (e->op[0] == '/' || e->op[0] == '%') /* 8134, as SQL Server raises it */
-            out->sql = fmt(c, "(CASE WHEN %s = 0 THEN mc_div0() ELSE %s %c %s END)", b.sql, a.sql, e->op[0], b.sql);
+            out->sql = tc_fmt(c, "(CASE WHEN %s = 0 THEN mc_div0() ELSE %s %c %s END)", b.sql, a.sql, e->op[0], b.sql);
         else
-            out->sql = fmt(c, "(%s %s %s)", a.sql, e->op, b.sql);
+            out->sql = tc_fmt(c, "(%s %s %s)", a.sql, e->op, b.sql);
         return 0;
     case X_CMP:
-        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a)) || (rc = tc_expr(c, sc, e->b, &b))) return rc;
         if ((rc = unify(c, &a, &b, line))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(%s %s %s)", cmp_left(c, &a, &b), e->op, b.sql);
+        out->sql = tc_fmt(c, "(%s %s %s)", cmp_left(c, &a, &b), e->op, b.sql);
         return 0;
     case X_AND: case X_OR: {
         const char *l, *r;
         if ((rc = bool_sql(c, sc, e->a, &l)) || (rc = bool_sql(c, sc, e->b, &r))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(%s %s %s)", l, e->k == X_AND ? "AND" : "OR", r);
+        out->sql = tc_fmt(c, "(%s %s %s)", l, e->k == X_AND ? "AND" : "OR", r);
         return 0;
     }
     case X_NOT: {
         const char *l;
         if ((rc = bool_sql(c, sc, e->a, &l))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(NOT %s)", l);
+        out->sql = tc_fmt(c, "(NOT %s)", l);
         return 0;
     }
     case X_ISNULL:
-        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(%s IS %sNULL)", a.sql, e->neg ? "NOT " : "");
+        out->sql = tc_fmt(c, "(%s IS %sNULL)", a.sql, e->neg ? "NOT " : "");
         return 0;
     case X_BETWEEN:
-        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b)) || (rc = expr_(c, sc, e->c, &d))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a)) || (rc = tc_expr(c, sc, e->b, &b)) || (rc = tc_expr(c, sc, e->c, &d))) return rc;
         if ((rc = unify(c, &a, &b, line)) || (rc = unify(c, &a, &d, line)) || (rc = unify(c, &a, &b, line))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(%s %sBETWEEN %s AND %s)", cmp_sql(c, &a), e->neg ? "NOT " : "", b.sql, d.sql);
+        out->sql = tc_fmt(c, "(%s %sBETWEEN %s AND %s)", tc_cmp_sql(c, &a), e->neg ? "NOT " : "", b.sql, d.sql);
         return 0;
     case X_LIKE:
-        if ((rc = expr_(c, sc, e->a, &a)) || (rc = expr_(c, sc, e->b, &b))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a)) || (rc = tc_expr(c, sc, e->b, &b))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(%s %sLIKE %s)", a.sql, e->neg ? "NOT " : "", b.sql);
+        out->sql = tc_fmt(c, "(%s %sLIKE %s)", a.sql, e->neg ? "NOT " : "", b.sql);
         return 0;
     case X_IN: {
-        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a))) return rc;
         out->t.k = ST_BIT;
         if (e->sub) {
             crel tmp = {0};
             const char *sub;
             if ((rc = compile_select(c, sc, e->sub, false, &tmp, &sub))) return rc;
-            out->sql = fmt(c, "(%s %sIN (%s))", cmp_sql(c, &a), e->neg ? "NOT " : "", sub);
+            out->sql = tc_fmt(c, "(%s %sIN (%s))", tc_cmp_sql(c, &a), e->neg ? "NOT " : "", sub);
             return 0;
         }
         cx *xs = sim_arena_alloc(&c->s->arena, (size_t)e->nargs * sizeof *xs);
         if (!xs) return MCDC_ENOMEM;
         sim_type t = a.t;
         for (int i = 0; i < e->nargs; i++) {
-            if ((rc = expr_(c, sc, e->args[i], &xs[i]))) return rc;
-            t = common(&t, &xs[i].t);
+            if ((rc = tc_expr(c, sc, e->args[i], &xs[i]))) return rc;
+            t = tc_common(&t, &xs[i].t);
         }
-        if ((rc = conv(c, &a, &t, false, line))) return rc;
+        if ((rc = tc_conv(c, &a, &t, false, line))) return rc;
         mcdc_buf buf = MCDC_BUF_INIT(1 << 20);
         for (int i = 0; i < e->nargs; i++) {
-            if ((rc = conv(c, &xs[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
+            if ((rc = tc_conv(c, &xs[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
             mcdc_buf_printf(&buf, "%s%s", i ? ", " : "", xs[i].sql);
         }
-        out->sql = fmt(c, "(%s %sIN (%.*s))", cmp_sql(c, &a), e->neg ? "NOT " : "", (int)buf.len, buf.ptr);
+        out->sql = tc_fmt(c, "(%s %sIN (%.*s))", tc_cmp_sql(c, &a), e->neg ? "NOT " : "", (int)buf.len, buf.ptr);
         mcdc_buf_dispose(&buf);
         return 0;
     }
@@ -771,7 +737,7 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
         const char *sub;
         if ((rc = compile_select(c, sc, e->sub, false, &tmp, &sub))) return rc;
         out->t.k = ST_BIT;
-        out->sql = fmt(c, "(EXISTS (%s))", sub);
+        out->sql = tc_fmt(c, "(EXISTS (%s))", sub);
         return 0;
     }
     case X_SUBQ: {
@@ -783,7 +749,7 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
                                                        "subquery is not introduced with EXISTS.");
         out->t = tmp.cols[0].t;
         out->nullable = true;
-        out->sql = fmt(c, "(%s)", sub);
+        out->sql = tc_fmt(c, "(%s)", sub);
         return 0;
     }
     case X_CASE: {
@@ -792,47 +758,47 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
         const char **wh = sim_arena_alloc(&c->s->arena, (size_t)(nw + 1) * sizeof *wh);
         cx op = {0}, el = {0};
         if (!th || !wh) return MCDC_ENOMEM;
-        if (e->a && (rc = expr_(c, sc, e->a, &op))) return rc;
+        if (e->a && (rc = tc_expr(c, sc, e->a, &op))) return rc;
         sim_type t = {0};
         for (int i = 0; i < nw; i++) {
             cx w;
-            if ((rc = expr_(c, sc, e->args[2 * i], &w))) return rc;
+            if ((rc = tc_expr(c, sc, e->args[2 * i], &w))) return rc;
             if (e->a) {
                 cx o2 = op;
                 if ((rc = unify(c, &o2, &w, line))) return rc;
-                wh[i] = fmt(c, "%s = %s", cmp_sql(c, &o2), w.sql);
+                wh[i] = tc_fmt(c, "%s = %s", tc_cmp_sql(c, &o2), w.sql);
             } else {
                 wh[i] = w.sql;
             }
-            if ((rc = expr_(c, sc, e->args[2 * i + 1], &th[i]))) return rc;
-            if (strcmp(th[i].sql, "NULL")) t = t.k ? common(&t, &th[i].t) : th[i].t;
+            if ((rc = tc_expr(c, sc, e->args[2 * i + 1], &th[i]))) return rc;
+            if (strcmp(th[i].sql, "NULL")) t = t.k ? tc_common(&t, &th[i].t) : th[i].t;
         }
         if (e->c) {
-            if ((rc = expr_(c, sc, e->c, &el))) return rc;
-            if (strcmp(el.sql, "NULL")) t = t.k ? common(&t, &el.t) : el.t;
+            if ((rc = tc_expr(c, sc, e->c, &el))) return rc;
+            if (strcmp(el.sql, "NULL")) t = t.k ? tc_common(&t, &el.t) : el.t;
         }
         if (!t.k) t.k = ST_INT;
         mcdc_buf buf = MCDC_BUF_INIT(1 << 20);
         mcdc_buf_puts(&buf, "(CASE");
         for (int i = 0; i < nw; i++) {
-            if ((rc = conv(c, &th[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
+            if ((rc = tc_conv(c, &th[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
             mcdc_buf_printf(&buf, " WHEN %s THEN %s", wh[i], th[i].sql);
         }
         if (e->c) {
-            if ((rc = conv(c, &el, &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
+            if ((rc = tc_conv(c, &el, &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
             mcdc_buf_printf(&buf, " ELSE %s", el.sql);
         }
         mcdc_buf_puts(&buf, " END)");
         out->t = t;
         out->nullable = true;
-        out->sql = fmt(c, "%.*s", (int)buf.len, buf.ptr);
+        out->sql = tc_fmt(c, "%.*s", (int)buf.len, buf.ptr);
         mcdc_buf_dispose(&buf);
         return 0;
     }
     case X_CAST: {
-        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a))) return rc;
         sim_type to = e->type;
-        if (is_str(to.k) && to.len == 0) to.len = 30;
+        if (tc_is_str(to.k) && to.len == 0) to.len = 30;
         if (is_bin(to.k) && to.len == 0) to.len = 30;
         int style = 0;
         if (e->b) {
@@ -841,239 +807,41 @@ static int expr_(C *c, scope *sc, tsql_expr *e, cx *out)
             style = (int)e->b->lit.u.i;
         }
         out->nullable = a.nullable;
+        out->is_variant = false;
         if (style) {
             out->t = to;
-            out->sql = fmt(c, "mc_cast(%s, '%s', '%s', %d)", a.sql, tname(c, &a.t), tname(c, &to), style);
+            out->sql = tc_fmt(c, "mc_cast(%s, '%s', '%s', %d)", a.sql, tc_tname(c, &a.t), tc_tname(c, &to), style);
             return out->sql ? 0 : MCDC_ENOMEM;
         }
         *out = a;
         out->name = "";
-        return conv(c, out, &to, true, line);
+        out->is_variant = false; /* CAST of a sql_variant is its target type */
+        return tc_conv(c, out, &to, true, line);
     }
     case X_COLLATE:
-        if ((rc = expr_(c, sc, e->a, &a))) return rc;
+        if ((rc = tc_expr(c, sc, e->a, &a))) return rc;
         *out = a;
         out->name = "";
         if (strstr(e->name, "_CS_") || strstr(e->name, "_BIN")) {
-            out->sql = fmt(c, "(%s COLLATE BINARY)", a.sql);
+            out->sql = tc_fmt(c, "(%s COLLATE BINARY)", a.sql);
             out->binary_coll = true;
         }
         return 0;
     case X_FUNC:
-        return func(c, sc, e, out);
+        return tc_func(c, sc, e, out);
     }
     return tsql_syntax(c->err, e->tok);
 }
 
 /* ---- functions ------------------------------------------------------------------------- */
 
-static bool fname_is(const tsql_expr *e, const char *n)
-{
-    if (!strcasecmp(e->name, n)) return true;
-    size_t l = strlen(e->name);
-    return l > 4 && !strncasecmp(e->name, "sys.", 4) && !strcasecmp(e->name + 4, n) && strncasecmp(n, "sys.", 4);
-}
-
-static int nargs_fail(C *c, tsql_expr *e, int want)
-{
-    (void)want;
-    return tsql_fail(c->err, 174, 15, 1, line_of(e), "The %s function requires %d argument(s).", e->name, want);
-}
-
-static int func(C *c, scope *sc, tsql_expr *e, cx *out)
-{
-    int rc, line = line_of(e);
-    cx a, b;
-    sim_type bigint = {ST_BIGINT, 0, 0, 0}, i4 = {ST_INT, 0, 0, 0};
-    if (e->over) {
-        mcdc_buf w = MCDC_BUF_INIT(1 << 20);
-        mcdc_buf_puts(&w, " OVER (");
-        for (int i = 0; i < e->npart; i++) {
-            if ((rc = expr_(c, sc, e->part[i], &a))) { mcdc_buf_dispose(&w); return rc; }
-            mcdc_buf_printf(&w, "%s%s", i ? ", " : "PARTITION BY ", cmp_sql(c, &a));
-        }
-        for (int i = 0; i < e->nord; i++) {
-            if ((rc = expr_(c, sc, e->ord[i].e, &a))) { mcdc_buf_dispose(&w); return rc; }
-            mcdc_buf_printf(&w, "%s%s%s", i ? ", " : e->npart ? " ORDER BY " : "ORDER BY ", cmp_sql(c, &a),
-                            e->ord[i].desc ? " DESC" : "");
-        }
-        mcdc_buf_putc(&w, ')');
-        const char *over = fmt(c, "%.*s", (int)w.len, w.ptr);
-        mcdc_buf_dispose(&w);
-        if ((fname_is(e, "ntile") || fname_is(e, "lag") || fname_is(e, "lead") || fname_is(e, "row_number") ||
-             fname_is(e, "rank") || fname_is(e, "dense_rank")) && e->nord == 0)
-            return tsql_fail(c->err, 4112, 16, 1, line, "The function '%s' must have an OVER clause with ORDER BY.", e->name);
-        if (fname_is(e, "row_number") || fname_is(e, "rank") || fname_is(e, "dense_rank")) {
-            out->t = bigint;
-            out->sql = fmt(c, "%s()%s", e->name, over);
-            return 0;
-        }
-        if (fname_is(e, "ntile")) {
-            if (e->nargs != 1) return nargs_fail(c, e, 1);
-            if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
-            out->t = bigint;
-            out->sql = fmt(c, "ntile(%s)%s", a.sql, over);
-            return 0;
-        }
-        if (fname_is(e, "lag") || fname_is(e, "lead")) {
-            if (e->nargs < 1 || e->nargs > 3) return nargs_fail(c, e, 1);
-            if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
-            const char *off = "1", *def = NULL;
-            if (e->nargs > 1) { if ((rc = expr_(c, sc, e->args[1], &b))) return rc; off = b.sql; }
-            if (e->nargs > 2) {
-                cx dflt;
-                if ((rc = expr_(c, sc, e->args[2], &dflt)) || (rc = conv(c, &dflt, &a.t, false, line))) return rc;
-                def = dflt.sql;
-            }
-            out->t = a.t;
-            out->nullable = true;
-            out->sql = def ? fmt(c, "%s(%s, %s, %s)%s", e->name, a.sql, off, def, over) : fmt(c, "%s(%s, %s)%s", e->name, a.sql, off, over);
-            return 0;
-        }
-        if (!(fname_is(e, "count") || fname_is(e, "count_big") || fname_is(e, "sum") || fname_is(e, "min") ||
-              fname_is(e, "max")))
-            return tsql_fail(c->err, 195, 15, 10, line, "'%s' is not a recognized windowing function.", e->name);
-        tsql_expr plain = *e;
-        plain.over = false;
-        if ((rc = func(c, sc, &plain, out))) return rc;
-        out->sql = fmt(c, "%s%s", out->sql, over);
-        out->is_agg = false;
-        return 0;
-    }
-    if (fname_is(e, "count") || fname_is(e, "count_big")) {
-        out->t = fname_is(e, "count") ? i4 : bigint;
-        out->is_agg = true;
-        if (e->star) { out->sql = "count(*)"; return 0; }
-        if (e->nargs != 1) return nargs_fail(c, e, 1);
-        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
-        out->sql = fmt(c, "count(%s%s)", e->distinct ? "DISTINCT " : "", cmp_sql(c, &a));
-        return 0;
-    }
-    if (fname_is(e, "min") || fname_is(e, "max") || fname_is(e, "sum") || fname_is(e, "avg")) {
-        if (e->nargs != 1) return nargs_fail(c, e, 1);
-        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
-        out->is_agg = true;
-        out->nullable = true;
-        out->t = a.t;
-        if (fname_is(e, "sum") || fname_is(e, "avg")) {
-            if (!sim_type_is_numeric(&a.t))
-                return tsql_fail(c->err, 8117, 16, 1, line, "Operand data type %s is invalid for %s operator.", kname(a.t.k),
-                                 fname_is(e, "sum") ? "sum" : "avg");
-            if (a.t.k == ST_TINYINT || a.t.k == ST_SMALLINT) out->t = i4;
-            if ((a.t.k == ST_DECIMAL || a.t.k == ST_NUMERIC) && fname_is(e, "sum")) {
-                sim_type d38 = {ST_DECIMAL, 0, 38, a.t.scale}, d18 = {ST_DECIMAL, 0, 18, a.t.scale};
-                const char *inner = a.t.prec <= 18 ? fmt(c, "sum(%s)", a.sql) : fmt(c, "sum(CAST(%s AS REAL))", a.sql);
-                out->t = d38;
-                out->sql = a.t.prec <= 18 ? fmt(c, "mc_cast(%s, '%s', '%s')", inner, tname(c, &d18), tname(c, &d38)) : inner;
-                return 0;
-            }
-            if (fname_is(e, "avg") && is_int(a.t.k)) {
-                out->sql = fmt(c, "CAST(avg(%s%s) AS INTEGER)", e->distinct ? "DISTINCT " : "", a.sql);
-                return 0;
-            }
-        }
-        out->sql = fmt(c, "%s(%s%s)", fname_is(e, "avg") ? "avg" : fname_is(e, "sum") ? "sum" : fname_is(e, "min") ? "min" : "max",
-                       e->distinct ? "DISTINCT " : "", cmp_sql(c, &a));
-        return 0;
-    }
-    if (fname_is(e, "isnull") || fname_is(e, "coalesce")) {
-        if (e->nargs < 2 || (fname_is(e, "isnull") && e->nargs != 2)) return nargs_fail(c, e, 2);
-        cx *xs = sim_arena_alloc(&c->s->arena, (size_t)e->nargs * sizeof *xs);
-        if (!xs) return MCDC_ENOMEM;
-        sim_type t = {0};
-        for (int i = 0; i < e->nargs; i++) {
-            if ((rc = expr_(c, sc, e->args[i], &xs[i]))) return rc;
-            if (strcmp(xs[i].sql, "NULL")) t = !t.k ? xs[i].t : fname_is(e, "isnull") ? t : common(&t, &xs[i].t);
-        }
-        if (!t.k) t = i4;
-        mcdc_buf buf = MCDC_BUF_INIT(1 << 20);
-        bool nl = true;
-        for (int i = 0; i < e->nargs; i++) {
-            if ((rc = conv(c, &xs[i], &t, false, line))) { mcdc_buf_dispose(&buf); return rc; }
-            mcdc_buf_printf(&buf, "%s%s", i ? ", " : "", xs[i].sql);
-            if (!xs[i].nullable && strcmp(xs[i].sql, "NULL")) nl = false;
-        }
-        out->t = t;
-        out->nullable = nl;
-        out->sql = fmt(c, "coalesce(%.*s)", (int)buf.len, buf.ptr);
-        mcdc_buf_dispose(&buf);
-        return 0;
-    }
-    if (fname_is(e, "dateadd") || fname_is(e, "datediff") || fname_is(e, "datepart") || fname_is(e, "datediff_big")) {
-        int want = fname_is(e, "datepart") ? 2 : 3;
-        if (e->nargs != want) return nargs_fail(c, e, want);
-        tsql_expr *p = e->args[0];
-        if (p->k != X_COL || p->nparts != 1 || !tsql_datepart_known(p->parts[0]))
-            return tsql_fail(c->err, 155, 15, 1, line, "'%s' is not a recognized %s option.",
-                             p->k == X_COL ? p->parts[p->nparts - 1] : "", e->name);
-        const char *part = fmt(c, "'%s'", p->parts[0]);
-        if (fname_is(e, "datepart")) {
-            if ((rc = expr_(c, sc, e->args[1], &a))) return rc;
-            if (is_str(a.t.k)) { sim_type dto = {ST_DATETIMEOFFSET, 0, 0, 7}; if ((rc = conv(c, &a, &dto, false, line))) return rc; }
-            out->t = i4;
-            out->nullable = a.nullable;
-            out->sql = fmt(c, "mc_datepart(%s, %s, '%s')", part, a.sql, tname(c, &a.t));
-            return 0;
-        }
-        if (fname_is(e, "dateadd")) {
-            if ((rc = expr_(c, sc, e->args[1], &a)) || (rc = expr_(c, sc, e->args[2], &b))) return rc;
-            if (is_str(b.t.k)) { sim_type dt = {ST_DATETIME, 0, 0, 0}; if ((rc = conv(c, &b, &dt, false, line))) return rc; }
-            out->t = b.t;
-            out->nullable = b.nullable;
-            out->sql = fmt(c, "mc_dateadd(%s, %s, %s, '%s')", part, a.sql, b.sql, tname(c, &b.t));
-            return 0;
-        }
-        if ((rc = expr_(c, sc, e->args[1], &a)) || (rc = expr_(c, sc, e->args[2], &b))) return rc;
-        sim_type d2 = {ST_DATETIME2, 0, 0, 7};
-        if (is_str(a.t.k) && (rc = conv(c, &a, &d2, false, line))) return rc;
-        if (is_str(b.t.k) && (rc = conv(c, &b, &d2, false, line))) return rc;
-        out->t = fname_is(e, "datediff") ? i4 : bigint;
-        out->nullable = true;
-        out->sql = fmt(c, "mc_datediff(%s, %s, %s, '%s', '%s')", part, a.sql, b.sql, tname(c, &a.t), tname(c, &b.t));
-        return 0;
-    }
-    if (fname_is(e, "quotename")) {
-        if (e->nargs < 1 || e->nargs > 2) return nargs_fail(c, e, 1);
-        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
-        const char *q = "'['";
-        if (e->nargs == 2) { if ((rc = expr_(c, sc, e->args[1], &b))) return rc; q = b.sql; }
-        out->t = (sim_type){ST_NVARCHAR, 258, 0, 0};
-        out->nullable = true;
-        out->sql = fmt(c, "mc_quotename(%s, %s)", a.sql, q);
-        return 0;
-    }
-    if (fname_is(e, "hashbytes")) {
-        if (e->nargs != 2) return nargs_fail(c, e, 2);
-        if ((rc = expr_(c, sc, e->args[0], &a)) || (rc = expr_(c, sc, e->args[1], &b))) return rc;
-        out->t = (sim_type){ST_VARBINARY, 8000, 0, 0};
-        out->nullable = true;
-        out->sql = fmt(c, "mc_hashbytes(%s, %s)", a.sql, b.sql);
-        return 0;
-    }
-    if (fname_is(e, "len") || fname_is(e, "upper") || fname_is(e, "lower") || fname_is(e, "ltrim") ||
-        fname_is(e, "rtrim") || fname_is(e, "datalength")) {
-        if (e->nargs != 1) return nargs_fail(c, e, 1);
-        if ((rc = expr_(c, sc, e->args[0], &a))) return rc;
-        out->nullable = a.nullable;
-        if (fname_is(e, "len")) { out->t = i4; out->sql = fmt(c, "length(rtrim(%s, ' '))", a.sql); return 0; }
-        if (fname_is(e, "datalength")) { out->t = i4; out->sql = fmt(c, "length(CAST(%s AS BLOB))", a.sql); return 0; }
-        out->t = a.t;
-        out->sql = fmt(c, "%s(%s)", e->name, a.sql);
-        return 0;
-    }
-    /* the CDC functions and server functions */
-    int r2 = tsql_sys_function(c->s, c, e, out, c->err);
-    if (r2 != -1) return r2;
-    return tsql_fail(c->err, 195, 15, 10, line, "'%s' is not a recognized built-in function name.", e->name);
-}
-
 int tsql_compile_arg(tsql_compile_ctx *cc, tsql_expr *e, const sim_type *want, tsql_vcx *out)
 {
     C *c = (C *)cc;
     scope empty = {NULL, 0, NULL};
-    int rc = expr_(c, &empty, e, out);
+    int rc = tc_expr(c, &empty, e, out);
     if (rc || !want) return rc;
-    return conv(c, out, want, false, line_of(e));
+    return tc_conv(c, out, want, false, tc_line_of(e));
 }
 
 int tsql_compile_bind(tsql_compile_ctx *cc, const sim_type *t, const sim_val *v, const char **sql)
@@ -1083,7 +851,7 @@ int tsql_compile_bind(tsql_compile_ctx *cc, const sim_type *t, const sim_val *v,
 
 char *tsql_compile_fmt(tsql_compile_ctx *cc, const char *f, const char *a, const char *b)
 {
-    return fmt((C *)cc, f, a, b);
+    return tc_fmt((C *)cc, f, a, b);
 }
 
 /* ---- SELECT ------------------------------------------------------------------------------- */
@@ -1097,24 +865,24 @@ static int order_item(C *c, scope *sc, tsql_select *sel, cx *items, int nitems, 
         for (int i = 0; i < nitems; i++) {
             const char *al = sel->items[i].alias;
             if ((al && !strcasecmp(al, e->parts[0])) || (!al && items[i].name && !strcasecmp(items[i].name, e->parts[0]))) {
-                *sql = fmt(c, "c%d%s", i + 1, is_str(items[i].t.k) ? " COLLATE mssql" : "");
+                *sql = tc_fmt(c, "c%d%s", i + 1, tc_is_str(items[i].t.k) ? " COLLATE mssql" : "");
                 return 0;
             }
         }
     if (e->k == X_LIT && e->lit.k == V_INT) {
         if (e->lit.u.i < 1 || e->lit.u.i > nitems)
-            return tsql_fail(c->err, 108, 16, 1, line_of(e), "The ORDER BY position number %lld is out of range of the number of "
+            return tsql_fail(c->err, 108, 16, 1, tc_line_of(e), "The ORDER BY position number %lld is out of range of the number of "
                              "items in the select list.", (long long)e->lit.u.i);
-        *sql = fmt(c, "c%lld", (long long)e->lit.u.i);
+        *sql = tc_fmt(c, "c%lld", (long long)e->lit.u.i);
         return 0;
     }
     if (union_)
-        return tsql_fail(c->err, 104, 16, 1, line_of(e), "ORDER BY items must appear in the select list if the statement "
+        return tsql_fail(c->err, 104, 16, 1, tc_line_of(e), "ORDER BY items must appear in the select list if the statement "
                                                          "contains a UNION, INTERSECT or EXCEPT operator.");
     cx x;
-    int rc = expr_(c, sc, e, &x);
+    int rc = tc_expr(c, sc, e, &x);
     if (rc) return rc;
-    *sql = cmp_sql(c, &x);
+    *sql = tc_cmp_sql(c, &x);
     return 0;
 }
 
@@ -1175,7 +943,7 @@ static int check_grouped(C *c, scope *sc, tsql_select *sel, tsql_expr *e)
                     else snprintf(where, sizeof where, "%s.%s.", rel->schema, rel->object);
                 }
         if (!where[0]) return 0; /* an outer reference */
-        return tsql_fail(c->err, 8120, 16, 1, line_of(e), "Column '%s%s' is invalid in the select list because it is not "
+        return tsql_fail(c->err, 8120, 16, 1, tc_line_of(e), "Column '%s%s' is invalid in the select list because it is not "
                          "contained in either an aggregate function or the GROUP BY clause.", where, col);
     }
     int rc;
@@ -1244,17 +1012,17 @@ static int range_seeks(C *c, scope *sc, tsql_expr *e, mcdc_buf *b)
         if (e->neg || !column_free(e->b) || !column_free(e->c)) return 0;
         cx lo, hi;
         int rc;
-        if ((rc = expr_(c, &empty, e->b, &lo)) || (rc = conv(c, &lo, &bin10, false, line_of(e))) ||
-            (rc = expr_(c, &empty, e->c, &hi)) || (rc = conv(c, &hi, &bin10, false, line_of(e))))
+        if ((rc = tc_expr(c, &empty, e->b, &lo)) || (rc = tc_conv(c, &lo, &bin10, false, tc_line_of(e))) ||
+            (rc = tc_expr(c, &empty, e->c, &hi)) || (rc = tc_conv(c, &hi, &bin10, false, tc_line_of(e))))
             return rc;
         return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", rel->rowid_sql,
                                (long long)rel->ct_id, lo.sql, rel->rowid_sql, (long long)rel->ct_id, hi.sql);
     }
     if (!column_free(other)) return 0;
     cx v;
-    int rc = expr_(c, &empty, (tsql_expr *)other, &v);
+    int rc = tc_expr(c, &empty, (tsql_expr *)other, &v);
     if (rc) return rc;
-    if ((rc = conv(c, &v, &bin10, false, line_of(e)))) return rc;
+    if ((rc = tc_conv(c, &v, &bin10, false, tc_line_of(e)))) return rc;
     long long id = (long long)rel->ct_id;
     const char *r = rel->rowid_sql;
     /* mc_ct_first(id, x, 1): the first rowid with start_lsn >= x; (.., 0): with start_lsn > x */
@@ -1345,19 +1113,20 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
                 }
             }
             if (!any) {
-                if (q) return tsql_fail(c->err, 4104, 16, 1, line_of(it->e), "The multi-part identifier \"%s\" could not be bound.", q);
-                return tsql_fail(c->err, 263, 16, 1, line_of(it->e), "Must specify table to select from.");
+                if (q) return tsql_fail(c->err, 4104, 16, 1, tc_line_of(it->e), "The multi-part identifier \"%s\" could not be bound.", q);
+                return tsql_fail(c->err, 263, 16, 1, tc_line_of(it->e), "Must specify table to select from.");
             }
             continue;
         }
         if (n + 1 >= cap) return mcdc_error_set(MCDC_ENOMEM, "select list too long");
-        if ((rc = expr_(c, sc, it->e, &items[n]))) return rc;
+        if ((rc = tc_expr(c, sc, it->e, &items[n]))) return rc;
         names[n] = it->alias ? it->alias : items[n].name ? items[n].name : "";
         n++;
     }
     mcdc_buf_puts(b, "SELECT ");
     if (sel->distinct) mcdc_buf_puts(b, "DISTINCT ");
-    for (int i = 0; i < n; i++) mcdc_buf_printf(b, "%s%s AS c%d", i ? ", " : "", items[i].sql, i + 1);
+    for (int i = 0; i < n; i++) /* DISTINCT compares strings under the default collation */
+        mcdc_buf_printf(b, "%s%s AS c%d", i ? ", " : "", sel->distinct ? tc_cmp_sql(c, &items[i]) : items[i].sql, i + 1);
     if (sel->nfrom) {
         mcdc_buf_puts(b, " FROM ");
         for (int i = 0; i < sel->nfrom; i++) {
@@ -1379,8 +1148,8 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
         mcdc_buf_puts(b, " GROUP BY ");
         for (int i = 0; i < sel->ngroup; i++) {
             cx g;
-            if ((rc = expr_(c, sc, sel->group[i], &g))) return rc;
-            mcdc_buf_printf(b, "%s%s", i ? ", " : "", cmp_sql(c, &g));
+            if ((rc = tc_expr(c, sc, sel->group[i], &g))) return rc;
+            mcdc_buf_printf(b, "%s%s", i ? ", " : "", tc_cmp_sql(c, &g));
         }
     }
     if (sel->having) {
@@ -1393,7 +1162,7 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
     for (int i = 0; agg && i < sel->nitems; i++)
         if (sel->items[i].e->k != X_STAR && (rc = check_grouped(c, sc, sel, sel->items[i].e))) return rc;
         else if (sel->items[i].e->k == X_STAR && sc->nrels)
-            return tsql_fail(c->err, 8120, 16, 1, line_of(sel->items[i].e), "Column '%s.%s' is invalid in the select list "
+            return tsql_fail(c->err, 8120, 16, 1, tc_line_of(sel->items[i].e), "Column '%s.%s' is invalid in the select list "
                              "because it is not contained in either an aggregate function or the GROUP BY clause.",
                              sc->rels[0].alias ? sc->rels[0].alias : "", sc->rels[0].ncols ? sc->rels[0].cols[0].name : "");
     out_rel->ncols = 0;
@@ -1427,7 +1196,7 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
         const char **bsql = sim_arena_alloc(&c->s->arena, (size_t)nb * sizeof *bsql);
         crel *brel = sim_arena_alloc(&c->s->arena, (size_t)nb * sizeof *brel);
         if (!bsql || !brel) { rc = MCDC_ENOMEM; goto done; }
-        bsql[0] = fmt(c, "%.*s", (int)b.len, b.ptr);
+        bsql[0] = tc_fmt(c, "%.*s", (int)b.len, b.ptr);
         brel[0] = *as_rel;
         brel[0].cols = sim_arena_alloc(&c->s->arena, (size_t)(n + 1) * sizeof *brel[0].cols);
         if (!brel[0].cols) { rc = MCDC_ENOMEM; goto done; }
@@ -1440,7 +1209,7 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
             mcdc_buf ub = MCDC_BUF_INIT(1 << 24);
             memset(&brel[k], 0, sizeof brel[k]);
             if ((rc = select_core(c, outer, u, &brel[k], &ub, &uitems, &un, &usc))) { mcdc_buf_dispose(&ub); goto done; }
-            bsql[k] = fmt(c, "%.*s", (int)ub.len, ub.ptr);
+            bsql[k] = tc_fmt(c, "%.*s", (int)ub.len, ub.ptr);
             mcdc_buf_dispose(&ub);
             if (un != n) {
                 rc = tsql_fail(c->err, 205, 16, 1, u->tok->line, "All queries combined using a UNION, INTERSECT or EXCEPT operator "
@@ -1448,7 +1217,7 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
                 goto done;
             }
             for (int i = 0; i < n; i++) {
-                as_rel->cols[i].t = common(&as_rel->cols[i].t, &brel[k].cols[i].t);
+                as_rel->cols[i].t = tc_common(&as_rel->cols[i].t, &brel[k].cols[i].t);
                 as_rel->cols[i].nullable |= brel[k].cols[i].nullable;
             }
         }
@@ -1467,8 +1236,8 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
             for (int i = 0; i < n; i++) {
                 cx x = {0};
                 x.t = brel[k].cols[i].t;
-                x.sql = fmt(c, "c%d", i + 1);
-                if ((rc = conv(c, &x, &as_rel->cols[i].t, false, sel->tok->line))) goto done;
+                x.sql = tc_fmt(c, "c%d", i + 1);
+                if ((rc = tc_conv(c, &x, &as_rel->cols[i].t, false, sel->tok->line))) goto done;
                 mcdc_buf_printf(&b, "%s%s AS c%d", i ? ", " : "", x.sql, i + 1);
             }
             mcdc_buf_printf(&b, " FROM (%s)", bsql[k]);
@@ -1496,15 +1265,15 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
         }
         tsql_expr *le = sel->top ? sel->top : sel->fetch;
         if (le) {
-            if ((rc = expr_(c, &empty, le, &lim))) goto done;
+            if ((rc = tc_expr(c, &empty, le, &lim))) goto done;
             if (!sim_type_is_numeric(&lim.t) && lim.t.k != ST_BIT) {
                 rc = tsql_fail(c->err, 1060, 15, 1, sel->tok->line, "The number of rows in the TOP clause must be an integer.");
                 goto done;
             }
-            if ((rc = conv(c, &lim, &bi, false, sel->tok->line))) goto done;
+            if ((rc = tc_conv(c, &lim, &bi, false, sel->tok->line))) goto done;
         }
         if (sel->offset) {
-            if ((rc = expr_(c, &empty, sel->offset, &off)) || (rc = conv(c, &off, &bi, false, sel->tok->line))) goto done;
+            if ((rc = tc_expr(c, &empty, sel->offset, &off)) || (rc = tc_conv(c, &off, &bi, false, sel->tok->line))) goto done;
         }
         if (sel->top_percent) {
             rc = tsql_fail(c->err, 102, 15, 1, sel->tok->line, "Incorrect syntax near 'PERCENT'.");
@@ -1513,7 +1282,7 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
         mcdc_buf_printf(&b, " LIMIT %s", le ? lim.sql : "-1");
         if (sel->offset) mcdc_buf_printf(&b, " OFFSET %s", off.sql);
     }
-    *sql = fmt(c, "%.*s", (int)b.len, b.ptr);
+    *sql = tc_fmt(c, "%.*s", (int)b.len, b.ptr);
     rc = *sql ? 0 : MCDC_ENOMEM;
 done:
     mcdc_buf_dispose(&b);
@@ -1538,7 +1307,7 @@ int tsql_compile(mcdc_sim_session *s, tsql_select *sel, tsql_compiled *out, tsql
         out->cols[i].rc.type = rel.cols[i].t;
         out->cols[i].rc.nullable = rel.cols[i].nullable;
         out->cols[i].rc.is_variant = rel.cols[i].sql && !strcmp(rel.cols[i].sql, "variant");
-        out->cols[i].check_int = is_int(rel.cols[i].t.k) && rel.cols[i].t.k != ST_BIGINT;
+        out->cols[i].check_int = tc_is_int(rel.cols[i].t.k) && rel.cols[i].t.k != ST_BIGINT;
     }
     return 0;
 }

@@ -216,7 +216,7 @@ static void fake_close(mcdc_source *s)
 
 static const mcdc_source_ops fake_ops = {
     fake_max_lsn, fake_min_lsn, fake_commit_ts, fake_nth, fake_now, fake_instances, fake_columns, NULL,
-    NULL, fake_read, fake_snapshot, fake_zone, fake_close
+    NULL, fake_read, fake_snapshot, fake_zone, fake_close, NULL, NULL
 };
 
 static void fake_init(fake_source *f)

@@ -394,6 +394,189 @@ static void test_source_sim_reader__source_strings(void **state)
     simt_close(&t);
 }
 
+static uint32_t rnd(uint32_t *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return *seed >> 8;
+}
+
+/* Commit i+1 inserts order i+1 at @p at_us; returns its LSN. */
+static mcdc_lsn commit_at(simt *t, int i, int64_t at_us)
+{
+    char sql[80];
+    mcdc_sim_exec_result r;
+    snprintf(sql, sizeof sql, "INSERT INTO dbo.orders (order_id) VALUES (%d)", i + 1);
+    if (mcdc_sim_exec(t->sim, sql, at_us, at_us, &r) != 0) fail_msg("exec: %s", mcdc_error_last()->message);
+    return r.commit_lsn;
+}
+
+static void same_ts(mcdc_source *ref, mcdc_source *ix, const mcdc_lsn *l)
+{
+    int64_t a = 0, b = 0;
+    int ra = ref->ops->lsn_to_commit_ts(ref, l, &a), rb = ix->ops->lsn_to_commit_ts(ix, l, &b);
+    char s[MCDC_LSN_STRLEN], x[MCDC_TIME_STRLEN], y[MCDC_TIME_STRLEN];
+    if (ra != rb || a != b)
+        fail_msg("lsn_to_commit_ts %s: walk %d %s, index %d %s", mcdc_lsn_format(s, l), ra, mcdc_time_format(x, a, 3, true),
+                 rb, mcdc_time_format(y, b, 3, true));
+}
+
+/* 700 commits over five days across New York's fall-back night, dense in the repeated hour:
+ * every question answered from the index (asked in LSN order, in random order, read in
+ * pages) gets the seeded walk's answer. */
+static void test_source_sim_reader__index_answers_as_the_seeded_walk(void **state)
+{
+    (void)state;
+    enum { N = 700 };
+    simt t;
+    simt_open(&t, "America/New_York");
+    simt_orders(&t, "2025-10-31T12:00:00");
+    static mcdc_lsn c[N];
+    uint32_t seed = 22;
+    int64_t at = T("2025-10-31T12:00:01"), night0 = T("2025-11-02T04:30:00"), night1 = T("2025-11-02T07:30:00");
+    int in_night = 0;
+    for (int i = 0; i < N; i++) {
+        uint32_t r = rnd(&seed) % 100;
+        int64_t gap_s = at >= night0 && at < night1 ? 1 + rnd(&seed) % 240
+                        : r < 70                     ? 1 + rnd(&seed) % 300
+                        : r < 95                     ? 300 + rnd(&seed) % 1500
+                                                     : 1800 + rnd(&seed) % 9000;
+        at += gap_s * MCDC_US_PER_SEC + rnd(&seed) % 1000000;
+        if (at >= T("2025-11-02T05:00:00") && at < T("2025-11-02T07:00:00")) in_night++;
+        c[i] = commit_at(&t, i, at);
+    }
+    assert_true(in_night > 40 && at > T("2025-11-04T00:00:00"));
+    simt_capture(&t, "2025-11-06T00:00:00", 5000);
+    mcdc_source *ref = open_src(&t), *ix = open_src(&t), *ix2 = open_src(&t);
+    assert_int_equal(0, mcdc_sim_source_set_commit_index(ref, false));
+    /* in LSN order from the start, then in random order on a fresh source */
+    for (int i = 0; i < N; i++) same_ts(ref, ix, &c[i]);
+    for (int k = 0; k < N; k++) same_ts(ref, ix2, &c[rnd(&seed) % N]);
+    mcdc_lsn zero = mcdc_lsn_zero(), missing = c[0];
+    missing.b[9] ^= 0x40;
+    same_ts(ref, ix2, &zero);
+    same_ts(ref, ix2, &missing);
+    /* nth_commit_after from random places, on a third fresh source as well */
+    mcdc_source *ix3 = open_src(&t);
+    for (int k = 0; k < 300; k++) {
+        mcdc_lsn after = k % 10 == 0 ? zero : c[rnd(&seed) % N], o1, o2;
+        int64_t n = 1 + rnd(&seed) % (k % 3 ? 40 : 400), ts1, ts2, f1, f2;
+        mcdc_source *ixk = k % 2 ? ix2 : ix3;
+        assert_int_equal(0, ref->ops->nth_commit_after(ref, &after, n, &o1, &ts1, &f1));
+        assert_int_equal(0, ixk->ops->nth_commit_after(ixk, &after, n, &o2, &ts2, &f2));
+        if (f1 != f2 || mcdc_lsn_cmp(&o1, &o2)) {
+            char a1[MCDC_LSN_STRLEN], a2[MCDC_LSN_STRLEN], a3[MCDC_LSN_STRLEN];
+            fail_msg("k %d after %s n %lld: walk %lld %s, index %lld %s", k, mcdc_lsn_format(a1, &after), (long long)n,
+                     (long long)f1, mcdc_lsn_format(a2, &o1), (long long)f2, mcdc_lsn_format(a3, &o2));
+        }
+        assert_int_equal(ts1, ts2);
+    }
+    /* reads of random ranges, in pages of 7 rows */
+    assert_int_equal(0, mcdc_sim_source_set_paging(ix3, 7, NULL, NULL));
+    for (int k = 0; k < 120; k++) {
+        int a = (int)(rnd(&seed) % N), b = a + 1 + (int)(rnd(&seed) % 60);
+        if (b >= N) b = N - 1;
+        mcdc_lsn after = k % 15 == 0 ? zero : c[a];
+        collected k1 = {0}, k2 = {0};
+        if (k % 15 == 0) b = 60;
+        assert_int_equal(0, ref->ops->read_changes(ref, "dbo_orders", &after, &c[b], collect, &k1));
+        assert_int_equal(0, ix3->ops->read_changes(ix3, "dbo_orders", &after, &c[b], collect, &k2));
+        assert_int_equal(k1.n, k2.n);
+        for (int i = 0; i < k1.n; i++) assert_int_equal(k1.ts[i], k2.ts[i]);
+    }
+    mcdc_source_close(ix3);
+    mcdc_source_close(ix2);
+    mcdc_source_close(ix);
+    mcdc_source_close(ref);
+    simt_close(&t);
+}
+
+/* 600 commits in 100 minutes, one question of each kind per commit: the index feeds each
+ * mapping entry to the sequencer about once; the walk re-fed every entry before each one. */
+static void test_source_sim_reader__questions_feed_each_entry_once(void **state)
+{
+    (void)state;
+    enum { N = 600 };
+    simt t;
+    simt_open(&t, "Europe/Berlin");
+    simt_orders(&t, "2025-03-01T08:00:00");
+    static mcdc_lsn c[N];
+    for (int i = 0; i < N; i++) c[i] = commit_at(&t, i, T("2025-03-01T08:00:00") + (int64_t)(i + 1) * 10 * MCDC_US_PER_SEC);
+    simt_capture(&t, "2025-03-01T10:00:00", 5000);
+    mcdc_source *src[2] = {open_src(&t), open_src(&t)};
+    assert_int_equal(0, mcdc_sim_source_set_commit_index(src[1], false));
+    for (int w = 0; w < 2; w++) {
+        mcdc_lsn prev;
+        assert_int_equal(0, mcdc_lsn_decrement(&prev, &c[0]));
+        for (int i = 0; i < N; i++) {
+            int64_t ts, found;
+            mcdc_lsn out;
+            collected k = {0};
+            assert_int_equal(0, src[w]->ops->nth_commit_after(src[w], &prev, 1, &out, &ts, &found));
+            assert_int_equal(1, found);
+            assert_int_equal(0, mcdc_lsn_cmp(&out, &c[i]));
+            assert_int_equal(T("2025-03-01T08:00:00") + (int64_t)(i + 1) * 10 * MCDC_US_PER_SEC, ts);
+            assert_int_equal(0, src[w]->ops->lsn_to_commit_ts(src[w], &c[i], &ts));
+            assert_int_equal(0, src[w]->ops->read_changes(src[w], "dbo_orders", &prev, &c[i], collect, &k));
+            assert_int_equal(1, k.n);
+            assert_int_equal(ts, k.ts[0]);
+            prev = c[i];
+        }
+    }
+    int64_t fed_ix = mcdc_sim_source_commit_entries_fed(src[0]), fed_walk = mcdc_sim_source_commit_entries_fed(src[1]);
+    if (fed_ix > N + 10 || fed_walk < 100 * (int64_t)N)
+        fail_msg("entries fed: index %lld, walk %lld", (long long)fed_ix, (long long)fed_walk);
+    assert_int_equal(-1, mcdc_sim_source_commit_entries_fed(NULL));
+    mcdc_source_close(src[0]);
+    mcdc_source_close(src[1]);
+    simt_close(&t);
+}
+
+/* The index follows a rewind (entries past the LSN gone, new ones after them) and a cleanup
+ * (the oldest gone) made while its source stays open: answers stay the walk's. */
+static void test_source_sim_reader__index_follows_rewind_and_cleanup(void **state)
+{
+    (void)state;
+    simt t;
+    simt_open(&t, "America/New_York");
+    simt_orders(&t, "2025-11-01T00:00:00");
+    mcdc_lsn c[10], d[5];
+    for (int i = 0; i < 10; i++) c[i] = commit_at(&t, i, T("2025-11-02T05:00:00") + (int64_t)i * 10 * MCDC_US_PER_MIN);
+    simt_capture(&t, "2025-11-02T07:00:00", 0);
+    mcdc_source *ref = open_src(&t), *ix = open_src(&t);
+    assert_int_equal(0, mcdc_sim_source_set_commit_index(ref, false));
+    same_ts(ref, ix, &c[9]);
+    mcdc_sim_rewind_result rr;
+    assert_int_equal(0, mcdc_sim_rewind(t.sim, &c[4], &rr));
+    for (int i = 0; i < 5; i++) d[i] = commit_at(&t, 20 + i, T("2025-11-02T07:10:00") + (int64_t)i * 7 * MCDC_US_PER_MIN);
+    simt_capture(&t, "2025-11-02T08:00:00", 0);
+    for (int i = 0; i < 5; i++) same_ts(ref, ix, &d[i]);
+    same_ts(ref, ix, &c[7]);
+    int64_t ts1, ts2, f1, f2;
+    mcdc_lsn o1, o2;
+    assert_int_equal(0, ref->ops->nth_commit_after(ref, &c[3], 4, &o1, &ts1, &f1));
+    assert_int_equal(0, ix->ops->nth_commit_after(ix, &c[3], 4, &o2, &ts2, &f2));
+    assert_int_equal(4, f2);
+    assert_int_equal(0, mcdc_lsn_cmp(&o2, &d[2]));
+    assert_int_equal(0, mcdc_lsn_cmp(&o1, &o2));
+    assert_int_equal(ts1, ts2);
+    /* a cleanup keeping one day: everything before the new commits' day is gone */
+    mcdc_sim_cleanup_result cr;
+    assert_int_equal(0, mcdc_sim_cleanup(t.sim, 30 * MCDC_US_PER_MIN, T("2025-11-02T08:00:00"), 1000, -1, &cr));
+    mcdc_lsn zero = mcdc_lsn_zero();
+    same_ts(ref, ix, &c[0]);
+    same_ts(ref, ix, &d[4]);
+    expect_error(ix->ops->lsn_to_commit_ts(ix, &c[0], &ts1), MCDC_ENOTFOUND, "no cdc.lsn_time_mapping entry");
+    expect_error(ix->ops->lsn_to_commit_ts(ix, &c[7], &ts1), MCDC_ENOTFOUND, "no cdc.lsn_time_mapping entry");
+    assert_int_equal(0, ref->ops->nth_commit_after(ref, &zero, 2, &o1, &ts1, &f1));
+    assert_int_equal(0, ix->ops->nth_commit_after(ix, &zero, 2, &o2, &ts2, &f2));
+    assert_int_equal(f1, f2);
+    assert_int_equal(0, mcdc_lsn_cmp(&o1, &o2));
+    assert_int_equal(ts1, ts2);
+    mcdc_source_close(ix);
+    mcdc_source_close(ref);
+    simt_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +587,9 @@ int main(void)
         cmocka_unit_test(test_source_sim_reader__cleanup_between_pages_of_one_read),
         cmocka_unit_test(test_source_sim_reader__instances_ddl_and_snapshots),
         cmocka_unit_test(test_source_sim_reader__source_strings),
+        cmocka_unit_test(test_source_sim_reader__index_answers_as_the_seeded_walk),
+        cmocka_unit_test(test_source_sim_reader__questions_feed_each_entry_once),
+        cmocka_unit_test(test_source_sim_reader__index_follows_rewind_and_cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

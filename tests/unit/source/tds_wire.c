@@ -664,12 +664,23 @@ static void test_source_tds_wire__rpc_reaches_the_engine_and_a_bad_one_gets_8009
     tds_w_u8(&p, 0x26); tds_w_u8(&p, 4); tds_w_u8(&p, 4); /* value cut short */
     tds_frame(&cl, TDS_PKT_RPC, 0, 4096, p.p, p.len);
     cl_batch(&cl, "SELECT 1", 4096);
+    tds_w_clear(&p); /* two calls in one request: the first DONEPROC says more follows */
+    cl_all_headers(&p);
+    for (int k = 0; k < 2; k++) {
+        if (k) tds_w_u8(&p, 0xFF);
+        tds_w_u16(&p, 0xFFFF);
+        tds_w_u16(&p, 15); /* sp_unprepare 1 */
+        tds_w_u16(&p, 0);
+        p_name(&p, "", 0);
+        tds_w_u8(&p, 0x38); tds_w_u32(&p, 1);
+    }
+    tds_frame(&cl, TDS_PKT_RPC, 0, 4096, p.p, p.len);
     session_out o;
     fake_last_rpc_nparams = -1;
     run(&cl, &o, NULL, 4096);
-    assert_int_equal(o.n, 5);
+    assert_int_equal(o.n, 6);
     assert_int_equal(fake_last_rpc_nparams, 1);
-    assert_int_equal(fake_last_params[0].value.u.i, 5);
+    assert_int_equal(fake_last_params[0].value.u.i, 1); /* the last call's (sp_unprepare 1) */
     size_t n;
     const uint8_t *m = msg_at(&o, 2, &n);
     expect_bytes(&(tds_wbuf){(uint8_t *)m, n, n, n, 0},
@@ -679,6 +690,10 @@ static void test_source_tds_wire__rpc_reaches_the_engine_and_a_bad_one_gets_8009
     mem_eq(m + 3, BYTES(0x49, 0x1F, 0, 0)); /* 8009 */
     m = msg_at(&o, 4, &n);
     assert_int_equal(m[0], TDS_TOK_COLMETADATA); /* the connection went on */
+    m = msg_at(&o, 5, &n);
+    expect_bytes(&(tds_wbuf){(uint8_t *)m, n, n, n, 0},
+                 BYTES(0x79, 0, 0, 0, 0, 0xFE, 1, 0, 0xE0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                       0x79, 0, 0, 0, 0, 0xFE, 0, 0, 0xE0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
     tds_w_dispose(&p);
     tds_w_dispose(&o.payload);
     tds_w_dispose(&cl);

@@ -167,6 +167,9 @@ static void test_source_tsql__serverproperty_is_sql_variant_and_spid(void **stat
     fx *f = *state;
     assert_string_equal("cols :sql_variant/nvarchar(128), :sql_variant/int\nrow 16 | 3\ndone count=1\n",
                         B(f->s, "SELECT SERVERPROPERTY('ProductMajorVersion'), SERVERPROPERTY('EngineEdition')"));
+    assert_string_equal("cols :nvarchar(128), :int\nrow 16.0.4135.4 | 3\ndone count=1\n",
+                        B(f->s, "SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
+                                "CONVERT(int, SERVERPROPERTY('EngineEdition'))"));
     char want[100];
     snprintf(want, sizeof want, "cols :smallint not null\nrow %d\ndone count=1\n", mcdc_sim_session_spid(f->s));
     assert_string_equal(want, B(f->s, "SELECT @@SPID"));
@@ -177,12 +180,22 @@ static void test_source_tsql__current_timezone_id_needs_version_16_even_untaken(
     fx *f = *state;
     assert_string_equal("error 195/10/15 'CURRENT_TIMEZONE_ID' is not a recognized built-in function name.\ndone error\n",
                         B(f->s, "SELECT CASE WHEN 1 = 0 THEN CURRENT_TIMEZONE_ID() ELSE N'x' END"));
+    assert_string_equal("cols :sql_variant/nvarchar(128), :sql_variant/nvarchar(128)\nrow 15 | 15.0.4355.3\ndone count=1\n",
+                        B(f->s, "SELECT SERVERPROPERTY('ProductMajorVersion'), SERVERPROPERTY('ProductVersion')"));
 }
 
 static void test_source_tsql__current_timezone_id_on_16(void **state)
 {
     fx *f = *state;
     assert_string_equal("cols :nvarchar(256) not null\nrow UTC\ndone count=1\n", B(f->s, "SELECT CURRENT_TIMEZONE_ID()"));
+    /* Azure SQL Database (engine edition 5) has it whatever the version number */
+    mcdc_sim_session *az;
+    mcdc_sim_login_info li = {"dbo", NULL, "t"};
+    mcdc_sim_server_options o = {13, 5, NULL};
+    assert_int_equal(0, mcdc_sim_session_open(&az, f->t.path, &li, &o));
+    assert_string_equal("cols :nvarchar(256) not null, :sql_variant/int\nrow UTC | 5\ndone count=1\n",
+                        B(az, "SELECT CURRENT_TIMEZONE_ID(), SERVERPROPERTY('EngineEdition')"));
+    mcdc_sim_session_close(az);
 }
 
 static void test_source_tsql__convert_styles_dateadd_datediff_quotename_hashbytes(void **state)
@@ -479,6 +492,17 @@ static void test_source_tsql__change_table_range_seeks_give_the_scans_answers(vo
     free(w);
 }
 
+static void test_source_tsql__distinct_rowcount_and_error(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols customer:nvarchar(2) not null\nrow a\nrow b\ndone count=2\n",
+                        B(f->s, "SELECT DISTINCT customer FROM (VALUES (N'a'), (N'A '), (N'b')) AS v(customer) ORDER BY 1"));
+    assert_string_equal("done more count=2\ncols :int not null, :int not null\nrow 2 | 0\ndone count=1\n",
+                        B(f->s, "UPDATE dbo.orders SET amount = 2 WHERE order_id > 1; SELECT @@ROWCOUNT, @@ERROR"));
+    assert_string_equal("cols :int not null\nerror 8134/1/16 Divide by zero error encountered.\ndone more error\n"
+                        "cols :int not null\nrow 8134\ndone count=1\n", B(f->s, "SELECT 1/0; SELECT @@ERROR"));
+}
+
 int main(void)
 {
 #define T_(n) cmocka_unit_test_setup_teardown(test_source_tsql__##n, setup, teardown)
@@ -516,6 +540,7 @@ int main(void)
         T_(sp_executesql_output_parameters_come_back),
         T_(cleanup_change_table_moves_min_lsn_to_the_low_water_mark),
         T_(change_table_range_seeks_give_the_scans_answers),
+        T_(distinct_rowcount_and_error),
         T_(permission_denied_229),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

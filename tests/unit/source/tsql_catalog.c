@@ -79,7 +79,13 @@ static const doc_col spaceused[] = {
     {"name", "nvarchar(128)", -1}, {"rows", "char(20)", -1}, {"reserved", "varchar(18)", -1}, {"data", "varchar(18)", -1},
     {"index_size", "varchar(18)", -1}, {"unused", "varchar(18)", -1}, {NULL, NULL, 0}};
 
+static const doc_col all_changes[] = {
+    {"__$start_lsn", "binary(10)", -1}, {"__$seqval", "binary(10)", -1}, {"__$operation", "int", -1},
+    {"__$update_mask", "varbinary(128)", -1}, {"order_id", "int", -1}, {"amount", "decimal(12,2)", -1}, {NULL, NULL, 0}};
+
 static const doc_object objects[] = {
+    {"DECLARE @a binary(10) = sys.fn_cdc_get_min_lsn(N'dbo_orders'), @b binary(10) = sys.fn_cdc_get_max_lsn(); "
+     "SELECT * FROM cdc.fn_cdc_get_all_changes_dbo_orders(@a, @b, N'all')", all_changes, false},
     {"SELECT * FROM cdc.lsn_time_mapping", lsn_time_mapping, false},
     {"SELECT * FROM cdc.dbo_orders_CT", change_table, false},
     {"SELECT * FROM cdc.change_tables", change_tables, false},

@@ -71,6 +71,8 @@ typedef struct req {
     int            n_cols;
     int            cap_cols;
     bool           last_done_final; /* the last token was a DONE* without DONE_MORE */
+    bool           more_calls; /* RPC: more calls of this request follow (DONEPROC gets MORE) */
+    unsigned       n_polls;  /* cancelled() calls: the socket is looked at every 32nd */
     int            rc;       /* a failure of the wire (I/O, encoding), sticky */
 } req;
 
@@ -147,6 +149,7 @@ static int sk_done(void *p, mcdc_sim_done_kind kind, unsigned status, uint16_t c
     req *r = p;
     if (r->rc || r->c->attention) return r->rc ? 1 : 0;
     uint8_t tok = kind == MCDC_SIM_DONE_PROC ? TDS_TOK_DONEPROC : kind == MCDC_SIM_DONE_INPROC ? TDS_TOK_DONEINPROC : TDS_TOK_DONE;
+    if (tok == TDS_TOK_DONEPROC && r->more_calls) status |= MCDC_SIM_DONE_MORE;
     tds_tok_done(&r->c->out, tok, (uint16_t)status, curcmd, rowcount < 0 ? 0 : (uint64_t)rowcount);
     r->last_done_final = !(status & MCDC_SIM_DONE_MORE);
     r->n_cols = 0;
@@ -205,6 +208,9 @@ static bool sk_cancelled(void *p)
         r->c->broken = true;
         return true;
     }
+    /* a poll() per row would cost more than the row: look at the socket every 32nd call */
+    if (r->c->attention) return true;
+    if (r->n_polls++ % 32) return false;
     return poll_attention(r->c);
 }
 
@@ -278,7 +284,7 @@ static int do_batch(tds_conn *c, const uint8_t *p, size_t n)
     if (c->scratch.err) return c->scratch.err;
     int32_t err = before_response(c);
     if (err) return fault_error(c, err, TDS_TOK_DONE);
-    req r = {c, NULL, 0, 0, false, 0};
+    req r = {c, NULL, 0, 0, false, false, 0, 0};
     mcdc_sim_session_sink sink = make_sink(&r);
     int rc = c->srv->engine->batch(c->session, (const char *)c->scratch.p, &sink);
     free(r.cols);
@@ -317,10 +323,12 @@ static int do_rpc(tds_conn *c, const uint8_t *p, size_t n)
         sim_arena_free(&a);
         return fault_error(c, err, TDS_TOK_DONEPROC);
     }
-    req r = {c, NULL, 0, 0, false, 0};
+    req r = {c, NULL, 0, 0, false, false, 0, 0};
     mcdc_sim_session_sink sink = make_sink(&r);
-    for (int i = 0; i < ncalls && rc == 0 && !c->attention && !r.rc; i++)
+    for (int i = 0; i < ncalls && rc == 0 && !c->attention && !r.rc; i++) {
+        r.more_calls = i + 1 < ncalls;
         rc = c->srv->engine->rpc(c->session, calls[i].proc, calls[i].proc_id, calls[i].params, calls[i].n_params, &sink);
+    }
     free(r.cols);
     sim_arena_free(&a);
     if (r.rc || c->broken) return wire_failed(c, &r);
@@ -345,7 +353,7 @@ static int do_tm(tds_conn *c, const uint8_t *p, size_t n)
         return tds_out_end(c);
     }
     before_response(c);
-    req r = {c, NULL, 0, 0, false, 0};
+    req r = {c, NULL, 0, 0, false, false, 0, 0};
     mcdc_sim_session_sink sink = make_sink(&r);
     rc = c->srv->engine->tm(c->session, kind, &sink);
     free(r.cols);

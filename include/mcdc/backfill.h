@@ -1,0 +1,112 @@
+/*
+ * mcdc/backfill.h: reading a chunked snapshot's rows into bronze, in waves, beside a
+ * running stream (`mssql-cdc backfill`).
+ *
+ * Overview. `stream --bootstrap --bootstrap-mode chunked --facts F` opens a chunked
+ * snapshot at S (a snapshot_open facts row) and streams every change after S at once.
+ * A backfill then plans the chunks once (a snapshot_plan row: key ranges of at most
+ * chunk_rows rows) and reads them in waves: each wave stamps L = max_lsn (L >= S) before
+ * its read, reads whole chunks by key range, appends their rows to bronze in one commit
+ * with txn{<app_id>#snap.<S>, wave} (operation 0, _start_lsn = L, _snapshot = S, _chunk),
+ * then writes one snapshot_chunk facts row per chunk. After the last chunk it writes the
+ * `bootstrap` completion row. A crash anywhere resumes where it stopped: Delta's txn keeps
+ * each wave once, and a wave whose facts rows are missing gets them from its bronze
+ * commit's userMetadata; no chunk is read twice into bronze. Nothing is ever written to
+ * the source. Design: anchor-features §1 (bootstrap/backfill), §2.5, §3.3; ADR 0014.
+ *
+ * Caveats:
+ * - Run one backfill per snapshot at a time: a second one finds its wave committed by the
+ *   other and stops with MCDC_ECONFLICT (nothing is written twice).
+ * - The plan never changes while the snapshot is open; a later chunk_rows is ignored with
+ *   a warning.
+ * - Not thread-safe; runs on the caller's thread.
+ */
+#ifndef MCDC_BACKFILL_H
+#define MCDC_BACKFILL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcdc/error.h"
+#include "mcdc/lsn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcdc_source mcdc_source;
+
+/** Where a backfill stands (also what --status prints). */
+typedef struct mcdc_backfill_status {
+    bool     open_found;       /* a chunked snapshot was opened for the target */
+    bool     complete;         /* every chunk is in bronze and the completion row written */
+    bool     planned;          /* the snapshot_plan row exists */
+    mcdc_lsn snapshot;         /* S */
+    int64_t  generation;       /* 0 for the bootstrap */
+    char     app_id[256];      /* the generation's app id */
+    int64_t  chunks_total;     /* of the plan; 0 before planning */
+    int64_t  chunks_done;      /* chunks in bronze */
+    int64_t  rows_done;        /* their rows */
+    int64_t  rows_estimate;    /* rows counted at planning; -1 unknown */
+    int64_t  waves;            /* waves committed, all runs */
+    /* this run */
+    int64_t  run_waves, run_chunks, run_rows;
+    double   run_seconds;
+} mcdc_backfill_status;
+
+/** A wave just committed (data, then its facts rows). Runs on the backfill's thread. */
+typedef void (*mcdc_backfill_progress_fn)(const mcdc_backfill_status *st, int64_t wave,
+                                          double rows_per_second, double seconds_left,
+                                          void *payload);
+
+/** Options of a backfill. Start from MCDC_BACKFILL_OPTIONS_INIT; strings borrowed. */
+typedef struct mcdc_backfill_options {
+    int          version;          /* 1 */
+    mcdc_source *source;           /* borrowed, open */
+    const char  *capture_instance; /* required */
+    const char  *target, *target_path; /* bronze name as given and its directory */
+    const char  *facts, *facts_path;   /* required: where the snapshot's state lives */
+    const char  *app_id;           /* the stream's base app id (the generation is found) */
+    int64_t      chunk_rows;       /* planning only; 0: 1,000,000 */
+    int64_t      max_waves;        /* stop after this many waves; 0: no limit */
+    int64_t      max_us;           /* stop starting waves after this long; 0: no limit */
+    int64_t      target_wave_us;   /* wave width from the last wave's pace; 0: one chunk */
+    bool         status_only;      /* read the state, read and write nothing else */
+    mcdc_backfill_progress_fn progress; /* may be NULL */
+    void        *progress_payload;
+} mcdc_backfill_options;
+
+#define MCDC_BACKFILL_DEFAULT_CHUNK_ROWS 1000000
+#define MCDC_BACKFILL_OPTIONS_INIT \
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL }
+
+/** Read the open chunked snapshot's chunks until done or a limit stops it.
+ *  @param[out] out  where it stands at the end (also on most failures).
+ *  @return 0 (out->complete says whether chunks are left); MCDC_ENOTFOUND when no
+ *          chunked snapshot was ever opened for the target by the app id's stream
+ *          family; MCDC_EINVAL for bad options, a changed unique index or another
+ *          snapshot mode open; MCDC_ESOURCE for a stale max_lsn below S (a readable
+ *          secondary behind the primary) and source errors; MCDC_ECONFLICT when another
+ *          backfill committed the same wave; MCDC_EUNSUPPORTED when the source cannot
+ *          plan chunks; table and I/O codes. */
+int mcdc_backfill_run(const mcdc_backfill_options *opts, mcdc_backfill_status *out);
+
+/** The newest chunked snapshot of a target, as its facts rows say (any stream family). */
+typedef struct mcdc_chunked_snapshot {
+    bool     found;          /* a chunked snapshot_open row for the target */
+    bool     is_open;        /* found, and no bootstrap/resnapshot row at or above its S */
+    mcdc_lsn snapshot;       /* its S */
+    int64_t  chunks_done;    /* snapshot_chunk rows of S */
+    int64_t  chunks_total;   /* chunks of its plan; 0 before planning */
+} mcdc_chunked_snapshot;
+
+/** Read the facts table at @p facts_path (a missing one: nothing found) for the newest
+ *  chunked snapshot of @p target (the name as given). Reads only.
+ *  @return 0; table and I/O codes. */
+int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
+                               const char *target);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

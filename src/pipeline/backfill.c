@@ -1,0 +1,592 @@
+/*
+ * pipeline/backfill.c: read an open chunked snapshot's chunks into bronze, in waves.
+ *
+ * A wave, in order (the failpoints name each step):
+ *   1. L = max_lsn, refused when below S (a readable secondary's stale max_lsn);
+ *   2. read its chunks, each by key range [lo, hi), into one bronze data file
+ *      (operation 0, _start_lsn = L, _snapshot = S, _chunk = i)        backfill.mid_read
+ *   3. append it to bronze with txn{<app>#snap.<S>, wave} and the wave's userMetadata
+ *      (stream.bootstrap.after_data_file before, backfill.after_bronze after);
+ *   4. one snapshot_chunk facts row per chunk, txn{<app>#snapchunks.<S>, wave}
+ *                                                                      backfill.after_chunk_facts
+ * and after the last chunk the completion row (`bootstrap`, txn{<app>#events, 0})
+ *                                                                      backfill.after_completion.
+ * Resuming (invariants):
+ *   (B1) bronze's txn for <app>#snap.<S> is the last wave committed; the next wave starts
+ *        at the chunk after that commit's last one (its userMetadata), so no chunk is read
+ *        twice into bronze and none is skipped;
+ *   (B2) a wave committed to bronze without its facts rows gets them from the commit's
+ *        userMetadata before anything else is read;
+ *   (B3) the plan is written once (txn v0) and read back: the plan in the facts table is
+ *        the plan, whoever wrote it.
+ * Design: anchor-features §1 (bootstrap/backfill), §3.3; ADR 0014.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcdc/backfill.h"
+#include "mcdc/failpoint.h"
+#include "mcdc/log.h"
+#include "pipeline/snapshot_int.h"
+
+#undef LOGGER
+#define LOGGER "backfill"
+#define MAX_WAVE_CHUNKS 4096
+
+typedef struct bf {
+    const mcdc_backfill_options *o;
+    mcdc_backfill_status *st;
+    mcdc_stream s;            /* the stream's bronze and facts writers, no checkpoint */
+    snap_state state;
+    snap_keydef k;
+    json_t *chunks;           /* the plan's [[lo, hi], ...] (a reference of its own) */
+    size_t n_chunks;
+    int64_t next;             /* first chunk not in bronze */
+    int64_t wave;             /* next wave number */
+    char snap_app[300], chunk_app[300], plan_app[300], events_app[300];
+    mcdc_lsn last_lsn;        /* newest wave stamp */
+    bool has_last_lsn;
+} bf;
+
+static int refuse_options(const mcdc_backfill_options *o)
+{
+    if (!o->source || !o->capture_instance || !o->target || !o->target_path || !o->app_id)
+        return mcdc_error_set(MCDC_EINVAL, "backfill: source, capture instance, target and app_id "
+                              "are required");
+    if (!o->facts || !o->facts_path) {
+        mcdc_error_set(MCDC_EINVAL, "backfill needs the facts table");
+        return mcdc_error_hint("pass the stream's --facts NAME: the snapshot's state is there");
+    }
+    if (!o->app_id[0] || strchr(o->app_id, '#'))
+        return mcdc_error_set(MCDC_EINVAL, "app_id '%s': must be non-empty and without '#'", o->app_id);
+    if (o->chunk_rows < 0 || o->max_waves < 0 || o->max_us < 0 || o->target_wave_us < 0)
+        return mcdc_error_set(MCDC_EINVAL, "backfill: limits must not be negative");
+    return 0;
+}
+
+/* The stream's checks that apply to a backfill (reads only). */
+static int prepare(bf *b)
+{
+    mcdc_stream *s = &b->s;
+    const mcdc_backfill_options *o = b->o;
+    s->o = (mcdc_stream_options)MCDC_STREAM_OPTIONS_INIT;
+    s->o.source = o->source;
+    s->o.capture_instance = o->capture_instance;
+    s->o.target = o->target;
+    s->o.target_path = o->target_path;
+    s->o.facts = o->facts;
+    s->o.facts_path = o->facts_path;
+    s->o.app_id = o->app_id;
+    s->o.checkpoint = "";
+    s->progress_fd = -1;
+    s->bronze_txn = -1;
+    mcdc_delta_uuid(s->run_id);
+    snprintf(s->stream_id, sizeof s->stream_id, "%s", s->run_id);
+    int rc;
+    if ((rc = mcdc_stream_family(s->family, sizeof s->family, o->app_id)) < 0)
+        return rc;
+    if (strcmp(s->family, o->app_id) != 0) {
+        mcdc_error_set(MCDC_EINVAL, "--app-id %s: pass the stream's base app id", o->app_id);
+        return mcdc_error_hint("--app-id %s (the backfill finds the newest generation itself)", s->family);
+    }
+    if ((rc = mcdc_table_check_kind(o->facts_path, o->facts, "facts", "--facts")) < 0 ||
+        (rc = mcdc_stream__find_capture_instance(s)) < 0 ||
+        (rc = o->source->ops->captured_columns(o->source, o->capture_instance, &s->captured)) < 0 ||
+        (rc = mcdc_stream__check_target(s, false, false)) < 0 ||
+        (rc = mcdc_stream__prepare_bronze(s)) < 0 ||
+        (rc = mcdc_facts_schema(&s->facts_schema)) < 0)
+        return rc;
+    return 0;
+}
+
+static void release(bf *b)
+{
+    mcdc_schema_free(b->s.captured);
+    mcdc_schema_free(b->s.bronze_schema);
+    mcdc_schema_free(b->s.bronze_missing);
+    free(b->s.bronze_map);
+    mcdc_schema_free(b->s.facts_schema);
+    mcdc_snap__state_clear(&b->state);
+    mcdc_snap__keydef_clear(&b->k);
+    json_decref(b->chunks);
+}
+
+static int fill_status(bf *b)
+{
+    mcdc_backfill_status *st = b->st;
+    st->open_found = b->state.has_open;
+    st->complete = b->state.completed;
+    st->snapshot = b->state.S.lsn;
+    st->generation = b->state.generation;
+    snprintf(st->app_id, sizeof st->app_id, "%s", b->state.app_id ? b->state.app_id : "");
+    st->planned = b->state.plan != NULL;
+    json_t *ch = json_object_get(b->state.plan, "chunks");
+    st->chunks_total = (int64_t)json_array_size(ch);
+    json_t *est = json_object_get(b->state.plan, "rows");
+    st->rows_estimate = json_is_integer(est) ? json_integer_value(est) : -1;
+    st->chunks_done = (int64_t)b->state.n_chunks;
+    st->rows_done = 0;
+    st->waves = 0;
+    for (size_t i = 0; i < b->state.n_chunks; i++) {
+        st->rows_done += b->state.chunks[i].rows;
+        if (b->state.chunks[i].wave + 1 > st->waves)
+            st->waves = b->state.chunks[i].wave + 1;
+    }
+    return 0;
+}
+
+static int reread_state(bf *b)
+{
+    mcdc_snap__state_clear(&b->state);
+    int rc = mcdc_snap__state_read(&b->state, b->o->facts_path, b->o->target, b->s.family);
+    if (rc == 0)
+        fill_status(b);
+    return rc;
+}
+
+/* The unique index must be the one the snapshot was opened with. */
+static int check_keys(bf *b)
+{
+    json_t *keys = json_object_get(b->state.open_detail, "keys");
+    json_t *now = mcdc_snap__key_names(&b->k);
+    bool same = !keys || json_equal(keys, now);
+    char *was = keys ? json_dumps(keys, JSON_COMPACT) : NULL, *is = json_dumps(now, JSON_COMPACT);
+    json_decref(now);
+    int rc = 0;
+    if (!same) {
+        mcdc_error_set(MCDC_EINVAL, "%s: the unique index of %s changed since the snapshot was "
+                       "opened (keys %s, now %s)", b->o->target, b->o->capture_instance,
+                       was ? was : "?", is ? is : "?");
+        rc = mcdc_error_hint("a chunk plan holds only for the key it was made for: open a new "
+                             "snapshot (a new stream with --bootstrap-mode chunked)");
+    }
+    free(was);
+    free(is);
+    return rc;
+}
+
+/* (B3) plan once, then take the plan the facts table holds. */
+static int plan(bf *b)
+{
+    int rc = 0;
+    if (!b->state.plan) {
+        int64_t chunk_rows = b->o->chunk_rows ? b->o->chunk_rows : MCDC_BACKFILL_DEFAULT_CHUNK_ROWS;
+        json_t *chunks = NULL;
+        int64_t total = 0;
+        int64_t t0 = mcdc_time_mono_us(), started = mcdc_time_now_us();
+        if ((rc = mcdc_snap__plan(b->o->source, b->o->capture_instance, &b->k, chunk_rows,
+                                  json_object_get(b->state.open_detail, "plan"), &chunks,
+                                  &total)) < 0)
+            return rc;
+        char S[MCDC_LSN_STRLEN];
+        size_t n_planned = json_array_size(chunks);
+        mcdc_stream__lsn_text(S, &b->state.S.lsn);
+        json_t *d = json_pack("{s:s,s:s,s:o,s:I,s:o,s:I}", "snapshot", S, "kind",
+                              b->k.is_int ? "int" : "keyset", "keys", mcdc_snap__key_names(&b->k),
+                              "chunk_rows", (json_int_t)chunk_rows, "chunks", chunks,
+                              "rows", (json_int_t)total);
+        snap_event ev = { .event = "snapshot_plan", .app_id = b->state.app_id, .rows = 0,
+                          .at = b->state.S, .started_at_us = started, .read_seconds = -1,
+                          .duration_ms = (mcdc_time_mono_us() - t0) / 1000 };
+        ev.detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(d);
+        if (!ev.detail)
+            return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+        rc = mcdc_snap__write_events(&b->s, &ev, 1, b->plan_app, 0);
+        mcdc_snap__events_clear(&ev, 1);
+        if (rc < 0)
+            return rc;
+        mcdc_log(MCDC_LOG_INFO, LOGGER, "planned %s: %zu chunks of at most %" PRId64 " rows, %"
+                 PRId64 " rows", b->o->target, n_planned, chunk_rows, total);
+        mcdc_failpoint("backfill.after_plan");
+        if ((rc = reread_state(b)) < 0)
+            return rc;
+        if (!b->state.plan)
+            return mcdc_error_set(MCDC_ECORRUPT, "%s: the snapshot_plan row just written is not there",
+                                  b->o->facts);
+    } else if (b->o->chunk_rows) {
+        json_t *cr = json_object_get(b->state.plan, "chunk_rows");
+        if (json_integer_value(cr) != b->o->chunk_rows)
+            mcdc_log(MCDC_LOG_WARN, LOGGER, "--chunk-rows %" PRId64 " ignored: the snapshot was "
+                     "planned with %" JSON_INTEGER_FORMAT " rows per chunk, and its plan never "
+                     "changes", b->o->chunk_rows, json_integer_value(cr));
+    }
+    b->chunks = json_incref(json_object_get(b->state.plan, "chunks")); /* outlives rereads */
+    b->n_chunks = json_array_size(b->chunks);
+    if (!json_is_array(b->chunks) || b->n_chunks == 0)
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: the snapshot_plan row of %s has no chunks",
+                              b->o->facts, b->o->target);
+    return 0;
+}
+
+/* The chunk rows of a wave from its userMetadata. */
+static int chunk_events(bf *b, const json_t *um, snap_event **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    json_t *chs = json_object_get(um, "chunks");
+    const char *L = json_string_value(json_object_get(um, "lsn"));
+    const char *ts = json_string_value(json_object_get(um, "commit_ts"));
+    json_t *w = json_object_get(um, "wave");
+    mcdc_offset at = { { { 0 } }, 0, false };
+    if (!json_is_array(chs) || !L || mcdc_lsn_parse(&at.lsn, L) < 0 || !json_is_integer(w))
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: a wave commit of %s has no chunk list in its "
+                              "userMetadata", b->o->target, b->snap_app);
+    if (ts && ts[0] && mcdc_time_parse(&at.commit_ts_us, ts) == 0)
+        at.has_commit_ts = true;
+    size_t n = json_array_size(chs);
+    snap_event *ev = calloc(n ? n : 1, sizeof *ev);
+    if (!ev)
+        return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+    char S[MCDC_LSN_STRLEN];
+    mcdc_stream__lsn_text(S, &b->state.S.lsn);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_t *c = json_array_get(chs, i);
+        json_t *ci = json_object_get(c, "chunk"), *rs = json_object_get(c, "rows");
+        json_t *sec = json_object_get(c, "read_seconds");
+        const char *mx = json_string_value(json_object_get(c, "max_lsn"));
+        ev[i].event = "snapshot_chunk";
+        ev[i].app_id = b->state.app_id;
+        ev[i].rows = json_integer_value(rs);
+        ev[i].at = at;
+        ev[i].has_max = mx && mcdc_lsn_parse(&ev[i].max_lsn, mx) == 0;
+        ev[i].read_seconds = json_is_number(sec) ? json_number_value(sec) : -1;
+        int64_t idx = json_integer_value(ci);
+        json_t *d = json_pack("{s:s,s:I,s:O,s:O?,s:O?,s:b}", "snapshot", S, "chunk", (json_int_t)idx,
+                              "wave", w, "lo", json_object_get(c, "lo"), "hi", json_object_get(c, "hi"),
+                              "last", idx + 1 == (int64_t)b->n_chunks);
+        ev[i].detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(d);
+        if (!ev[i].detail)
+            rc = mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+    }
+    if (rc < 0) {
+        mcdc_snap__events_clear(ev, n);
+        free(ev);
+        return rc;
+    }
+    *out = ev;
+    *n_out = n;
+    return 0;
+}
+
+static int write_chunk_facts(bf *b, const json_t *um, int64_t wave)
+{
+    snap_event *ev;
+    size_t n;
+    int rc = chunk_events(b, um, &ev, &n);
+    if (rc < 0)
+        return rc;
+    rc = mcdc_snap__write_events(&b->s, ev, n, b->chunk_app, wave);
+    mcdc_snap__events_clear(ev, n);
+    free(ev);
+    return rc;
+}
+
+/* (B1, B2) where the last run stopped. */
+static int resume(bf *b)
+{
+    int64_t w = -1, fw = -1;
+    int rc = mcdc_stream__table_txn(b->o->target_path, b->snap_app, &w, NULL, NULL);
+    if (rc == 0)
+        rc = mcdc_stream__table_txn(b->o->facts_path, b->chunk_app, &fw, NULL, NULL);
+    if (rc < 0 || w < 0) {
+        b->next = 0;
+        b->wave = 0;
+        return rc;
+    }
+    char *um = NULL;
+    int64_t ver = -1;
+    if ((rc = mcdc_stream__find_commit_metadata(b->o->target_path, b->snap_app, w, &um, &ver)) < 0)
+        return rc;
+    json_t *j = um ? json_loads(um, 0, NULL) : NULL;
+    free(um);
+    json_t *chs = json_object_get(j, "chunks");
+    json_t *lastc = json_array_get(chs, json_array_size(chs) - 1);
+    if (!lastc || !json_is_integer(json_object_get(lastc, "chunk"))) {
+        json_decref(j);
+        mcdc_error_set(MCDC_ECORRUPT, "%s: wave %" PRId64 " of %s is committed but its commit's "
+                       "userMetadata (the chunks it holds) is gone", b->o->target, w, b->snap_app);
+        return mcdc_error_hint("the log was cleaned up past an unfinished backfill; open a new "
+                               "snapshot");
+    }
+    b->next = json_integer_value(json_object_get(lastc, "chunk")) + 1;
+    b->wave = w + 1;
+    const char *L = json_string_value(json_object_get(j, "lsn"));
+    b->has_last_lsn = L && mcdc_lsn_parse(&b->last_lsn, L) == 0;
+    if (fw < w) {
+        mcdc_log(MCDC_LOG_INFO, LOGGER, "wave %" PRId64 " is in bronze without its facts rows: "
+                 "writing them from its commit", w);
+        rc = write_chunk_facts(b, j, w);
+        if (rc == 0)
+            rc = reread_state(b);
+    }
+    json_decref(j);
+    return rc;
+}
+
+/* The completion row: bootstrap (or resnapshot) with {snapshot, chunks, rows, last_lsn}. */
+static int complete(bf *b)
+{
+    char S[MCDC_LSN_STRLEN], last[MCDC_LSN_STRLEN];
+    mcdc_stream__lsn_text(S, &b->state.S.lsn);
+    if (!b->has_last_lsn) { /* the newest stamp from the chunk rows is not kept: S */
+        b->last_lsn = b->state.S.lsn;
+    }
+    mcdc_stream__lsn_text(last, &b->last_lsn);
+    json_t *d = json_pack("{s:s,s:I,s:I,s:s}", "snapshot", S, "chunks", (json_int_t)b->n_chunks,
+                          "rows", (json_int_t)b->st->rows_done, "last_lsn", last);
+    snap_event ev = { .event = b->state.kind, .app_id = b->state.app_id, .rows = b->st->rows_done,
+                      .at = b->state.S, .read_seconds = -1,
+                      .started_at_us = b->state.open_written_at_us };
+    ev.duration_ms = (mcdc_time_now_us() - b->state.open_written_at_us) / 1000;
+    ev.detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(d);
+    if (!ev.detail)
+        return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+    int rc = mcdc_snap__write_events(&b->s, &ev, 1, b->events_app, b->state.generation);
+    mcdc_snap__events_clear(&ev, 1);
+    if (rc < 0)
+        return rc;
+    mcdc_failpoint("backfill.after_completion");
+    mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: the snapshot at %s is complete: %zu chunks, %" PRId64
+             " rows", b->o->target, S, b->n_chunks, b->st->rows_done);
+    b->st->complete = true;
+    return 0;
+}
+
+/* Commit a wave that read no rows: its txn alone records the chunks as read. */
+static int commit_empty(bf *b, const char *um, int64_t wave)
+{
+    int rc = 0;
+    if (!b->s.bronze_exists) {
+        mcdc_delta_map own = { NULL, 0 };
+        rc = mcdc_stream__bronze_config(&own, &b->s);
+        if (rc == 0)
+            rc = mcdc_stream__ensure_table(b->o->target_path, b->s.bronze_schema, "bronze", "2", &own);
+        mcdc_delta_map_clear(&own);
+        if (rc < 0)
+            return rc;
+        b->s.bronze_exists = true;
+    }
+    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    co.operation = "WRITE";
+    co.user_metadata = um;
+    co.app_id = b->snap_app;
+    co.txn_version = wave;
+    co.expect_key = "mcdc.owner";
+    co.expect_value = b->s.family;
+    mcdc_delta_commit_result res = { 0 };
+    return mcdc_delta_append(b->o->target_path, NULL, 0, &co, &res);
+}
+
+typedef struct wave_chunk {
+    int64_t idx, rows;
+    mcdc_lsn max_lsn;
+    double seconds;
+} wave_chunk;
+
+/* Read chunks [b->next, b->next + width) stamped L, commit them and their facts rows. */
+static int run_wave(bf *b, int64_t width, double *seconds)
+{
+    mcdc_stream *s = &b->s;
+    int64_t t0 = mcdc_time_mono_us();
+    mcdc_lsn L;
+    mcdc_offset Lo;
+    char Ltxt[MCDC_LSN_STRLEN], Stxt[MCDC_LSN_STRLEN];
+    int rc = mcdc_stream__max_lsn(s, &L);
+    if (rc < 0)
+        return rc;
+    if (mcdc_lsn_cmp(&L, &b->state.S.lsn) < 0) {
+        mcdc_error_set(MCDC_ESOURCE, "%s: max_lsn %s is below the snapshot's LSN %s: the source "
+                       "is behind the one the snapshot was opened on (a readable secondary?)",
+                       s->o.source->description ? s->o.source->description : "source",
+                       mcdc_stream__lsn_text(Ltxt, &L), mcdc_stream__lsn_text(Stxt, &b->state.S.lsn));
+        return mcdc_error_hint("point --source at the primary, or wait until the secondary "
+                               "caught up; nothing was written");
+    }
+    if ((rc = mcdc_stream__offset_at(s, &L, &Lo)) < 0)
+        return rc;
+    if (b->next + width > (int64_t)b->n_chunks)
+        width = (int64_t)b->n_chunks - b->next;
+    wave_chunk *wc = calloc((size_t)width, sizeof *wc);
+    if (!wc)
+        return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+    read_ctx x;
+    if ((rc = mcdc_stream__read_init(&x, s)) < 0) {
+        free(wc);
+        return rc;
+    }
+    x.batch_id = -1;
+    x.snapshot = &b->state.S.lsn;
+    x.stamp = &L;
+    x.has_snapshot_ts = Lo.has_commit_ts;
+    x.snapshot_ts_us = Lo.commit_ts_us;
+    x.has_chunk = true;
+    for (int64_t i = 0; rc == 0 && i < width; i++) {
+        int64_t idx = b->next + i;
+        json_t *c = json_array_get(b->chunks, (size_t)idx);
+        snap_keyvals lo, hi;
+        if ((rc = mcdc_snap__key_from_json(&b->k, json_array_get(c, 0), &lo)) < 0)
+            break;
+        if ((rc = mcdc_snap__key_from_json(&b->k, json_array_get(c, 1), &hi)) < 0) {
+            mcdc_snap__keyvals_clear(&lo);
+            break;
+        }
+        int64_t before = x.facts.rows, tc = mcdc_time_mono_us();
+        x.chunk = idx;
+        rc = s->o.source->ops->snapshot(s->o.source, s->o.capture_instance, lo.v, hi.v,
+                                        mcdc_stream__on_snapshot_row, &x);
+        mcdc_snap__keyvals_clear(&lo);
+        mcdc_snap__keyvals_clear(&hi);
+        if (rc == 0)
+            rc = mcdc_stream__max_lsn(s, &wc[i].max_lsn);
+        wc[i].idx = idx;
+        wc[i].rows = x.facts.rows - before;
+        wc[i].seconds = (double)(mcdc_time_mono_us() - tc) / 1e6;
+        mcdc_failpoint("backfill.mid_read");
+    }
+    json_t *um = NULL;
+    char *umtxt = NULL;
+    if (rc == 0) {
+        char ts[MCDC_TIME_STRLEN] = "";
+        if (Lo.has_commit_ts)
+            mcdc_time_format(ts, Lo.commit_ts_us, 3, false);
+        json_t *chs = json_array();
+        for (int64_t i = 0; chs && i < width; i++) {
+            json_t *c = json_array_get(b->chunks, (size_t)wc[i].idx);
+            char mx[MCDC_LSN_STRLEN];
+            json_array_append_new(chs, json_pack("{s:I,s:O,s:O,s:I,s:s,s:f}", "chunk",
+                                                 (json_int_t)wc[i].idx, "lo", json_array_get(c, 0),
+                                                 "hi", json_array_get(c, 1), "rows",
+                                                 (json_int_t)wc[i].rows, "max_lsn",
+                                                 mcdc_stream__lsn_text(mx, &wc[i].max_lsn),
+                                                 "read_seconds", wc[i].seconds));
+        }
+        um = json_pack("{s:s,s:I,s:s,s:s,s:I,s:o}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->state.S.lsn),
+                       "wave", (json_int_t)b->wave, "lsn", mcdc_stream__lsn_text(Ltxt, &L),
+                       "commit_ts", ts, "rows", (json_int_t)x.facts.rows, "chunks", chs);
+        if (!um || !(umtxt = json_dumps(um, JSON_COMPACT | JSON_PRESERVE_ORDER)))
+            rc = mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+    }
+    if (rc == 0 && s->bronze_missing && (rc = mcdc_stream__evolve_bronze(s)) == 0) {
+        mcdc_schema_free(s->bronze_missing);
+        s->bronze_missing = NULL;
+    }
+    if (rc == 0) {
+        int64_t ver = -1;
+        if (x.df) {
+            rc = mcdc_stream__commit_bronze(s, &x, b->snap_app, b->wave, umtxt, "WRITE", NULL, &ver);
+            if (rc == 0 && ver < 0) {
+                mcdc_error_set(MCDC_ECONFLICT, "%s: wave %" PRId64 " of %s was committed by "
+                               "another backfill meanwhile", b->o->target, b->wave, b->snap_app);
+                rc = mcdc_error_hint("run one backfill per snapshot; rerun this one to go on");
+            }
+        } else {
+            rc = commit_empty(b, umtxt, b->wave);
+            if (rc == MCDC_EALREADY) {
+                mcdc_error_set(MCDC_ECONFLICT, "%s: wave %" PRId64 " of %s was committed by "
+                               "another backfill meanwhile", b->o->target, b->wave, b->snap_app);
+                rc = mcdc_error_hint("run one backfill per snapshot; rerun this one to go on");
+            }
+        }
+    }
+    if (rc == 0) {
+        mcdc_failpoint("backfill.after_bronze");
+        rc = write_chunk_facts(b, um, b->wave);
+    }
+    if (rc == 0) {
+        mcdc_failpoint("backfill.after_chunk_facts");
+        b->st->run_waves++;
+        b->st->run_chunks += width;
+        b->st->run_rows += x.facts.rows;
+        b->st->chunks_done += width;
+        b->st->rows_done += x.facts.rows;
+        b->st->waves = b->wave + 1;
+        b->next += width;
+        b->wave++;
+        b->last_lsn = L;
+        b->has_last_lsn = true;
+    }
+    mcdc_stream__read_dispose(&x);
+    json_decref(um);
+    free(umtxt);
+    free(wc);
+    *seconds = (double)(mcdc_time_mono_us() - t0) / 1e6;
+    return rc;
+}
+
+int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
+{
+    MCDC_ASSERT_ARG(o && out);
+    memset(out, 0, sizeof *out);
+    out->rows_estimate = -1;
+    int rc = refuse_options(o);
+    if (rc < 0)
+        return rc;
+    bf b;
+    memset(&b, 0, sizeof b);
+    b.o = o;
+    b.st = out;
+    int64_t t_start = mcdc_time_mono_us();
+    if ((rc = prepare(&b)) < 0)
+        goto done;
+    if ((rc = reread_state(&b)) < 0)
+        goto done;
+    if (!b.state.has_open) {
+        mcdc_error_set(MCDC_ENOTFOUND, "%s: no chunked snapshot was ever opened for it by app_id %s "
+                       "(facts %s)", o->target, b.s.family, o->facts);
+        rc = mcdc_error_hint("open one with: mssql-cdc stream --bootstrap --bootstrap-mode chunked "
+                             "--facts %s ... (the same --target and --app-id)", o->facts);
+        goto done;
+    }
+    if (o->status_only || b.state.completed)
+        goto done;
+    if ((rc = mcdc_snap__key_name(b.snap_app, sizeof b.snap_app, b.state.app_id, "#snap.", &b.state.S.lsn)) < 0 ||
+        (rc = mcdc_snap__key_name(b.chunk_app, sizeof b.chunk_app, b.state.app_id, "#snapchunks.", &b.state.S.lsn)) < 0 ||
+        (rc = mcdc_snap__key_name(b.plan_app, sizeof b.plan_app, b.state.app_id, "#snapplan.", &b.state.S.lsn)) < 0 ||
+        (rc = mcdc_snap__key_name(b.events_app, sizeof b.events_app, b.s.family, "#events", NULL)) < 0)
+        goto done;
+    if ((rc = mcdc_snap__keydef(&b.k, o->source, o->capture_instance, b.s.captured)) < 0 ||
+        (rc = check_keys(&b)) < 0 || (rc = plan(&b)) < 0 || (rc = resume(&b)) < 0)
+        goto done;
+    /* waves */
+    int64_t width = 1;
+    double per_chunk = 0;
+    while (rc == 0 && b.next < (int64_t)b.n_chunks) {
+        int64_t elapsed = mcdc_time_mono_us() - t_start;
+        if (o->max_waves && out->run_waves >= o->max_waves)
+            break;
+        if (o->max_us && elapsed >= o->max_us)
+            break;
+        if (out->run_waves > 0 && o->target_wave_us > 0 && per_chunk > 0) {
+            double budget = (double)o->target_wave_us / 1e6;
+            if (o->max_us && (double)(o->max_us - elapsed) / 1e6 < budget)
+                budget = (double)(o->max_us - elapsed) / 1e6;
+            width = (int64_t)(budget / per_chunk);
+            if (width < 1) width = 1;
+            if (width > MAX_WAVE_CHUNKS) width = MAX_WAVE_CHUNKS;
+        }
+        int64_t w = b.wave;
+        int64_t chunks_before = out->run_chunks, rows_before = out->run_rows;
+        double secs = 0;
+        if ((rc = run_wave(&b, width, &secs)) < 0)
+            break;
+        int64_t did = out->run_chunks - chunks_before;
+        per_chunk = did > 0 ? secs / (double)did : 0;
+        if (o->progress) {
+            double rate = secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0;
+            double left = per_chunk * (double)((int64_t)b.n_chunks - b.next);
+            out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
+            o->progress(out, w, rate, left, o->progress_payload);
+        }
+    }
+    if (rc == 0 && b.next >= (int64_t)b.n_chunks)
+        rc = complete(&b);
+done:
+    out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
+    release(&b);
+    return rc;
+}

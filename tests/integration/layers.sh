@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Layer check: every #include "mcdc/X.h" in src/<folder>/ names a header of its own layer or
+# of one above it in docs/layers.md; every public header and every src/ folder is in the
+# table; src/cli/cmd_stream.c is a thin client of the run layer (mcdc/run.h and the CLI's
+# own headers only).
+set -euo pipefail
+src=${MCDC_SRC:?}
+map=$src/docs/layers.md
+fail=0
+
+declare -A layer_of_header=() rank_of_folder=()
+rank=0
+while IFS='|' read -r _ layer folder headers _; do
+  folder=$(sed -E 's/[` ]//g' <<<"$folder")
+  [[ $folder == src/* ]] || continue
+  rank=$((rank + 1))
+  rank_of_folder[$folder]=$rank
+  for h in $(grep -oE '`[a-z_]+\.h`' <<<"$headers" | tr -d '`'); do
+    layer_of_header[$h]=$rank
+  done
+done <"$map"
+[ "$rank" -ge 9 ] || { echo "FAIL: no layer table in $map"; exit 1; }
+
+for h in "$src"/include/mcdc/*.h; do
+  b=$(basename "$h")
+  [ -n "${layer_of_header[$b]:-}" ] || { echo "FAIL: include/mcdc/$b is in no layer of docs/layers.md"; fail=1; }
+done
+for d in "$src"/src/*/; do
+  f="src/$(basename "$d")/"
+  [ -n "${rank_of_folder[$f]:-}" ] || { echo "FAIL: $f is in no layer of docs/layers.md"; fail=1; }
+done
+
+for f in "${!rank_of_folder[@]}"; do
+  r=${rank_of_folder[$f]}
+  [ -d "$src/$f" ] || continue
+  while IFS=: read -r file inc; do
+    h=$(sed -E 's/.*"mcdc\/([a-z_]+\.h)".*/\1/' <<<"$inc")
+    hr=${layer_of_header[$h]:-}
+    if [ -z "$hr" ] || [ "$hr" -gt "$r" ]; then
+      echo "FAIL: ${file#"$src"/} includes mcdc/$h, a layer below $f"
+      fail=1
+    fi
+  done < <(grep -rHE '^#include "mcdc/' "$src/$f" --include='*.c' --include='*.h' || true)
+done
+
+others=$(grep -E '^#include "' "$src/src/cli/cmd_stream.c" | grep -vE '^#include "(mcdc/run\.h|cli\.h)"' || true)
+if [ -n "$others" ]; then
+  echo "FAIL: src/cli/cmd_stream.c includes more than mcdc/run.h and cli.h:"
+  echo "$others"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "layers: ok ($rank layers)"
+exit "$fail"
