@@ -91,6 +91,21 @@ typedef struct mcdc_backfill_options {
  *          plan chunks; table and I/O codes. */
 int mcdc_backfill_run(const mcdc_backfill_options *opts, mcdc_backfill_status *out);
 
+/** The newest chunked snapshot of a target, as its facts rows say (any stream family). */
+typedef struct mcdc_chunked_snapshot {
+    bool     found;          /* a chunked snapshot_open row for the target */
+    bool     is_open;        /* found, and no bootstrap/resnapshot row at or above its S */
+    mcdc_lsn snapshot;       /* its S */
+    int64_t  chunks_done;    /* snapshot_chunk rows of S */
+    int64_t  chunks_total;   /* chunks of its plan; 0 before planning */
+} mcdc_chunked_snapshot;
+
+/** Read the facts table at @p facts_path (a missing one: nothing found) for the newest
+ *  chunked snapshot of @p target (the name as given). Reads only.
+ *  @return 0; table and I/O codes. */
+int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
+                               const char *target);
+
 #ifdef __cplusplus
 }
 #endif

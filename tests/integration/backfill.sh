@@ -3,8 +3,10 @@
 # one per chunk, the closing bootstrap row) and bronze rows (every key once, stamped with
 # its wave's LSN, _snapshot = S, _chunk), the exit codes (0 complete, also on a rerun; 1
 # chunks left; 2 no snapshot or bad usage), --status, an integer key (grid plan) and a
-# composite key of a string, a date and a uniqueidentifier (keyset plan), and a kill -9 at
-# every step of a wave: the rerun resumes without reading a chunk twice into bronze.
+# composite key of a string, a date and a uniqueidentifier (keyset plan), a kill -9 at
+# every step of a wave (the rerun resumes without reading a chunk twice into bronze), and
+# silver: held while the snapshot is open, then equal to the source table after deletes,
+# updates and inserts before and after each chunk's read.
 source "$MCDC_SRC/tests/integration/stream_lib.bash"
 
 BF() { M backfill --source "sim:$DB" --capture-instance dbo_orders --target bronze.o --app-id o1 --facts ops.facts "$@"; }
@@ -127,6 +129,41 @@ for fp in backfill.after_plan backfill.mid_read@2 stream.bootstrap.after_data_fi
   diff <(expect_facts 1 2) <(facts_rows) || die "$fp: facts rows differ after the rerun"
   diff <(expect_bronze) <(bronze_snap) || die "$fp: bronze snapshot rows differ after the rerun"
 done
+
+# ---- silver: held while the snapshot is open, then equal to the source ------------------------
+SA() { M silver apply --bronze bronze.o --silver silver.o --capture-instance dbo_orders --keys order_id \
+         --control ops.control --facts ops.facts "$@"; }
+setup_int
+ST --bootstrap --bootstrap-mode chunked >/dev/null 2>&1
+set +e; BF --chunk-rows 10 --max-waves 1 --target-wave-seconds 0 >/dev/null 2>&1; rc=$?; set -e
+[ $rc = 1 ] || die "silver case: first wave exit $rc"
+# after chunk 0 was read: a delete and an update of its keys, a new key inside its range;
+# before chunks 1 and 2 are read: an update (45) and a delete (66) of theirs, and a key
+# inserted and deleted again
+sim_exec 2026-10-01T14:02:00 "DELETE FROM dbo.orders WHERE order_id = 6; UPDATE dbo.orders SET customer = N'u' WHERE order_id = 9; INSERT INTO dbo.orders VALUES (4, N'four'), (200, N'late')"
+sim_exec 2026-10-01T14:02:10 "UPDATE dbo.orders SET customer = N'v' WHERE order_id = 45; DELETE FROM dbo.orders WHERE order_id = 66; INSERT INTO dbo.orders VALUES (50, N'gone')"
+sim_exec 2026-10-01T14:02:20 "DELETE FROM dbo.orders WHERE order_id = 50"
+sim_capture 2026-10-01T14:02:30
+ST >/dev/null 2>&1
+out=$(SA) || die "silver apply while open: exit $?"
+grep -q "^bronze bronze.o has a chunked snapshot still open: nothing applied until its backfill completes; applied_lsn none, finalized_until none" <<<"$out" ||
+  die "silver while open: $out"
+[ ! -e "$T/lake/silver/o/_delta_log/00000000000000000001.json" ] || die "silver applied while the snapshot is open"
+set +e; BF --max-waves 1 >/dev/null 2>&1; rc=$?; set -e
+[ $rc = 1 ] || die "silver case: second wave exit $rc"
+sim_exec 2026-10-01T14:03:00 "DELETE FROM dbo.orders WHERE order_id = 36; UPDATE dbo.orders SET customer = N'w' WHERE order_id = 39"
+sim_capture 2026-10-01T14:03:30
+ST >/dev/null 2>&1
+BF >/dev/null 2>&1 || die "silver case: last wave failed"
+sim_exec 2026-10-01T14:04:00 "DELETE FROM dbo.orders WHERE order_id = 75; INSERT INTO dbo.orders VALUES (6, N'six again')"
+sim_capture 2026-10-01T14:04:30
+ST >/dev/null 2>&1
+out=$(SA) || die "silver apply after completion: exit $?"
+grep -q "^rebuilt silver.o from bronze.o" <<<"$out" || die "silver after completion: $out"
+diff <(M sim query "$DB" 'SELECT order_id, customer FROM dbo.orders' --format csv | tail -n +2 | sort -t, -k1n) \
+     <(M table cat silver.o --format csv --columns order_id,customer | tail -n +2 | sort -t, -k1n) ||
+  die "silver differs from the source table"
+[ "$(bronze_snap | wc -l)" = "$(sort -u -t, -k5,5 <(bronze_snap) | wc -l)" ] || die "a key's snapshot row is in bronze twice"
 
 # ---- a composite key: string, date, uniqueidentifier (keyset bounds) -------------------------
 rm -rf "$T/lake" "$T/ck" "$DB"
