@@ -32,7 +32,13 @@
 #include "mcdc/tds.h"
 #include "mcdc/time.h"
 
-#define DRIVER "/usr/lib/x86_64-linux-gnu/odbc/libtdsodbc.so"
+/* FreeTDS's ODBC driver: $MSSQL_CDC_FREETDS_DRIVER when set (as for the SQL Server source) */
+static const char *driver(void)
+{
+    const char *d = getenv("MSSQL_CDC_FREETDS_DRIVER");
+    return d && *d ? d : "/usr/lib/x86_64-linux-gnu/odbc/libtdsodbc.so";
+}
+#define DRIVER driver()
 
 static int64_t cpu_us(int who)
 {

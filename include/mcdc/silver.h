@@ -315,6 +315,8 @@ typedef struct mcdc_silver_apply_result {
     double       seconds_merge;   /* the rest of the merge: reading and writing silver
                                      files (a rebuild's snapshot rows included) */
     double       seconds_commit;  /* the merge commit, the position and the verdict */
+    bool         snapshot_open;   /* a chunked snapshot of bronze is open: nothing was
+                                     applied, the position and verdict are unchanged */
 } mcdc_silver_apply_result;
 
 /** Apply what bronze holds beyond silver's position, then record the position and

@@ -205,8 +205,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         print_lsn(&b, r.has_applied_lsn, &r.applied_lsn, true);
         mcdc_buf_puts(&b, ",\"finalized_until\":");
         print_verdict(&b, &r.finalized_until, true);
-        mcdc_buf_printf(&b, ",\"bronze_found\":%s,\"snapshot_lsn\":",
-                        r.bronze_found ? "true" : "false");
+        mcdc_buf_printf(&b, ",\"bronze_found\":%s,\"snapshot_open\":%s,\"snapshot_lsn\":",
+                        r.bronze_found ? "true" : "false", r.snapshot_open ? "true" : "false");
         print_lsn(&b, r.has_snapshot_lsn, &r.snapshot_lsn, true);
         mcdc_buf_printf(&b, ",\"bronze_version\":%lld,\"silver_version\":%lld,"
                         "\"bronze_files_read\":%llu,\"bronze_files_skipped\":%llu,"
@@ -226,6 +226,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
                         (unsigned long long)r.silver_rows_read, r.change_set_bytes);
     } else if (!r.bronze_found) {
         mcdc_buf_printf(&b, "bronze %s does not exist yet: nothing applied; applied_lsn ", bronze);
+        print_lsn(&b, r.has_applied_lsn, &r.applied_lsn, false);
+        mcdc_buf_puts(&b, ", finalized_until ");
+        print_verdict(&b, &r.finalized_until, false);
+        mcdc_buf_putc(&b, '\n');
+    } else if (r.snapshot_open) {
+        mcdc_buf_printf(&b, "bronze %s has a chunked snapshot still open: nothing applied until "
+                        "its backfill completes; applied_lsn ", bronze);
         print_lsn(&b, r.has_applied_lsn, &r.applied_lsn, false);
         mcdc_buf_puts(&b, ", finalized_until ");
         print_verdict(&b, &r.finalized_until, false);

@@ -83,8 +83,8 @@ typedef struct snap_state {
     int64_t     open_written_at_us;
 } snap_state;
 
-/* Read the state of @p family's chunked snapshot of @p target from the facts table at
- * @p facts_path (a missing table: nothing open). */
+/* Read the state of @p family's (NULL: any family's) chunked snapshot of @p target from
+ * the facts table at @p facts_path (a missing table: nothing open). */
 int mcdc_snap__state_read(snap_state *out, const char *facts_path, const char *target,
                           const char *family);
 void mcdc_snap__state_clear(snap_state *st);

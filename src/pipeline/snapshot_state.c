@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcdc/backfill.h"
 #include "mcdc/log.h"
 #include "pipeline/snapshot_int.h"
 
@@ -108,7 +109,7 @@ int mcdc_snap__state_read(snap_state *out, const char *facts_path, const char *t
             continue;
         memcpy(app, r[C_APP].v.s.ptr, r[C_APP].v.s.len);
         app[r[C_APP].v.s.len] = 0;
-        if (mcdc_stream_family(fam, sizeof fam, app) < 0 || strcmp(fam, family) != 0)
+        if (family && (mcdc_stream_family(fam, sizeof fam, app) < 0 || strcmp(fam, family) != 0))
             continue;
         mcdc_lsn at;
         if (!lsn_of(&r[C_MAX], &at))
@@ -293,4 +294,21 @@ int mcdc_snap__write_events(mcdc_stream *s, snap_event *ev, size_t n, const char
     }
     mcdc_delta_file_clear(&add);
     return rc;
+}
+
+int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
+                               const char *target)
+{
+    memset(out, 0, sizeof *out);
+    snap_state st;
+    int rc = mcdc_snap__state_read(&st, facts_path, target, NULL);
+    if (rc < 0)
+        return rc;
+    out->found = st.has_open;
+    out->is_open = st.has_open && !st.completed;
+    out->snapshot = st.S.lsn;
+    out->chunks_done = (int64_t)st.n_chunks;
+    out->chunks_total = (int64_t)json_array_size(json_object_get(st.plan, "chunks"));
+    mcdc_snap__state_clear(&st);
+    return 0;
 }

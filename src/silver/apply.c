@@ -32,7 +32,10 @@
  *   replacements, declaring that it read the whole table (PRED_ALL): any concurrent
  *   commit that adds or removes silver files conflicts and the apply fails cleanly
  *   (MCDC_ECONFLICT); run it again.
- * Chunked snapshots (backfill waves, `_chunk` set) are not handled here and are refused.
+ * Chunked snapshots (backfill waves, `_chunk` set, needs the facts table): while one is
+ * open nothing is applied and the verdict is held; once its completion row is written,
+ * its S is the newest snapshot and silver is rebuilt from its rows (each ranked by its
+ * wave's stamp L) and the changes after S, latest per key, deletes applied.
  */
 #include "mcdc/silver.h"
 
@@ -43,6 +46,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "mcdc/backfill.h"
 #include "mcdc/delta.h"
 #include "mcdc/failpoint.h"
 #include "mcdc/finalize.h"
@@ -294,12 +298,16 @@ static int bronze_snapshot(ctx *c, const position *pos, bool *has, mcdc_lsn *out
         bronze_stats(f, &st);
         if (st.has_op && st.op_min > 0)
             continue; /* changes only */
-        if (st.has_chunk_rows) {
-            rc = mcdc_error_set(MCDC_EUNSUPPORTED, "%s: bronze holds rows of a chunked snapshot "
-                                "(_chunk set)", c->o->bronze_path);
-            mcdc_error_hint("silver apply rebuilds from whole snapshots only; take a whole "
-                            "snapshot (mssql-cdc stream --bootstrap) into a new bronze table");
+        if (st.has_chunk_rows && !c->o->facts_path) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: bronze holds rows of a chunked snapshot "
+                                "(_chunk set), whose state is in the facts table",
+                                c->o->bronze_path);
+            mcdc_error_hint("pass the stream's --facts NAME");
             break;
+        }
+        if (st.has_chunk_rows) { /* the point of a chunked snapshot is its facts row (S) */
+            read[n_read++] = f;
+            continue;
         }
         if (st.has_lsn && pos->has_snapshot && mcdc_lsn_cmp(&st.lsn_max, &pos->snapshot) <= 0 &&
             (!st.has_snap || mcdc_lsn_cmp(&st.snap_max, &pos->snapshot) <= 0))
@@ -320,15 +328,17 @@ static int bronze_snapshot(ctx *c, const position *pos, bool *has, mcdc_lsn *out
         mcdc_delta_snapshot view;
         mcdc_delta_file *arr = malloc(n_read * sizeof *arr);
         mcdc_delta_scan *sc = NULL;
-        static const char *const cols[] = { "_operation", "_start_lsn", "_snapshot" };
+        static const char *const cols[] = { "_operation", "_start_lsn", "_snapshot", "_chunk" };
         rc = arr ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
         bool with_snap = mcdc_schema_find(c->bronze_flat, "_snapshot") >= 0;
+        bool with_chunk = with_snap && mcdc_schema_find(c->bronze_flat, "_chunk") >= 0;
         if (rc == 0)
-            rc = scan_subset(&sc, &view, arr, c->bronze, read, n_read, cols, with_snap ? 3 : 2);
+            rc = scan_subset(&sc, &view, arr, c->bronze, read, n_read, cols,
+                             with_chunk ? 4 : with_snap ? 3 : 2);
         const mcdc_value *r;
         while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
             rc = 0;
-            if (r[0].is_null || r[0].v.i != 0)
+            if (r[0].is_null || r[0].v.i != 0 || (with_chunk && !r[3].is_null))
                 continue;
             const mcdc_value *v = with_snap && !r[2].is_null ? &r[2] : &r[1];
             char t[40];
@@ -1017,6 +1027,21 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         goto done;
     if (has_fsnap)
         lsn_max(&has_snap, &snap, &fsnap);
+    /* a chunked snapshot still open: silver waits for all of it (its verdict is held) */
+    if (o->facts_path) {
+        mcdc_chunked_snapshot cso;
+        if ((rc = mcdc_chunked_snapshot_find(&cso, o->facts_path, o->bronze_name)) < 0)
+            goto done;
+        if (cso.is_open && (!has_snap || mcdc_lsn_cmp(&cso.snapshot, &snap) > 0)) {
+            char l[MCDC_LSN_STRLEN];
+            mcdc_log(MCDC_LOG_INFO, "silver", "%s: the chunked snapshot at %s is open (%lld of "
+                     "%lld chunks in bronze): silver waits until it is complete", o->bronze_name,
+                     mcdc_lsn_format(l, &cso.snapshot), (long long)cso.chunks_done,
+                     (long long)cso.chunks_total);
+            out->snapshot_open = true;
+            goto done;
+        }
+    }
     bool rebuild = !pos.has_applied ||
                    (has_snap && (!pos.has_snapshot || mcdc_lsn_cmp(&snap, &pos.snapshot) > 0));
     if (rebuild && !has_snap && pos.has_snapshot) {

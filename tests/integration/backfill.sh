@@ -3,8 +3,10 @@
 # one per chunk, the closing bootstrap row) and bronze rows (every key once, stamped with
 # its wave's LSN, _snapshot = S, _chunk), the exit codes (0 complete, also on a rerun; 1
 # chunks left; 2 no snapshot or bad usage), --status, an integer key (grid plan) and a
-# composite key of a string, a date and a uniqueidentifier (keyset plan), and a kill -9 at
-# every step of a wave: the rerun resumes without reading a chunk twice into bronze.
+# composite key of a string, a date and a uniqueidentifier (keyset plan), a kill -9 at
+# every step of a wave (the rerun resumes without reading a chunk twice into bronze), and
+# silver: held while the snapshot is open, then equal to the source table after deletes,
+# updates and inserts before and after each chunk's read.
 source "$MCDC_SRC/tests/integration/stream_lib.bash"
 
 BF() { M backfill --source "sim:$DB" --capture-instance dbo_orders --target bronze.o --app-id o1 --facts ops.facts "$@"; }
@@ -96,7 +98,12 @@ set +e; out=$(BF --status); rc=$?; set -e
 [ $rc = 1 ] || die "--status while open: exit $rc, want 1"
 [ "$out" = "snapshot $S (generation 0, app_id o1): open, 1/3 chunks, 10 rows of about 25, 1 waves" ] ||
   die "--status: $out"
-BF --target-wave-seconds 0 >/dev/null 2>"$T/err" || die "backfill to the end failed: $(cat "$T/err")"
+set +e; out=$(BF --progress "$T/no/such/dir/p.jsonl" 2>&1); rc=$?; set -e
+[ $rc = 2 ] && grep -q -- "--progress $T/no/such/dir/p.jsonl: cannot be opened" <<<"$out" || die "bad --progress: $rc $out"
+BF --target-wave-seconds 0 --progress "$T/progress.jsonl" >/dev/null 2>"$T/err" || die "backfill to the end failed: $(cat "$T/err")"
+[ "$(wc -l <"$T/progress.jsonl")" = 2 ] || die "--progress: $(cat "$T/progress.jsonl")"
+grep -q '^{"event":"wave","snapshot":"'$S'","wave":2,"chunks":3,"chunks_total":3,"rows":24,"rows_estimate":25,"rows_per_second":' "$T/progress.jsonl" ||
+  die "--progress line: $(cat "$T/progress.jsonl")"
 grep -q "ignored" "$T/err" && die "no --chunk-rows given, yet a warning: $(cat "$T/err")"
 diff <(expect_facts 1 2) <(facts_rows) || die "facts rows differ"
 diff <(expect_bronze) <(bronze_snap) || die "bronze snapshot rows differ"
@@ -111,6 +118,23 @@ out=$(BF --status) || die "--status after completion: exit $?"
 # the stream's own changes are in bronze beside the snapshot rows
 [ "$(M table cat bronze.o --format csv --columns _operation,order_id | grep -c '^[1-4],')" = 4 ] ||
   die "the stream's changes after S are not in bronze"
+
+# ---- a stale max_lsn below S (a readable secondary behind the primary) is refused ------------
+setup_int
+changes_after_open
+ST --bootstrap --bootstrap-mode chunked >/dev/null 2>&1 # S is now the changes' commit, $L
+cp "$DB" "$T/secondary.sqlite"
+M sim rewind "$T/secondary.sqlite" --to "$S" >/dev/null
+set +e
+out=$(M backfill --source "sim:$T/secondary.sqlite" --capture-instance dbo_orders --target bronze.o \
+        --app-id o1 --facts ops.facts 2>&1); rc=$?
+set -e
+[ $rc = 3 ] || die "stale max_lsn: exit $rc, want 3: $out"
+grep -q "max_lsn $S is below the snapshot's LSN $L" <<<"$out" || die "stale max_lsn message: $out"
+[ ! -e "$T/lake/bronze/o/_delta_log" ] || die "a refused wave wrote bronze"
+# --max-seconds: no wave starts after the limit (exit 1)
+set +e; out=$(BF --max-seconds 0.000001 2>/dev/null); rc=$?; set -e
+[ $rc = 1 ] && grep -q "0 waves, 0 chunks, 0 rows this run" <<<"$out" || die "--max-seconds: $rc $out"
 
 # ---- kill -9 at every step of a wave: the rerun resumes where it stopped ---------------------
 for fp in backfill.after_plan backfill.mid_read@2 stream.bootstrap.after_data_file@2 \
@@ -127,6 +151,41 @@ for fp in backfill.after_plan backfill.mid_read@2 stream.bootstrap.after_data_fi
   diff <(expect_facts 1 2) <(facts_rows) || die "$fp: facts rows differ after the rerun"
   diff <(expect_bronze) <(bronze_snap) || die "$fp: bronze snapshot rows differ after the rerun"
 done
+
+# ---- silver: held while the snapshot is open, then equal to the source ------------------------
+SA() { M silver apply --bronze bronze.o --silver silver.o --capture-instance dbo_orders --keys order_id \
+         --control ops.control --facts ops.facts "$@"; }
+setup_int
+ST --bootstrap --bootstrap-mode chunked >/dev/null 2>&1
+set +e; BF --chunk-rows 10 --max-waves 1 --target-wave-seconds 0 >/dev/null 2>&1; rc=$?; set -e
+[ $rc = 1 ] || die "silver case: first wave exit $rc"
+# after chunk 0 was read: a delete and an update of its keys, a new key inside its range;
+# before chunks 1 and 2 are read: an update (45) and a delete (66) of theirs, and a key
+# inserted and deleted again
+sim_exec 2026-10-01T14:02:00 "DELETE FROM dbo.orders WHERE order_id = 6; UPDATE dbo.orders SET customer = N'u' WHERE order_id = 9; INSERT INTO dbo.orders VALUES (4, N'four'), (200, N'late')"
+sim_exec 2026-10-01T14:02:10 "UPDATE dbo.orders SET customer = N'v' WHERE order_id = 45; DELETE FROM dbo.orders WHERE order_id = 66; INSERT INTO dbo.orders VALUES (50, N'gone')"
+sim_exec 2026-10-01T14:02:20 "DELETE FROM dbo.orders WHERE order_id = 50"
+sim_capture 2026-10-01T14:02:30
+ST >/dev/null 2>&1
+out=$(SA) || die "silver apply while open: exit $?"
+grep -q "^bronze bronze.o has a chunked snapshot still open: nothing applied until its backfill completes; applied_lsn none, finalized_until none" <<<"$out" ||
+  die "silver while open: $out"
+[ ! -e "$T/lake/silver/o/_delta_log/00000000000000000001.json" ] || die "silver applied while the snapshot is open"
+set +e; BF --max-waves 1 >/dev/null 2>&1; rc=$?; set -e
+[ $rc = 1 ] || die "silver case: second wave exit $rc"
+sim_exec 2026-10-01T14:03:00 "DELETE FROM dbo.orders WHERE order_id = 36; UPDATE dbo.orders SET customer = N'w' WHERE order_id = 39"
+sim_capture 2026-10-01T14:03:30
+ST >/dev/null 2>&1
+BF >/dev/null 2>&1 || die "silver case: last wave failed"
+sim_exec 2026-10-01T14:04:00 "DELETE FROM dbo.orders WHERE order_id = 75; INSERT INTO dbo.orders VALUES (6, N'six again')"
+sim_capture 2026-10-01T14:04:30
+ST >/dev/null 2>&1
+out=$(SA) || die "silver apply after completion: exit $?"
+grep -q "^rebuilt silver.o from bronze.o" <<<"$out" || die "silver after completion: $out"
+diff <(M sim query "$DB" 'SELECT order_id, customer FROM dbo.orders' --format csv | tail -n +2 | sort -t, -k1n) \
+     <(M table cat silver.o --format csv --columns order_id,customer | tail -n +2 | sort -t, -k1n) ||
+  die "silver differs from the source table"
+[ "$(bronze_snap | wc -l)" = "$(sort -u -t, -k5,5 <(bronze_snap) | wc -l)" ] || die "a key's snapshot row is in bronze twice"
 
 # ---- a composite key: string, date, uniqueidentifier (keyset bounds) -------------------------
 rm -rf "$T/lake" "$T/ck" "$DB"

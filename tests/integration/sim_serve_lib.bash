@@ -7,7 +7,7 @@ set -euo pipefail
 T=$(mktemp -d /tmp/mcdc-serve-it-XXXXXX)
 SERVE_PID= TSHARK=
 cleanup() {
-  [ -n "$TSHARK" ] && kill -INT "$TSHARK" 2>/dev/null && wait "$TSHARK" 2>/dev/null
+  [ -n "$TSHARK" ] && capture_stop
   [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
   rm -rf "$T"
 }
@@ -64,6 +64,11 @@ capture_start() {
 capture_stop() {
   sleep 0.5
   kill -INT "$TSHARK" 2>/dev/null || true
+  for _ in $(seq 1 30); do kill -0 "$TSHARK" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$TSHARK" 2>/dev/null; then # it missed the signal: end it and its dumpcap
+    pkill -TERM -P "$TSHARK" 2>/dev/null || true
+    kill -TERM "$TSHARK" 2>/dev/null || true
+  fi
   wait "$TSHARK" 2>/dev/null || true
   TSHARK=
 }

@@ -2,7 +2,7 @@
 # sim serve with TLS (GnuTLS, the handshake inside PRELOGIN packets): a test CA made here
 # signs the server's certificate; FreeTDS's tsql connects with each of its encryption
 # settings against --encryption login and required (a client that cannot encrypt is refused
-# by required); python-tds validates the certificate against the CA and fails against
+# by required); python-tds and tedious validate the certificate against the CA and fail against
 # another CA; with full encryption the query's text never crosses the wire in the clear, with
 # login-only encryption LOGIN7 does not and the query does.
 source "$(dirname "$0")/sim_serve_lib.bash"
@@ -53,7 +53,7 @@ app = 'TSQL'.encode('utf-16-le')  # tsql's AppName in LOGIN7
 sys.exit(0 if query in data and app not in data else 1)
 PY
 
-# python-tds: full TLS, the certificate validated against the CA (and refused with another)
+# python-tds and tedious: full TLS, the certificate validated against the CA (and refused with another)
 serve_start --tls-cert "$ca/server.pem" --tls-key "$ca/server.key" --encryption required
 capture_start "$T/tls.pcapng"
 here=$(cd "$(dirname "$0")/../interop" && pwd)
@@ -62,6 +62,12 @@ here=$(cd "$(dirname "$0")/../interop" && pwd)
 grep -q '"customer":"Zoë €"' "$T/py.jsonl" || die "python-tds over TLS read: $(cat "$T/py.jsonl")"
 /usr/bin/python3 "$here/tds_pytds.py" "$PORT" u "$PW" shop --cafile "$T/other/ca.pem" "SELECT 1 AS x" > /dev/null 2>&1 \
   && die "python-tds accepted a certificate of another CA"
+# tedious too (Node's TLS, the certificate validated against the CA)
+timeout 30 node "$here/tds_tedious.mjs" "$PORT" u "$PW" shop --ca "$ca/ca.pem" "SELECT customer FROM dbo.orders WHERE order_id = 2" \
+  > "$T/td.jsonl" || die "tedious over TLS failed"
+grep -q '"customer":"Zoë €"' "$T/td.jsonl" || die "tedious over TLS read: $(cat "$T/td.jsonl")"
+timeout 30 node "$here/tds_tedious.mjs" "$PORT" u "$PW" shop --ca "$T/other/ca.pem" "SELECT 1 AS x" > /dev/null 2>&1 \
+  && die "tedious accepted a certificate of another CA"
 capture_stop
 serve_stop
 /usr/bin/python3 - "$T/tls.pcapng" <<'PY' || die "the query's text crossed the wire in the clear"

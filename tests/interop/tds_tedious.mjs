@@ -2,7 +2,8 @@
 // `sim serve` and print each result's rows as JSON lines in the encoding of `sim query
 // --format jsonl` (architecture §7). tedious reads decimals as JavaScript numbers and
 // datetime2 to the millisecond: tds_compare.mjs --rounding allows for that.
-//   node tds_tedious.mjs PORT USER PASSWORD DATABASE [--params JSON] SQL...
+//   node tds_tedious.mjs PORT USER PASSWORD DATABASE [--ca FILE] [--params JSON] SQL...
+// --ca: encrypt the connection (TLS) and validate the server's certificate against FILE.
 // --params gives the next SQL's parameters (a JSON object, "@name" in the SQL), sent as
 // sp_executesql's typed parameters: ints as int, "dec:TEXT" as decimal(p,s), "ts:TEXT" as
 // datetime2, other strings as nvarchar.
@@ -12,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 
 const require = createRequire(join(dirname(fileURLToPath(import.meta.url)), '../node/package.json'));
 const { Connection, Request, TYPES } = require('tedious');
-const [port, user, password, database, ...sqls] = process.argv.slice(2);
+const [port, user, password, database, ...rest] = process.argv.slice(2);
+let sqls = rest, ca = null;
+if (sqls[0] === '--ca') { ca = require('node:fs').readFileSync(sqls[1]); sqls = sqls.slice(2); }
 
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 function ts(d, zulu) {
@@ -36,7 +39,10 @@ function enc(col, v) {
 const conn = new Connection({
   server: '127.0.0.1',
   authentication: { type: 'default', options: { userName: user, password } },
-  options: { port: +port, database, encrypt: false, trustServerCertificate: true, useUTC: true, rowCollectionOnDone: false },
+  options: ca
+    ? { port: +port, database, encrypt: true, trustServerCertificate: false, serverName: 'localhost',
+        cryptoCredentialsDetails: { ca }, useUTC: true }
+    : { port: +port, database, encrypt: false, trustServerCertificate: true, useUTC: true, rowCollectionOnDone: false },
 });
 function run(i) {
   if (i >= sqls.length) { conn.close(); return; }

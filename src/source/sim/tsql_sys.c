@@ -3,7 +3,8 @@
  * (sys.fn_cdc_get_max_lsn, fn_cdc_get_min_lsn, fn_cdc_increment_lsn, fn_cdc_decrement_lsn,
  * fn_cdc_map_lsn_to_time, fn_cdc_map_time_to_lsn), SERVERPROPERTY (sql_variant), the clock
  * (SYSUTCDATETIME, SYSDATETIMEOFFSET, GETDATE, GETUTCDATE), CURRENT_TIMEZONE_ID (product
- * version 16 and up: below it the name does not compile, as in SQL Server), DB_NAME,
+ * version 16 and up, or engine edition 5 or 8, Azure SQL: elsewhere the name does not compile,
+ * as in SQL Server), DB_NAME,
  * OBJECT_ID, HAS_PERMS_BY_NAME, @@SPID/@@VERSION/@@TRANCOUNT/@@ROWCOUNT/@@ERROR, and sys.databases and
  * sys.dm_exec_session_wait_stats. Columns and types follow Microsoft's documentation of each
  * object (tests/unit/source/tsql_catalog.c compares them).
@@ -190,7 +191,7 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
         return bind_val(cc, out, T_INT, v, true) < 0 ? MCDC_ENOMEM : (out->is_variant = true, 0);
     }
     if (is_fn(e, "current_timezone_id")) {
-        if (s->product_version < 16)
+        if (s->product_version < 16 && s->engine_edition != 5 && s->engine_edition != 8) /* Azure SQL has it */
             return tsql_fail(err, 195, 15, 10, line, "'CURRENT_TIMEZONE_ID' is not a recognized built-in function name.");
         if ((rc = nargs(err, e, 0))) return rc;
         const char *z = s->sim->st.time_zone;

@@ -20,7 +20,13 @@
 #include "mcdc/sim.h"
 #include "mcdc/tds.h"
 
-#define DRIVER "/usr/lib/x86_64-linux-gnu/odbc/libtdsodbc.so"
+/* FreeTDS's ODBC driver: $MSSQL_CDC_FREETDS_DRIVER when set (as for the SQL Server source) */
+static const char *driver(void)
+{
+    const char *d = getenv("MSSQL_CDC_FREETDS_DRIVER");
+    return d && *d ? d : "/usr/lib/x86_64-linux-gnu/odbc/libtdsodbc.so";
+}
+#define DRIVER driver()
 
 typedef struct srv {
     char                   dir[64], path[128];

@@ -188,6 +188,14 @@ static void test_source_tsql__current_timezone_id_on_16(void **state)
 {
     fx *f = *state;
     assert_string_equal("cols :nvarchar(256) not null\nrow UTC\ndone count=1\n", B(f->s, "SELECT CURRENT_TIMEZONE_ID()"));
+    /* Azure SQL Database (engine edition 5) has it whatever the version number */
+    mcdc_sim_session *az;
+    mcdc_sim_login_info li = {"dbo", NULL, "t"};
+    mcdc_sim_server_options o = {13, 5, NULL};
+    assert_int_equal(0, mcdc_sim_session_open(&az, f->t.path, &li, &o));
+    assert_string_equal("cols :nvarchar(256) not null, :sql_variant/int\nrow UTC | 5\ndone count=1\n",
+                        B(az, "SELECT CURRENT_TIMEZONE_ID(), SERVERPROPERTY('EngineEdition')"));
+    mcdc_sim_session_close(az);
 }
 
 static void test_source_tsql__convert_styles_dateadd_datediff_quotename_hashbytes(void **state)
