@@ -110,6 +110,159 @@ const char *mcdc_job_run_id(const mcdc_job *j);
 /** Stop what runs and free; NULL is a no-op. Does not close the source. */
 void mcdc_job_free(mcdc_job *j);
 
+
+/* ---- A config file of many tables (config.c, plan.c) ------------------------------------ */
+
+/** The settings a table (or `defaults:`) may give, in the order of the config reference. */
+typedef enum {
+    MCDC_RUN_KEY_SOURCE = 0, MCDC_RUN_KEY_CAPTURE_INSTANCE, MCDC_RUN_KEY_TARGET,
+    MCDC_RUN_KEY_APP_ID, MCDC_RUN_KEY_CHECKPOINT, MCDC_RUN_KEY_FACTS, MCDC_RUN_KEY_CONTROL,
+    MCDC_RUN_KEY_SILVER, MCDC_RUN_KEY_KEYS, MCDC_RUN_KEY_TRIGGER, MCDC_RUN_KEY_GRANULARITY,
+    MCDC_RUN_KEY_STARTING_LSN, MCDC_RUN_KEY_MAX_COMMITS_PER_BATCH, MCDC_RUN_KEY_BOOTSTRAP,
+    MCDC_RUN_NKEYS
+} mcdc_run_key;
+
+/** A table entry of the config as written (or its defaults): values NULL when not given;
+ *  line numbers are 1-based. */
+typedef struct mcdc_run_entry {
+    char   *value[MCDC_RUN_NKEYS];
+    int     key_line[MCDC_RUN_NKEYS];
+    char  **include, **exclude;      /* patterns (fnmatch) over capture instance names */
+    size_t  n_include, n_exclude;
+    char  **options;                 /* "KEY=VALUE" source options */
+    size_t  n_options;
+    int     options_line;
+    int     line;                    /* where the entry starts */
+} mcdc_run_entry;
+
+/** A named source of the config. */
+typedef struct mcdc_run_source {
+    char *name;
+    char *spec;                      /* sim:PATH, odbc:..., @FILE (paths resolved) */
+    int   line;
+} mcdc_run_source;
+
+/** A config file, parsed and checked for its shape (keys, types), nothing opened. */
+typedef struct mcdc_run_config {
+    char            *path;           /* the file as given */
+    char            *dir;            /* its directory: relative paths resolve against it */
+    char            *warehouse;      /* `warehouse:` resolved, or NULL */
+    mcdc_run_source *sources;
+    size_t           n_sources;
+    mcdc_run_entry   defaults;
+    mcdc_run_entry  *entries;
+    size_t           n_entries;
+    char            *metrics_listen; /* `metrics: {listen: HOST:PORT}`, or NULL */
+    bool             stop_all;       /* `on_error: stop-all` */
+} mcdc_run_config;
+
+/** Parse the YAML config at @p path (format: docs/guides/operating.md).
+ *  @return 0; MCDC_EINVAL naming the file, the line and the key for an unknown key, a
+ *  wrong type, a missing required key or a YAML syntax error; MCDC_ENOTFOUND; MCDC_EIO. */
+int mcdc_run_config_load(mcdc_run_config **out, const char *path);
+
+/** Free; NULL is a no-op. */
+void mcdc_run_config_free(mcdc_run_config *c);
+
+/** One table of the plan: every setting resolved (templates expanded, defaults applied,
+ *  paths resolved against the config's directory and the warehouse). */
+typedef struct mcdc_run_table {
+    size_t source;                   /* index into the config's sources */
+    char  *value[MCDC_RUN_NKEYS];    /* as for the entry; names kept as given */
+    char  *target_path, *facts_path, *control_path, *silver_path, *checkpoint_path;
+    char **options;
+    size_t n_options;
+    int    line;                     /* the entry it comes from */
+} mcdc_run_table;
+
+/** The tables a config runs. */
+typedef struct mcdc_run_plan {
+    const mcdc_run_config *config;   /* borrowed */
+    char                  *warehouse;
+    mcdc_run_table        *tables;
+    size_t                 n_tables;
+} mcdc_run_plan;
+
+/** Expand @p c into its tables: every source is opened to list its capture instances
+ *  (include/exclude patterns; the heartbeat's instance is left out unless named; an
+ *  explicit table wins over an include of the same instance), templates `{ci}`, `{schema}`
+ *  and `{table}` are filled, defaults applied, and names resolved in @p warehouse (the
+ *  config's `warehouse:` when NULL, else "./lake"). Two tables with one target or one
+ *  checkpoint are refused. Reads only.
+ *  @return 0; MCDC_EINVAL naming the line and key; the source's codes (unreachable: 3). */
+int mcdc_run_plan_make(mcdc_run_plan **out, const mcdc_run_config *c, const char *warehouse);
+
+/** Check every table of @p p as its job would before the first write (mcdc_job_check),
+ *  reading only. @p report, when not NULL, is called once per table with its result
+ *  (rc 0 or the code, the error recorded).
+ *  @return 0 when every table passes; else the first failure's code. */
+int mcdc_run_plan_check(const mcdc_run_plan *p,
+                        void (*report)(const mcdc_run_table *t, int rc, void *payload),
+                        void *payload);
+
+/** Free; NULL is a no-op. */
+void mcdc_run_plan_free(mcdc_run_plan *p);
+
+/* ---- Running the tables of a plan (supervisor.c) ----------------------------------------- */
+
+/** What a table is doing. */
+typedef enum {
+    MCDC_RUN_STATE_RUNNING = 0, MCDC_RUN_STATE_IDLE, MCDC_RUN_STATE_BACKOFF,
+    MCDC_RUN_STATE_ERROR, MCDC_RUN_STATE_STOPPED
+} mcdc_run_state;
+
+/** The name of a state ("running", "idle", "backoff", "error", "stopped"). */
+const char *mcdc_run_state_name(mcdc_run_state s);
+
+/** Events of the supervisor, for printing: a committed batch (progress set), a failure that
+ *  will be retried or that stopped the table (rc, the error recorded on the calling thread),
+ *  and a table's end (verdict set when it has a control table). Called from worker threads,
+ *  one call at a time. */
+typedef struct mcdc_run_event {
+    enum { MCDC_RUN_EVENT_BATCH = 1, MCDC_RUN_EVENT_RETRY, MCDC_RUN_EVENT_ERROR,
+           MCDC_RUN_EVENT_DONE } kind;
+    const mcdc_run_table       *table;
+    const mcdc_stream_progress *progress;  /* BATCH */
+    int                         rc;        /* RETRY, ERROR */
+    int64_t                     retry_in_us; /* RETRY */
+    bool                        has_verdict; /* DONE */
+    mcdc_verdict                verdict;     /* DONE */
+} mcdc_run_event;
+
+/** Options of a run. Start from MCDC_RUN_OPTIONS_INIT. */
+typedef struct mcdc_run_options {
+    int     version;          /* 1 */
+    int     workers;          /* worker threads; 0: the number of cores */
+    int64_t drain_timeout_us; /* after mcdc_run_stop: how long the batches in flight get */
+    int64_t backoff_min_us;   /* first retry delay (doubles, capped at backoff_max_us) */
+    int64_t backoff_max_us;
+    void  (*on_event)(const mcdc_run_event *e, void *payload);
+    void   *payload;
+} mcdc_run_options;
+
+#define MCDC_RUN_OPTIONS_INIT { 1, 0, 30000000, 1000000, 60000000, NULL, NULL }
+
+/** The end of a run, per table: its final state and, for an error, its message. */
+typedef struct mcdc_run_summary {
+    size_t  n_tables, n_error;
+    bool    drained;          /* false: the drain timeout passed with batches in flight */
+    bool    stopped_all;      /* on_error: stop-all ended the run */
+    int     first_error_rc;   /* the first table error's code (0 when none) */
+} mcdc_run_summary;
+
+/** Run every table of @p p on a pool of workers until each table's trigger ends (an
+ *  interval trigger never ends) or mcdc_run_stop is called. Each table is a job per round
+ *  (validated, checkpoint taken, tracker and follower started, batches, verdict, silver);
+ *  an interval table's next round starts its interval after the last one started. A failed
+ *  round backs off (doubling, capped) and is retried; a data loss or schema change stops
+ *  only that table (state error) unless the config says `on_error: stop-all`. Every table
+ *  is checked before any writes (mcdc_run_plan_check).
+ *  @return 0 (see @p out for tables in error and the drain); the check's codes. */
+int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_run_summary *out);
+
+/** Ask the running mcdc_run_plan_run to drain and return. Async-signal-safe. */
+void mcdc_run_stop(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,7 @@ typedef struct mcdc_cli_ctx {
     const char *warehouse;  /* --warehouse, $MSSQL_CDC_WAREHOUSE, or "./lake" */
     const char *log_format; /* "text" or "json" */
     const char *prog;       /* "mssql-cdc" */
+    bool warehouse_flag;    /* the warehouse came from --warehouse */
 } mcdc_cli_ctx;
 
 /* A command's parsed arguments. */

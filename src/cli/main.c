@@ -211,6 +211,7 @@ int main(int argc, char **argv)
             return mcdc_cli_usage_error(NULL, "option '%.*s' needs a value", (int)len, a);
         if (!strncmp(a, "--warehouse", len)) {
             ctx.warehouse = val;
+            ctx.warehouse_flag = true;
         } else if (!strncmp(a, "--log-level", len)) {
             mcdc_log_level lv;
             if (mcdc_log_level_parse(&lv, val) < 0)

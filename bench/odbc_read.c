@@ -1,0 +1,149 @@
+/*
+ * bench/odbc_read.c: how fast the SQL Server source reads change rows over ODBC, against a
+ * plain ODBC fetch loop reading the same statement.
+ *
+ *   bench_odbc_read PORT CI [PAGE_ROWS]
+ *
+ * PORT is a running `mssql-cdc sim serve` (login bench / bench-pw, database bench; see
+ * bench/odbc_read.sh), CI the capture instance. Phases, each over every change row:
+ *   source  the SQL Server source (odbc:...) read_changes from min_lsn to max_lsn: block
+ *           fetches into bound column arrays, values converted to mcdc_value, rows counted
+ *   plain   the source's own `changes` statement over the same range, run once and read one
+ *           row at a time with SQLFetch and SQLGetData of every column as text (what a
+ *           simple ODBC client does), rows counted
+ * Prints rows/s of each and their ratio; exits 1 when the source is not at least twice as
+ * fast as the plain loop or the counts differ. Figures: docs/benchmarks.md.
+ */
+#include <inttypes.h>
+#include <sql.h>
+#include <sqlext.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "mcdc/error.h"
+#include "mcdc/source.h"
+#include "mcdc/time.h"
+#include "source/mssql/conn.h"
+#include "source/mssql/statements.h"
+
+static int64_t cpu_us(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+static int count_change(const mcdc_change *c, void *payload)
+{
+    (void)c;
+    (*(int64_t *)payload)++;
+    return 0;
+}
+
+static int plain_loop(const char *conn, const char *sql, const mcdc_lsn *after, const mcdc_lsn *upto, int64_t *n)
+{
+    SQLHENV env;
+    SQLHDBC dbc;
+    SQLHSTMT st;
+    SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &env);
+    SQLSetEnvAttr(env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+    SQLAllocHandle(SQL_HANDLE_DBC, env, &dbc);
+    SQLRETURN r = SQLDriverConnect(dbc, NULL, (SQLCHAR *)conn, SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+    if (!SQL_SUCCEEDED(r)) {
+        fprintf(stderr, "plain: connect failed\n");
+        return -1;
+    }
+    SQLAllocHandle(SQL_HANDLE_STMT, dbc, &st);
+    SQLLEN i1 = 10, i2 = 10;
+    SQLBindParameter(st, 1, SQL_PARAM_INPUT, SQL_C_BINARY, SQL_BINARY, 10, 0, (SQLPOINTER)after->b, 10, &i1);
+    SQLBindParameter(st, 2, SQL_PARAM_INPUT, SQL_C_BINARY, SQL_BINARY, 10, 0, (SQLPOINTER)upto->b, 10, &i2);
+    r = SQLExecDirect(st, (SQLCHAR *)sql, SQL_NTS);
+    SQLSMALLINT ncols = 0;
+    SQLNumResultCols(st, &ncols);
+    char buf[8192];
+    SQLLEN ind;
+    while (SQL_SUCCEEDED(r) && SQL_SUCCEEDED(r = SQLFetch(st))) {
+        for (SQLSMALLINT i = 1; i <= ncols; i++) SQLGetData(st, (SQLUSMALLINT)i, SQL_C_CHAR, buf, sizeof buf, &ind);
+        (*n)++;
+    }
+    int rc = r == SQL_NO_DATA ? 0 : -1;
+    if (rc) {
+        SQLCHAR state[6], text[512];
+        SQLINTEGER nat;
+        SQLSMALLINT tl;
+        SQLGetDiagRec(SQL_HANDLE_STMT, st, 1, state, &nat, text, sizeof text, &tl);
+        fprintf(stderr, "plain: %s %d %s\n", state, (int)nat, text);
+    }
+    SQLFreeHandle(SQL_HANDLE_STMT, st);
+    SQLDisconnect(dbc);
+    SQLFreeHandle(SQL_HANDLE_DBC, dbc);
+    SQLFreeHandle(SQL_HANDLE_ENV, env);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_odbc_read PORT CI [PAGE_ROWS]\n");
+        return 2;
+    }
+    const char *ci = argv[2];
+    char text[512], spec[600];
+    snprintf(text, sizeof text, "Server=127.0.0.1;Port=%s;Database=bench;UID=bench;PWD=bench-pw;pageRows=%s", argv[1],
+             argc > 3 ? argv[3] : "10000");
+    snprintf(spec, sizeof spec, "odbc:%s", text);
+    mcdc_source *src = NULL;
+    mcdc_lsn min, max, after;
+    int rc = mcdc_source_open(&src, spec);
+    if (rc == 0) rc = src->ops->min_lsn(src, ci, &min);
+    if (rc == 0) rc = src->ops->max_lsn(src, &max);
+    if (rc == 0) rc = mcdc_lsn_decrement(&after, &min);
+    mcdc_schema *sc = NULL;
+    if (rc == 0) rc = src->ops->captured_columns(src, ci, &sc);
+    if (rc < 0) {
+        fprintf(stderr, "source: %s\n", mcdc_error_last()->message);
+        return 3;
+    }
+    int64_t n_src = 0, t0 = mcdc_time_mono_us(), c0 = cpu_us();
+    if (src->ops->read_changes(src, ci, &after, &max, count_change, &n_src) < 0) {
+        fprintf(stderr, "source: %s\n", mcdc_error_last()->message);
+        return 3;
+    }
+    int64_t t_src = mcdc_time_mono_us() - t0, c_src = cpu_us() - c0;
+    mcdc_source_close(src);
+
+    /* the same statement, read the simple way */
+    mcdc_buf cols = MCDC_BUF_INIT(1 << 16), ct = MCDC_BUF_INIT(1024), sql = MCDC_BUF_INIT(1 << 16);
+    for (size_t i = 0; i < sc->n_cols; i++) mcdc_buf_printf(&cols, ", c.[%s]", sc->cols[i].name);
+    mcdc_buf_printf(&ct, "[cdc].[%s_CT]", ci);
+    mcdc_mssql_fill fill = { .ct = ct.ptr, .cols = cols.ptr ? cols.ptr : "" };
+    mcdc_mssql_conn conn;
+    if (mcdc_mssql_statement_render(&sql, MCDC_MSSQL_Q_CHANGES, &fill) < 0 || mcdc_mssql_conn_parse(&conn, text, NULL) < 0) {
+        fprintf(stderr, "%s\n", mcdc_error_last()->message);
+        return 3;
+    }
+    int64_t n_plain = 0;
+    t0 = mcdc_time_mono_us();
+    c0 = cpu_us();
+    rc = plain_loop(conn.odbc, sql.ptr, &after, &max, &n_plain);
+    int64_t t_plain = mcdc_time_mono_us() - t0, c_plain = cpu_us() - c0;
+    mcdc_mssql_conn_free(&conn);
+    mcdc_buf_dispose(&cols);
+    mcdc_buf_dispose(&ct);
+    mcdc_buf_dispose(&sql);
+    mcdc_schema_free(sc);
+    if (rc) return 3;
+    double r_src = n_src / (t_src / 1e6), r_plain = n_plain / (t_plain / 1e6);
+    printf("source      %10" PRId64 " rows  %7.2f s  %10.0f rows/s  client %5.2f us CPU/row\n", n_src, t_src / 1e6, r_src,
+           (double)c_src / (double)n_src);
+    printf("plain loop  %10" PRId64 " rows  %7.2f s  %10.0f rows/s  client %5.2f us CPU/row (SQLFetch + SQLGetData, one row at a time)\n",
+           n_plain, t_plain / 1e6, r_plain, (double)c_plain / (double)n_plain);
+    printf("ratio       source / plain loop = %.2f\n", r_src / r_plain);
+    printf("source_seconds %.3f\n", t_src / 1e6);
+    bool ok = n_src == n_plain && r_src >= 2 * r_plain;
+    printf("%s: %s\n", ok ? "ok" : "FAIL",
+           n_src != n_plain ? "row counts differ" : ok ? "the source is at least twice as fast" : "the source is not twice as fast");
+    return ok ? 0 : 1;
+}
