@@ -11,12 +11,15 @@
  * Tier 2: every bucket that differs and a sample of the others are compared row by row,
  * by the SHA-256 row hash of the captured columns; each differing key is named MISSING
  * (in the source, not in silver), EXTRA (in silver, not in the source), DIFFERENT (values
- * differ) or DUPLICATE (silver holds the key more than once).
+ * differ) or DUPLICATE (silver holds the key more than once); a named key changed after
+ * silver's applied_lsn is IN_FLIGHT instead.
  *
  * Caveats:
  * - Read-only: never writes to the source or to any table.
- * - The source is read while it moves: a key changed after silver's applied_lsn may show
- *   as a difference (the IN_FLIGHT re-check is not part of this version).
+ * - The source is read while it moves. A differing key with a change after silver's
+ *   applied_lsn (in bronze, or in the change table up to the max_lsn read after the
+ *   source) is IN_FLIGHT, not a mismatch; a commit capture has not harvested yet still
+ *   reads as a mismatch until a later run.
  * - Silver's side holds one 8-byte ordinal or hash per silver row in memory, and the rows
  *   of the buckets compared row by row; a source without key_buckets is refused with
  *   MCDC_EUNSUPPORTED.
@@ -50,9 +53,12 @@ typedef struct mcdc_reconcile_options {
                                          0..1; default 0.01 */
     uint64_t           seed;          /* of the sample */
     bool               has_seed;      /* false: a seed from the clock */
+    const char        *bronze_path;   /* bronze's directory: a differing key changed after
+                                         silver's applied_lsn, in bronze or in the change
+                                         table, is IN_FLIGHT; NULL: no such re-check */
 } mcdc_reconcile_options;
 
-#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false }
+#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL }
 
 /** How one key differs. */
 typedef enum {
@@ -79,7 +85,7 @@ typedef struct mcdc_reconcile_result {
     bool                by_hash;        /* buckets by key hash (else by ordinal) */
     int64_t             buckets;        /* compared */
     int64_t             matched;        /* equal in tier 1 and in tier 2 where compared */
-    int64_t             in_flight;
+    int64_t             in_flight;      /* buckets whose differing keys are all in flight */
     int64_t             mismatched;
     int64_t             hashed;         /* buckets compared row by row */
     int64_t             source_rows, silver_rows;

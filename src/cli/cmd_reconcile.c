@@ -1,7 +1,7 @@
 /*
  * cli/cmd_reconcile.c: `mssql-cdc reconcile`: compare silver with its source table
  * (mcdc_reconcile_run) and print the buckets compared and the keys that differ. Exit 0
- * when nothing mismatches, 1 when something does, 2 for bad usage (a missing table or
+ * when nothing mismatches (keys in flight allowed), 1 when something does, 2 for bad usage (a missing table or
  * control row included), 3 for a failure. Every option is checked before the source's
  * table is read. Reference: docs/reference/cli-reconcile.md.
  */
@@ -19,7 +19,7 @@ static const mcdc_opt opts[] = {
     { "source", 0, MCDC_OPT_VALUE, "SRC", "sim:PATH, odbc:CONNECTION-STRING or @FILE (default $MSSQL_CDC_SOURCE)" },
     { "capture-instance", 0, MCDC_OPT_REQUIRED, "CI", "the capture instance of the source table" },
     { "silver", 0, MCDC_OPT_REQUIRED, "NAME", "the silver table to compare (name or path)" },
-    { "bronze", 0, MCDC_OPT_REQUIRED, "NAME", "the bronze table the stream writes (must exist)" },
+    { "bronze", 0, MCDC_OPT_REQUIRED, "NAME", "the bronze table the stream writes: tells keys in flight from mismatches" },
     { "control", 0, MCDC_OPT_REQUIRED, "NAME", "the control table holding silver's applied_lsn" },
     { "keys", 0, MCDC_OPT_VALUE, "K1[,K2...]", "key columns (default: the capture instance's unique index)" },
     { "bucket-rows", 0, MCDC_OPT_VALUE, "N", "rows per bucket (default 1000000)" },
@@ -146,6 +146,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     o.silver_name = silver;
     o.silver_path = spath;
     o.control_path = cpath;
+    o.bronze_path = bpath;
     mcdc_reconcile_result r;
     int code;
     if (mcdc_reconcile_run(&o, &r) < 0) {

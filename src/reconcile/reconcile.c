@@ -10,7 +10,9 @@
  *      buckets compared;
  *   4. tier 2: the buckets that differ plus ceil(sample x matching) others: their source
  *      rows (a keyed snapshot per bucket by ordinal, one filtered snapshot by hash) and
- *      silver rows (pass 2), sorted by key text, compared by row hash.
+ *      silver rows (pass 2), sorted by key text, compared by row hash;
+ *   5. in flight: the keys named, against the keys changed after silver's applied_lsn in
+ *      bronze and the change table (inflight.c).
  * Reconcile invariants:
  * (R1) A bucket holds the same keys on both sides: its membership is a function of the
  *      key alone (ordinal floor, or key hash modulo), computed identically by every
@@ -18,6 +20,9 @@
  * (R2) A key is named at most once, by the first rule that holds: not in silver MISSING,
  *      not in the source EXTRA, more than once in silver DUPLICATE, else DIFFERENT.
  * (R3) Nothing is written anywhere.
+ * (R4) A named key is IN_FLIGHT only when a change to it after silver's applied_lsn is in
+ *      bronze or the change table; a bucket is in flight only when every key named in it
+ *      is, so a difference no change explains stays a MISMATCH.
  * Design: docs/decisions/0015-reconcile-buckets-by-key-hash.md; anchor-features §2.8.
  */
 #include <inttypes.h>
@@ -32,6 +37,7 @@
 #include "mcdc/finalize.h"
 #include "mcdc/keyhash.h"
 #include "mcdc/reconcile.h"
+#include "reconcile/inflight.h"
 
 #define FINE_BUCKETS 100000
 
@@ -65,6 +71,8 @@ typedef struct bucket {
     mcdc_int128 src_sum, sil_sum;
     bool        differs;          /* tier 1 differs, or tier 2 named a key in it */
     bool        selected;         /* compared row by row */
+    int64_t     n_named;          /* keys tier 2 named in it */
+    int64_t     n_in_flight;      /* ...of which in flight */
 } bucket;
 
 /* One row of tier 2, from either side. */
@@ -105,6 +113,9 @@ typedef struct run {
     entry                *e;
     size_t                ne, cap_e;
     mcdc_buf              text, scratch;
+    char                **named_text;    /* key text of each key named, as r->keys */
+    size_t               *named_len;
+    int64_t              *named_bucket;
 } run;
 
 static double now_s(void)
@@ -616,18 +627,57 @@ static int compare_rows(run *R)
         else if (memcmp(s->hash, k->hash, sizeof s->hash) != 0) st = MCDC_RECONCILE_DIFFERENT;
         if (st) {
             mcdc_reconcile_key *nk = realloc(r->keys, (r->n_keys + 1) * sizeof *nk);
-            if (!nk)
+            if (nk) r->keys = nk;
+            char **nt = realloc(R->named_text, (r->n_keys + 1) * sizeof *nt);
+            if (nt) R->named_text = nt;
+            size_t *nl = realloc(R->named_len, (r->n_keys + 1) * sizeof *nl);
+            if (nl) R->named_len = nl;
+            int64_t *nb = realloc(R->named_bucket, (r->n_keys + 1) * sizeof *nb);
+            if (nb) R->named_bucket = nb;
+            if (!nk || !nt || !nl || !nb)
                 return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-            r->keys = nk;
             const entry *e = s ? s : k;
+            R->named_text[r->n_keys] = R->e[e - R->e].text;
+            R->named_len[r->n_keys] = e->text_len;
+            R->named_bucket[r->n_keys] = e->bucket;
+            R->e[e - R->e].text = NULL;
             nk[r->n_keys].key_json = R->e[e - R->e].json;
             R->e[e - R->e].json = NULL;
             nk[r->n_keys].status = (mcdc_reconcile_status)st;
             r->n_keys++;
             R->b[e->bucket].differs = true;
+            R->b[e->bucket].n_named++;
         }
         i = j;
     }
+    return 0;
+}
+
+/* Re-check the keys named: one changed after silver's applied_lsn, in bronze or in the
+ * change table up to max_lsn read now (after the source), is IN_FLIGHT. */
+static int recheck_in_flight(run *R)
+{
+    mcdc_reconcile_result *r = R->r;
+    if (!R->o->bronze_path || !r->silver_lsn || r->n_keys == 0)
+        return 0;
+    mcdc_lsn after, upto;
+    mcdc_source *src = R->o->source;
+    int rc = mcdc_lsn_parse(&after, r->silver_lsn);
+    if (rc < 0)
+        return mcdc_error_set(MCDC_ECORRUPT, "silver %s: applied_lsn '%s' in the control table is not an LSN",
+                              R->o->silver_name, r->silver_lsn);
+    if ((rc = src->ops->max_lsn(src, &upto)) < 0)
+        return rc;
+    mcdc_reconcile__changed *c = NULL;
+    if ((rc = mcdc_reconcile__changed_keys(&c, R->o->bronze_path, src, R->o->capture_instance, &after, &upto,
+                                           R->keys, R->n_keys, R->cap)) < 0)
+        return rc;
+    for (size_t i = 0; i < r->n_keys; i++)
+        if (mcdc_reconcile__changed_has(c, R->named_text[i], R->named_len[i])) {
+            r->keys[i].status = MCDC_RECONCILE_IN_FLIGHT;
+            R->b[R->named_bucket[i]].n_in_flight++;
+        }
+    mcdc_reconcile__changed_free(c);
     return 0;
 }
 
@@ -661,15 +711,20 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
         rc = read_silver_rows(&R);
     if (rc == 0)
         rc = compare_rows(&R);
+    if (rc == 0)
+        rc = recheck_in_flight(&R);
     if (rc == 0) {
         out->by_hash = R.by_hash;
         out->buckets = (int64_t)R.nb;
         for (size_t i = 0; i < R.nb; i++) {
-            out->hashed += R.b[i].selected;
-            if (R.b[i].differs)
-                out->mismatched++;
-            else
+            const bucket *b = &R.b[i];
+            out->hashed += b->selected;
+            if (!b->differs)
                 out->matched++;
+            else if (b->n_named > 0 && b->n_in_flight == b->n_named)
+                out->in_flight++;
+            else
+                out->mismatched++;
         }
         out->seconds = now_s() - t0;
     }
@@ -678,6 +733,11 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
         free(R.e[i].json);
     }
     free(R.e);
+    for (size_t i = 0; R.named_text && i < out->n_keys; i++)
+        free(R.named_text[i]);
+    free(R.named_text);
+    free(R.named_len);
+    free(R.named_bucket);
     free(R.b);
     free(R.fine_to_bucket);
     free(R.sil_keys);

@@ -353,6 +353,104 @@ static void test_reconcile_reconcile__uniqueidentifier_key_defects_are_each_name
     five_defects(f);
 }
 
+static long id_of(const char *key_json)
+{
+    const char *c = strchr(key_json, ':');
+    assert_non_null(c);
+    return atol(c + 1);
+}
+
+static mcdc_reconcile_result reconcile_with_bronze(fixture *f)
+{
+    mcdc_source *src = NULL;
+    char spec[320], bronze[320];
+    snprintf(spec, sizeof spec, "sim:%s", f->db);
+    snprintf(bronze, sizeof bronze, "%s/lake/bronze/t", f->dir);
+    assert_int_equal(0, mcdc_source_open(&src, spec));
+    mcdc_reconcile_options o = MCDC_RECONCILE_OPTIONS_INIT;
+    o.source = src;
+    o.capture_instance = f->ci;
+    o.silver_name = "silver.t";
+    o.silver_path = f->silver;
+    o.control_path = f->control;
+    o.bronze_path = bronze;
+    o.bucket_rows = 300;
+    o.sample = 1.0;
+    mcdc_reconcile_result r;
+    assert_int_equal(0, mcdc_reconcile_run(&o, &r));
+    mcdc_source_close(src);
+    return r;
+}
+
+/* Changes after silver's position are IN_FLIGHT (from the change table, then from bronze)
+ * and clear once silver applies them; a defect on a key no change touched stays a
+ * MISMATCH throughout, so labelling every difference in flight would fail here. */
+static void test_reconcile_reconcile__changes_after_silver_are_in_flight_until_applied(void **state)
+{
+    fixture *f = *state = make("dbo.orders", "dbo_orders",
+                               "order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL",
+                               "order_id", "amount", "customer");
+    const char *M = bin();
+    char *kb = pick(f, 20, NULL), *kd = pick(f, 600, NULL);
+    const char *kc = "{\"order_id\":900000}";
+    assert_int_equal(0, sh("%s sim exec %s --at 2026-10-01T15:00:00 \"UPDATE dbo.orders SET amount = 1.23 WHERE order_id = %ld; "
+                           "INSERT INTO dbo.orders (order_id, customer, amount) VALUES (900000, N'new', 2.00); "
+                           "DELETE FROM dbo.orders WHERE order_id = %ld\" >/dev/null", M, f->db, id_of(kb), id_of(kd)));
+    assert_int_equal(0, sh("%s sim capture %s --at 2026-10-01T15:00:30 >/dev/null", M, f->db));
+    /* only keys in flight: exit 0, each named IN_FLIGHT */
+    mcdc_reconcile_result r = reconcile_with_bronze(f);
+    assert_int_equal(3, r.n_keys);
+    assert_string_equal("IN_FLIGHT", status_of(&r, kb));
+    assert_string_equal("IN_FLIGHT", status_of(&r, kc));
+    assert_string_equal("IN_FLIGHT", status_of(&r, kd));
+    assert_int_equal(0, r.mismatched);
+    assert_true(r.in_flight >= 1);
+    mcdc_reconcile_result_clear(&r);
+    assert_int_equal(0, cli(f, "--sample 1.0"));
+
+    char *ka = pick(f, 900, NULL), *pa = plant(f, ka, CHANGE);
+    r = reconcile_with_bronze(f);
+    assert_int_equal(4, r.n_keys);
+    assert_string_equal("DIFFERENT", status_of(&r, ka));
+    assert_string_equal("IN_FLIGHT", status_of(&r, kb));
+    assert_true(r.mismatched >= 1);
+    mcdc_reconcile_result_clear(&r);
+    assert_int_equal(1, cli(f, "--sample 1.0"));
+
+    /* in bronze now, silver not applied yet: still in flight, told by bronze */
+    assert_int_equal(0, sh("%s --warehouse %s/lake stream --source sim:%s --capture-instance dbo_orders --target bronze.t "
+                           "--app-id t --checkpoint %s/ck --facts ops.facts >/dev/null 2>&1", M, f->dir, f->db, f->dir));
+    /* a later change to key E, then a cleanup: the change table keeps only E's two rows, so the
+     * first three are known from bronze alone */
+    char *ke = pick(f, 1100, NULL);
+    assert_int_equal(0, sh("%s sim exec %s --at 2026-10-01T15:10:00 \"UPDATE dbo.orders SET amount = 4.56 WHERE order_id = %ld\" "
+                           ">/dev/null", M, f->db, id_of(ke)));
+    assert_int_equal(0, sh("%s sim capture %s --at 2026-10-01T15:10:30 >/dev/null", M, f->db));
+    assert_int_equal(0, sh("%s sim cleanup %s --retention 0s --at 2026-10-01T15:11:00 >/dev/null", M, f->db));
+    assert_int_equal(0, sh("test \"$(%s sim query %s 'SELECT COUNT(*) AS n FROM cdc.dbo_orders_CT' --format csv | tail -1)\" = 2",
+                           M, f->db));
+    r = reconcile_with_bronze(f);
+    assert_int_equal(5, r.n_keys);
+    assert_string_equal("IN_FLIGHT", status_of(&r, kb));
+    assert_string_equal("IN_FLIGHT", status_of(&r, kc));
+    assert_string_equal("IN_FLIGHT", status_of(&r, kd));
+    assert_string_equal("IN_FLIGHT", status_of(&r, ke));
+    assert_string_equal("DIFFERENT", status_of(&r, ka));
+    mcdc_reconcile_result_clear(&r);
+
+    /* applied: the keys in flight clear; the defect stays */
+    assert_int_equal(0, sh("%s --warehouse %s/lake silver apply --bronze bronze.t --silver silver.t "
+                           "--capture-instance dbo_orders --keys order_id --control ops.control --facts ops.facts "
+                           ">/dev/null", M, f->dir));
+    r = reconcile_with_bronze(f);
+    assert_int_equal(2, r.n_keys);
+    assert_string_equal("DIFFERENT", status_of(&r, ka));
+    assert_string_equal("IN_FLIGHT", status_of(&r, ke)); /* not streamed yet */
+    assert_int_equal(1, r.mismatched);
+    mcdc_reconcile_result_clear(&r);
+    free(kb); free(kd); free(ka); free(pa); free(ke);
+}
+
 static void test_reconcile_reconcile__bad_inputs_are_usage_errors(void **state)
 {
     fixture *f = *state = make("dbo.orders", "dbo_orders",
@@ -387,6 +485,7 @@ int main(void)
         cmocka_unit_test_teardown(test_reconcile_reconcile__composite_key_defects_are_each_named, teardown),
         cmocka_unit_test_teardown(test_reconcile_reconcile__string_key_defects_are_each_named, teardown),
         cmocka_unit_test_teardown(test_reconcile_reconcile__uniqueidentifier_key_defects_are_each_named, teardown),
+        cmocka_unit_test_teardown(test_reconcile_reconcile__changes_after_silver_are_in_flight_until_applied, teardown),
         cmocka_unit_test_teardown(test_reconcile_reconcile__bad_inputs_are_usage_errors, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
