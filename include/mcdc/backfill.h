@@ -74,21 +74,26 @@ typedef struct mcdc_backfill_options {
     bool         status_only;      /* read the state, read and write nothing else */
     mcdc_backfill_progress_fn progress; /* may be NULL */
     void        *progress_payload;
+    const char  *progress_path;    /* append one JSON line per wave, or NULL */
 } mcdc_backfill_options;
 
 #define MCDC_BACKFILL_DEFAULT_CHUNK_ROWS 1000000
 #define MCDC_BACKFILL_OPTIONS_INIT \
-    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL }
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL }
 
 /** Read the open chunked snapshot's chunks until done or a limit stops it.
  *  @param[out] out  where it stands at the end (also on most failures).
+ *  With opts->progress_path, each wave appends one line of JSON to it: {"event":"wave",
+ *  "snapshot", "wave", "chunks", "chunks_total", "rows", "rows_estimate",
+ *  "rows_per_second", "seconds_left", "timestamp"}.
  *  @return 0 (out->complete says whether chunks are left); MCDC_ENOTFOUND when no
  *          chunked snapshot was ever opened for the target by the app id's stream
  *          family; MCDC_EINVAL for bad options, a changed unique index or another
  *          snapshot mode open; MCDC_ESOURCE for a stale max_lsn below S (a readable
  *          secondary behind the primary) and source errors; MCDC_ECONFLICT when another
  *          backfill committed the same wave; MCDC_EUNSUPPORTED when the source cannot
- *          plan chunks; table and I/O codes. */
+ *          plan chunks; MCDC_EINVAL when the progress file cannot be opened
+ *          (before anything is written); table and I/O codes. */
 int mcdc_backfill_run(const mcdc_backfill_options *opts, mcdc_backfill_status *out);
 
 /** The newest chunked snapshot of a target, as its facts rows say (any stream family). */

@@ -153,6 +153,8 @@ typedef struct mcdc_run_config {
     mcdc_run_entry  *entries;
     size_t           n_entries;
     char            *metrics_listen; /* `metrics: {listen: HOST:PORT}`, or NULL */
+    char            *state_dir;      /* `state_dir:` resolved; default run-state beside the
+                                      * config: where a run records each table's state */
     bool             stop_all;       /* `on_error: stop-all` */
 } mcdc_run_config;
 
@@ -262,6 +264,38 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
 
 /** Ask the running mcdc_run_plan_run to drain and return. Async-signal-safe. */
 void mcdc_run_stop(void);
+
+/* ---- Each table's state on disk (state.c) ------------------------------------------------ */
+
+/** What a run records of a table in the config's state directory (one JSON file per
+ *  table, replaced atomically at each change of state), and what `run --status` reads. */
+typedef struct mcdc_run_table_state {
+    char          *table;           /* the target as given */
+    char          *capture_instance;
+    char          *checkpoint;      /* its directory */
+    char          *control;         /* name as given, or NULL */
+    char          *control_path;    /* or NULL */
+    mcdc_run_state state;
+    char          *message;         /* the last error ("" when none) */
+    int64_t        pid;             /* the process that wrote it */
+    int64_t        updated_at_us;   /* host clock, UTC */
+    int64_t        batches, rows;   /* committed by that process */
+    int            failures;        /* consecutive failed rounds */
+    bool           alive;           /* read_all: the process that wrote it still runs */
+} mcdc_run_table_state;
+
+/** Record @p st in @p dir (created when missing), atomically and durably.
+ *  @return 0; MCDC_EIO. */
+int mcdc_run_state_write(const char *dir, const mcdc_run_table_state *st);
+
+/** Read every table's state recorded in @p dir, sorted by table.
+ *  @param[out] out  free with mcdc_run_states_free().
+ *  @return 0 (none when the directory does not exist); MCDC_ECORRUPT naming a file that
+ *          is not a state record; MCDC_EIO. */
+int mcdc_run_state_read_all(mcdc_run_table_state **out, size_t *n, const char *dir);
+
+/** Free what mcdc_run_state_read_all returned. */
+void mcdc_run_states_free(mcdc_run_table_state *a, size_t n);
 
 #ifdef __cplusplus
 }

@@ -68,6 +68,29 @@ typedef struct mcdc_ddl_entry {
     char    *column_name;   /* the column it changed, or NULL */
 } mcdc_ddl_entry;
 
+/** What one grouped query over a source table computes (key_buckets). */
+typedef struct mcdc_key_bucket_spec {
+    int                version;  /* 1 */
+    const char *const *keys;     /* key columns (captured column names), >= 1 */
+    size_t             n_keys;
+    bool               by_hash;  /* false: by the ordinal of a single integer or date key
+                                    (rows with a NULL key are left out); true: by the key
+                                    hash of mcdc/keyhash.h (every row) */
+    int64_t            origin;   /* by ordinal: bucket = floor((ordinal - origin) / width) */
+    int64_t            width;    /* by ordinal: >= 1, or 0 for one bucket 0 over the table;
+                                    by hash: the number of buckets (>= 1), bucket =
+                                    hash % width */
+} mcdc_key_bucket_spec;
+
+/** One bucket of a grouped query: its rows, the sum of their ordinals or key hashes and,
+ *  by ordinal, the smallest and largest ordinal. */
+typedef struct mcdc_key_bucket {
+    int64_t     bucket;
+    int64_t     n_rows;
+    mcdc_int128 key_sum;
+    int64_t     key_min, key_max; /* by ordinal only */
+} mcdc_key_bucket;
+
 /** The operations of a source. Every function returns 0 or a negative mcdc_error_code
  *  and records the reason (MCDC_ESOURCE for a refusal of the source, MCDC_ENOTFOUND for
  *  an unknown capture instance). */
@@ -126,6 +149,15 @@ typedef struct mcdc_source_ops {
      *  snapshot() would read them. NULL when the source cannot plan chunks. */
     int (*key_count)(mcdc_source *src, const char *ci, const mcdc_value *key_lo, const mcdc_value *key_hi,
                      int64_t *out);
+    /** Tier 1 of reconcile: count and sum per bucket over @p ci's source table, read-only,
+     *  in one grouped query (T-SQL: COUNT_BIG and SUM(CAST(... AS decimal(38,0))) GROUP
+     *  BY the bucket expression; never NOLOCK). Buckets come back in bucket order, empty
+     *  ones left out; caller frees *out with free(). NULL in a source that does not
+     *  implement it yet (callers refuse with MCDC_EUNSUPPORTED).
+     *  @return 0; MCDC_ENOTFOUND for an unknown instance or key column; MCDC_EINVAL for a
+     *          key without the ordinal or text asked for; MCDC_ESOURCE. */
+    int (*key_buckets)(mcdc_source *src, const char *ci, const mcdc_key_bucket_spec *spec,
+                       mcdc_key_bucket **out, size_t *n_out);
 } mcdc_source_ops;
 
 /** The base of every source; implementations embed it first. */

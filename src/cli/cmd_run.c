@@ -21,6 +21,7 @@
 static const mcdc_opt opts[] = {
     { "config", 0, MCDC_OPT_VALUE, "FILE", "the YAML config: sources, defaults, tables (required)" },
     { "check", 0, MCDC_OPT_SWITCH, NULL, "check every table and source and print the plan; write nothing" },
+    { "status", 0, MCDC_OPT_SWITCH, NULL, "print each table's state from disk, one line per table (no server needed)" },
     { "workers", 0, MCDC_OPT_VALUE, "N", "worker threads running the tables' batches (default: the cores)" },
     { "drain-timeout", 0, MCDC_OPT_VALUE, "DURATION", "on SIGTERM/SIGINT, how long the batches in flight get (default 30s)" },
     { 0 }
@@ -94,6 +95,51 @@ static void on_event(const mcdc_run_event *e, void *payload)
     fflush(stdout);
 }
 
+/* --status: the state each table's run recorded, its checkpoint and its verdict */
+static int status(const mcdc_run_config *cfg)
+{
+    mcdc_run_table_state *st = NULL;
+    size_t n = 0;
+    if (mcdc_run_state_read_all(&st, &n, cfg->state_dir) < 0)
+        return mcdc_cli_fail();
+    if (n == 0)
+        printf("no table of %s has run yet (no state in %s)\n", cfg->path, cfg->state_dir);
+    for (size_t i = 0; i < n; i++) {
+        const mcdc_run_table_state *t = &st[i];
+        char ts[MCDC_TIME_STRLEN];
+        printf("%s: %s", t->table, mcdc_run_state_name(t->state));
+        mcdc_offset end;
+        int64_t batch = -1;
+        if (mcdc_finalize_checkpoint_last(&end, &batch, t->checkpoint) == 0) {
+            printf(", batch %" PRId64 " ending ", batch);
+            print_offset(&end);
+        } else {
+            printf(", no batch yet");
+        }
+        mcdc_error_clear();
+        if (t->control_path) {
+            mcdc_control_row row;
+            memset(&row, 0, sizeof row);
+            if (mcdc_control_get(&row, t->control_path, t->table) == 0 && row.finalized_until.has)
+                printf(", finalized_until %s",
+                       mcdc_time_format(ts, row.finalized_until.until_us, 0, false));
+            else
+                printf(", no verdict yet");
+            mcdc_control_row_clear(&row);
+            mcdc_error_clear();
+        }
+        printf(", updated %s by pid %" PRId64 " (%s)", mcdc_time_format(ts, t->updated_at_us, 0, true),
+               t->pid, t->alive ? "running" : "exited");
+        if (t->failures)
+            printf(", %d failed round%s", t->failures, t->failures == 1 ? "" : "s");
+        if (t->message[0])
+            printf(": %s", t->message);
+        printf("\n");
+    }
+    mcdc_run_states_free(st, n);
+    return MCDC_EXIT_OK;
+}
+
 static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
 {
     mcdc_run_config *cfg = NULL;
@@ -114,8 +160,14 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     if (mcdc_cli_get(a, "drain-timeout") &&
         mcdc_duration_parse(&ro.drain_timeout_us, mcdc_cli_get(a, "drain-timeout")) < 0)
         return mcdc_cli_fail();
+    if (mcdc_cli_has(a, "check") && mcdc_cli_has(a, "status"))
+        return mcdc_cli_usage_error(a->cmd, "--check and --status: pass one or the other");
     if (mcdc_run_config_load(&cfg, path) < 0)
         return mcdc_cli_fail();
+    if (mcdc_cli_has(a, "status")) {
+        exit_code = status(cfg);
+        goto done;
+    }
     /* --warehouse wins over the config's warehouse:, which wins over the environment */
     const char *wh = ctx->warehouse_flag || !cfg->warehouse ? ctx->warehouse : NULL;
     if (mcdc_run_plan_make(&plan, cfg, wh) < 0) {
@@ -172,6 +224,7 @@ const mcdc_cli_command mcdc_cmd_run = {
     "",
     0, 0, opts,
     "mssql-cdc run --config tables.yaml --check\n"
+    "mssql-cdc run --config tables.yaml --status\n"
     "mssql-cdc run --config tables.yaml --workers 4 --drain-timeout 30s",
     run
 };

@@ -21,9 +21,12 @@
  *        the plan, whoever wrote it.
  * Design: anchor-features §1 (bootstrap/backfill), §3.3; ADR 0014.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mcdc/backfill.h"
 #include "mcdc/failpoint.h"
@@ -47,7 +50,34 @@ typedef struct bf {
     char snap_app[300], chunk_app[300], plan_app[300], events_app[300];
     mcdc_lsn last_lsn;        /* newest wave stamp */
     bool has_last_lsn;
+    int progress_fd;          /* --progress file, -1 none */
 } bf;
+
+/* One JSON line per wave in the progress file (O_APPEND: one write per line). */
+static void progress_line(bf *b, int64_t wave, double rate, double left)
+{
+    if (b->progress_fd < 0)
+        return;
+    char S[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN];
+    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:s}", "event", "wave", "snapshot",
+                          mcdc_stream__lsn_text(S, &b->state.S.lsn), "wave", (json_int_t)wave,
+                          "chunks", (json_int_t)b->st->chunks_done, "chunks_total",
+                          (json_int_t)b->st->chunks_total, "rows", (json_int_t)b->st->rows_done,
+                          "rows_estimate", (json_int_t)b->st->rows_estimate, "rows_per_second",
+                          rate, "seconds_left", left, "timestamp",
+                          mcdc_time_format(ts, mcdc_time_now_us(), 3, true));
+    char *t = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!t)
+        return;
+    size_t n = strlen(t);
+    t[n] = '\n'; /* the NUL becomes the line's end */
+    ssize_t w = write(b->progress_fd, t, n + 1);
+    if (w != (ssize_t)(n + 1))
+        mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: progress line not written: %s", b->o->progress_path,
+                 w < 0 ? strerror(errno) : "short write");
+    free(t);
+}
 
 static int refuse_options(const mcdc_backfill_options *o)
 {
@@ -530,6 +560,7 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
     memset(&b, 0, sizeof b);
     b.o = o;
     b.st = out;
+    b.progress_fd = -1;
     int64_t t_start = mcdc_time_mono_us();
     if ((rc = prepare(&b)) < 0)
         goto done;
@@ -544,6 +575,13 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
     }
     if (o->status_only || b.state.completed)
         goto done;
+    if (o->progress_path &&
+        (b.progress_fd = open(o->progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0) {
+        mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot be opened: %s", o->progress_path,
+                       strerror(errno));
+        rc = mcdc_error_hint("pass a file in a directory that exists and is writable");
+        goto done;
+    }
     if ((rc = mcdc_snap__key_name(b.snap_app, sizeof b.snap_app, b.state.app_id, "#snap.", &b.state.S.lsn)) < 0 ||
         (rc = mcdc_snap__key_name(b.chunk_app, sizeof b.chunk_app, b.state.app_id, "#snapchunks.", &b.state.S.lsn)) < 0 ||
         (rc = mcdc_snap__key_name(b.plan_app, sizeof b.plan_app, b.state.app_id, "#snapplan.", &b.state.S.lsn)) < 0 ||
@@ -582,11 +620,15 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
             out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
             o->progress(out, w, rate, left, o->progress_payload);
         }
+        progress_line(&b, w, secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0,
+                      per_chunk * (double)((int64_t)b.n_chunks - b.next));
     }
     if (rc == 0 && b.next >= (int64_t)b.n_chunks)
         rc = complete(&b);
 done:
     out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
+    if (b.progress_fd >= 0)
+        close(b.progress_fd);
     release(&b);
     return rc;
 }

@@ -260,6 +260,15 @@ static int take_top(ctx *c, yaml_node_t *root, mcdc_run_config *cfg)
             free(w);
             if (!cfg->warehouse)
                 return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        } else if (!strcmp(key, "state_dir")) {
+            char *d = NULL;
+            if ((rc = take_scalar(c, v, key, &d)) < 0)
+                return rc;
+            free(cfg->state_dir);
+            cfg->state_dir = resolve_path(cfg->dir, d);
+            free(d);
+            if (!cfg->state_dir)
+                return mcdc_error_set(MCDC_ENOMEM, "out of memory");
         } else if (!strcmp(key, "on_error")) {
             const char *s = scalar(v);
             if (!s || (strcmp(s, "stop-table") && strcmp(s, "stop-all")))
@@ -279,8 +288,8 @@ static int take_top(ctx *c, yaml_node_t *root, mcdc_run_config *cfg)
                     return rc;
             }
         } else {
-            return bad(c, k, "top-level keys: sources, defaults, tables, warehouse, metrics, "
-                       "on_error", "unknown key '%s'", key, NULL);
+            return bad(c, k, "top-level keys: sources, defaults, tables, warehouse, state_dir, "
+                       "metrics, on_error", "unknown key '%s'", key, NULL);
         }
     }
     if (!has_tables || cfg->n_entries == 0) {
@@ -358,6 +367,8 @@ int mcdc_run_config_load(mcdc_run_config **out, const char *path)
     fclose(f);
     rc = take_top(&c, yaml_document_get_root_node(&c.doc), cfg);
     yaml_document_delete(&c.doc);
+    if (rc == 0 && !cfg->state_dir && !(cfg->state_dir = resolve_path(cfg->dir, "run-state")))
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     if (rc < 0) {
         mcdc_run_config_free(cfg);
         return rc;
@@ -396,6 +407,7 @@ void mcdc_run_config_free(mcdc_run_config *c)
     free(c->entries);
     free(c->warehouse);
     free(c->metrics_listen);
+    free(c->state_dir);
     free(c->path);
     free(c->dir);
     free(c);

@@ -45,6 +45,7 @@ typedef struct slot {
     int64_t        due_mono_us;
     int            failures;
     mcdc_job      *job;          /* while a round runs */
+    int64_t        batches, rows;/* committed by this process */
 } slot;
 
 typedef struct sup {
@@ -79,6 +80,8 @@ static void on_progress(const mcdc_stream_progress *p, void *payload)
     listen_ctx *lc = payload;
     if (p->kind != MCDC_PROGRESS_BATCH)
         return;
+    lc->sl->batches++;
+    lc->sl->rows += p->num_input_rows;
     mcdc_run_event e = { .kind = MCDC_RUN_EVENT_BATCH, .table = lc->sl->t, .progress = p };
     emit(lc->s, &e);
 }
@@ -90,6 +93,27 @@ static void stop_all_locked(sup *s)
         if (s->slots[i].job)
             mcdc_job_stop(s->slots[i].job);
     pthread_cond_broadcast(&s->cv);
+}
+
+/* Record a table's state in the state directory (a failure to write it is a warning: the
+ * data path does not depend on it). */
+static void record(sup *s, const slot *sl, mcdc_run_state state, int failures, const char *message)
+{
+    const mcdc_run_table *t = sl->t;
+    mcdc_run_table_state st = {
+        .table = t->value[MCDC_RUN_KEY_TARGET], .capture_instance = t->value[MCDC_RUN_KEY_CAPTURE_INSTANCE],
+        .checkpoint = t->checkpoint_path, .control = t->value[MCDC_RUN_KEY_CONTROL],
+        .control_path = t->control_path, .state = state, .message = (char *)message,
+        .pid = (int64_t)getpid(), .updated_at_us = mcdc_time_now_us(), .batches = sl->batches,
+        .rows = sl->rows, .failures = failures
+    };
+    mcdc_error saved = *mcdc_error_last();
+    if (mcdc_run_state_write(s->plan->config->state_dir, &st) < 0)
+        mcdc_log(MCDC_LOG_WARN, "run", "%s: state not recorded: %s", st.table,
+                 mcdc_error_last()->message);
+    mcdc_error_set(saved.code, "%s", saved.message);
+    if (saved.hint[0])
+        mcdc_error_hint("%s", saved.hint);
 }
 
 /* One round of a table's job. Returns its code; the error stays recorded. */
@@ -189,7 +213,9 @@ static void *worker(void *arg)
         sl->busy = true;
         sl->state = MCDC_RUN_STATE_RUNNING;
         int64_t started = now;
+        int failures = sl->failures;
         pthread_mutex_unlock(&s->mu);
+        record(s, sl, MCDC_RUN_STATE_RUNNING, failures, "");
 
         mcdc_run_event e = { .kind = MCDC_RUN_EVENT_DONE, .table = sl->t };
         int rc = round_of(s, sl, &e);
@@ -203,6 +229,8 @@ static void *worker(void *arg)
             emit(s, &e);
         }
 
+        char message[1024];
+        snprintf(message, sizeof message, "%s", rc < 0 ? mcdc_error_last()->message : "");
         pthread_mutex_lock(&s->mu);
         sl->busy = false;
         if (rc < 0 && fatal) {
@@ -228,6 +256,11 @@ static void *worker(void *arg)
                 sl->due_mono_us = started + sl->interval_us;
             }
         }
+        mcdc_run_state now_state = sl->state;
+        failures = sl->failures;
+        pthread_mutex_unlock(&s->mu);
+        record(s, sl, now_state, failures, message);
+        pthread_mutex_lock(&s->mu);
         pthread_cond_broadcast(&s->cv);
     }
     s->alive--;
@@ -318,6 +351,9 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         return 0; /* the rounds in flight are abandoned: their checkpoints replay them */
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    for (size_t i = 0; i < p->n_tables; i++) /* drained: what was not done is stopped */
+        if (!slots[i].done)
+            record(s, &slots[i], MCDC_RUN_STATE_STOPPED, slots[i].failures, "");
 out:
     for (size_t i = 0; i < p->n_tables; i++)
         mcdc_source_close(slots[i].src);

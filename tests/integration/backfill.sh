@@ -98,7 +98,12 @@ set +e; out=$(BF --status); rc=$?; set -e
 [ $rc = 1 ] || die "--status while open: exit $rc, want 1"
 [ "$out" = "snapshot $S (generation 0, app_id o1): open, 1/3 chunks, 10 rows of about 25, 1 waves" ] ||
   die "--status: $out"
-BF --target-wave-seconds 0 >/dev/null 2>"$T/err" || die "backfill to the end failed: $(cat "$T/err")"
+set +e; out=$(BF --progress "$T/no/such/dir/p.jsonl" 2>&1); rc=$?; set -e
+[ $rc = 2 ] && grep -q -- "--progress $T/no/such/dir/p.jsonl: cannot be opened" <<<"$out" || die "bad --progress: $rc $out"
+BF --target-wave-seconds 0 --progress "$T/progress.jsonl" >/dev/null 2>"$T/err" || die "backfill to the end failed: $(cat "$T/err")"
+[ "$(wc -l <"$T/progress.jsonl")" = 2 ] || die "--progress: $(cat "$T/progress.jsonl")"
+grep -q '^{"event":"wave","snapshot":"'$S'","wave":2,"chunks":3,"chunks_total":3,"rows":24,"rows_estimate":25,"rows_per_second":' "$T/progress.jsonl" ||
+  die "--progress line: $(cat "$T/progress.jsonl")"
 grep -q "ignored" "$T/err" && die "no --chunk-rows given, yet a warning: $(cat "$T/err")"
 diff <(expect_facts 1 2) <(facts_rows) || die "facts rows differ"
 diff <(expect_bronze) <(bronze_snap) || die "bronze snapshot rows differ"
@@ -113,6 +118,23 @@ out=$(BF --status) || die "--status after completion: exit $?"
 # the stream's own changes are in bronze beside the snapshot rows
 [ "$(M table cat bronze.o --format csv --columns _operation,order_id | grep -c '^[1-4],')" = 4 ] ||
   die "the stream's changes after S are not in bronze"
+
+# ---- a stale max_lsn below S (a readable secondary behind the primary) is refused ------------
+setup_int
+changes_after_open
+ST --bootstrap --bootstrap-mode chunked >/dev/null 2>&1 # S is now the changes' commit, $L
+cp "$DB" "$T/secondary.sqlite"
+M sim rewind "$T/secondary.sqlite" --to "$S" >/dev/null
+set +e
+out=$(M backfill --source "sim:$T/secondary.sqlite" --capture-instance dbo_orders --target bronze.o \
+        --app-id o1 --facts ops.facts 2>&1); rc=$?
+set -e
+[ $rc = 3 ] || die "stale max_lsn: exit $rc, want 3: $out"
+grep -q "max_lsn $S is below the snapshot's LSN $L" <<<"$out" || die "stale max_lsn message: $out"
+[ ! -e "$T/lake/bronze/o/_delta_log" ] || die "a refused wave wrote bronze"
+# --max-seconds: no wave starts after the limit (exit 1)
+set +e; out=$(BF --max-seconds 0.000001 2>/dev/null); rc=$?; set -e
+[ $rc = 1 ] && grep -q "0 waves, 0 chunks, 0 rows this run" <<<"$out" || die "--max-seconds: $rc $out"
 
 # ---- kill -9 at every step of a wave: the rerun resumes where it stopped ---------------------
 for fp in backfill.after_plan backfill.mid_read@2 stream.bootstrap.after_data_file@2 \

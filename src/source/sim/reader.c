@@ -559,6 +559,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
+    sim__key_buckets,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)

@@ -35,6 +35,7 @@
 #include "mcdc/error.h"
 #include "mcdc/lsn.h"
 #include "mcdc/sim.h"
+#include "mcdc/source.h"
 #include "mcdc/tz.h"
 #include "mcdc/value.h"
 
@@ -295,6 +296,9 @@ int  sim__begin(mcdc_sim *s);             /* BEGIN IMMEDIATE, reload state and c
 int  sim__commit(mcdc_sim *s);            /* write state, COMMIT */
 void sim__rollback(mcdc_sim *s);
 int  sim__load(mcdc_sim *s);              /* state and catalog */
+/* reconcile's tier 1 (buckets.c), the key_buckets op of the simulator's source */
+int  sim__key_buckets(mcdc_source *src, const char *ci, const mcdc_key_bucket_spec *spec,
+                      mcdc_key_bucket **out, size_t *n_out);
 int  sim__save_state(mcdc_sim *s);
 int  sim__advance_clock(mcdc_sim *s, int64_t at_us, int64_t *out_us);
 int  sim__alloc_lsn(mcdc_sim *s, int64_t at_us, mcdc_lsn *out);

@@ -19,7 +19,7 @@
  *
  * The wire never parses T-SQL: requests go to the engine (tds_engine, normally session.h's
  * functions) and the engine's events come back through mcdc_sim_session_sink as tokens.
- * Design: MS-TDS (kardianos/rdb ms/_ref), docs/decisions/ (the TDS server's ADR).
+ * Design: MS-TDS (kardianos/rdb ms/_ref), docs/decisions/0010-tds-server-wire.md.
  */
 #ifndef MCDC_TDS_INT_H
 #define MCDC_TDS_INT_H

@@ -1,0 +1,112 @@
+/*
+ * mcdc/reconcile.h: prove that a silver table equals its source table, and name the keys
+ * where it does not (anchor-features §1 "reconcile", §2.8; issue 19).
+ *
+ * Tier 1: the source table and silver are compared per key bucket, row count and key sum.
+ * A single integer or date key is bucketed by its ordinal (fine buckets of width
+ * ceil(span / 100,000) merged until one holds bucket_rows rows of the larger side); any
+ * other key (composite, strings, uniqueidentifier) by its 7-byte key hash modulo the
+ * number of buckets, and the sum is over the key hashes (mcdc/keyhash.h). The source side
+ * is one grouped query (the source's key_buckets op); silver's side comes from its files.
+ * Tier 2: every bucket that differs and a sample of the others are compared row by row,
+ * by the SHA-256 row hash of the captured columns; each differing key is named MISSING
+ * (in the source, not in silver), EXTRA (in silver, not in the source), DIFFERENT (values
+ * differ) or DUPLICATE (silver holds the key more than once); a named key changed after
+ * silver's applied_lsn is IN_FLIGHT instead.
+ *
+ * Caveats:
+ * - Read-only: never writes to the source or to any table.
+ * - The source is read while it moves. A differing key with a change after silver's
+ *   applied_lsn (in bronze, or in the change table up to the max_lsn read after the
+ *   source) is IN_FLIGHT, not a mismatch; a commit capture has not harvested yet still
+ *   reads as a mismatch until a later run.
+ * - Silver's side holds one 8-byte ordinal or hash per silver row in memory, and the rows
+ *   of the buckets compared row by row; a source without key_buckets is refused with
+ *   MCDC_EUNSUPPORTED.
+ */
+#ifndef MCDC_RECONCILE_H
+#define MCDC_RECONCILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcdc/error.h"
+#include "mcdc/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One reconcile run. Start from MCDC_RECONCILE_OPTIONS_INIT. Strings are borrowed. */
+typedef struct mcdc_reconcile_options {
+    int                version;       /* 1 */
+    mcdc_source       *source;        /* borrowed, open */
+    const char        *capture_instance;
+    const char        *silver_name;   /* as given (for messages and the control row) */
+    const char        *silver_path;   /* silver's directory; must exist */
+    const char        *control_path;  /* the control table; silver's row gives applied_lsn */
+    const char *const *keys;          /* key columns, or NULL: the instance's unique index */
+    size_t             n_keys;
+    int64_t            bucket_rows;   /* rows per bucket (of the larger side); default 1000000 */
+    double             sample;        /* fraction of matching buckets compared row by row,
+                                         0..1; default 0.01 */
+    uint64_t           seed;          /* of the sample */
+    bool               has_seed;      /* false: a seed from the clock */
+    const char        *bronze_path;   /* bronze's directory: a differing key changed after
+                                         silver's applied_lsn, in bronze or in the change
+                                         table, is IN_FLIGHT; NULL: no such re-check */
+} mcdc_reconcile_options;
+
+#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL }
+
+/** How one key differs. */
+typedef enum {
+    MCDC_RECONCILE_MISSING = 1, /* in the source, not in silver */
+    MCDC_RECONCILE_EXTRA,       /* in silver, not in the source */
+    MCDC_RECONCILE_DIFFERENT,   /* in both, captured values differ */
+    MCDC_RECONCILE_DUPLICATE,   /* silver holds the key more than once */
+    MCDC_RECONCILE_IN_FLIGHT    /* differs, and changed after silver's position */
+} mcdc_reconcile_status;
+
+/** "MISSING", "EXTRA", "DIFFERENT", "DUPLICATE", "IN_FLIGHT". */
+const char *mcdc_reconcile_status_name(mcdc_reconcile_status s);
+
+/** A key named by tier 2. */
+typedef struct mcdc_reconcile_key {
+    char                 *key_json; /* owned: {"column": value, ...} in key order (jsonl values) */
+    mcdc_reconcile_status status;
+} mcdc_reconcile_key;
+
+/** What a run found. Release with mcdc_reconcile_result_clear(). */
+typedef struct mcdc_reconcile_result {
+    int64_t             silver_version; /* the silver version compared (pinned) */
+    char               *silver_lsn;     /* owned: silver's applied_lsn, or NULL */
+    bool                by_hash;        /* buckets by key hash (else by ordinal) */
+    int64_t             buckets;        /* compared */
+    int64_t             matched;        /* equal in tier 1 and in tier 2 where compared */
+    int64_t             in_flight;      /* buckets whose differing keys are all in flight */
+    int64_t             mismatched;
+    int64_t             hashed;         /* buckets compared row by row */
+    int64_t             source_rows, silver_rows;
+    double              seconds;        /* wall time of the run */
+    mcdc_reconcile_key *keys;           /* owned, in key text order */
+    size_t              n_keys;
+} mcdc_reconcile_result;
+
+/** Compare silver with the source table of the capture instance.
+ *  Every input is checked before the source's table is read.
+ *  @return 0 with @p out filled (mismatches are in it, not an error); MCDC_EINVAL for a
+ *          bad option, an unknown key column or a silver without the captured columns;
+ *          MCDC_ENOTFOUND for a silver or control table that does not exist or an unknown
+ *          capture instance; MCDC_EUNSUPPORTED for a source without key_buckets or a
+ *          floating-point key; MCDC_ESOURCE, MCDC_EIO, MCDC_ECORRUPT. */
+int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result *out);
+
+/** Release what a result owns; accepts a zeroed result. */
+void mcdc_reconcile_result_clear(mcdc_reconcile_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
