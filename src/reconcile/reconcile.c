@@ -607,7 +607,8 @@ static int cmp_entry(const void *a, const void *b)
 
 static int compare_rows(run *R)
 {
-    qsort(R->e, R->ne, sizeof *R->e, cmp_entry);
+    if (R->ne)
+        qsort(R->e, R->ne, sizeof *R->e, cmp_entry);
     mcdc_reconcile_result *r = R->r;
     for (size_t i = 0; i < R->ne;) {
         size_t j = i;
