@@ -301,6 +301,7 @@ static void test_source_tsql__variables_declare_set_and_select_assignment(void *
 {
     fx *f = *state;
     assert_string_equal("cols x:int\nrow 10\ndone count=1\n", B(f->s, "DECLARE @x int; SET @x = 5; SET @x = @x * 2; SELECT @x AS x"));
+    assert_string_equal("cols x:int\nrow 10\ndone count=1\n", B(f->s, "DECLARE @x int = 5 SET @x = @x * 2 SELECT @x AS x"));
     assert_string_equal("done more count=1\ncols :int\nrow 3\ndone count=1\n",
                         B(f->s, "DECLARE @n int = 0; SELECT @n = COUNT(*) FROM dbo.orders; SELECT @n"));
     assert_string_equal("error 137/2/15 Must declare the scalar variable \"@nope\".\ndone error\n", B(f->s, "SELECT @nope"));
@@ -420,6 +421,8 @@ static void test_source_tsql__dml_and_cdc_procedures_for_smoke_scripts(void **st
                         B(f->s, "INSERT INTO dbo.orders (order_id, customer) VALUES (4, N'Dee'); UPDATE dbo.orders SET amount = 1 "
                                 "WHERE order_id IN (2, 4)"));
     assert_string_equal("cols :int not null\nrow 4\ndone count=1\n", B(f->s, "SELECT COUNT(*) FROM dbo.orders WHERE amount IS NOT NULL"));
+    assert_string_equal("done more count=1\ncols :int not null\nrow 5\ndone count=1\n",
+                        B(f->s, "INSERT INTO dbo.orders VALUES (5, NULL, NULL, NULL) SELECT COUNT(*) FROM dbo.orders"));
     assert_string_equal("status 0\ndoneproc\n", B(f->s, "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = "
                                                      "N'orders', @role_name = NULL, @capture_instance = N'dbo_orders_v2'"));
     const char *got = B(f->s, "SELECT capture_instance FROM cdc.change_tables ORDER BY capture_instance");
