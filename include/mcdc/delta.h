@@ -399,7 +399,7 @@ typedef struct mcdc_delta_commit_result {
     int     n_conflicts; /* conflicts that forced a retry from a fresh snapshot */
     int     n_rebases;   /* lost races resolved by moving to the next version */
     bool    already_committed; /* the txn was found recorded; nothing was written */
-    bool    checkpointed; /* a checkpoint was written after the commit */
+    bool    checkpointed; /* a checkpoint was due and asked of the background writer */
 } mcdc_delta_commit_result;
 
 /** Called to (re)build the actions of an operation from a snapshot, on the first try and
@@ -538,6 +538,15 @@ void mcdc_delta_files_free(mcdc_delta_file *files, size_t n);
  *  and clean up log files past the log retention.
  *  @return 0; MCDC_EUNSUPPORTED for V2-checkpoint tables; snapshot and I/O codes. */
 int mcdc_delta_checkpoint(const char *path, int64_t version);
+
+/** Wait until every checkpoint this process's commits asked for is written or given up.
+ *  Commits never wait for their checkpoints: a commit that makes one due (every
+ *  delta.checkpointInterval versions, or any later version while it is missing) asks a
+ *  background thread for it and returns; exit() waits for them too, so call this only to
+ *  wait earlier (before timing, or before reading the log's files). A checkpoint that
+ *  failed is logged and asked for again by the next commit to the table.
+ *  Thread-safe. @return 0. */
+int mcdc_delta_checkpoints_wait(void);
 
 /** What an optimize did. */
 typedef struct mcdc_delta_optimize_result {

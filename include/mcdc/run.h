@@ -240,9 +240,10 @@ typedef struct mcdc_run_options {
     int64_t backoff_max_us;
     void  (*on_event)(const mcdc_run_event *e, void *payload);
     void   *payload;
+    const char *metrics_listen; /* HOST:PORT: serve /metrics, /healthz, /readyz; NULL: none */
 } mcdc_run_options;
 
-#define MCDC_RUN_OPTIONS_INIT { 1, 0, 30000000, 1000000, 60000000, NULL, NULL }
+#define MCDC_RUN_OPTIONS_INIT { 1, 0, 30000000, 1000000, 60000000, NULL, NULL, NULL }
 
 /** The end of a run, per table: its final state and, for an error, its message. */
 typedef struct mcdc_run_summary {
@@ -264,6 +265,52 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
 
 /** Ask the running mcdc_run_plan_run to drain and return. Async-signal-safe. */
 void mcdc_run_stop(void);
+
+/* ---- Metrics and health (metrics.c, http.c) --------------------------------------------- */
+
+#define MCDC_RUN_DURATION_BUCKETS 10
+
+/** What the metrics say of one table (a snapshot taken under the supervisor's lock). */
+typedef struct mcdc_run_table_metrics {
+    const char    *table;             /* the target as given (label table=) */
+    const char    *source;            /* the source's name (label source=) */
+    mcdc_run_state state;
+    uint64_t       rows, batches;     /* since the process started */
+    int            failures;          /* consecutive failed rounds */
+    uint64_t       rounds_failed;     /* failed rounds since the process started */
+    uint64_t       duration_buckets[MCDC_RUN_DURATION_BUCKETS]; /* batches per bucket (not cumulative) */
+    double         duration_sum_s;
+    bool           has_end_ts;        /* the last committed batch's end commit time */
+    int64_t        end_ts_us;
+    bool           has_latest_ts;     /* the newest commit time the source showed */
+    int64_t        latest_ts_us;
+    bool           has_verdict;
+    int64_t        verdict_us;        /* finalized_until */
+    bool           ready;             /* a successful round, and not stuck */
+    const char    *message;           /* the last error ("" when none) */
+} mcdc_run_table_metrics;
+
+/** The upper bounds (seconds) of the batch duration histogram's buckets. */
+extern const double mcdc_run_duration_bounds[MCDC_RUN_DURATION_BUCKETS];
+
+/** Append the Prometheus text exposition (format 0.0.4) of @p n tables, the process's
+ *  uptime and resident memory to @p out.
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_run_metrics_text(mcdc_buf *out, const mcdc_run_table_metrics *t, size_t n,
+                          int64_t now_us, int64_t uptime_us);
+
+/** An HTTP server of the metrics and health endpoints; each request calls @p fill for
+ *  the body of a path ("/metrics", "/healthz", "/readyz"), which returns the status. */
+typedef struct mcdc_run_http mcdc_run_http;
+typedef int (*mcdc_run_http_fill_fn)(const char *path, mcdc_buf *body, void *payload);
+
+/** Listen on @p listen ("HOST:PORT", numeric IPv4 host) on a thread of its own.
+ *  @return 0; MCDC_EINVAL for a bad address; MCDC_EIO when it cannot listen. */
+int mcdc_run_http_start(mcdc_run_http **out, const char *listen, mcdc_run_http_fill_fn fill,
+                        void *payload);
+
+/** Stop and free; NULL is a no-op. */
+void mcdc_run_http_stop(mcdc_run_http *h);
 
 /* ---- Each table's state on disk (state.c) ------------------------------------------------ */
 

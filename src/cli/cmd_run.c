@@ -23,6 +23,7 @@ static const mcdc_opt opts[] = {
     { "check", 0, MCDC_OPT_SWITCH, NULL, "check every table and source and print the plan; write nothing" },
     { "status", 0, MCDC_OPT_SWITCH, NULL, "print each table's state from disk, one line per table (no server needed)" },
     { "workers", 0, MCDC_OPT_VALUE, "N", "worker threads running the tables' batches (default: the cores)" },
+    { "metrics-listen", 0, MCDC_OPT_VALUE, "HOST:PORT", "serve /metrics, /healthz and /readyz here (default: the config's metrics.listen)" },
     { "drain-timeout", 0, MCDC_OPT_VALUE, "DURATION", "on SIGTERM/SIGINT, how long the batches in flight get (default 30s)" },
     { 0 }
 };
@@ -186,6 +187,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         goto done;
     }
     ro.on_event = on_event;
+    ro.metrics_listen = mcdc_cli_get(a, "metrics-listen");
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -225,6 +227,7 @@ const mcdc_cli_command mcdc_cmd_run = {
     0, 0, opts,
     "mssql-cdc run --config tables.yaml --check\n"
     "mssql-cdc run --config tables.yaml --status\n"
-    "mssql-cdc run --config tables.yaml --workers 4 --drain-timeout 30s",
+    "mssql-cdc run --config tables.yaml --workers 4 --drain-timeout 30s\n"
+    "mssql-cdc run --config tables.yaml --metrics-listen 127.0.0.1:9464",
     run
 };

@@ -9,7 +9,8 @@
  * 1 week); never commitInfo or cdc. It is written by the Parquet writer (temp file,
  * fsync, link without replace) only after N.json exists; then _last_checkpoint is
  * replaced atomically. Writers checkpoint every delta.checkpointInterval versions
- * (default 10). Tables with the v2Checkpoint feature are not checkpointed by this writer.
+ * (default 10), from the background thread of checkpoint_bg.c. Tables with the
+ * v2Checkpoint feature are not checkpointed by this writer.
  *
  * Log cleanup (PROTOCOL "Metadata Cleanup"): with delta.enableExpiredLogCleanup (default
  * true), JSON commits and checkpoints older than delta.logRetentionDuration (default 30

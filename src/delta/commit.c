@@ -7,7 +7,8 @@
  * (mcdc_delta__create_noreplace: fsynced temp file, link(2), fsync of _delta_log). When
  * the version exists, the winning commits are read:
  *
- *     build(snapshot v) --> write v+1 --ok--> done (maybe checkpoint)
+ *     build(snapshot v) --> write v+1 --ok--> done (a due checkpoint is asked of the
+ *                             |                  background writer, checkpoint_bg.c)
  *                             | EEXIST
  *                             v
  *                       read winner v+1 --no conflict--> write v+2 ... (rebase, at once)
@@ -387,17 +388,8 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
         backoff_sleep(backoff);
         backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
     }
-    if (rc == 0 && wrote && !opts->no_checkpoint) {
-        bool written = false;
-        int crc = mcdc_delta__maybe_checkpoint(path, res.version, cp_interval, &written);
-        if (crc < 0) {
-            /* the commit stands; a checkpoint is an optimization */
-            mcdc_log(MCDC_LOG_WARN, "delta", "checkpoint of version %lld not written: %s",
-                     (long long)res.version, mcdc_error_last()->message);
-            mcdc_error_clear();
-        }
-        res.checkpointed = written;
-    }
+    if (rc == 0 && wrote && !opts->no_checkpoint)
+        res.checkpointed = mcdc_delta__checkpoint_request(path, res.version, cp_interval);
     mcdc_buf_dispose(&body);
     free(logdir);
     if (result)

@@ -112,6 +112,10 @@ int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, int64_t inte
                                  bool *written);
 
 int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s);
+/* After committing @p version of @p path: when a checkpoint is due (a multiple of
+ * @p interval at or below @p version has none, per _last_checkpoint) ask the background
+ * writer for one; never waits for it (checkpoint_bg.c). True when asked. */
+bool mcdc_delta__checkpoint_request(const char *path, int64_t version, int64_t interval);
 int mcdc_delta__cleanup_log(const mcdc_delta_snapshot *s);
 /* A Delta interval ("interval 1 week", "30 days") in ms, or @p dflt_ms when absent/bad. */
 int64_t mcdc_delta__interval_ms(const char *text, int64_t dflt_ms);
@@ -161,6 +165,15 @@ int mcdc_delta__snapshot_load(mcdc_delta_snapshot **out, const char *path, int64
  * caller holds the only other reference, it now counts as read from that checkpoint
  * (checkpoint_version, expired tombstones dropped), as a fresh load would be. */
 void mcdc_delta__snapshot_checkpointed(mcdc_delta_snapshot *s);
+/* The same for the cached state of @p path, told by the background writer that a
+ * checkpoint of @p version exists: applied when only the cache holds the state and it is
+ * at or past @p version (else the next full load learns it). */
+void mcdc_delta__snapshot_cache_checkpointed(const char *path, int64_t version);
+/* Bring @p *s, a snapshot of @p path that no one else holds and that is not in the cache
+ * (or NULL), to the newest version by reading the commits after it; anything unusual (or
+ * NULL) takes a full load instead. On failure *s is NULL. Cost: the new commits, or a
+ * full load. Not cached: the background checkpoint writer's own state (checkpoint_bg.c). */
+int mcdc_delta__snapshot_private_latest(mcdc_delta_snapshot **s, const char *path);
 
 /* Drop one reference to @p s: true when it was the last one (or @p s is not shared), so
  * the caller frees the snapshot's contents. */

@@ -63,6 +63,7 @@ typedef struct centry {
     char                *path; /* owned: the table path as given */
     mcdc_delta_snapshot *snap; /* one reference held by the cache */
     uint64_t             used; /* LRU clock */
+    int64_t              cp_told; /* a checkpoint of this version exists (background writer), or 0 */
 } centry;
 
 static pthread_mutex_t        g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -201,6 +202,7 @@ static mcdc_delta_snapshot *install_locked(const char *path, mcdc_delta_snapshot
         atomic_fetch_add(&s->priv->refs, 1);
         e->snap = s;
         e->used = ++g_clock;
+        e->cp_told = 0; /* a full load or a copy: it knows its own checkpoint */
         return old;
     }
     mcdc_delta_snapshot *old = NULL;
@@ -692,6 +694,20 @@ void mcdc_delta__snapshot_checkpointed(mcdc_delta_snapshot *s)
     pthread_mutex_unlock(&g_mu);
 }
 
+void mcdc_delta__snapshot_cache_checkpointed(const char *path, int64_t version)
+{
+    pthread_mutex_lock(&g_mu);
+    centry *e = find_locked(path);
+    mcdc_delta_snapshot *s = e ? e->snap : NULL;
+    if (s && version > e->cp_told)
+        e->cp_told = version;
+    if (s && atomic_load(&s->priv->refs) == 1 && s->version >= version && s->checkpoint_version < version) {
+        s->checkpoint_version = version;
+        prune_tombstones(s);
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
 /* ---- copies ------------------------------------------------------------------------- */
 
 static int copy_json_action(mcdc_delta_action *out, mcdc_delta_action_kind kind,
@@ -777,6 +793,62 @@ static int snapshot_copy(mcdc_delta_snapshot **out, const mcdc_delta_snapshot *i
         return rc;
     }
     *out = s;
+    return 0;
+}
+
+/* ---- private snapshots -------------------------------------------------------------- */
+
+int mcdc_delta__snapshot_private_latest(mcdc_delta_snapshot **s, const char *path)
+{
+    mcdc_delta_snapshot *cur = *s;
+    *s = NULL;
+    if (cur && cur->priv && atomic_load(&cur->priv->refs) == 1 && strcmp(cur->table_path, path) == 0) {
+        /* as an open through the cache does (C1, C2), on a state no one else holds */
+        char *logdir = mcdc_delta__join(path, "_delta_log");
+        pending p = { .table_id = cur->metadata.id ? cur->metadata.id : "" };
+        mcdc_delta__file_id last = cur->priv->id;
+        int64_t v = cur->version;
+        int rc = logdir ? 1 : -1;
+        while (rc > 0) {
+            mcdc_delta__file_id id = { 0 };
+            if ((rc = read_commit(&p, logdir, v + 1, &id)) > 0) {
+                last = id;
+                v++;
+            }
+        }
+        bool usable = rc == 0 && !p.other_table;
+        if (usable) {
+            char name[32];
+            mcdc_delta__commit_name(name, cur->version);
+            char *cpath = mcdc_delta__join(logdir, name);
+            mcdc_delta__file_id now = { 0 };
+            if (cpath)
+                mcdc_delta__file_id_of(&now, cpath);
+            free(cpath);
+            usable = mcdc_delta__file_id_same(&now, &cur->priv->id);
+        }
+        free(logdir);
+        if (usable && v > cur->version)
+            usable = apply_pending(cur, &p) == 0;
+        pending_free(&p);
+        mcdc_error_clear();
+        if (usable) {
+            cur->version = v;
+            cur->timestamp_ms = last.mtime_ns / 1000000;
+            cur->priv->id = last;
+            *s = cur;
+            return 0;
+        }
+    }
+    mcdc_delta_snapshot_free(cur);
+    mcdc_delta__file_id id = { 0 };
+    mcdc_delta_snapshot *n = NULL;
+    int rc = mcdc_delta__snapshot_load(&n, path, -1, &id);
+    if (rc < 0)
+        return rc;
+    if (id.valid && share(n, &id) < 0)
+        mcdc_error_clear(); /* served once, loaded afresh next time */
+    *s = n;
     return 0;
 }
 
@@ -882,6 +954,10 @@ int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_
     g_stats.commits_read += (uint64_t)(v - base->version);
     if (in_place) {
         rc = apply_pending(base, &p);
+        if (rc == 0 && e2->cp_told > base->checkpoint_version && e2->cp_told <= v) {
+            base->checkpoint_version = e2->cp_told;
+            rc = prune_tombstones(base);
+        }
         if (rc == 0) {
             base->version = v;
             base->timestamp_ms = last.mtime_ns / 1000000;

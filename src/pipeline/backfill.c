@@ -3,10 +3,11 @@
  *
  * A wave, in order (the failpoints name each step):
  *   1. L = max_lsn, refused when below S (a readable secondary's stale max_lsn);
- *   2. read its chunks, each by key range [lo, hi), into one bronze data file
- *      (operation 0, _start_lsn = L, _snapshot = S, _chunk = i)        backfill.mid_read
- *   3. append it to bronze with txn{<app>#snap.<S>, wave} and the wave's userMetadata
- *      (stream.bootstrap.after_data_file before, backfill.after_bronze after);
+ *   2. read its chunks, each by key range [lo, hi) into a bronze data file of its own
+ *      (operation 0, _start_lsn = L, _snapshot = S, _chunk = i), so memory stays one
+ *      row group whatever the wave's size                             backfill.mid_read
+ *   3. append the files to bronze in one commit with txn{<app>#snap.<S>, wave} and the
+ *      wave's userMetadata (backfill.after_data_files before, backfill.after_bronze after);
  *   4. one snapshot_chunk facts row per chunk, txn{<app>#snapchunks.<S>, wave}
  *                                                                      backfill.after_chunk_facts
  * and after the last chunk the completion row (`bootstrap`, txn{<app>#events, 0})
@@ -26,6 +27,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mcdc/backfill.h"
@@ -387,19 +389,28 @@ static int complete(bf *b)
     return 0;
 }
 
-/* Commit a wave that read no rows: its txn alone records the chunks as read. */
-static int commit_empty(bf *b, const char *um, int64_t wave)
+/* Commit a wave: its data files (one per chunk that has rows; none when the wave read no
+ * rows: its txn alone records the chunks as read) in one bronze commit with
+ * txn{<app>#snap.<S>, wave}, while the table is still the stream family's (O3). */
+static int commit_wave(bf *b, mcdc_delta_file *adds, size_t n_adds, const char *um, int64_t wave)
 {
     int rc = 0;
-    if (!b->s.bronze_exists) {
+    mcdc_stream *s = &b->s;
+    if (!s->bronze_exists) {
         mcdc_delta_map own = { NULL, 0 };
-        rc = mcdc_stream__bronze_config(&own, &b->s);
+        rc = mcdc_stream__bronze_config(&own, s);
         if (rc == 0)
-            rc = mcdc_stream__ensure_table(b->o->target_path, b->s.bronze_schema, "bronze", "2", &own);
+            rc = mcdc_stream__ensure_table(b->o->target_path, s->bronze_schema, "bronze", "2", &own);
         mcdc_delta_map_clear(&own);
         if (rc < 0)
             return rc;
-        b->s.bronze_exists = true;
+        s->bronze_exists = true;
+    }
+    if (s->bronze_missing) {
+        if ((rc = mcdc_stream__evolve_bronze(s)) < 0)
+            return rc;
+        mcdc_schema_free(s->bronze_missing);
+        s->bronze_missing = NULL;
     }
     mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     co.operation = "WRITE";
@@ -407,9 +418,20 @@ static int commit_empty(bf *b, const char *um, int64_t wave)
     co.app_id = b->snap_app;
     co.txn_version = wave;
     co.expect_key = "mcdc.owner";
-    co.expect_value = b->s.family;
+    co.expect_value = s->family;
     mcdc_delta_commit_result res = { 0 };
-    return mcdc_delta_append(b->o->target_path, NULL, 0, &co, &res);
+    rc = mcdc_delta_append(b->o->target_path, adds, n_adds, &co, &res);
+    if (rc == MCDC_EALREADY || rc == MCDC_ECONFLICT)
+        for (size_t i = 0; i < n_adds; i++)
+            mcdc_datafile__remove(b->o->target_path, adds[i].path);
+    if (rc == MCDC_ECONFLICT && mcdc_stream__owner_changed(s))
+        return mcdc_stream__owner_lost(s);
+    if (rc == MCDC_EALREADY) {
+        mcdc_error_set(MCDC_ECONFLICT, "%s: wave %" PRId64 " of %s was committed by another "
+                       "backfill meanwhile", b->o->target, wave, b->snap_app);
+        return mcdc_error_hint("run one backfill per snapshot; rerun this one to go on");
+    }
+    return rc;
 }
 
 typedef struct wave_chunk {
@@ -417,6 +439,54 @@ typedef struct wave_chunk {
     mcdc_lsn max_lsn;
     double seconds;
 } wave_chunk;
+
+/* Read chunk @p idx into its own data file (none when it has no rows): *add gets the file,
+ * *has_add whether there is one. Memory: one row group, whatever the chunk's size. */
+static int read_chunk(bf *b, int64_t idx, const mcdc_lsn *L, const mcdc_offset *Lo,
+                      wave_chunk *wc, mcdc_delta_file *add, bool *has_add)
+{
+    mcdc_stream *s = &b->s;
+    *has_add = false;
+    read_ctx x;
+    int rc = mcdc_stream__read_init(&x, s);
+    if (rc < 0)
+        return rc;
+    x.batch_id = -1;
+    x.snapshot = &b->state.S.lsn;
+    x.stamp = L;
+    x.has_snapshot_ts = Lo->has_commit_ts;
+    x.snapshot_ts_us = Lo->commit_ts_us;
+    x.has_chunk = true;
+    x.chunk = idx;
+    json_t *c = json_array_get(b->chunks, (size_t)idx);
+    snap_keyvals lo = { 0 }, hi = { 0 };
+    int64_t tc = mcdc_time_mono_us();
+    if ((rc = mcdc_snap__key_from_json(&b->k, json_array_get(c, 0), &lo)) == 0 &&
+        (rc = mcdc_snap__key_from_json(&b->k, json_array_get(c, 1), &hi)) == 0)
+        rc = s->o.source->ops->snapshot(s->o.source, s->o.capture_instance, lo.v, hi.v,
+                                        mcdc_stream__on_snapshot_row, &x);
+    mcdc_snap__keyvals_clear(&lo);
+    mcdc_snap__keyvals_clear(&hi);
+    if (rc == 0)
+        rc = mcdc_stream__max_lsn(s, &wc->max_lsn);
+    wc->idx = idx;
+    wc->rows = x.facts.rows;
+    wc->seconds = (double)(mcdc_time_mono_us() - tc) / 1e6;
+    if (rc == 0 && x.df) { /* every row into the file, then the file closed and fsynced */
+        mcdc_datafile *df = x.df;
+        rc = mcdc_rowpipe__finish(x.pipe);
+        x.pipe = NULL;
+        x.df = NULL;
+        if (rc < 0)
+            mcdc_datafile__discard(df);
+        else if ((rc = mcdc_datafile__finish(df, add)) == 0)
+            *has_add = true;
+    }
+    mcdc_stream__read_dispose(&x);
+    if (rc == 0)
+        mcdc_failpoint("backfill.mid_read");
+    return rc;
+}
 
 /* Read chunks [b->next, b->next + width) stamped L, commit them and their facts rows. */
 static int run_wave(bf *b, int64_t width, double *seconds)
@@ -442,41 +512,20 @@ static int run_wave(bf *b, int64_t width, double *seconds)
     if (b->next + width > (int64_t)b->n_chunks)
         width = (int64_t)b->n_chunks - b->next;
     wave_chunk *wc = calloc((size_t)width, sizeof *wc);
-    if (!wc)
-        return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
-    read_ctx x;
-    if ((rc = mcdc_stream__read_init(&x, s)) < 0) {
+    mcdc_delta_file *adds = calloc((size_t)width, sizeof *adds);
+    size_t n_adds = 0;
+    int64_t rows = 0;
+    if (!wc || !adds) {
         free(wc);
-        return rc;
+        free(adds);
+        return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
     }
-    x.batch_id = -1;
-    x.snapshot = &b->state.S.lsn;
-    x.stamp = &L;
-    x.has_snapshot_ts = Lo.has_commit_ts;
-    x.snapshot_ts_us = Lo.commit_ts_us;
-    x.has_chunk = true;
     for (int64_t i = 0; rc == 0 && i < width; i++) {
-        int64_t idx = b->next + i;
-        json_t *c = json_array_get(b->chunks, (size_t)idx);
-        snap_keyvals lo, hi;
-        if ((rc = mcdc_snap__key_from_json(&b->k, json_array_get(c, 0), &lo)) < 0)
-            break;
-        if ((rc = mcdc_snap__key_from_json(&b->k, json_array_get(c, 1), &hi)) < 0) {
-            mcdc_snap__keyvals_clear(&lo);
-            break;
-        }
-        int64_t before = x.facts.rows, tc = mcdc_time_mono_us();
-        x.chunk = idx;
-        rc = s->o.source->ops->snapshot(s->o.source, s->o.capture_instance, lo.v, hi.v,
-                                        mcdc_stream__on_snapshot_row, &x);
-        mcdc_snap__keyvals_clear(&lo);
-        mcdc_snap__keyvals_clear(&hi);
-        if (rc == 0)
-            rc = mcdc_stream__max_lsn(s, &wc[i].max_lsn);
-        wc[i].idx = idx;
-        wc[i].rows = x.facts.rows - before;
-        wc[i].seconds = (double)(mcdc_time_mono_us() - tc) / 1e6;
-        mcdc_failpoint("backfill.mid_read");
+        bool has = false;
+        rc = read_chunk(b, b->next + i, &L, &Lo, &wc[i], &adds[n_adds], &has);
+        if (has)
+            n_adds++;
+        rows += wc[i].rows;
     }
     json_t *um = NULL;
     char *umtxt = NULL;
@@ -497,31 +546,16 @@ static int run_wave(bf *b, int64_t width, double *seconds)
         }
         um = json_pack("{s:s,s:I,s:s,s:s,s:I,s:o}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->state.S.lsn),
                        "wave", (json_int_t)b->wave, "lsn", mcdc_stream__lsn_text(Ltxt, &L),
-                       "commit_ts", ts, "rows", (json_int_t)x.facts.rows, "chunks", chs);
+                       "commit_ts", ts, "rows", (json_int_t)rows, "chunks", chs);
         if (!um || !(umtxt = json_dumps(um, JSON_COMPACT | JSON_PRESERVE_ORDER)))
             rc = mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
     }
-    if (rc == 0 && s->bronze_missing && (rc = mcdc_stream__evolve_bronze(s)) == 0) {
-        mcdc_schema_free(s->bronze_missing);
-        s->bronze_missing = NULL;
-    }
     if (rc == 0) {
-        int64_t ver = -1;
-        if (x.df) {
-            rc = mcdc_stream__commit_bronze(s, &x, b->snap_app, b->wave, umtxt, "WRITE", NULL, &ver);
-            if (rc == 0 && ver < 0) {
-                mcdc_error_set(MCDC_ECONFLICT, "%s: wave %" PRId64 " of %s was committed by "
-                               "another backfill meanwhile", b->o->target, b->wave, b->snap_app);
-                rc = mcdc_error_hint("run one backfill per snapshot; rerun this one to go on");
-            }
-        } else {
-            rc = commit_empty(b, umtxt, b->wave);
-            if (rc == MCDC_EALREADY) {
-                mcdc_error_set(MCDC_ECONFLICT, "%s: wave %" PRId64 " of %s was committed by "
-                               "another backfill meanwhile", b->o->target, b->wave, b->snap_app);
-                rc = mcdc_error_hint("run one backfill per snapshot; rerun this one to go on");
-            }
-        }
+        mcdc_failpoint("backfill.after_data_files");
+        rc = commit_wave(b, adds, n_adds, umtxt, b->wave);
+    } else {
+        for (size_t i = 0; i < n_adds; i++) /* read but not committed: not left behind */
+            mcdc_datafile__remove(b->o->target_path, adds[i].path);
     }
     if (rc == 0) {
         mcdc_failpoint("backfill.after_bronze");
@@ -531,21 +565,63 @@ static int run_wave(bf *b, int64_t width, double *seconds)
         mcdc_failpoint("backfill.after_chunk_facts");
         b->st->run_waves++;
         b->st->run_chunks += width;
-        b->st->run_rows += x.facts.rows;
+        b->st->run_rows += rows;
         b->st->chunks_done += width;
-        b->st->rows_done += x.facts.rows;
+        b->st->rows_done += rows;
         b->st->waves = b->wave + 1;
         b->next += width;
         b->wave++;
         b->last_lsn = L;
         b->has_last_lsn = true;
     }
-    mcdc_stream__read_dispose(&x);
+    for (size_t i = 0; i < n_adds; i++)
+        mcdc_delta_file_clear(&adds[i]);
+    free(adds);
     json_decref(um);
     free(umtxt);
     free(wc);
     *seconds = (double)(mcdc_time_mono_us() - t0) / 1e6;
     return rc;
+}
+
+/* --min-headroom: wait until the stream's retention headroom (its newest batch's, less
+ * the row's age) is at least the minimum, or until --max-seconds is spent (*go false). A
+ * backfill must not push the stream into data loss. */
+static int wait_for_headroom(bf *b, int64_t t_start, bool *go)
+{
+    *go = true;
+    if (!b->o->min_headroom_us)
+        return 0;
+    bool said = false;
+    for (;;) {
+        bool has = false;
+        double hours = 0;
+        int64_t at = 0;
+        int rc = mcdc_snap__headroom(b->o->facts_path, b->o->target, b->s.family, &has, &hours, &at);
+        if (rc < 0)
+            return rc;
+        double left_s = has ? hours * 3600.0 - (double)(mcdc_time_now_us() - at) / 1e6 : 0;
+        if (has && left_s * 1e6 >= (double)b->o->min_headroom_us) {
+            if (said)
+                mcdc_log(MCDC_LOG_INFO, LOGGER, "retention headroom back to %.0fs: going on", left_s);
+            return 0;
+        }
+        if (!said) {
+            if (has)
+                mcdc_log(MCDC_LOG_WARN, LOGGER, "paused: the stream's retention headroom is %.0fs, "
+                         "below --min-headroom %.0fs", left_s, (double)b->o->min_headroom_us / 1e6);
+            else
+                mcdc_log(MCDC_LOG_WARN, LOGGER, "paused: the facts table has no retention headroom "
+                         "of the stream yet (--min-headroom)");
+            said = true;
+        }
+        if (b->o->max_us && mcdc_time_mono_us() - t_start >= b->o->max_us) {
+            *go = false;
+            return 0;
+        }
+        struct timespec ts = { 0, 200 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
 }
 
 int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
@@ -599,6 +675,10 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
             break;
         if (o->max_us && elapsed >= o->max_us)
             break;
+        bool go;
+        if ((rc = wait_for_headroom(&b, t_start, &go)) < 0 || !go)
+            break;
+        elapsed = mcdc_time_mono_us() - t_start;
         if (out->run_waves > 0 && o->target_wave_us > 0 && per_chunk > 0) {
             double budget = (double)o->target_wave_us / 1e6;
             if (o->max_us && (double)(o->max_us - elapsed) / 1e6 < budget)

@@ -46,6 +46,13 @@ typedef struct slot {
     int            failures;
     mcdc_job      *job;          /* while a round runs */
     int64_t        batches, rows;/* committed by this process */
+    /* metrics (under the supervisor's lock) */
+    uint64_t       rounds_failed;
+    uint64_t       duration_buckets[MCDC_RUN_DURATION_BUCKETS];
+    double         duration_sum_s;
+    bool           has_end_ts, has_latest_ts, has_verdict, had_success;
+    int64_t        end_ts_us, latest_ts_us, verdict_us, last_ok_mono_us;
+    char           message[1024];
 } slot;
 
 typedef struct sup {
@@ -59,6 +66,7 @@ typedef struct sup {
     int                     alive;       /* workers still running */
     size_t                  n_error;
     int                     first_error_rc;
+    int64_t                 started_mono_us;
 } sup;
 
 typedef struct listen_ctx {
@@ -80,8 +88,26 @@ static void on_progress(const mcdc_stream_progress *p, void *payload)
     listen_ctx *lc = payload;
     if (p->kind != MCDC_PROGRESS_BATCH)
         return;
-    lc->sl->batches++;
-    lc->sl->rows += p->num_input_rows;
+    slot *sl = lc->sl;
+    pthread_mutex_lock(&lc->s->mu);
+    sl->batches++;
+    sl->rows += p->num_input_rows;
+    double d = (double)p->duration_ms / 1000.0;
+    int k = 0;
+    while (k < MCDC_RUN_DURATION_BUCKETS - 1 && d > mcdc_run_duration_bounds[k])
+        k++;
+    if (d <= mcdc_run_duration_bounds[k])
+        sl->duration_buckets[k]++;
+    sl->duration_sum_s += d;
+    if (p->end.has_commit_ts) {
+        sl->has_end_ts = true;
+        sl->end_ts_us = p->end.commit_ts_us;
+    }
+    if (p->has_latest && p->latest.has_commit_ts) {
+        sl->has_latest_ts = true;
+        sl->latest_ts_us = p->latest.commit_ts_us;
+    }
+    pthread_mutex_unlock(&lc->s->mu);
     mcdc_run_event e = { .kind = MCDC_RUN_EVENT_BATCH, .table = lc->sl->t, .progress = p };
     emit(lc->s, &e);
 }
@@ -166,6 +192,69 @@ static int round_of(sup *s, slot *sl, mcdc_run_event *done)
     return rc;
 }
 
+/* the body of /metrics, /healthz or /readyz (runs on the HTTP thread) */
+static int fill(const char *path, mcdc_buf *body, void *payload)
+{
+    sup *s = payload;
+    if (!strcmp(path, "/healthz")) {
+        mcdc_buf_puts(body, "ok\n");
+        return 200;
+    }
+    mcdc_run_table_metrics *m = calloc(s->n + 1, sizeof *m);
+    if (!m) {
+        mcdc_buf_puts(body, "out of memory\n");
+        return 500;
+    }
+    int64_t now_mono = mcdc_time_mono_us(), now = mcdc_time_now_us();
+    size_t n_unready = 0;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->n; i++) {
+        const slot *sl = &s->slots[i];
+        mcdc_run_table_metrics *t = &m[i];
+        t->table = sl->t->value[MCDC_RUN_KEY_TARGET];
+        t->source = s->plan->config->sources[sl->t->source].name;
+        t->state = sl->state;
+        t->rows = (uint64_t)sl->rows;
+        t->batches = (uint64_t)sl->batches;
+        t->failures = sl->failures;
+        t->rounds_failed = sl->rounds_failed;
+        memcpy(t->duration_buckets, sl->duration_buckets, sizeof t->duration_buckets);
+        t->duration_sum_s = sl->duration_sum_s;
+        t->has_end_ts = sl->has_end_ts;
+        t->end_ts_us = sl->end_ts_us;
+        t->has_latest_ts = sl->has_latest_ts;
+        t->latest_ts_us = sl->latest_ts_us;
+        t->has_verdict = sl->has_verdict;
+        t->verdict_us = sl->verdict_us;
+        /* stuck: no successful round for 3x the interval plus 60 s */
+        int64_t limit = 3 * sl->interval_us + 60000000;
+        t->ready = sl->state != MCDC_RUN_STATE_ERROR && sl->had_success &&
+                   (sl->done || now_mono - sl->last_ok_mono_us <= limit);
+        if (!t->ready) {
+            n_unready++;
+            mcdc_buf_printf(body, "%s: %s%s%s\n", t->table,
+                            sl->state == MCDC_RUN_STATE_ERROR ? "error"
+                            : sl->had_success ? "stuck (no successful round lately)"
+                                              : "no successful round yet",
+                            sl->message[0] ? ": " : "", sl->message);
+        }
+    }
+    int status = 200;
+    if (!strcmp(path, "/readyz")) {
+        if (n_unready)
+            status = 503;
+        else
+            mcdc_buf_printf(body, "ready: %zu tables\n", s->n);
+    } else {
+        mcdc_buf_clear(body);
+        if (mcdc_run_metrics_text(body, m, s->n, now, now_mono - s->started_mono_us) < 0)
+            status = 500;
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(m);
+    return status;
+}
+
 static int64_t backoff(const mcdc_run_options *o, int failures)
 {
     int64_t d = o->backoff_min_us;
@@ -233,6 +322,17 @@ static void *worker(void *arg)
         snprintf(message, sizeof message, "%s", rc < 0 ? mcdc_error_last()->message : "");
         pthread_mutex_lock(&s->mu);
         sl->busy = false;
+        snprintf(sl->message, sizeof sl->message, "%s", message);
+        if (rc < 0) {
+            sl->rounds_failed++;
+        } else {
+            sl->had_success = true;
+            sl->last_ok_mono_us = mcdc_time_mono_us();
+            if (e.has_verdict && e.verdict.has) {
+                sl->has_verdict = true;
+                sl->verdict_us = e.verdict.until_us;
+            }
+        }
         if (rc < 0 && fatal) {
             sl->state = MCDC_RUN_STATE_ERROR;
             sl->done = true;
@@ -312,6 +412,11 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         sl->interval_us = kind == MCDC_TRIGGER_INTERVAL ? (us > 0 ? us : 1) : 0;
     }
     stop_requested = 0;
+    s->started_mono_us = mcdc_time_mono_us();
+    mcdc_run_http *http = NULL;
+    const char *listen = o->metrics_listen ? o->metrics_listen : p->config->metrics_listen;
+    if (listen && (rc = mcdc_run_http_start(&http, listen, fill, s)) < 0)
+        goto out;
     pthread_mutex_lock(&s->mu);
     int started = 0;
     for (int i = 0; i < workers; i++) {
@@ -351,10 +456,13 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         return 0; /* the rounds in flight are abandoned: their checkpoints replay them */
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    mcdc_run_http_stop(http);
+    http = NULL;
     for (size_t i = 0; i < p->n_tables; i++) /* drained: what was not done is stopped */
         if (!slots[i].done)
             record(s, &slots[i], MCDC_RUN_STATE_STOPPED, slots[i].failures, "");
 out:
+    mcdc_run_http_stop(http);
     for (size_t i = 0; i < p->n_tables; i++)
         mcdc_source_close(slots[i].src);
     pthread_cond_destroy(&s->cv);

@@ -413,8 +413,9 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     if (rc == 0) {
         mcdc_buf_puts(&q, "SELECT rowid");
         for (int k = 0; k < tb->n_live; k++) mcdc_buf_printf(&q, ", c%d", tb->cols[tb->live[k]].column_id);
-        mcdc_buf_printf(&q, " FROM sim_src_%lld WHERE (?1 IS NULL OR __key >= ?1) AND (?2 IS NULL OR __key < ?2)"
-                        " ORDER BY __key", (long long)tb->id);
+        /* only the bounds given, so SQLite seeks the key index (an "?1 IS NULL OR" walks it all) */
+        mcdc_buf_printf(&q, " FROM sim_src_%lld WHERE %s AND %s ORDER BY __key", (long long)tb->id,
+                        key_lo ? "__key >= ?1" : "?1 IS NULL", key_hi ? "__key < ?2" : "?2 IS NULL");
         if ((rc = sqlite3_prepare_v2(s->db, q.ptr, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "reading a snapshot");
     }
     if (rc == 0) {
@@ -481,8 +482,9 @@ static int op_key_at(mcdc_source *b, const char *ci_name, const mcdc_value *from
     if (rc == 0) {
         mcdc_buf_puts(&q, "SELECT rowid");
         for (int k = 0; k < tb->n_live; k++) mcdc_buf_printf(&q, ", c%d", tb->cols[tb->live[k]].column_id);
-        mcdc_buf_printf(&q, " FROM sim_src_%lld WHERE (?1 IS NULL OR __key %s ?1) ORDER BY __key %s LIMIT 1 OFFSET ?2",
-                        (long long)tb->id, descending ? "<=" : ">=", descending ? "DESC" : "ASC");
+        mcdc_buf_printf(&q, " FROM sim_src_%lld WHERE %s ORDER BY __key %s LIMIT 1 OFFSET ?2",
+                        (long long)tb->id, !from ? "?1 IS NULL" : descending ? "__key <= ?1" : "__key >= ?1",
+                        descending ? "DESC" : "ASC");
         if ((rc = sqlite3_prepare_v2(s->db, q.ptr, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "seeking a key");
     }
     if (rc == 0) {
@@ -525,8 +527,8 @@ static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *k
     if (rc == 0 && key_hi) rc = encode_key(tb, &a, key_hi, &hi);
     sqlite3_stmt *st = NULL;
     if (rc == 0) {
-        snprintf(q, sizeof q, "SELECT count(*) FROM sim_src_%lld WHERE (?1 IS NULL OR __key >= ?1) AND "
-                 "(?2 IS NULL OR __key < ?2)", (long long)tb->id);
+        snprintf(q, sizeof q, "SELECT count(*) FROM sim_src_%lld WHERE %s AND %s", (long long)tb->id,
+                 key_lo ? "__key >= ?1" : "?1 IS NULL", key_hi ? "__key < ?2" : "?2 IS NULL");
         if ((rc = sqlite3_prepare_v2(s->db, q, -1, &st, NULL)) != SQLITE_OK) rc = sim__sqlite_error(s, rc, "counting keys");
     }
     if (rc == 0) {

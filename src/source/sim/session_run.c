@@ -35,7 +35,6 @@ static int stmt_end(const tsql_tok *toks, int n, int i)
     bool is_update = tsql_tok_is(&toks[i], "UPDATE"), seen_set = false;
     bool is_insert = tsql_tok_is(&toks[i], "INSERT");
     bool is_with = tsql_tok_is(&toks[i], "WITH");
-    bool is_declare = tsql_tok_is(&toks[i], "DECLARE");
     bool is_begin = tsql_tok_is(&toks[i], "BEGIN") && (tsql_tok_is(&toks[i + 1], "TRAN") ||
                                                        tsql_tok_is(&toks[i + 1], "TRANSACTION"));
     bool is_if = tsql_tok_is(&toks[i], "IF");
@@ -60,11 +59,12 @@ static int stmt_end(const tsql_tok *toks, int n, int i)
             }
             continue;
         }
+        if (tsql_tok_is(t, "VALUES")) is_insert = false; /* INSERT ... VALUES (...) SELECT: a new statement */
         if (!starts_stmt(t)) continue;
         const tsql_tok *prev = &toks[i - 1];
         if (tsql_tok_is(t, "SELECT") && (tsql_tok_is(prev, "UNION") || tsql_tok_is(prev, "ALL") ||
                                          tsql_tok_is(prev, "EXCEPT") || tsql_tok_is(prev, "INTERSECT") ||
-                                         is_insert || is_with || is_declare))
+                                         is_insert || is_with))
             continue;
         if (tsql_tok_is(t, "SET") && is_update && !seen_set) { seen_set = true; continue; }
         if ((tsql_tok_is(t, "EXEC") || tsql_tok_is(t, "EXECUTE") || tsql_tok_is(t, "UPDATE") ||

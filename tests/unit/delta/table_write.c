@@ -193,6 +193,8 @@ static void test_delta_table_write__checkpoints_every_ten_commits(void **state)
         append_rows(t, v * 100, 3, false);
     char *before = rows_text(t, -1, NULL, NULL);
     append_rows(t, 1000, 3, false); /* version 10 */
+    /* written by the background writer after the commit returned */
+    assert_int_equal(0, mcdc_delta_checkpoints_wait());
     char p[1024];
     struct stat st;
     snprintf(p, sizeof p, "%s/_delta_log/00000000000000000010.checkpoint.parquet", t);
@@ -235,12 +237,14 @@ static void test_delta_table_write__tombstones_expire_and_log_is_cleaned(void **
     /* version 5: compact (removes 4 files) and checkpoint */
     mcdc_delta_optimize_result r;
     assert_int_equal(0, mcdc_delta_optimize(t, 1 << 20, &r));
+    assert_int_equal(0, mcdc_delta_checkpoints_wait());
     assert_int_equal(5, r.version);
     assert_int_equal(4, r.n_removed);
     assert_int_equal(1, r.n_added);
     assert_int_equal(8, r.n_rows);
     for (int v = 6; v <= 10; v++)
         append_rows(t, v * 100, 2, false);
+    assert_int_equal(0, mcdc_delta_checkpoints_wait());
     mcdc_delta_snapshot *snap;
     assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
     assert_int_equal(10, snap->checkpoint_version);

@@ -84,6 +84,23 @@ static void test_source_tsql__alias_is_not_visible_in_where_or_group_by(void **s
                         B(f->s, "SELECT order_id AS x FROM dbo.orders ORDER BY x DESC"));
 }
 
+static void test_source_tsql__order_by_after_a_star_names_the_output_columns(void **state)
+{
+    fx *f = *state;
+    /* a '*' expands to many output columns from one select-list item: ORDER BY's names are
+     * looked up among the output columns, not the items (reading past the items crashed) */
+    const char *star = B(f->s, "SELECT * FROM dbo.orders ORDER BY order_id DESC");
+    assert_non_null(strstr(star, "\nrow 3 | "));
+    assert_true(strstr(star, "\nrow 3 | ") < strstr(star, "\nrow 1 | "));
+    /* k names the output column after the expanded star (amount), not the star's neighbour */
+    const char *both = B(f->s, "SELECT *, amount AS k FROM dbo.orders ORDER BY k DESC");
+    assert_non_null(strstr(both, "\nrow 1 | "));
+    assert_true(strstr(both, "\nrow 1 | ") < strstr(both, "\nrow 3 | "));
+    assert_true(strstr(both, "\nrow 3 | ") < strstr(both, "\nrow 2 | "));
+    assert_string_equal("cols order_id:int not null\nrow 1\nrow 2\nrow 3\ndone count=3\n",
+                        B(f->s, "SELECT order_id FROM dbo.orders ORDER BY [ORDER_ID]"));
+}
+
 static void test_source_tsql__group_by_with_aggregates_and_sql_server_types(void **state)
 {
     fx *f = *state;
@@ -284,6 +301,7 @@ static void test_source_tsql__variables_declare_set_and_select_assignment(void *
 {
     fx *f = *state;
     assert_string_equal("cols x:int\nrow 10\ndone count=1\n", B(f->s, "DECLARE @x int; SET @x = 5; SET @x = @x * 2; SELECT @x AS x"));
+    assert_string_equal("cols x:int\nrow 10\ndone count=1\n", B(f->s, "DECLARE @x int = 5 SET @x = @x * 2 SELECT @x AS x"));
     assert_string_equal("done more count=1\ncols :int\nrow 3\ndone count=1\n",
                         B(f->s, "DECLARE @n int = 0; SELECT @n = COUNT(*) FROM dbo.orders; SELECT @n"));
     assert_string_equal("error 137/2/15 Must declare the scalar variable \"@nope\".\ndone error\n", B(f->s, "SELECT @nope"));
@@ -403,6 +421,8 @@ static void test_source_tsql__dml_and_cdc_procedures_for_smoke_scripts(void **st
                         B(f->s, "INSERT INTO dbo.orders (order_id, customer) VALUES (4, N'Dee'); UPDATE dbo.orders SET amount = 1 "
                                 "WHERE order_id IN (2, 4)"));
     assert_string_equal("cols :int not null\nrow 4\ndone count=1\n", B(f->s, "SELECT COUNT(*) FROM dbo.orders WHERE amount IS NOT NULL"));
+    assert_string_equal("done more count=1\ncols :int not null\nrow 5\ndone count=1\n",
+                        B(f->s, "INSERT INTO dbo.orders VALUES (5, NULL, NULL, NULL) SELECT COUNT(*) FROM dbo.orders"));
     assert_string_equal("status 0\ndoneproc\n", B(f->s, "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = "
                                                      "N'orders', @role_name = NULL, @capture_instance = N'dbo_orders_v2'"));
     const char *got = B(f->s, "SELECT capture_instance FROM cdc.change_tables ORDER BY capture_instance");
@@ -510,6 +530,7 @@ int main(void)
         T_(same_query_in_other_spellings_gives_the_same_answer),
         T_(top_order_offset_fetch),
         T_(alias_is_not_visible_in_where_or_group_by),
+        T_(order_by_after_a_star_names_the_output_columns),
         T_(group_by_with_aggregates_and_sql_server_types),
         T_(sum_of_int_overflows_with_8115),
         T_(string_is_not_implicitly_binary_257),
