@@ -858,13 +858,15 @@ char *tsql_compile_fmt(tsql_compile_ctx *cc, const char *f, const char *a, const
 
 
 /* ORDER BY item: a select-list alias or column position maps to the output column. */
-static int order_item(C *c, scope *sc, tsql_select *sel, cx *items, int nitems, tsql_order *o, bool union_, const char **sql)
+/* The select list's output names are in @p out (an alias, or the column's own name; a '*'
+ * expands to one per column), so an index of items is an index of out, never of sel->items. */
+static int order_item(C *c, scope *sc, const crel *out, cx *items, int nitems, tsql_order *o, bool union_, const char **sql)
 {
     tsql_expr *e = o->e;
     if (e->k == X_COL && e->nparts == 1)
-        for (int i = 0; i < nitems; i++) {
-            const char *al = sel->items[i].alias;
-            if ((al && !strcasecmp(al, e->parts[0])) || (!al && items[i].name && !strcasecmp(items[i].name, e->parts[0]))) {
+        for (int i = 0; i < nitems && i < out->ncols; i++) {
+            const char *name = out->cols[i].name;
+            if (name && *name && !strcasecmp(name, e->parts[0])) {
                 *sql = tc_fmt(c, "c%d%s", i + 1, tc_is_str(items[i].t.k) ? " COLLATE mssql" : "");
                 return 0;
             }
@@ -1251,7 +1253,7 @@ static int compile_select(C *c, scope *outer, tsql_select *sel, bool derived, cr
         mcdc_buf_puts(&b, " ORDER BY ");
         for (int i = 0; i < sel->norder; i++) {
             const char *o = NULL;
-            if ((rc = order_item(c, sc, sel, items, n, &sel->order[i], union_, &o))) goto done;
+            if ((rc = order_item(c, sc, as_rel, items, n, &sel->order[i], union_, &o))) goto done;
             mcdc_buf_printf(&b, "%s%s%s", i ? ", " : "", o, sel->order[i].desc ? " DESC" : "");
         }
     }

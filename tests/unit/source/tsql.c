@@ -84,6 +84,23 @@ static void test_source_tsql__alias_is_not_visible_in_where_or_group_by(void **s
                         B(f->s, "SELECT order_id AS x FROM dbo.orders ORDER BY x DESC"));
 }
 
+static void test_source_tsql__order_by_after_a_star_names_the_output_columns(void **state)
+{
+    fx *f = *state;
+    /* a '*' expands to many output columns from one select-list item: ORDER BY's names are
+     * looked up among the output columns, not the items (reading past the items crashed) */
+    const char *star = B(f->s, "SELECT * FROM dbo.orders ORDER BY order_id DESC");
+    assert_non_null(strstr(star, "\nrow 3 | "));
+    assert_true(strstr(star, "\nrow 3 | ") < strstr(star, "\nrow 1 | "));
+    /* k names the output column after the expanded star (amount), not the star's neighbour */
+    const char *both = B(f->s, "SELECT *, amount AS k FROM dbo.orders ORDER BY k DESC");
+    assert_non_null(strstr(both, "\nrow 1 | "));
+    assert_true(strstr(both, "\nrow 1 | ") < strstr(both, "\nrow 3 | "));
+    assert_true(strstr(both, "\nrow 3 | ") < strstr(both, "\nrow 2 | "));
+    assert_string_equal("cols order_id:int not null\nrow 1\nrow 2\nrow 3\ndone count=3\n",
+                        B(f->s, "SELECT order_id FROM dbo.orders ORDER BY [ORDER_ID]"));
+}
+
 static void test_source_tsql__group_by_with_aggregates_and_sql_server_types(void **state)
 {
     fx *f = *state;
@@ -513,6 +530,7 @@ int main(void)
         T_(same_query_in_other_spellings_gives_the_same_answer),
         T_(top_order_offset_fetch),
         T_(alias_is_not_visible_in_where_or_group_by),
+        T_(order_by_after_a_star_names_the_output_columns),
         T_(group_by_with_aggregates_and_sql_server_types),
         T_(sum_of_int_overflows_with_8115),
         T_(string_is_not_implicitly_binary_257),
