@@ -75,11 +75,14 @@ typedef struct mcdc_backfill_options {
     mcdc_backfill_progress_fn progress; /* may be NULL */
     void        *progress_payload;
     const char  *progress_path;    /* append one JSON line per wave, or NULL */
+    int64_t      min_headroom_us;  /* pause before a wave while the stream's retention
+                                    * headroom (the newest batch's, less its age) is below
+                                    * this, or unknown; 0: never */
 } mcdc_backfill_options;
 
 #define MCDC_BACKFILL_DEFAULT_CHUNK_ROWS 1000000
 #define MCDC_BACKFILL_OPTIONS_INIT \
-    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL }
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL, 0 }
 
 /** Read the open chunked snapshot's chunks until done or a limit stops it.
  *  @param[out] out  where it stands at the end (also on most failures).

@@ -14,8 +14,11 @@
  * differ) or DUPLICATE (silver holds the key more than once); a named key changed after
  * silver's applied_lsn is IN_FLIGHT instead.
  *
+ * With a report table, one Delta row per bucket and per key named is appended per run
+ * (kind `reconcile`, columns as anchor-features §2.8, with run_id), in one commit.
+ *
  * Caveats:
- * - Read-only: never writes to the source or to any table.
+ * - Never writes to the source, silver, bronze or control; only the report table.
  * - The source is read while it moves. A differing key with a change after silver's
  *   applied_lsn (in bronze, or in the change table up to the max_lsn read after the
  *   source) is IN_FLIGHT, not a mismatch; a commit capture has not harvested yet still
@@ -56,9 +59,11 @@ typedef struct mcdc_reconcile_options {
     const char        *bronze_path;   /* bronze's directory: a differing key changed after
                                          silver's applied_lsn, in bronze or in the change
                                          table, is IN_FLIGHT; NULL: no such re-check */
+    const char        *report_name;   /* the report table as given, or NULL: no report */
+    const char        *report_path;   /* its directory (created on the first run) */
 } mcdc_reconcile_options;
 
-#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL }
+#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL, NULL, NULL }
 
 /** How one key differs. */
 typedef enum {
@@ -89,6 +94,7 @@ typedef struct mcdc_reconcile_result {
     int64_t             mismatched;
     int64_t             hashed;         /* buckets compared row by row */
     int64_t             source_rows, silver_rows;
+    char                run_id[37];     /* UUID of the run (the report's run_id) */
     double              seconds;        /* wall time of the run */
     mcdc_reconcile_key *keys;           /* owned, in key text order */
     size_t              n_keys;

@@ -30,6 +30,7 @@ static const mcdc_opt opts[] = {
     { "max-waves", 0, MCDC_OPT_VALUE, "N", "stop after N waves (exit 1 while chunks are left)" },
     { "max-seconds", 0, MCDC_OPT_VALUE, "S", "start no wave after S seconds (exit 1 while chunks are left)" },
     { "target-wave-seconds", 0, MCDC_OPT_VALUE, "S", "size waves to about S seconds from the last wave's pace (default 300; 0: one chunk)" },
+    { "min-headroom", 0, MCDC_OPT_VALUE, "DURATION", "pause while the stream's retention headroom is below DURATION (1h, 3d)" },
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append one JSON line per wave (the progress line's figures)" },
     { "status", 0, MCDC_OPT_SWITCH, NULL, "print where the snapshot stands; read nothing else" },
     { 0 }
@@ -113,6 +114,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     bo.facts = mcdc_cli_get(a, "facts");
     bo.status_only = mcdc_cli_has(a, "status");
     bo.progress_path = mcdc_cli_get(a, "progress");
+    if (mcdc_cli_get(a, "min-headroom") &&
+        ((rc = mcdc_duration_parse(&bo.min_headroom_us, mcdc_cli_get(a, "min-headroom"))) < 0 ||
+         bo.min_headroom_us <= 0)) {
+        if (rc == 0)
+            mcdc_error_set(MCDC_EINVAL, "--min-headroom %s: must be positive", mcdc_cli_get(a, "min-headroom"));
+        goto fail;
+    }
     if ((rc = parse_count(&bo.chunk_rows, a, "chunk-rows", false)) < 0 ||
         (rc = parse_count(&bo.max_waves, a, "max-waves", false)) < 0 ||
         (rc = parse_seconds(&bo.max_us, a, "max-seconds", false)) < 0 ||

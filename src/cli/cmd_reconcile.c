@@ -25,6 +25,7 @@ static const mcdc_opt opts[] = {
     { "bucket-rows", 0, MCDC_OPT_VALUE, "N", "rows per bucket (default 1000000)" },
     { "sample", 0, MCDC_OPT_VALUE, "FRACTION", "share of matching buckets compared row by row, 0..1 (default 0.01)" },
     { "seed", 0, MCDC_OPT_VALUE, "N", "seed of the sample (default: from the clock)" },
+    { "report", 0, MCDC_OPT_VALUE, "NAME", "append a row per bucket and per key named to this report table (kind reconcile)" },
     { "format", 0, MCDC_OPT_VALUE, "text|json", "output format (default text)" },
     { 0 }
 };
@@ -49,10 +50,10 @@ static void print_result(const mcdc_reconcile_result *r, const char *silver, boo
 {
     mcdc_buf b = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
     if (json) {
-        mcdc_buf_printf(&b, "{\"buckets\":%lld,\"matched\":%lld,\"in_flight\":%lld,\"mismatched\":%lld,"
+        mcdc_buf_printf(&b, "{\"run_id\":\"%s\",\"buckets\":%lld,\"matched\":%lld,\"in_flight\":%lld,\"mismatched\":%lld,"
                         "\"seconds\":%.3f,\"hashed\":%lld,\"buckets_by\":\"%s\",\"source_rows\":%lld,"
                         "\"silver_rows\":%lld,\"silver_version\":%lld,\"silver_lsn\":",
-                        (long long)r->buckets, (long long)r->matched, (long long)r->in_flight,
+                        r->run_id, (long long)r->buckets, (long long)r->matched, (long long)r->in_flight,
                         (long long)r->mismatched, r->seconds, (long long)r->hashed,
                         r->by_hash ? "hash" : "ordinal", (long long)r->source_rows,
                         (long long)r->silver_rows, (long long)r->silver_version);
@@ -121,10 +122,12 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         o.keys = key_list;
         o.n_keys = (size_t)n_keys;
     }
-    char spath[MCDC_PATH_MAX], bpath[MCDC_PATH_MAX], cpath[MCDC_PATH_MAX];
+    const char *report = mcdc_cli_get(a, "report");
+    char spath[MCDC_PATH_MAX], bpath[MCDC_PATH_MAX], cpath[MCDC_PATH_MAX], rpath[MCDC_PATH_MAX];
     if (mcdc_warehouse_resolve(spath, ctx->warehouse, silver) < 0 ||
         mcdc_warehouse_resolve(bpath, ctx->warehouse, bronze) < 0 ||
-        mcdc_warehouse_resolve(cpath, ctx->warehouse, control) < 0)
+        mcdc_warehouse_resolve(cpath, ctx->warehouse, control) < 0 ||
+        (report && mcdc_warehouse_resolve(rpath, ctx->warehouse, report) < 0))
         return mcdc_cli_fail();
     int64_t v;
     if (mcdc_delta_latest_version(&v, bpath) < 0) {
@@ -147,12 +150,17 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     o.silver_path = spath;
     o.control_path = cpath;
     o.bronze_path = bpath;
+    o.report_name = report;
+    o.report_path = report ? rpath : NULL;
     mcdc_reconcile_result r;
     int code;
     if (mcdc_reconcile_run(&o, &r) < 0) {
         code = mcdc_cli_fail();
     } else {
         print_result(&r, silver, json);
+        if (report && !json)
+            printf("report: %lld bucket rows and %zu key rows appended to %s (run_id %s)\n",
+                   (long long)r.buckets, r.n_keys, report, r.run_id);
         code = r.mismatched ? 1 : 0;
         mcdc_reconcile_result_clear(&r);
     }
@@ -167,6 +175,6 @@ const mcdc_cli_command mcdc_cmd_reconcile = {
     0, 0, opts,
     "  mssql-cdc reconcile --source sim:db.sqlite --capture-instance dbo_orders \\\n"
     "    --silver silver.orders --bronze bronze.orders --control ops.control \\\n"
-    "    --sample 1.0 --format json",
+    "    --sample 1.0 --report ops.reconcile --format json",
     run
 };

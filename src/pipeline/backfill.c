@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mcdc/backfill.h"
@@ -583,6 +584,46 @@ static int run_wave(bf *b, int64_t width, double *seconds)
     return rc;
 }
 
+/* --min-headroom: wait until the stream's retention headroom (its newest batch's, less
+ * the row's age) is at least the minimum, or until --max-seconds is spent (*go false). A
+ * backfill must not push the stream into data loss. */
+static int wait_for_headroom(bf *b, int64_t t_start, bool *go)
+{
+    *go = true;
+    if (!b->o->min_headroom_us)
+        return 0;
+    bool said = false;
+    for (;;) {
+        bool has = false;
+        double hours = 0;
+        int64_t at = 0;
+        int rc = mcdc_snap__headroom(b->o->facts_path, b->o->target, b->s.family, &has, &hours, &at);
+        if (rc < 0)
+            return rc;
+        double left_s = has ? hours * 3600.0 - (double)(mcdc_time_now_us() - at) / 1e6 : 0;
+        if (has && left_s * 1e6 >= (double)b->o->min_headroom_us) {
+            if (said)
+                mcdc_log(MCDC_LOG_INFO, LOGGER, "retention headroom back to %.0fs: going on", left_s);
+            return 0;
+        }
+        if (!said) {
+            if (has)
+                mcdc_log(MCDC_LOG_WARN, LOGGER, "paused: the stream's retention headroom is %.0fs, "
+                         "below --min-headroom %.0fs", left_s, (double)b->o->min_headroom_us / 1e6);
+            else
+                mcdc_log(MCDC_LOG_WARN, LOGGER, "paused: the facts table has no retention headroom "
+                         "of the stream yet (--min-headroom)");
+            said = true;
+        }
+        if (b->o->max_us && mcdc_time_mono_us() - t_start >= b->o->max_us) {
+            *go = false;
+            return 0;
+        }
+        struct timespec ts = { 0, 200 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
 int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
 {
     MCDC_ASSERT_ARG(o && out);
@@ -634,6 +675,10 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
             break;
         if (o->max_us && elapsed >= o->max_us)
             break;
+        bool go;
+        if ((rc = wait_for_headroom(&b, t_start, &go)) < 0 || !go)
+            break;
+        elapsed = mcdc_time_mono_us() - t_start;
         if (out->run_waves > 0 && o->target_wave_us > 0 && per_chunk > 0) {
             double budget = (double)o->target_wave_us / 1e6;
             if (o->max_us && (double)(o->max_us - elapsed) / 1e6 < budget)

@@ -89,6 +89,11 @@ int mcdc_snap__state_read(snap_state *out, const char *facts_path, const char *t
                           const char *family);
 void mcdc_snap__state_clear(snap_state *st);
 
+/* The newest retention headroom of @p family's batches of @p target (facts column
+ * retention_headroom_hours, with its row's written_at); *has false when none. */
+int mcdc_snap__headroom(const char *facts_path, const char *target, const char *family,
+                        bool *has, double *hours, int64_t *written_at_us);
+
 /* A facts event row under construction. */
 typedef struct snap_event {
     const char *event, *app_id;

@@ -312,3 +312,43 @@ int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_pat
     mcdc_snap__state_clear(&st);
     return 0;
 }
+
+int mcdc_snap__headroom(const char *facts_path, const char *target, const char *family,
+                        bool *has, double *hours, int64_t *written_at_us)
+{
+    *has = false;
+    mcdc_delta_snapshot *fs = NULL;
+    int rc = mcdc_delta_snapshot_open(&fs, facts_path, -1);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    static const char *const cols[] = { "app_id", "target", "retention_headroom_hours", "written_at" };
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 4;
+    mcdc_delta_scan *sc = NULL;
+    rc = mcdc_delta_scan_open(&sc, fs, &so);
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        rc = 0;
+        char fam[256], app[256];
+        if (r[0].is_null || r[0].v.s.len >= sizeof app || r[2].is_null || r[3].is_null ||
+            !str_is(&r[1], target))
+            continue;
+        memcpy(app, r[0].v.s.ptr, r[0].v.s.len);
+        app[r[0].v.s.len] = 0;
+        if (mcdc_stream_family(fam, sizeof fam, app) < 0 || strcmp(fam, family) != 0)
+            continue;
+        if (!*has || r[3].v.i > *written_at_us) {
+            *has = true;
+            *hours = r[2].v.d;
+            *written_at_us = r[3].v.i;
+        }
+    }
+    mcdc_delta_scan_free(sc);
+    mcdc_delta_snapshot_free(fs);
+    return rc;
+}

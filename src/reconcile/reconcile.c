@@ -19,7 +19,7 @@
  *      source and here (mcdc/keyhash.h), never of a collation's order.
  * (R2) A key is named at most once, by the first rule that holds: not in silver MISSING,
  *      not in the source EXTRA, more than once in silver DUPLICATE, else DIFFERENT.
- * (R3) Nothing is written anywhere.
+ * (R3) Nothing is written but the report table, and that only after every read.
  * (R4) A named key is IN_FLIGHT only when a change to it after silver's applied_lsn is in
  *      bronze or the change table; a bucket is in flight only when every key named in it
  *      is, so a difference no change explains stays a MISMATCH.
@@ -38,6 +38,9 @@
 #include "mcdc/keyhash.h"
 #include "mcdc/reconcile.h"
 #include "reconcile/inflight.h"
+#include "reconcile/report.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/time.h"
 
 #define FINE_BUCKETS 100000
 
@@ -116,6 +119,8 @@ typedef struct run {
     char                **named_text;    /* key text of each key named, as r->keys */
     size_t               *named_len;
     int64_t              *named_bucket;
+    char                  lsn_counts[MCDC_LSN_STRLEN]; /* max_lsn before tier 1's query */
+    char                  lsn_rows[MCDC_LSN_STRLEN];   /* max_lsn before tier 2's rows */
 } run;
 
 static double now_s(void)
@@ -217,6 +222,10 @@ static int check_inputs(run *R)
     }
     mcdc_schema_free(flat);
     if (rc < 0)
+        return rc;
+    if ((rc = mcdc_table_check_kind(o->silver_path, o->silver_name, "silver", "--silver")) < 0)
+        return rc;
+    if (o->report_path && (rc = mcdc_reconcile__report_check(o->report_path, o->report_name)) < 0)
         return rc;
     mcdc_control_row row;
     memset(&row, 0, sizeof row);
@@ -607,7 +616,8 @@ static int cmp_entry(const void *a, const void *b)
 
 static int compare_rows(run *R)
 {
-    qsort(R->e, R->ne, sizeof *R->e, cmp_entry);
+    if (R->ne)
+        qsort(R->e, R->ne, sizeof *R->e, cmp_entry);
     mcdc_reconcile_result *r = R->r;
     for (size_t i = 0; i < R->ne;) {
         size_t j = i;
@@ -653,6 +663,90 @@ static int compare_rows(run *R)
     return 0;
 }
 
+static int read_max_lsn(run *R, char out[MCDC_LSN_STRLEN])
+{
+    mcdc_lsn l;
+    int rc = R->o->source->ops->max_lsn(R->o->source, &l);
+    if (rc == 0)
+        mcdc_lsn_format(out, &l);
+    return rc;
+}
+
+/* The JSON key {"k": ordinal} of an ordinal bucket bound. */
+static char *bound_json(const run *R, int64_t v)
+{
+    mcdc_buf b = MCDC_BUF_INIT(1 << 16);
+    mcdc_value x = { 0 };
+    x.v.i = v;
+    mcdc_buf_putc(&b, '{');
+    mcdc_json_quote(&b, R->key_cols[0]->name, strlen(R->key_cols[0]->name));
+    mcdc_buf_putc(&b, ':');
+    mcdc_value_to_json(&b, R->key_cols[0], &x);
+    if (mcdc_buf_putc(&b, '}') < 0) {
+        mcdc_buf_dispose(&b);
+        return NULL;
+    }
+    return mcdc_buf_detach(&b);
+}
+
+/* One row per bucket and per key named, appended to the report table. */
+static int write_report(run *R, int64_t run_at_us)
+{
+    mcdc_reconcile_result *r = R->r;
+    size_t n = R->nb + r->n_keys;
+    mcdc_reconcile__row *rows = calloc(n + 1, sizeof *rows);
+    char **owned = calloc(3 * n + 1, sizeof *owned);
+    size_t n_owned = 0;
+    int rc = 0;
+    if (!rows || !owned)
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < R->nb; i++) {
+        const bucket *b = &R->b[i];
+        mcdc_reconcile__row *w = &rows[i];
+        w->source_lsn = R->lsn_counts;
+        w->has_counts = true;
+        w->source_rows = b->src_rows;
+        w->silver_rows = b->sil_rows;
+        w->status = !b->differs ? "MATCH" : (b->n_named > 0 && b->n_in_flight == b->n_named) ? "IN_FLIGHT" : "MISMATCH";
+        w->has_hashed = true;
+        w->hashed = b->selected;
+        char *d = NULL;
+        if (R->by_hash) {
+            mcdc_buf j = MCDC_BUF_INIT(1 << 12);
+            mcdc_buf_printf(&j, "{\"hash_bucket\":%zu,\"hash_buckets\":%lld}", i, (long long)R->n_hash);
+            d = owned[n_owned++] = mcdc_buf_detach(&j);
+            if (!d) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        } else {
+            w->has_sums = true;
+            w->source_sum = b->src_sum;
+            w->silver_sum = b->sil_sum;
+            if (i > 0) {
+                w->bucket_lo = owned[n_owned++] = bound_json(R, (int64_t)((mcdc_int128)R->origin + (mcdc_int128)b->fine_lo * R->width));
+                if (!w->bucket_lo) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            }
+            if (i + 1 < R->nb) {
+                w->bucket_hi = owned[n_owned++] = bound_json(R, (int64_t)((mcdc_int128)R->origin + (mcdc_int128)(b->fine_hi + 1) * R->width));
+                if (!w->bucket_hi) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            }
+        }
+        w->detail = d;
+    }
+    for (size_t i = 0; rc == 0 && i < r->n_keys; i++) {
+        mcdc_reconcile__row *w = &rows[R->nb + i];
+        w->source_lsn = R->lsn_rows;
+        w->key = r->keys[i].key_json;
+        w->failure_type = mcdc_reconcile_status_name(r->keys[i].status);
+    }
+    if (rc == 0)
+        rc = mcdc_reconcile__report_append(R->o->report_path, r->run_id, run_at_us, R->o->silver_name,
+                                           r->silver_version, r->silver_lsn, rows, n);
+    for (size_t i = 0; owned && i < n_owned; i++)
+        free(owned[i]);
+    free(owned);
+    free(rows);
+    return rc;
+}
+
 /* Re-check the keys named: one changed after silver's applied_lsn, in bronze or in the
  * change table up to max_lsn read now (after the source), is IN_FLIGHT. */
 static int recheck_in_flight(run *R)
@@ -688,6 +782,7 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
         !opts->control_path)
         return mcdc_error_set(MCDC_EINVAL, "reconcile: source, capture instance, silver and control are required");
     double t0 = now_s();
+    int64_t run_at_us = mcdc_time_now_us();
     run R;
     memset(&R, 0, sizeof R);
     R.o = opts;
@@ -698,6 +793,8 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
     int rc = check_inputs(&R);
     if (rc == 0)
         rc = silver_keys(&R);
+    if (rc == 0)
+        rc = read_max_lsn(&R, R.lsn_counts);
     if (rc == 0) {
         spec.keys = R.keys;
         spec.n_keys = R.n_keys;
@@ -705,6 +802,8 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
     }
     if (rc == 0)
         rc = select_buckets(&R);
+    if (rc == 0)
+        rc = read_max_lsn(&R, R.lsn_rows);
     if (rc == 0)
         rc = read_source_rows(&R);
     if (rc == 0)
@@ -727,6 +826,9 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
                 out->mismatched++;
         }
         out->seconds = now_s() - t0;
+        mcdc_delta_uuid(out->run_id);
+        if (opts->report_path)
+            rc = write_report(&R, run_at_us);
     }
     for (size_t i = 0; i < R.ne; i++) {
         free(R.e[i].text);

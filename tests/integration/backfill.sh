@@ -91,6 +91,14 @@ set +e; out=$(ST --bootstrap 2>&1); rc=$?; set -e
 [ $rc = 2 ] && grep -q "a chunked snapshot at $S is open" <<<"$out" || die "full while chunked open: $rc $out"
 changes_after_open
 ST --bootstrap --bootstrap-mode chunked >/dev/null 2>&1 # streams the changes after S
+# --min-headroom: the stream's newest batch has 0.03 h of headroom, less its age: paused
+# until --max-seconds is spent, no wave read
+set +e; out=$(BF --chunk-rows 10 --min-headroom 1h --max-seconds 1 2>"$T/err"); rc=$?; set -e
+[ $rc = 1 ] && grep -q "0 waves, 0 chunks, 0 rows this run" <<<"$out" || die "--min-headroom: $rc $out"
+grep -q "paused: the stream's retention headroom is -\?[0-9]*s, below --min-headroom 3600s" "$T/err" ||
+  die "--min-headroom message: $(cat "$T/err")"
+set +e; out=$(BF --min-headroom 0s 2>&1); rc=$?; set -e
+[ $rc = 2 ] || die "--min-headroom 0s: exit $rc, want 2"
 set +e; out=$(BF --chunk-rows 10 --max-waves 1 --target-wave-seconds 0 2>"$T/err"); rc=$?; set -e
 [ $rc = 1 ] || die "backfill --max-waves 1: exit $rc, want 1 (chunks left)"
 grep -q "^backfill: wave 0: 1/3 chunks, 10 rows of about 25, " "$T/err" || die "progress line: $(cat "$T/err")"

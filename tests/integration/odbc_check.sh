@@ -78,6 +78,8 @@ rc=0
 M stream --source "$SRC;Encrypt=yes;CAFile=$T/other/ca.pem" --capture-instance dbo_orders --target bronze.bad \
   --app-id bad --checkpoint "$T/ck/bad" >"$T/bad.out" 2>&1 || rc=$?
 [ $rc = 3 ] || die "a certificate of another CA: exit $rc, want 3: $(cat "$T/bad.out")"
+grep -q "^hint: .*its certificate is signed by the CA in CAFile=$T/other/ca.pem and names the host 127.0.0.1" "$T/bad.out" ||
+  die "no certificate hint: $(cat "$T/bad.out")"
 [ ! -e "$MSSQL_CDC_WAREHOUSE/bronze/bad" ] || die "bronze was written over an unchecked connection"
 # without a CA file, only an explicit TrustServerCertificate=yes connects
 rc=0

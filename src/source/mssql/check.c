@@ -200,7 +200,17 @@ int mcdc_mssql_check(mcdc_check_report *out, mcdc_source *src, const char *const
         if (s->n_ci == 0)
             add(out, false, "capture instances", "enable CDC on a table (sys.sp_cdc_enable_table) and grant the login "
                 "SELECT on it", "none visible to login %s", s->login);
-        for (size_t i = 0; i < s->n_ci; i++) check_instance(out, s, &s->ci[i], now);
+        /* by name: a lookup may reload (and move) the list */
+        size_t n = s->n_ci;
+        char **names = calloc(n + 1, sizeof *names);
+        for (size_t i = 0; names && i < n; i++) names[i] = strdup(s->ci[i].name);
+        for (size_t i = 0; names && i < n; i++) {
+            mssql_ci *ci;
+            if (names[i] && mssql__find_ci(s, names[i], &ci) == 0) check_instance(out, s, ci, now);
+            mcdc_error_clear();
+            free(names[i]);
+        }
+        free(names);
     }
     for (size_t i = 0; i < n_cis; i++) {
         mssql_ci *ci;

@@ -132,6 +132,10 @@ int mssql__fail(mssql_source *s, SQLSMALLINT handle_type, SQLHANDLE h, const cha
     case MSSQL_ERR_TRANSIENT:
         mcdc_error_set(MCDC_ESOURCE, "%s: %s: %s (SQLSTATE %s, error %d)", server, what, first, (const char *)first_state,
                        (int)first_native);
+        if (s->cfg.ca_file && !strncmp(what, "connecting", 10))
+            return mcdc_error_hint("check that the server is up and reachable (Server=, Port=, connectTimeout=), and that "
+                                   "its certificate is signed by the CA in CAFile=%s and names the host %s",
+                                   s->cfg.ca_file, s->cfg.host ? s->cfg.host : server);
         return mcdc_error_hint("check that the server is up and reachable (Server=, Port=, connectTimeout=, queryTimeout=)");
     default:
         return mcdc_error_set(MCDC_ESOURCE, "%s: %s: %s (SQLSTATE %s, error %d)", server, what, first,

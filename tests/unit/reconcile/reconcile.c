@@ -319,12 +319,60 @@ static void five_defects(fixture *f)
     free(p1); free(p2); free(p3); free(p4); free(k_extra);
 }
 
+/* The report table of the runs so far: rows of each kind, and the statuses of key rows. */
+static void report_rows(fixture *f, int64_t *n_bucket_rows, int64_t *n_key_rows, int64_t *n_mismatch, int64_t *n_runs)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/lake/ops/reconcile", f->dir);
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, path, -1));
+    assert_string_equal("reconcile", mcdc_delta_snapshot_config(snap, "mcdc.kind", ""));
+    const char *cols[] = { "run_id", "status", "failure_type", "key" };
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 4;
+    mcdc_delta_scan *sc = NULL;
+    assert_int_equal(0, mcdc_delta_scan_open(&sc, snap, &so));
+    const mcdc_value *row;
+    char runs[8][40];
+    *n_bucket_rows = *n_key_rows = *n_mismatch = *n_runs = 0;
+    while (mcdc_delta_scan_next(sc, &row) == 1) {
+        bool seen = false;
+        for (int64_t i = 0; i < *n_runs; i++)
+            seen |= strncmp(runs[i], row[0].v.s.ptr, row[0].v.s.len) == 0;
+        if (!seen && *n_runs < 8)
+            snprintf(runs[(*n_runs)++], 40, "%.*s", (int)row[0].v.s.len, row[0].v.s.ptr);
+        if (!row[1].is_null) {
+            (*n_bucket_rows)++;
+            *n_mismatch += row[1].v.s.len == 8 && memcmp(row[1].v.s.ptr, "MISMATCH", 8) == 0;
+            assert_true(row[2].is_null && row[3].is_null);
+        } else {
+            (*n_key_rows)++;
+            assert_false(row[2].is_null || row[3].is_null);
+        }
+    }
+    mcdc_delta_scan_free(sc);
+    mcdc_delta_snapshot_free(snap);
+}
+
 static void test_reconcile_reconcile__int_key_defects_are_each_named(void **state)
 {
     fixture *f = *state = make("dbo.orders", "dbo_orders",
                                "order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL",
                                "order_id", "amount", "customer");
     five_defects(f);
+    /* the report: one row per bucket and per key named, one run_id per run */
+    mcdc_reconcile_result r = reconcile(f, 1.0);
+    int64_t buckets = r.buckets, mismatched = r.mismatched;
+    mcdc_reconcile_result_clear(&r);
+    assert_int_equal(1, cli(f, "--sample 1.0 --seed 7 --report ops.reconcile"));
+    assert_int_equal(1, cli(f, "--sample 1.0 --seed 7 --report ops.reconcile"));
+    int64_t nb, nk, nm, runs;
+    report_rows(f, &nb, &nk, &nm, &runs);
+    assert_int_equal(2, runs);
+    assert_int_equal(2 * buckets, nb);
+    assert_int_equal(2 * 5, nk);
+    assert_int_equal(2 * mismatched, nm);
 }
 
 static void test_reconcile_reconcile__composite_key_defects_are_each_named(void **state)
@@ -391,7 +439,9 @@ static void test_reconcile_reconcile__changes_after_silver_are_in_flight_until_a
                                "order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL",
                                "order_id", "amount", "customer");
     const char *M = bin();
-    char *kb = pick(f, 20, NULL), *kd = pick(f, 600, NULL);
+    /* every key picked before a plant rewrites a file (which reorders silver's files), so
+     * the four are four different rows */
+    char *kb = pick(f, 20, NULL), *kd = pick(f, 600, NULL), *ka = pick(f, 900, NULL), *ke = pick(f, 1100, NULL);
     const char *kc = "{\"order_id\":900000}";
     assert_int_equal(0, sh("%s sim exec %s --at 2026-10-01T15:00:00 \"UPDATE dbo.orders SET amount = 1.23 WHERE order_id = %ld; "
                            "INSERT INTO dbo.orders (order_id, customer, amount) VALUES (900000, N'new', 2.00); "
@@ -408,7 +458,7 @@ static void test_reconcile_reconcile__changes_after_silver_are_in_flight_until_a
     mcdc_reconcile_result_clear(&r);
     assert_int_equal(0, cli(f, "--sample 1.0"));
 
-    char *ka = pick(f, 900, NULL), *pa = plant(f, ka, CHANGE);
+    char *pa = plant(f, ka, CHANGE);
     r = reconcile_with_bronze(f);
     assert_int_equal(4, r.n_keys);
     assert_string_equal("DIFFERENT", status_of(&r, ka));
@@ -422,7 +472,6 @@ static void test_reconcile_reconcile__changes_after_silver_are_in_flight_until_a
                            "--app-id t --checkpoint %s/ck --facts ops.facts >/dev/null 2>&1", M, f->dir, f->db, f->dir));
     /* a later change to key E, then a cleanup: the change table keeps only E's two rows, so the
      * first three are known from bronze alone */
-    char *ke = pick(f, 1100, NULL);
     assert_int_equal(0, sh("%s sim exec %s --at 2026-10-01T15:10:00 \"UPDATE dbo.orders SET amount = 4.56 WHERE order_id = %ld\" "
                            ">/dev/null", M, f->db, id_of(ke)));
     assert_int_equal(0, sh("%s sim capture %s --at 2026-10-01T15:10:30 >/dev/null", M, f->db));
@@ -460,6 +509,12 @@ static void test_reconcile_reconcile__bad_inputs_are_usage_errors(void **state)
     assert_int_equal(2, cli(f, "--bucket-rows 0"));
     assert_int_equal(2, cli(f, "--keys nope"));
     assert_int_equal(2, cli(f, "--format yaml"));
+    int64_t cv;
+    assert_int_equal(0, mcdc_delta_latest_version(&cv, f->control));
+    assert_int_equal(2, cli(f, "--report ops.control"));
+    int64_t cv2;
+    assert_int_equal(0, mcdc_delta_latest_version(&cv2, f->control));
+    assert_int_equal(cv, cv2);
     assert_int_equal(2, sh("%s --warehouse %s/lake reconcile --source sim:%s --capture-instance dbo_orders "
                            "--silver silver.none --bronze bronze.t --control ops.control >/dev/null 2>&1",
                            bin(), f->dir, f->db));
