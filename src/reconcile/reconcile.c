@@ -529,6 +529,8 @@ static int on_source_row(const mcdc_value *values, void *payload)
     src_read *s = payload;
     run *R = s->R;
     int64_t bkt = s->bucket;
+    if (bkt >= 0 && values[R->key_idx[0]].is_null)
+        return 0; /* by ordinal a NULL key is in no bucket, as on silver's side */
     if (bkt < 0) {
         int64_t h;
         bool is_null;

@@ -161,7 +161,7 @@ int mcdc_sim_create_table(mcdc_sim *s, const char *table, const char *columns, c
                                 "'%s'.", name);
             goto out;
         }
-        if (d->type.k == ST_TEXT || d->type.k == ST_NTEXT || d->type.k == ST_XML || d->type.len < 0) {
+        if (d->type.k == ST_TEXT || d->type.k == ST_NTEXT || d->type.k == ST_IMAGE || d->type.k == ST_XML || d->type.len < 0) {
             rc = mcdc_error_set(MCDC_EINVAL, "Msg 1919: Column '%s' in table '%s.%s' is of a type that is invalid for use "
                                 "as a key column in an index.", d->name, schema, name);
             goto out;

@@ -500,6 +500,36 @@ static void test_reconcile_reconcile__changes_after_silver_are_in_flight_until_a
     free(kb); free(kd); free(ka); free(pa); free(ke);
 }
 
+/* By ordinal a NULL key is in no bucket on either side: a --keys column holding one NULL
+ * (a unique index allows one) reconciles, it is not reported MISSING. */
+static void test_reconcile_reconcile__null_ordinal_key_is_left_out_on_both_sides(void **state)
+{
+    fixture *f = *state = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/mcdc-reconcile-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->db, sizeof f->db, "%s/db.sqlite", f->dir);
+    snprintf(f->silver, sizeof f->silver, "%s/lake/silver/t", f->dir);
+    snprintf(f->control, sizeof f->control, "%s/lake/ops/control", f->dir);
+    snprintf(f->ci, sizeof f->ci, "dbo_t");
+    f->keys[0] = strdup("alt");
+    f->n_keys = 1;
+    const char *M = bin();
+    assert_int_equal(0, sh("%s sim init %s --table dbo.t --keys id --at 2026-10-01T13:59:00 "
+                           "--schema 'id INT NOT NULL, alt INT NULL, v NVARCHAR(10) NULL' >/dev/null", M, f->db));
+    assert_int_equal(0, sh("%s sim capture %s --at 2026-10-01T13:59:30 >/dev/null", M, f->db));
+    assert_int_equal(0, sh("%s sim exec %s --at 2026-10-01T14:00:00 \"INSERT INTO dbo.t VALUES (1, NULL, N'n'), "
+                           "(2, 20, N'a'), (3, 30, N'b')\" >/dev/null", M, f->db));
+    assert_int_equal(0, sh("%s sim capture %s --at 2026-10-01T14:00:30 >/dev/null", M, f->db));
+    assert_int_equal(0, sh("%s --warehouse %s/lake stream --source sim:%s --capture-instance dbo_t --target bronze.t "
+                           "--app-id t --checkpoint %s/ck --facts ops.facts --control ops.control --silver silver.t "
+                           "--keys id >/dev/null 2>&1", M, f->dir, f->db, f->dir));
+    mcdc_reconcile_result r = reconcile(f, 1.0);
+    assert_int_equal(0, r.n_keys);
+    assert_int_equal(0, r.mismatched);
+    assert_int_equal(2, r.source_rows);
+    mcdc_reconcile_result_clear(&r);
+}
+
 static void test_reconcile_reconcile__bad_inputs_are_usage_errors(void **state)
 {
     fixture *f = *state = make("dbo.orders", "dbo_orders",
@@ -524,6 +554,28 @@ static void test_reconcile_reconcile__bad_inputs_are_usage_errors(void **state)
     assert_int_equal(2, sh("%s --warehouse %s/lake reconcile --source sim:%s --capture-instance dbo_nope "
                            "--silver silver.t --bronze bronze.t --control ops.control >/dev/null 2>&1",
                            bin(), f->dir, f->db));
+    /* a source without the grouped query (the SQL Server source today) is refused */
+    {
+        mcdc_source *src = NULL;
+        char spec[320];
+        snprintf(spec, sizeof spec, "sim:%s", f->db);
+        assert_int_equal(0, mcdc_source_open(&src, spec));
+        const mcdc_source_ops *real = src->ops;
+        mcdc_source_ops without = *real;
+        without.key_buckets = NULL;
+        src->ops = &without;
+        mcdc_reconcile_options o = MCDC_RECONCILE_OPTIONS_INIT;
+        o.source = src;
+        o.capture_instance = f->ci;
+        o.silver_name = "silver.t";
+        o.silver_path = f->silver;
+        o.control_path = f->control;
+        mcdc_reconcile_result r;
+        assert_int_equal(MCDC_EUNSUPPORTED, mcdc_reconcile_run(&o, &r));
+        assert_non_null(strstr(mcdc_error_last()->message, "not supported by this source yet"));
+        src->ops = real;
+        mcdc_source_close(src);
+    }
     /* nothing was written: silver's version is unchanged */
     int64_t v;
     assert_int_equal(0, mcdc_delta_latest_version(&v, f->silver));
@@ -541,6 +593,7 @@ int main(void)
         cmocka_unit_test_teardown(test_reconcile_reconcile__string_key_defects_are_each_named, teardown),
         cmocka_unit_test_teardown(test_reconcile_reconcile__uniqueidentifier_key_defects_are_each_named, teardown),
         cmocka_unit_test_teardown(test_reconcile_reconcile__changes_after_silver_are_in_flight_until_applied, teardown),
+        cmocka_unit_test_teardown(test_reconcile_reconcile__null_ordinal_key_is_left_out_on_both_sides, teardown),
         cmocka_unit_test_teardown(test_reconcile_reconcile__bad_inputs_are_usage_errors, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
