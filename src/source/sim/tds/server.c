@@ -229,10 +229,10 @@ int mcdc_tds_serve(const mcdc_tds_server_options *o)
     s->ctx.engine = &tds_engine_sim;
     s->ctx.faults = &s->faults;
     s->ctx.stopping = &s->stopping;
+    struct addrinfo hints = {0}, *ai = NULL; /* before the first goto done, which frees it */
     if (o->replay_dir && (rc = tds_replay_load(&s->ctx.replay, o->replay_dir))) goto done;
     int max_conn = o->max_connections > 0 ? o->max_connections : 64;
 
-    struct addrinfo hints = {0}, *ai = NULL;
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
