@@ -279,6 +279,20 @@ static void test_source_sim__rowversion_is_stamped_and_image_is_a_lob(void **sta
              "{\"op\":4,\"m\":\"0x04\",\"id\":1,\"img\":\"0x0102\",\"rv\":\"0x00000000000007D3\"}\n"
              "{\"op\":2,\"m\":\"0x07\",\"id\":3,\"img\":\"0x00\",\"rv\":\"0x00000000000007D4\"}\n");
     expect_error(mcdc_sim_create_table(t.sim, "dbo.k", "img IMAGE NOT NULL", "img", NULL, at), MCDC_EINVAL, "Msg 1919");
+    /* a workload writes bytes into image and leaves the stamps to the database: every row's
+     * rowversion is unique and the latest is the counter's last value */
+    mcdc_sim_workload_options o = MCDC_SIM_WORKLOAD_OPTIONS_INIT;
+    mcdc_sim_workload_result wr;
+    o.table = "dbo.r";
+    o.transactions = 50;
+    o.seed = 7;
+    o.start_us = T("2025-01-01T00:00:10");
+    assert_int_equal(0, mcdc_sim_workload(t.sim, &o, &wr));
+    ASSERT_Q(&t, "SELECT count(*) = count(DISTINCT rv) AS uniq, count(*) > 3 AND count(img) > 0 AS some FROM dbo.r",
+             "{\"uniq\":1,\"some\":1}\n");
+    char want[64];
+    snprintf(want, sizeof want, "{\"hi\":\"0x%016llX\"}\n", 0x7D4ULL + (unsigned long long)(wr.n_inserts + wr.n_updates));
+    ASSERT_Q(&t, "SELECT max(rv) AS hi FROM dbo.r", want);
     simt_close(&t);
 }
 
