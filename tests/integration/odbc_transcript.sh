@@ -52,7 +52,12 @@ lines.forEach((e, i) => {
   need(e.n === i + 1, "entry " + i + " is numbered " + e.n);
   need(["batch", "rpc", "tm"].includes(e.kind), "kind " + e.kind);
   need(/^[0-9a-f]+$/.test(e.request) && /^[0-9a-f]*$/.test(e.response), "hex of entry " + e.n);
+  need(e.decoded && !("undecoded_from" in e.decoded), "entry " + e.n + " is not decoded whole: " + JSON.stringify(e.decoded));
 });
+// the change rows as people read them: a decimal exactly, text in UTF-8, a datetime2(3)
+const rows = lines.flatMap((e) => e.decoded.results.flatMap((r) => r.rows.map((row) => JSON.stringify(row))));
+need(rows.some((r) => r.includes("\"Zoë €\"") && r.includes("\"11.50\"")), "no decoded change row with Zoë € and 11.50");
+need(rows.some((r) => r.includes("\"2026-10-31 13:00:00.123\"")), "no decoded datetime2(3)");
 need(lines.some((e) => e.kind === "batch" && /sys\.fn_cdc_get_max_lsn\(\)/.test(e.text)), "no max_lsn batch");
 const rpc = lines.find((e) => e.kind === "rpc" && e.calls[0].params.some((p) => p.value === "dbo_orders"));
 need(rpc && rpc.text && rpc.calls[0].procedure_id === 10, "no sp_executesql with the capture instance as a parameter");

@@ -309,6 +309,9 @@ void tds_replay_free(tds_replay *r);
  *  ALL_HEADERS): the next unused recording of those bytes, else the last one used.
  *  @return false when the request was never recorded. Thread-safe. */
 bool tds_replay_answer(tds_replay *r, uint8_t type, const uint8_t *body, size_t n, const uint8_t **resp, size_t *resp_n);
+/** A reply's tokens for people (respdec.c): results with columns and rows, row counts,
+ *  errors with number, state and class, return status and values; a jansson object. */
+struct json_t *tds_response_decode(const uint8_t *p, size_t n);
 /** A line naming a request for messages: the statement text, or the procedure's name. */
 void tds_replay_describe(char *out, size_t cap, uint8_t type, const uint8_t *body, size_t n);
 

@@ -6,11 +6,11 @@
  * is one request and its response:
  *   {"n":1,"kind":"batch"|"rpc"|"tm","text":"...","calls":[{"procedure":"sp_executesql",
  *    "params":[{"name":"@p1","type":"int","value":"1"}]}],
- *    "request":"HEX","response":"HEX"}
+ *    "decoded":{...respdec.c...},"request":"HEX","response":"HEX"}
  * "request" is the request's payload after ALL_HEADERS (so the transaction descriptor does
  * not take part), "response" the whole reply as the server sent it (every token: COLMETADATA,
- * ROW, DONE with row counts, ERROR with number, state and class). text, calls and params are
- * for people; replay matches on the request bytes, which hold exactly the statement text and
+ * ROW, DONE with row counts, ERROR with number, state and class). text, calls, params and
+ * decoded (the reply's tokens as columns, rows, row counts and errors) are for people; replay matches on the request bytes, which hold exactly the statement text and
  * the parameters' names, types and values.
  * Guarantees: LOGIN7 is never in the dump (FreeTDS turns its dump off while it sends the
  * login) and any LOGIN7, PRELOGIN or ATTENTION message met is left out of the transcript, so
@@ -176,6 +176,7 @@ static int emit(FILE *out, long n, uint8_t type, const msgbuf *req, const msgbuf
     if (!rq || !rs) {
         rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     } else {
+        json_object_set_new(e, "decoded", tds_response_decode(resp->p ? resp->p : (const uint8_t *)"", resp->len));
         json_object_set_new(e, "request", json_string(rq));
         json_object_set_new(e, "response", json_string(rs));
         char *line = json_dumps(e, JSON_COMPACT | JSON_ENSURE_ASCII);
