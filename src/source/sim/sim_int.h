@@ -345,6 +345,9 @@ typedef struct sim_txn {
     mcdc_lsn   retro_next;  /* next retro LSN */
 } sim_txn;
 
+/** The next value of the database's rowversion counter (@@DBTS + 1), in the current SQLite
+ *  transaction. */
+int  sim__next_dbts(mcdc_sim *s, uint64_t *out);
 int  sim__txn_begin(sim_txn *t, mcdc_sim *s, sim_arena *a, int64_t begin_us, int64_t commit_us);
 /* row: values by index into table->cols (dropped columns NULL). */
 int  sim__txn_insert(sim_txn *t, sim_table *tb, sim_val *row);

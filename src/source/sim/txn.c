@@ -60,22 +60,21 @@ static int col_index(const sim_table *tb, int column_id)
 
 static bool is_lob(const sim_type *ty) { return ty->k == ST_TEXT || ty->k == ST_NTEXT || ty->k == ST_IMAGE; }
 
-/* The next value of the database's rowversion counter, in the SQLite transaction of the write. */
-static int next_dbts(sim_txn *t, uint64_t *out)
+int sim__next_dbts(mcdc_sim *s, uint64_t *out)
 {
     char *msg = NULL;
-    int rc = sqlite3_exec(t->s->db, "CREATE TABLE IF NOT EXISTS sim_dbts(id INTEGER PRIMARY KEY CHECK (id = 1),"
+    int rc = sqlite3_exec(s->db, "CREATE TABLE IF NOT EXISTS sim_dbts(id INTEGER PRIMARY KEY CHECK (id = 1),"
                           " v INTEGER NOT NULL)", NULL, NULL, &msg);
     sqlite3_free(msg);
-    if (rc != SQLITE_OK) return sim__sqlite_error(t->s, rc, "creating the rowversion counter");
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "creating the rowversion counter");
     sqlite3_stmt *st;
-    rc = sqlite3_prepare_v2(t->s->db, "INSERT INTO sim_dbts VALUES(1, 2001) ON CONFLICT(id) DO UPDATE SET v = v + 1"
+    rc = sqlite3_prepare_v2(s->db, "INSERT INTO sim_dbts VALUES(1, 2001) ON CONFLICT(id) DO UPDATE SET v = v + 1"
                             " RETURNING v", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(t->s, rc, "preparing the rowversion counter");
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "preparing the rowversion counter");
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) *out = (uint64_t)sqlite3_column_int64(st, 0);
     int fin = sqlite3_finalize(st);
-    if (rc != SQLITE_ROW) return sim__sqlite_error(t->s, fin != SQLITE_OK ? fin : rc, "advancing the rowversion counter");
+    if (rc != SQLITE_ROW) return sim__sqlite_error(s, fin != SQLITE_OK ? fin : rc, "advancing the rowversion counter");
     return 0;
 }
 
@@ -86,7 +85,7 @@ static int stamp_row(sim_txn *t, sim_table *tb, sim_val *row)
         int i = tb->live[k];
         if (tb->cols[i].type.k != ST_ROWVERSION) continue;
         uint64_t v = 0;
-        int rc = next_dbts(t, &v);
+        int rc = sim__next_dbts(t->s, &v);
         if (rc < 0) return rc;
         char *b = sim_arena_alloc(t->arena, 8);
         if (!b) return mcdc_error_set(MCDC_ENOMEM, "out of memory");

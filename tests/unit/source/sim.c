@@ -279,6 +279,17 @@ static void test_source_sim__rowversion_is_stamped_and_image_is_a_lob(void **sta
              "{\"op\":4,\"m\":\"0x04\",\"id\":1,\"img\":\"0x0102\",\"rv\":\"0x00000000000007D3\"}\n"
              "{\"op\":2,\"m\":\"0x07\",\"id\":3,\"img\":\"0x00\",\"rv\":\"0x00000000000007D4\"}\n");
     expect_error(mcdc_sim_create_table(t.sim, "dbo.k", "img IMAGE NOT NULL", "img", NULL, at), MCDC_EINVAL, "Msg 1919");
+    /* one timestamp column per table; one added to a table with rows stamps each row */
+    at = T("2025-01-01T00:00:06");
+    expect_error(mcdc_sim_create_table(t.sim, "dbo.k", "id INT NOT NULL, a ROWVERSION, b TIMESTAMP", "id", NULL, at),
+                 MCDC_EINVAL, "Msg 2738: A table can only have one timestamp column. Because table 'k' already has one, "
+                 "the column 'b' cannot be added.");
+    expect_error(mcdc_sim_ddl(t.sim, "ALTER TABLE dbo.r ADD rv2 ROWVERSION", at), MCDC_EINVAL, "Msg 2738");
+    assert_int_equal(0, mcdc_sim_create_table(t.sim, "dbo.p", "id INT NOT NULL", "id", NULL, at));
+    simt_exec(&t, NULL, "2025-01-01T00:00:07", "INSERT INTO dbo.p VALUES (1), (2)");
+    assert_int_equal(0, mcdc_sim_ddl(t.sim, "ALTER TABLE dbo.p ADD v TIMESTAMP NOT NULL", T("2025-01-01T00:00:08")));
+    ASSERT_Q(&t, "SELECT * FROM dbo.p ORDER BY id",
+             "{\"id\":1,\"v\":\"0x00000000000007D5\"}\n{\"id\":2,\"v\":\"0x00000000000007D6\"}\n");
     /* a workload writes bytes into image and leaves the stamps to the database: every row's
      * rowversion is unique and the latest is the counter's last value */
     mcdc_sim_workload_options o = MCDC_SIM_WORKLOAD_OPTIONS_INIT;
@@ -291,7 +302,7 @@ static void test_source_sim__rowversion_is_stamped_and_image_is_a_lob(void **sta
     ASSERT_Q(&t, "SELECT count(*) = count(DISTINCT rv) AS uniq, count(*) > 3 AND count(img) > 0 AS some FROM dbo.r",
              "{\"uniq\":1,\"some\":1}\n");
     char want[64];
-    snprintf(want, sizeof want, "{\"hi\":\"0x%016llX\"}\n", 0x7D4ULL + (unsigned long long)(wr.n_inserts + wr.n_updates));
+    snprintf(want, sizeof want, "{\"hi\":\"0x%016llX\"}\n", 0x7D6ULL + (unsigned long long)(wr.n_inserts + wr.n_updates));
     ASSERT_Q(&t, "SELECT max(rv) AS hi FROM dbo.r", want);
     simt_close(&t);
 }
