@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/sqlserver-smoke.sh: mssql-cdc end to end against a SQL Server, for users and releases.
 #
-#   scripts/sqlserver-smoke.sh [--keep] [--timeout SECONDS] CONNECTION-STRING
+#   scripts/sqlserver-smoke.sh [--keep] [--timeout SECONDS] [--record DIR] CONNECTION-STRING
 #
 # CONNECTION-STRING is an mssql-cdc source: odbc:KEY=VALUE;... or @FILE (its first line).
 # The login must be allowed to create a table and enable CDC on it (db_owner), and SQL
@@ -19,18 +19,29 @@
 # freetds.conf (mode 0600) holding the host, port, encryption and CA file. The password is
 # never printed, but tsql takes it on its command line: on a shared machine, other users
 # can see it in ps while tsql runs. mssql-cdc itself reads it from the connection string.
+# With --record DIR, mssql-cdc's own connections (source check and the stream) keep a
+# transcript of every statement and response in DIR/transcript.jsonl (record=DIR, no password
+# in it), which `mssql-cdc sim serve --replay DIR` answers from (docs/guides/sqlserver.md).
 # Exit 0 when every check holds; 1 naming the first that does not; 2 for bad usage.
 set -euo pipefail
 keep=false
 timeout=120
+record=
 while [ $# -gt 1 ]; do
   case $1 in
     --keep) keep=true; shift ;;
+    --record) record=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     *) break ;;
   esac
 done
-[ $# = 1 ] || { echo "usage: $0 [--keep] [--timeout SECONDS] odbc:CONNECTION-STRING|@FILE" >&2; exit 2; }
+[ $# = 1 ] || { echo "usage: $0 [--keep] [--timeout SECONDS] [--record DIR] odbc:CONNECTION-STRING|@FILE" >&2; exit 2; }
+rec=
+if [ -n "$record" ]; then
+  mkdir -p "$record" || { echo "sqlserver-smoke: --record $record: cannot create the directory" >&2; exit 2; }
+  record=$(cd "$record" && pwd)
+  rec=";record={${record//\}/\}\}}}" # braced: the path may hold ';'
+fi
 spec=$1
 if [ "${spec:0:1}" = @ ]; then
   [ -r "${spec:1}" ] || { echo "sqlserver-smoke: cannot read ${spec:1}" >&2; exit 2; }
@@ -130,10 +141,10 @@ sql "DELETE FROM dbo.mcdc_smoke WHERE id = 3" >/dev/null
 wait_for "SELECT COUNT(*) FROM cdc.[${ci}_CT]" 8
 echo "sqlserver-smoke: 8 change rows captured"
 # 3. check, then stream
-"$mcdc" source check --source "$spec" --capture-instance "$ci" > "$work/check.txt" ||
+"$mcdc" source check --source "${spec%;}$rec" --capture-instance "$ci" > "$work/check.txt" ||
   fail "source check: $(grep -A1 '^FAIL' "$work/check.txt")"
 export MSSQL_CDC_WAREHOUSE=$work/lake
-"$mcdc" stream --source "$spec" --capture-instance "$ci" --target bronze.mcdc_smoke --app-id mcdc_smoke \
+"$mcdc" stream --source "${spec%;}$rec" --capture-instance "$ci" --target bronze.mcdc_smoke --app-id mcdc_smoke \
   --checkpoint "$work/checkpoint" --facts ops.facts --control ops.control > "$work/stream.txt" 2>&1 ||
   fail "stream: $(tail -5 "$work/stream.txt")"
 # 4. bronze against the change table; facts against bronze; the verdict

@@ -54,6 +54,7 @@ typedef struct mcdc_tds_server_options {
     mcdc_tds_ready_fn   ready;
     void               *ready_payload;
     volatile sig_atomic_t *stop;          /* the server returns once *stop != 0 */
+    const char         *replay_dir;       /* answer from this transcript (mcdc_tds_transcript_convert), or NULL */
 } mcdc_tds_server_options;
 
 #define MCDC_TDS_SERVER_OPTIONS_INIT { 1, NULL, NULL, NULL, 0, NULL, NULL, MCDC_TDS_ENCRYPT_OFF, NULL, 0, false, 0, 0, 0, NULL, NULL, NULL }
@@ -67,6 +68,13 @@ int mcdc_tds_check_options(const mcdc_tds_server_options *o);
  *  same database. @return 0 after a stop; MCDC_EINVAL for bad options (as check); MCDC_EIO
  *  when the address cannot be bound. */
 int mcdc_tds_serve(const mcdc_tds_server_options *o);
+
+/** Append the requests and responses of a FreeTDS packet dump (DumpFile=, DebugFlags=0x10)
+ *  to the transcript @p out_path (JSONL, one line per request: docs/guides/sqlserver.md),
+ *  starting at byte *@p offset of the dump, which is moved past the last complete exchange.
+ *  PRELOGIN, LOGIN7 and ATTENTION messages are left out. A dump that does not exist is
+ *  nothing to add. @return 0; MCDC_EIO; MCDC_ENOMEM. */
+int mcdc_tds_transcript_convert(const char *dump_path, long *offset, const char *out_path);
 
 #ifdef __cplusplus
 }

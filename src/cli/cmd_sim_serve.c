@@ -2,6 +2,7 @@
  * cli/cmd_sim_serve.c: `mssql-cdc sim serve DB --listen HOST:PORT`: serve a simulator
  * database over TDS 7.4 (mcdc/tds.h) until SIGTERM or SIGINT, which close the connections
  * and exit 0. Prints `listening on HOST:PORT` on stderr once connections are accepted.
+ * With --replay DIR, statements are answered from a recorded transcript instead.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ static const mcdc_opt opts[] = {
     {"latency", 0, MCDC_OPT_VALUE, "DURATION", "delay added before every response (e.g. 2ms)"},
     {"product-version", 0, MCDC_OPT_VALUE, "13|14|15|16", "SQL Server major version to claim (default 16)"},
     {"engine-edition", 0, MCDC_OPT_VALUE, "N", "SERVERPROPERTY('EngineEdition') (default 3; 5 is Azure SQL Database)"},
+    {"replay", 0, MCDC_OPT_VALUE, "DIR", "answer statements from a transcript (the SQL Server source's record=DIR)"},
     {0},
 };
 
@@ -75,6 +77,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     o.fault_repeat = mcdc_cli_has(a, "fault-repeat");
     const char *user = mcdc_cli_get(a, "user"), *pwfile = mcdc_cli_get(a, "password-file");
     if (!user != !pwfile) return mcdc_cli_usage_error(a->cmd, "--user and --password-file go together");
+    o.replay_dir = mcdc_cli_get(a, "replay");
     o.ready = on_ready;
     o.stop = &stop_flag;
     if (mcdc_tds_check_options(&o) < 0) return mcdc_cli_fail();
@@ -109,6 +112,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
 
 const mcdc_cli_command mcdc_cmd_sim_serve = {
     "sim serve", "serve a simulator database over TDS 7.4 (SQL Server's protocol)", "DB", 1, 1, opts,
-    "  mssql-cdc sim serve demo.db --listen 127.0.0.1:1433 --user app --password-file app.pw",
+    "  mssql-cdc sim serve demo.db --listen 127.0.0.1:1433 --user app --password-file app.pw\n"
+    "  mssql-cdc sim serve empty.db --listen 127.0.0.1:0 --user app --password-file app.pw --replay transcript",
     run,
 };

@@ -100,6 +100,11 @@ static int take_entry(ctx *c, yaml_node_t *m, mcdc_run_entry *e, bool is_default
         if (!key)
             return bad(c, k, "keys are names", "%s: a key that is not a name", where, NULL);
         int rc;
+        for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
+            const char *before = scalar(node(c, q->key));
+            if (before && !strcmp(before, key))
+                return bad(c, k, "give each key once", "%s: given twice in %s", key, where);
+        }
         if (!strcmp(key, "include") || !strcmp(key, "exclude")) {
             if (is_defaults)
                 return bad(c, k, "give include and exclude in a table",
@@ -234,6 +239,11 @@ static int take_top(ctx *c, yaml_node_t *root, mcdc_run_config *cfg)
         const char *key = scalar(k);
         if (!key)
             return bad(c, k, "keys are names", "a key that is not a name", NULL, NULL);
+        for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < p; q++) {
+            const char *before = scalar(node(c, q->key));
+            if (before && !strcmp(before, key))
+                return bad(c, k, "give each key once", "%s: given twice", key, NULL);
+        }
         if (!strcmp(key, "sources")) {
             if ((rc = take_sources(c, v, cfg)) < 0)
                 return rc;

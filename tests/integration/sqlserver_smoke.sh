@@ -26,10 +26,14 @@ MSSQL_CDC=$MCDC_BIN bash "$smoke" --timeout 30 "$conn" > "$T/smoke.out" 2>&1 || 
 grep -q "^sqlserver-smoke: bronze holds the 8 change rows in order; facts count 8; finalized_until" "$T/smoke.out" ||
   die "$(cat "$T/smoke.out")"
 grep -q "^sqlserver-smoke: ok$" "$T/smoke.out" || die "$(cat "$T/smoke.out")"
-# again, from a file: the capture instance is made anew
+# again, from a file, with a transcript (recorded through TLS): the capture instance is made anew
 printf '%s\n' "$conn" > "$T/conn.txt"
-MSSQL_CDC=$MCDC_BIN bash "$smoke" --timeout 30 "@$T/conn.txt" > "$T/smoke2.out" 2>&1 || die "the second run failed: $(cat "$T/smoke2.out")"
+MSSQL_CDC=$MCDC_BIN bash "$smoke" --timeout 30 --record "$T/rec;x" "@$T/conn.txt" > "$T/smoke2.out" 2>&1 || die "the second run failed: $(cat "$T/smoke2.out")"
 case "$(cat "$T/smoke.out" "$T/smoke2.out")" in *"$PW"*) die "the password is shown" ;; esac
+grep -q '"text":"SELECT sys.fn_cdc_get_max_lsn()"' "$T/rec;x/transcript.jsonl" || die "transcript: $(head -c 1000 "$T/rec;x/transcript.jsonl")"
+grep -q 'dbo_mcdc_smoke' "$T/rec;x/transcript.jsonl" || die "the transcript does not name the capture instance"
+grep -rqF -- "$PW" "$T/rec;x" && die "the password is in the transcript"
+[ "$(ls -A "$T/rec;x")" = transcript.jsonl ] || die "the record directory holds $(ls -A "$T/rec;x")"
 # refusals
 rc=0; MSSQL_CDC=$MCDC_BIN bash "$smoke" > "$T/u.out" 2>&1 || rc=$?
 [ $rc = 2 ] || die "no argument: exit $rc, want 2"

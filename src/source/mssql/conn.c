@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mcdc/secret.h"
@@ -27,7 +28,7 @@
 typedef enum {
     K_PASS, K_DRIVER, K_DSN, K_SERVER, K_SERVERNAME, K_PORT, K_DATABASE, K_UID, K_PWD,
     K_ENCRYPT, K_ENCRYPTION, K_TRUST, K_CAFILE, K_TDS_VERSION, K_CHARSET,
-    K_CONNECT_TIMEOUT, K_QUERY_TIMEOUT, K_LOCK_TIMEOUT, K_ISOLATION, K_PAGE_ROWS, K_TIME_ZONE
+    K_CONNECT_TIMEOUT, K_QUERY_TIMEOUT, K_LOCK_TIMEOUT, K_ISOLATION, K_PAGE_ROWS, K_TIME_ZONE, K_RECORD, K_DUMPFILE
 } kw_kind;
 
 #define F_TDS 1 /* FreeTDS knows it */
@@ -62,7 +63,7 @@ static const keyword keywords[] = {
     { "Language", K_PASS, F_TDS | F_MS },
     { "PacketSize", K_PASS, F_TDS | F_MS },
     { "TextSize", K_PASS, F_TDS },
-    { "DumpFile", K_PASS, F_TDS },
+    { "DumpFile", K_DUMPFILE, F_TDS },
     { "DumpFileAppend", K_PASS, F_TDS },
     { "DebugFlags", K_PASS, F_TDS },
     { "Trusted_Connection", K_PASS, F_TDS | F_MS },
@@ -87,6 +88,7 @@ static const keyword keywords[] = {
     { "isolationLevel", K_ISOLATION, F_OWN },
     { "pageRows", K_PAGE_ROWS, F_OWN },
     { "sourceTimeZone", K_TIME_ZONE, F_OWN },
+    { "record", K_RECORD, F_OWN },
 };
 #define N_KEYWORDS (sizeof keywords / sizeof keywords[0])
 
@@ -317,7 +319,7 @@ static int put_attr(mcdc_buf *out, const char *key, const char *value, bool free
 
 static int build(mcdc_mssql_conn *c, parsed *p, const char *masked, const char *freetds_driver)
 {
-    const attr *by[K_TIME_ZONE + 1] = { 0 };
+    const attr *by[K_DUMPFILE + 1] = { 0 };
     mcdc_buf unknown = MCDC_BUF_INIT(4096);
     int rc = 0;
     /* K1: known, given once; the driver decides which list applies */
@@ -424,6 +426,23 @@ static int build(mcdc_mssql_conn *c, parsed *p, const char *masked, const char *
                                   masked, iso),
                    mcdc_error_hint("NOLOCK reads are never used: they can miss or double rows");
     }
+    if (by[K_RECORD]) {
+        const char *dir = by[K_RECORD]->value;
+        struct stat st;
+        if (!c->is_freetds)
+            return mcdc_error_set(MCDC_EINVAL, "connection string '%s': record= needs FreeTDS's driver", masked),
+                   mcdc_error_hint("leave Driver= out (FreeTDS's is used) to record a transcript");
+        if (by[K_DUMPFILE])
+            return mcdc_error_set(MCDC_EINVAL, "connection string '%s': record= and DumpFile= both use FreeTDS's dump", masked),
+                   mcdc_error_hint("give one of them");
+        if (!dir[0] || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0)
+            return mcdc_error_set(MCDC_EINVAL, "connection string '%s': record=%s: not a writable directory", masked, dir),
+                   mcdc_error_hint("create the directory first (mkdir -p %s)", dir);
+        char dump[4096];
+        snprintf(dump, sizeof dump, "%s/.freetds-%ld.dump", dir, (long)getpid());
+        if (!(c->record_dir = strdup(dir)) || !(c->record_dump = strdup(dump)))
+            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
     c->time_zone = strdup(by[K_TIME_ZONE] && by[K_TIME_ZONE]->value[0] ? by[K_TIME_ZONE]->value : "auto");
     c->user = strdup(by[K_UID] ? by[K_UID]->value : "");
     c->database = strdup(by[K_DATABASE] ? by[K_DATABASE]->value : "");
@@ -483,7 +502,7 @@ static int build(mcdc_mssql_conn *c, parsed *p, const char *masked, const char *
         case K_DRIVER:
             break;
         case K_CONNECT_TIMEOUT: case K_QUERY_TIMEOUT: case K_LOCK_TIMEOUT: case K_ISOLATION: case K_PAGE_ROWS:
-        case K_TIME_ZONE:
+        case K_TIME_ZONE: case K_RECORD:
             break;
         case K_ENCRYPT:
         case K_ENCRYPTION:
@@ -531,6 +550,10 @@ static int build(mcdc_mssql_conn *c, parsed *p, const char *masked, const char *
         if (!by[K_TDS_VERSION]) rc = put_attr(&s, "TDS_Version", "7.4", true);
         if (rc == 0 && !by[K_CHARSET]) rc = put_attr(&s, "ClientCharset", "UTF-8", true);
         if (rc == 0 && encryption && !by[K_ENCRYPT] && !by[K_ENCRYPTION]) rc = put_attr(&s, "Encryption", encryption, true);
+        /* record=: FreeTDS's packet dump (network only: no connection string, and the login
+         * packet is never dumped), turned into the transcript by the source */
+        if (rc == 0 && c->record_dump) rc = put_attr(&s, "DumpFile", c->record_dump, true);
+        if (rc == 0 && c->record_dump) rc = put_attr(&s, "DebugFlags", "16", true);
     }
     if (rc < 0) {
         mcdc_buf_dispose(&s);
@@ -580,5 +603,7 @@ void mcdc_mssql_conn_free(mcdc_mssql_conn *c)
     free(c->ca_file);
     free(c->host);
     free(c->time_zone);
+    free(c->record_dir);
+    free(c->record_dump);
     memset(c, 0, sizeof *c);
 }

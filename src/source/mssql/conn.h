@@ -49,6 +49,8 @@ typedef struct mcdc_mssql_conn {
     int64_t lock_timeout_ms;  /* lockTimeoutMs= (snapshot reads of the source table), -1 none */
     mcdc_mssql_isolation isolation; /* isolationLevel=readCommitted|snapshot */
     int64_t page_rows;        /* pageRows=: change rows per page of a read, default 10000 */
+    char   *record_dir;       /* record=DIR: the transcript's directory, or NULL */
+    char   *record_dump;      /* FreeTDS's packet dump behind it (DIR/.freetds-PID.dump) */
 } mcdc_mssql_conn;
 
 /** Parse and check @p text (without "odbc:"), rewriting it for its driver.

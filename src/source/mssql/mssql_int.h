@@ -97,14 +97,19 @@ typedef struct mssql_source {
     mssql_plan     *plans;
     size_t          n_plans;
     mcdc_ratelimit  offset_warn;  /* the server's offset differs from the zone's */
+    long            record_off;   /* record=: bytes of the dump already in the transcript */
 } mssql_source;
 
 /* ---- odbc.c ---- */
 
 /** Connect when not connected (a new connection after a failure). */
 int mssql__connect(mssql_source *s);
-/** Drop the connection (the next call reconnects). */
+/** Drop the connection (the next call reconnects); with record=, its exchanges so far go
+ *  into the transcript. */
 void mssql__disconnect(mssql_source *s);
+/** record=DIR: add the exchanges dumped since the last call to DIR/transcript.jsonl.
+ *  A failure is a warning (the stream goes on). @return 0 or the failure's code. */
+int mssql__record(mssql_source *s);
 /** Record the failure of an ODBC call on handle @p h as the current error, classified into
  *  s->last_kind; @p what says what was being done ("reading max_lsn"). Returns the code. */
 int mssql__fail(mssql_source *s, SQLSMALLINT handle_type, SQLHANDLE h, const char *what);

@@ -16,6 +16,7 @@
  * reads a CA file only from there; FREETDSCONF points at that file for the process.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mcdc/tds.h"
 #include "mcdc/time.h"
 #include "source/mssql/mssql_int.h"
 
@@ -196,6 +198,14 @@ int mssql__connect(mssql_source *s)
             return mcdc_error_set(MCDC_ESOURCE, "unixODBC: cannot allocate an environment");
         SQLSetEnvAttr(s->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
     }
+    if (s->cfg.record_dump) {
+        /* the dump is private to this user while it exists (mssql__record turns it into the transcript) */
+        int fd = open(s->cfg.record_dump, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return mcdc_error_set(MCDC_EIO, "record=%s: cannot write %s: %s", s->cfg.record_dir, s->cfg.record_dump,
+                                  strerror(errno));
+        close(fd);
+    }
     SQLHDBC dbc;
     if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_DBC, s->env, &dbc)))
         return mcdc_error_set(MCDC_ESOURCE, "unixODBC: cannot allocate a connection");
@@ -247,6 +257,17 @@ void mssql__disconnect(mssql_source *s)
     SQLDisconnect(s->dbc);
     SQLFreeHandle(SQL_HANDLE_DBC, s->dbc);
     s->dbc = SQL_NULL_HDBC;
+    mssql__record(s);
+}
+
+int mssql__record(mssql_source *s)
+{
+    if (!s->cfg.record_dump) return 0;
+    char out[4096];
+    snprintf(out, sizeof out, "%s/transcript.jsonl", s->cfg.record_dir);
+    int rc = mcdc_tds_transcript_convert(s->cfg.record_dump, &s->record_off, out);
+    if (rc < 0) mcdc_log(MCDC_LOG_WARN, MSSQL_LOGGER, "record=%s: %s", s->cfg.record_dir, mcdc_error_last()->message);
+    return rc;
 }
 
 int mssql__stmt(mssql_source *s, SQLHSTMT *out)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "mcdc/failpoint.h"
@@ -1637,6 +1638,10 @@ static void op_close(mcdc_source *b)
     mssql_source *s = S(b);
     mssql__disconnect(s);
     if (s->env) SQLFreeHandle(SQL_HANDLE_ENV, s->env);
+    if (s->cfg.record_dump) {
+        mssql__record(s); /* whatever the driver wrote while closing */
+        unlink(s->cfg.record_dump);
+    }
     cis_free(s->ci, s->n_ci);
     for (size_t i = 0; i < s->n_plans; i++) plan_clear(&s->plans[i]);
     free(s->plans);

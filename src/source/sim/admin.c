@@ -32,6 +32,47 @@ static int step_done(mcdc_sim *s, sqlite3_stmt *st, const char *what)
     return rc == SQLITE_DONE ? 0 : sim__sqlite_error(s, rc, what);
 }
 
+/* A timestamp column added to a table with rows: each row gets the counter's next value, in
+ * row order, as SQL Server fills it. */
+static int stamp_existing(mcdc_sim *s, int64_t table_id, int column_id)
+{
+    char sq[128];
+    sqlite3_stmt *st;
+    snprintf(sq, sizeof sq, "SELECT rowid FROM sim_src_%lld ORDER BY rowid", (long long)table_id);
+    if (sqlite3_prepare_v2(s->db, sq, -1, &st, NULL) != SQLITE_OK) return sim__sqlite_error(s, SQLITE_ERROR, "reading rows");
+    size_t n = 0, cap = 0;
+    int64_t *ids = NULL;
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            int64_t *p = realloc(ids, (cap = cap ? cap * 2 : 256) * sizeof *ids);
+            if (!p) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
+            ids = p;
+        }
+        ids[n++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    snprintf(sq, sizeof sq, "UPDATE sim_src_%lld SET c%d = ? WHERE rowid = ?", (long long)table_id, column_id);
+    if (rc == 0 && sqlite3_prepare_v2(s->db, sq, -1, &st, NULL) != SQLITE_OK)
+        rc = sim__sqlite_error(s, SQLITE_ERROR, "stamping rows");
+    else if (rc == 0) {
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            uint64_t v = 0;
+            unsigned char b[8];
+            if ((rc = sim__next_dbts(s, &v)) < 0) break;
+            for (int j = 7; j >= 0; j--, v >>= 8) b[j] = (unsigned char)(v & 0xFF);
+            sqlite3_bind_blob(st, 1, b, 8, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(st, 2, ids[i]);
+            int r = sqlite3_step(st);
+            sqlite3_reset(st);
+            if (r != SQLITE_DONE) rc = sim__sqlite_error(s, r, "stamping rows");
+        }
+        sqlite3_finalize(st);
+    }
+    free(ids);
+    return rc;
+}
+
 static int enable_in_tx(mcdc_sim *s, sim_table *tb, const char *ci_name, int64_t at_us)
 {
     char defname[300];
@@ -141,6 +182,15 @@ int mcdc_sim_create_table(mcdc_sim *s, const char *table, const char *columns, c
                                     "in table '%s.%s' is specified more than once.", defs[i].name, schema, name);
                 goto out;
             }
+    for (int i = 0, rv = -1; i < n_defs; i++)
+        if (defs[i].type.k == ST_ROWVERSION) {
+            if (rv >= 0) {
+                rc = mcdc_error_set(MCDC_EINVAL, "Msg 2738: A table can only have one timestamp column. Because table "
+                                    "'%s' already has one, the column '%s' cannot be added.", name, defs[i].name);
+                goto out;
+            }
+            rv = i;
+        }
     int key_ord[1024] = {0};
     if (n_defs > 1024) { rc = mcdc_error_set(MCDC_EINVAL, "table %s: more than 1024 columns", table); goto out; }
     for (int k = 0; k < n_keys; k++) {
@@ -161,7 +211,7 @@ int mcdc_sim_create_table(mcdc_sim *s, const char *table, const char *columns, c
                                 "'%s'.", name);
             goto out;
         }
-        if (d->type.k == ST_TEXT || d->type.k == ST_NTEXT || d->type.k == ST_XML || d->type.len < 0) {
+        if (d->type.k == ST_TEXT || d->type.k == ST_NTEXT || d->type.k == ST_IMAGE || d->type.k == ST_XML || d->type.len < 0) {
             rc = mcdc_error_set(MCDC_EINVAL, "Msg 1919: Column '%s' in table '%s.%s' is of a type that is invalid for use "
                                 "as a key column in an index.", d->name, schema, name);
             goto out;
@@ -397,7 +447,14 @@ int mcdc_sim_ddl(mcdc_sim *s, const char *sql, int64_t at_us)
                                 "table '%s' is specified more than once.", d.col.name, tb->full);
             goto fail;
         }
-        if (!d.col.nullable) {
+        if (d.col.type.k == ST_ROWVERSION)
+            for (int i = 0; i < tb->n_cols; i++)
+                if (!tb->cols[i].dropped && tb->cols[i].type.k == ST_ROWVERSION) {
+                    rc = mcdc_error_set(MCDC_EINVAL, "Msg 2738: A table can only have one timestamp column. Because table "
+                                        "'%s' already has one, the column '%s' cannot be added.", tb->name, d.col.name);
+                    goto fail;
+                }
+        if (!d.col.nullable && d.col.type.k != ST_ROWVERSION) { /* a timestamp column is filled below */
             sqlite3_stmt *st;
             snprintf(sq, sizeof sq, "SELECT 1 FROM sim_src_%lld LIMIT 1", (long long)tb->id);
             sqlite3_prepare_v2(s->db, sq, -1, &st, NULL);
@@ -429,6 +486,7 @@ int mcdc_sim_ddl(mcdc_sim *s, const char *sql, int64_t at_us)
         if ((rc = step_done(s, st, "adding a column")) < 0) goto fail;
         snprintf(sq, sizeof sq, "ALTER TABLE sim_src_%lld ADD COLUMN c%d", (long long)tb->id, id);
         if ((rc = sim__exec_sql(s, sq)) < 0) goto fail;
+        if (d.col.type.k == ST_ROWVERSION && (rc = stamp_existing(s, tb->id, id)) < 0) goto fail;
         break;
     }
     case D_DROP: case D_ALTER:

@@ -83,6 +83,10 @@ static int run_insert(sim_txn *t, sim_stmt *st)
             sim_val v;
             if ((rc = sim_eval(t->arena, st->rows[r][c], NULL, &v)) < 0) return rc;
             cx.column = tb->cols[target[c]].name;
+            if (tb->cols[target[c]].type.k == ST_ROWVERSION && v.k != V_NULL) /* the database stamps it */
+                return mcdc_error_set(MCDC_EINVAL, "Msg 273: Cannot insert an explicit value into a timestamp column. Use "
+                                      "INSERT with a column list to exclude the timestamp column, or insert a DEFAULT "
+                                      "into the timestamp column.");
             if ((rc = sim_convert(t->arena, &tb->cols[target[c]].type, &v, &row[target[c]], &cx)) < 0) return rc;
         }
         if ((rc = sim__txn_insert(t, tb, row)) < 0) return rc;
@@ -155,6 +159,8 @@ static int run_update(sim_txn *t, sim_stmt *st)
                 return mcdc_error_set(MCDC_EINVAL, "Msg 264: The column name '%s' is specified more than once in the SET "
                                       "clause or column list of an INSERT. A column cannot be assigned more than one "
                                       "value in the same clause.", st->cols[c]);
+        if (tb->cols[target[c]].type.k == ST_ROWVERSION)
+            return mcdc_error_set(MCDC_EINVAL, "Msg 272: Cannot update a timestamp column.");
         if ((rc = resolve(tb, st->set[c])) < 0) return rc;
     }
     if ((rc = resolve(tb, st->where)) < 0) return rc;

@@ -32,7 +32,7 @@ static int col_index(const sim_table *tb, int column_id)
     return -1;
 }
 
-static bool is_lob(const sim_type *ty) { return ty->k == ST_TEXT || ty->k == ST_NTEXT; }
+static bool is_lob(const sim_type *ty) { return ty->k == ST_TEXT || ty->k == ST_NTEXT || ty->k == ST_IMAGE; }
 
 /* The first row of @p sql (one LSN parameter ?1) as a count. */
 static int count_after(mcdc_sim *s, const char *sql, const mcdc_lsn *to, int64_t *n)

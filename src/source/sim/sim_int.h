@@ -45,7 +45,9 @@ typedef enum {
     ST_BIT = 1, ST_TINYINT, ST_SMALLINT, ST_INT, ST_BIGINT, ST_DECIMAL, ST_NUMERIC, ST_MONEY,
     ST_SMALLMONEY, ST_REAL, ST_FLOAT, ST_DATE, ST_TIME, ST_DATETIME, ST_DATETIME2,
     ST_SMALLDATETIME, ST_DATETIMEOFFSET, ST_CHAR, ST_VARCHAR, ST_NCHAR, ST_NVARCHAR, ST_TEXT,
-    ST_NTEXT, ST_BINARY, ST_VARBINARY, ST_UNIQUEIDENTIFIER, ST_XML
+    ST_NTEXT, ST_BINARY, ST_VARBINARY, ST_UNIQUEIDENTIFIER, ST_XML,
+    ST_IMAGE,      /* legacy LOB of bytes, like varbinary(max); not comparable */
+    ST_ROWVERSION  /* timestamp: 8 bytes the database generates on every insert and update */
 } sim_tkind;
 
 typedef struct sim_type {
@@ -343,6 +345,9 @@ typedef struct sim_txn {
     mcdc_lsn   retro_next;  /* next retro LSN */
 } sim_txn;
 
+/** The next value of the database's rowversion counter (@@DBTS + 1), in the current SQLite
+ *  transaction. */
+int  sim__next_dbts(mcdc_sim *s, uint64_t *out);
 int  sim__txn_begin(sim_txn *t, mcdc_sim *s, sim_arena *a, int64_t begin_us, int64_t commit_us);
 /* row: values by index into table->cols (dropped columns NULL). */
 int  sim__txn_insert(sim_txn *t, sim_table *tb, sim_val *row);

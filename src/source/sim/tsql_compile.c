@@ -84,7 +84,7 @@ static int precedence(sim_tkind k)
 {
     static const sim_tkind order[] = {ST_DATETIMEOFFSET, ST_DATETIME2, ST_DATETIME, ST_SMALLDATETIME, ST_DATE, ST_TIME,
                                       ST_FLOAT, ST_REAL, ST_DECIMAL, ST_NUMERIC, ST_MONEY, ST_SMALLMONEY, ST_BIGINT,
-                                      ST_INT, ST_SMALLINT, ST_TINYINT, ST_BIT, ST_XML, ST_NTEXT, ST_TEXT,
+                                      ST_INT, ST_SMALLINT, ST_TINYINT, ST_BIT, ST_XML, ST_NTEXT, ST_TEXT, ST_IMAGE, ST_ROWVERSION,
                                       ST_UNIQUEIDENTIFIER, ST_NVARCHAR, ST_NCHAR, ST_VARCHAR, ST_CHAR, ST_VARBINARY,
                                       ST_BINARY};
     for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++)
@@ -93,7 +93,7 @@ static int precedence(sim_tkind k)
 }
 
 bool tc_is_int(sim_tkind k) { return k == ST_BIT || k == ST_TINYINT || k == ST_SMALLINT || k == ST_INT || k == ST_BIGINT; }
-static bool is_bin(sim_tkind k) { return k == ST_BINARY || k == ST_VARBINARY; }
+static bool is_bin(sim_tkind k) { return k == ST_BINARY || k == ST_VARBINARY || k == ST_ROWVERSION || k == ST_IMAGE; }
 bool tc_is_str(sim_tkind k)
 {
     return k == ST_CHAR || k == ST_VARCHAR || k == ST_NCHAR || k == ST_NVARCHAR || k == ST_TEXT || k == ST_NTEXT;
@@ -205,7 +205,7 @@ sim_type tc_common(const sim_type *a, const sim_type *b)
         r.prec = ip + d->scale > 38 ? 38 : ip + d->scale;
     } else if (tc_is_str(a->k) && tc_is_str(b->k)) {
         r.len = a->len < 0 || b->len < 0 ? -1 : a->len > b->len ? a->len : b->len;
-    } else if (is_bin(a->k) && is_bin(b->k)) {
+    } else if (is_bin(a->k) && is_bin(b->k) && r.k != ST_IMAGE) {
         r.len = a->len < 0 || b->len < 0 ? -1 : a->len > b->len ? a->len : b->len;
         r.k = a->k == ST_VARBINARY || b->k == ST_VARBINARY ? ST_VARBINARY : ST_BINARY;
     } else if (r.k == ST_DATETIME2 || r.k == ST_DATETIMEOFFSET || r.k == ST_TIME) {
@@ -233,6 +233,18 @@ static const char *cmp_left(C *c, const cx *l, const cx *r)
 {
     if (tc_is_str(l->t.k) && (l->binary_coll || r->binary_coll)) return tc_fmt(c, "%s COLLATE BINARY", l->sql);
     return tc_cmp_sql(c, l);
+}
+
+/* SQL Server's name of a comparison operator in message 402. */
+static const char *cmp_op_name(const char *op)
+{
+    if (!strcmp(op, "=")) return "equal to";
+    if (!strcmp(op, "<>") || !strcmp(op, "!=")) return "not equal to";
+    if (!strcmp(op, "<")) return "less than";
+    if (!strcmp(op, ">")) return "greater than";
+    if (!strcmp(op, "<=")) return "less than or equal to";
+    if (!strcmp(op, ">=")) return "greater than or equal to";
+    return op;
 }
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -671,6 +683,9 @@ int tc_expr(C *c, scope *sc, tsql_expr *e, cx *out)
         return 0;
     case X_CMP:
         if ((rc = tc_expr(c, sc, e->a, &a)) || (rc = tc_expr(c, sc, e->b, &b))) return rc;
+        if (a.t.k == ST_IMAGE || b.t.k == ST_IMAGE) /* image is never compared, as in SQL Server */
+            return tsql_fail(c->err, 402, 16, 1, line, "The data types %s and %s are incompatible in the %s operator.",
+                             tc_kname(a.t.k), tc_kname(b.t.k), cmp_op_name(e->op));
         if ((rc = unify(c, &a, &b, line))) return rc;
         out->t.k = ST_BIT;
         out->sql = tc_fmt(c, "(%s %s %s)", cmp_left(c, &a, &b), e->op, b.sql);

@@ -107,7 +107,8 @@ static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
     if (!from || !to) { sqlite3_result_error(cx, "bad type", -1); return; }
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
     if (sim_read_value(argv[0], from, &a, &in) < 0) { fail_mcdc(cx); goto done; }
-    bool from_bin = from->k == ST_BINARY || from->k == ST_VARBINARY, to_bin = to->k == ST_BINARY || to->k == ST_VARBINARY;
+    bool from_bin = from->k == ST_BINARY || from->k == ST_VARBINARY || from->k == ST_IMAGE || from->k == ST_ROWVERSION,
+         to_bin = to->k == ST_BINARY || to->k == ST_VARBINARY || to->k == ST_IMAGE;
     if (from_bin && sim_type_is_string(to) && (style == 1 || style == 2)) {
         size_t n = in.u.s.n;
         char *txt = sim_arena_alloc(&a, n * 2 + 3);

@@ -261,7 +261,7 @@ static int captured_columns(mcdc_sim_session *s, const mcdc_sim_param *ps, int n
         v[5] = num(c->ordinal);
         v[6] = str(sim_arena_strndup(&s->arena, tn, strlen(tn)));
         const sim_type *ty = &c->type;
-        bool strt = sim_type_is_string(ty) || ty->k == ST_BINARY || ty->k == ST_VARBINARY;
+        bool strt = sim_type_is_string(ty) || ty->k == ST_BINARY || ty->k == ST_VARBINARY || ty->k == ST_ROWVERSION;
         if (strt) v[7] = num(ty->len);
         bool numt = sim_type_is_numeric(ty);
         if (numt) {

@@ -102,7 +102,8 @@ int tsql_assign(mcdc_sim_session *s, const char *name, const tsql_tok *t, int fr
     tsql_compiled cc;
     if ((rc = tsql_compile(s, sel, &cc, err)) != 0) { tsql_compiled_dispose(&cc); return rc; }
     const sim_type *ft = &cc.cols[0].rc.type;
-    bool fs = sim_type_is_string(ft), tb = v->type.k == ST_BINARY || v->type.k == ST_VARBINARY;
+    bool fs = sim_type_is_string(ft), tb = v->type.k == ST_BINARY || v->type.k == ST_VARBINARY ||
+                                          v->type.k == ST_IMAGE || v->type.k == ST_ROWVERSION;
     if (fs && tb) {
         char a[64], b[64];
         sim_type_format(a, sizeof a, ft);

@@ -377,6 +377,8 @@ void tsql_sys_type_info(const sim_type *t, int *sys_id, int *maxlen, int *prec, 
     case ST_VARBINARY: *sys_id = 165; *maxlen = t->len; break;
     case ST_UNIQUEIDENTIFIER: *sys_id = 36; *maxlen = 16; break;
     case ST_XML: *sys_id = 241; *maxlen = -1; break;
+    case ST_IMAGE: *sys_id = 34; *maxlen = 16; break;
+    case ST_ROWVERSION: *sys_id = 189; *maxlen = 8; break;
     default: *sys_id = 0; *maxlen = 0; break;
     }
 }

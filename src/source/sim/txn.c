@@ -9,6 +9,11 @@
  * a key column is a delete and an insert. text/ntext are NULL in ops 1 and 3, and (max) types in
  * op 3 unless they changed, as SQL Server stores them. A transaction that logged no change row
  * gets no commit LSN and no mapping entry.
+ *
+ * A rowversion (timestamp) column is never written by the user: every insert and every update
+ * of a row gives it the next value of the database's counter (@@DBTS, table sim_dbts, starting
+ * after 0x7D0 as a new SQL Server database does), 8 big-endian bytes; image, like text and
+ * ntext, is NULL in ops 1 and 3.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +58,45 @@ static int col_index(const sim_table *tb, int column_id)
     return -1;
 }
 
-static bool is_lob(const sim_type *ty) { return ty->k == ST_TEXT || ty->k == ST_NTEXT; }
+static bool is_lob(const sim_type *ty) { return ty->k == ST_TEXT || ty->k == ST_NTEXT || ty->k == ST_IMAGE; }
+
+int sim__next_dbts(mcdc_sim *s, uint64_t *out)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(s->db, "CREATE TABLE IF NOT EXISTS sim_dbts(id INTEGER PRIMARY KEY CHECK (id = 1),"
+                          " v INTEGER NOT NULL)", NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "creating the rowversion counter");
+    sqlite3_stmt *st;
+    rc = sqlite3_prepare_v2(s->db, "INSERT INTO sim_dbts VALUES(1, 2001) ON CONFLICT(id) DO UPDATE SET v = v + 1"
+                            " RETURNING v", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "preparing the rowversion counter");
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *out = (uint64_t)sqlite3_column_int64(st, 0);
+    int fin = sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return sim__sqlite_error(s, fin != SQLITE_OK ? fin : rc, "advancing the rowversion counter");
+    return 0;
+}
+
+/* Give every rowversion column of @p row the counter's next value. */
+static int stamp_row(sim_txn *t, sim_table *tb, sim_val *row)
+{
+    for (int k = 0; k < tb->n_live; k++) {
+        int i = tb->live[k];
+        if (tb->cols[i].type.k != ST_ROWVERSION) continue;
+        uint64_t v = 0;
+        int rc = sim__next_dbts(t->s, &v);
+        if (rc < 0) return rc;
+        char *b = sim_arena_alloc(t->arena, 8);
+        if (!b) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        for (int j = 7; j >= 0; j--, v >>= 8) b[j] = (char)(v & 0xFF);
+        memset(&row[i], 0, sizeof row[i]);
+        row[i].k = V_BIN;
+        row[i].u.s.p = b;
+        row[i].u.s.n = 8;
+    }
+    return 0;
+}
 static bool is_max(const sim_type *ty)
 {
     return ty->len < 0 && (ty->k == ST_VARCHAR || ty->k == ST_NVARCHAR || ty->k == ST_VARBINARY);
@@ -217,7 +260,8 @@ int sim__txn_insert(sim_txn *t, sim_table *tb, sim_val *row)
 {
     int rc;
     mcdc_lsn seq;
-    if ((rc = check_enable_order(t, tb)) < 0 || (rc = sim__check_row(t, tb, row, true)) < 0 ||
+    if ((rc = check_enable_order(t, tb)) < 0 || (rc = stamp_row(t, tb, row)) < 0 ||
+        (rc = sim__check_row(t, tb, row, true)) < 0 ||
         (rc = prepare_table(t->s, tb, 0)) < 0 || (rc = write_source(t, tb, tb->ins, row, -1)) < 0)
         return rc;
     t->n_rows++;
@@ -246,7 +290,9 @@ int sim__txn_delete(sim_txn *t, sim_table *tb, int64_t rowid, const sim_val *old
 int sim__txn_update(sim_txn *t, sim_table *tb, int64_t rowid, const sim_val *old_row, sim_val *new_row)
 {
     int rc;
-    if ((rc = check_enable_order(t, tb)) < 0 || (rc = sim__check_row(t, tb, new_row, false)) < 0) return rc;
+    if ((rc = check_enable_order(t, tb)) < 0 || (rc = stamp_row(t, tb, new_row)) < 0 ||
+        (rc = sim__check_row(t, tb, new_row, false)) < 0)
+        return rc;
     bool *changed = sim_arena_alloc(t->arena, (size_t)tb->n_cols + 1);
     if (!changed) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     bool any = false;
@@ -278,7 +324,7 @@ int sim__txn_update_keys(sim_txn *t, sim_table *tb, int n, const int64_t *rowids
 {
     int rc;
     for (int r = 0; r < n; r++)
-        if ((rc = sim__check_row(t, tb, new_rows[r], false)) < 0) return rc;
+        if ((rc = stamp_row(t, tb, new_rows[r])) < 0 || (rc = sim__check_row(t, tb, new_rows[r], false)) < 0) return rc;
     for (int r = 0; r < n; r++)
         if ((rc = sim__txn_delete(t, tb, rowids[r], old_rows[r])) < 0) return rc;
     for (int r = 0; r < n; r++) {

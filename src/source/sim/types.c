@@ -92,13 +92,14 @@ static const struct {
     {"datetimeoffset", ST_DATETIMEOFFSET}, {"char", ST_CHAR}, {"varchar", ST_VARCHAR},
     {"nchar", ST_NCHAR}, {"nvarchar", ST_NVARCHAR}, {"text", ST_TEXT}, {"ntext", ST_NTEXT},
     {"binary", ST_BINARY}, {"varbinary", ST_VARBINARY}, {"uniqueidentifier", ST_UNIQUEIDENTIFIER},
-    {"xml", ST_XML},
+    {"xml", ST_XML}, {"image", ST_IMAGE}, {"rowversion", ST_ROWVERSION}, {"timestamp", ST_ROWVERSION},
 };
 
 static const char *kind_name(sim_tkind k)
 {
     for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
-        if (type_names[i].k == k && strcmp(type_names[i].name, "integer") && strcmp(type_names[i].name, "dec"))
+        if (type_names[i].k == k && strcmp(type_names[i].name, "integer") && strcmp(type_names[i].name, "dec") &&
+            strcmp(type_names[i].name, "rowversion")) /* SQL Server names it timestamp (sys.types) */
             return type_names[i].name;
     return "?";
 }
@@ -136,7 +137,7 @@ int sim_type_parse(sim_type *out, const char *text, size_t len)
                mcdc_error_hint("types: bit, tinyint, smallint, int, bigint, decimal(p,s), numeric(p,s), money, "
                                "smallmoney, real, float, date, time(n), datetime, datetime2(n), smalldatetime, "
                                "datetimeoffset(n), char/varchar/nchar/nvarchar(n|max), text, ntext, "
-                               "binary/varbinary(n|max), uniqueidentifier, xml");
+                               "binary/varbinary(n|max), image, rowversion (timestamp), uniqueidentifier, xml");
     long a1 = -2, a2 = -2;
     bool is_max = false;
     if (paren) {
@@ -199,6 +200,10 @@ int sim_type_parse(sim_type *out, const char *text, size_t len)
                                   "allowed (%d).", (int)len, text, out->len, kind_name(out->k), lim);
         return 0;
     }
+    case ST_ROWVERSION:
+        if (paren) goto bad;
+        out->len = 8;
+        return 0;
     default:
         if (paren) goto bad;
         return 0;
@@ -269,7 +274,7 @@ void sim_type_to_column(mcdc_column *col, const sim_type *t)
     case ST_DATE: col->type = MCDC_TYPE_DATE; break;
     case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: col->type = MCDC_TYPE_TIMESTAMP_NTZ; break;
     case ST_DATETIMEOFFSET: col->type = MCDC_TYPE_TIMESTAMP; break;
-    case ST_BINARY: case ST_VARBINARY: col->type = MCDC_TYPE_BINARY; break;
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION: col->type = MCDC_TYPE_BINARY; break;
     default: col->type = MCDC_TYPE_STRING; break;
     }
 }
@@ -1033,7 +1038,7 @@ static int to_binary(sim_arena *a, const sim_type *t, const sim_val *in, sim_val
                               cx && cx->column ? cx->column : "?");
     }
     const char *p = in->u.s.p;
-    if (t->k == ST_BINARY && n < (size_t)t->len) {
+    if ((t->k == ST_BINARY || t->k == ST_ROWVERSION) && n < (size_t)t->len) {
         char *q = sim_arena_alloc(a, (size_t)t->len);
         if (!q) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
         if (n) memcpy(q, p, n);
@@ -1064,7 +1069,7 @@ int sim_convert(sim_arena *a, const sim_type *t, const sim_val *in, sim_val *out
         rc = to_float(t, in, &r); break;
     case ST_DATE: case ST_TIME: case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: case ST_DATETIMEOFFSET:
         rc = to_temporal(t, in, &r); break;
-    case ST_BINARY: case ST_VARBINARY:
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION:
         rc = to_binary(a, t, in, &r, cx); break;
     default:
         rc = to_string(a, t, in, &r, cx); break;
@@ -1114,7 +1119,7 @@ int sim_bind(sqlite3_stmt *st, int idx, const sim_type *t, const sim_val *v)
     case ST_DATE: case ST_TIME: case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: case ST_DATETIMEOFFSET:
         text_of(t, v, buf, sizeof buf);
         return sqlite3_bind_text(st, idx, buf, -1, SQLITE_TRANSIENT);
-    case ST_BINARY: case ST_VARBINARY:
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION:
         return sqlite3_bind_blob(st, idx, v->u.s.n ? v->u.s.p : "", (int)v->u.s.n, SQLITE_STATIC);
     default:
         return sqlite3_bind_text(st, idx, v->u.s.n ? v->u.s.p : "", (int)v->u.s.n, SQLITE_STATIC);
@@ -1141,7 +1146,7 @@ void sim_result(sqlite3_context *cx, const sim_type *t, const sim_val *v)
     case ST_DATE: case ST_TIME: case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: case ST_DATETIMEOFFSET:
         text_of(t, v, buf, sizeof buf);
         { sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT); return; }
-    case ST_BINARY: case ST_VARBINARY:
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION:
         { sqlite3_result_blob(cx, v->u.s.n ? v->u.s.p : "", (int)v->u.s.n, SQLITE_TRANSIENT); return; }
     default:
         { sqlite3_result_text(cx, v->u.s.n ? v->u.s.p : "", (int)v->u.s.n, SQLITE_TRANSIENT); return; }
@@ -1208,7 +1213,7 @@ int sim_read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *
         }
         return 0;
     }
-    case ST_BINARY: case ST_VARBINARY: {
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION: {
         int n = sqlite3_value_bytes(sv);
         const void *p = sqlite3_value_blob(sv);
         out->k = V_BIN;
@@ -1455,7 +1460,7 @@ int sim_from_value(sim_arena *a, const sim_type *t, const mcdc_value *in, sim_va
     case ST_DATE: v.k = V_DATE; v.u.i = in->v.i; break;
     case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: v.k = V_DT; v.u.i = in->v.i * TICKS_PER_US; break;
     case ST_DATETIMEOFFSET: v.k = V_DTO; v.u.i = in->v.i * TICKS_PER_US; break;
-    case ST_BINARY: case ST_VARBINARY: v.k = V_BIN; v.u.s.p = in->v.s.ptr; v.u.s.n = in->v.s.len; break;
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION: v.k = V_BIN; v.u.s.p = in->v.s.ptr; v.u.s.n = in->v.s.len; break;
     default: v.k = V_STR; v.u.s.p = in->v.s.ptr; v.u.s.n = in->v.s.len; break;
     }
     return sim_convert(a, t, &v, out, NULL);

@@ -85,8 +85,8 @@ static int gen_value(rng *r, sim_arena *a, const sim_column *c, bool key, int64_
         v.u.i = key ? (INT64_C(946684800) + k) * TICKS_PER_SEC
                     : now_us * TICKS_PER_US - (int64_t)below(r, UINT64_C(86400) * 30 * 10000000);
         break;
-    case ST_BINARY: case ST_VARBINARY: {
-        size_t n = t->len < 0 || t->len > 16 ? 16 : (size_t)t->len;
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION: { /* rowversion: replaced by the stamp */
+        size_t n = t->len <= 0 || t->len > 16 ? 16 : (size_t)t->len;
         char *b = sim_arena_alloc(a, 16);
         uint64_t h = key ? (uint64_t)k : next_u64(r), l = key ? 0 : next_u64(r);
         for (int i = 0; i < 8; i++) { b[i] = (char)(h >> (56 - 8 * i)); b[8 + i] = (char)(l >> (56 - 8 * i)); }

@@ -554,6 +554,28 @@ static void test_reconcile_reconcile__bad_inputs_are_usage_errors(void **state)
     assert_int_equal(2, sh("%s --warehouse %s/lake reconcile --source sim:%s --capture-instance dbo_nope "
                            "--silver silver.t --bronze bronze.t --control ops.control >/dev/null 2>&1",
                            bin(), f->dir, f->db));
+    /* a source without the grouped query (the SQL Server source today) is refused */
+    {
+        mcdc_source *src = NULL;
+        char spec[320];
+        snprintf(spec, sizeof spec, "sim:%s", f->db);
+        assert_int_equal(0, mcdc_source_open(&src, spec));
+        const mcdc_source_ops *real = src->ops;
+        mcdc_source_ops without = *real;
+        without.key_buckets = NULL;
+        src->ops = &without;
+        mcdc_reconcile_options o = MCDC_RECONCILE_OPTIONS_INIT;
+        o.source = src;
+        o.capture_instance = f->ci;
+        o.silver_name = "silver.t";
+        o.silver_path = f->silver;
+        o.control_path = f->control;
+        mcdc_reconcile_result r;
+        assert_int_equal(MCDC_EUNSUPPORTED, mcdc_reconcile_run(&o, &r));
+        assert_non_null(strstr(mcdc_error_last()->message, "not supported by this source yet"));
+        src->ops = real;
+        mcdc_source_close(src);
+    }
     /* nothing was written: silver's version is unchanged */
     int64_t v;
     assert_int_equal(0, mcdc_delta_latest_version(&v, f->silver));

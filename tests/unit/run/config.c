@@ -125,8 +125,12 @@ static void test_run_config__refusals_name_the_line_and_key(void **state)
     refused(text, "line 6: unknown key 'warehous'");
     snprintf(text, sizeof text, "%s  - source: shop\n    capture_instance: a\non_error: sometimes\n", head);
     refused(text, "line 6: on_error: expected stop-table or stop-all");
+    snprintf(text, sizeof text, "%s  - source: shop\n    include: [\"a*\"]\n    include: [\"b*\"]\n", head);
+    refused(text, "line 6: include: given twice in a table");
     refused("sources:\n  shop: {source: \"sim:shop.db\"\ntables: []\n", "run.yaml line 3");
     refused("sources:\n  shop: {source: \"sim:shop.db\"}\n", "no tables");
+    snprintf(text, sizeof text, "%s  - {source: shop, capture_instance: a}\ntables: []\n", head);
+    refused(text, "line 5: tables: given twice");
     refused("sources:\n  shop: {source: \"sim:a\"}\n  shop: {source: \"sim:b\"}\ntables:\n"
             "  - {source: shop, capture_instance: a}\n", "line 3: source shop is defined twice");
 }

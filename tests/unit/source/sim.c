@@ -245,6 +245,68 @@ static void test_source_sim__bad_input_is_refused_and_changes_nothing(void **sta
     simt_close(&t);
 }
 
+static void test_source_sim__rowversion_is_stamped_and_image_is_a_lob(void **state)
+{
+    (void)state;
+    simt t;
+    simt_open(&t, NULL);
+    assert_int_equal(0, mcdc_sim_create_table(t.sim, "dbo.r", "id INT NOT NULL, img IMAGE NULL, rv TIMESTAMP NOT NULL",
+                                              "id", NULL, T("2025-01-01T00:00:00")));
+    /* the database's counter stamps every insert and every update, even one that changes nothing */
+    simt_exec(&t, NULL, "2025-01-01T00:00:01", "INSERT INTO dbo.r (id, img) VALUES (1, 0x0102), (2, NULL)");
+    simt_exec(&t, NULL, "2025-01-01T00:00:02", "UPDATE dbo.r SET img = img WHERE id = 1");
+    simt_exec(&t, NULL, "2025-01-01T00:00:03", "INSERT INTO dbo.r VALUES (3, 0x00, NULL)");
+    mcdc_sim_exec_result r;
+    int64_t at = T("2025-01-01T00:00:04");
+    expect_error(mcdc_sim_exec(t.sim, "INSERT INTO dbo.r VALUES (4, NULL, 0x01)", MCDC_SIM_NOW, at, &r), MCDC_EINVAL,
+                 "Msg 273: Cannot insert an explicit value into a timestamp column. Use INSERT with a column list to "
+                 "exclude the timestamp column, or insert a DEFAULT into the timestamp column.");
+    expect_error(mcdc_sim_exec(t.sim, "INSERT INTO dbo.r (id, rv) VALUES (4, 0x01)", MCDC_SIM_NOW, at, &r), MCDC_EINVAL,
+                 "Msg 273: Cannot insert an explicit value");
+    expect_error(mcdc_sim_exec(t.sim, "UPDATE dbo.r SET rv = 0x01 WHERE id = 1", MCDC_SIM_NOW, at, &r), MCDC_EINVAL,
+                 "Msg 272: Cannot update a timestamp column.");
+    ASSERT_Q(&t, "SELECT * FROM dbo.r ORDER BY id",
+             "{\"id\":1,\"img\":\"0x0102\",\"rv\":\"0x00000000000007D3\"}\n"
+             "{\"id\":2,\"img\":null,\"rv\":\"0x00000000000007D2\"}\n"
+             "{\"id\":3,\"img\":\"0x00\",\"rv\":\"0x00000000000007D4\"}\n");
+    /* image, like text, is NULL in the before image of an update */
+    simt_capture(&t, "2025-01-01T00:00:05", 0);
+    ASSERT_Q(&t, "SELECT __$operation AS op, __$update_mask AS m, id, img, rv FROM cdc.dbo_r_CT"
+                 " ORDER BY __$start_lsn, __$seqval, __$operation",
+             "{\"op\":2,\"m\":\"0x07\",\"id\":1,\"img\":\"0x0102\",\"rv\":\"0x00000000000007D1\"}\n"
+             "{\"op\":2,\"m\":\"0x07\",\"id\":2,\"img\":null,\"rv\":\"0x00000000000007D2\"}\n"
+             "{\"op\":3,\"m\":\"0x04\",\"id\":1,\"img\":null,\"rv\":\"0x00000000000007D1\"}\n"
+             "{\"op\":4,\"m\":\"0x04\",\"id\":1,\"img\":\"0x0102\",\"rv\":\"0x00000000000007D3\"}\n"
+             "{\"op\":2,\"m\":\"0x07\",\"id\":3,\"img\":\"0x00\",\"rv\":\"0x00000000000007D4\"}\n");
+    expect_error(mcdc_sim_create_table(t.sim, "dbo.k", "img IMAGE NOT NULL", "img", NULL, at), MCDC_EINVAL, "Msg 1919");
+    /* one timestamp column per table; one added to a table with rows stamps each row */
+    at = T("2025-01-01T00:00:06");
+    expect_error(mcdc_sim_create_table(t.sim, "dbo.k", "id INT NOT NULL, a ROWVERSION, b TIMESTAMP", "id", NULL, at),
+                 MCDC_EINVAL, "Msg 2738: A table can only have one timestamp column. Because table 'k' already has one, "
+                 "the column 'b' cannot be added.");
+    expect_error(mcdc_sim_ddl(t.sim, "ALTER TABLE dbo.r ADD rv2 ROWVERSION", at), MCDC_EINVAL, "Msg 2738");
+    assert_int_equal(0, mcdc_sim_create_table(t.sim, "dbo.p", "id INT NOT NULL", "id", NULL, at));
+    simt_exec(&t, NULL, "2025-01-01T00:00:07", "INSERT INTO dbo.p VALUES (1), (2)");
+    assert_int_equal(0, mcdc_sim_ddl(t.sim, "ALTER TABLE dbo.p ADD v TIMESTAMP NOT NULL", T("2025-01-01T00:00:08")));
+    ASSERT_Q(&t, "SELECT * FROM dbo.p ORDER BY id",
+             "{\"id\":1,\"v\":\"0x00000000000007D5\"}\n{\"id\":2,\"v\":\"0x00000000000007D6\"}\n");
+    /* a workload writes bytes into image and leaves the stamps to the database: every row's
+     * rowversion is unique and the latest is the counter's last value */
+    mcdc_sim_workload_options o = MCDC_SIM_WORKLOAD_OPTIONS_INIT;
+    mcdc_sim_workload_result wr;
+    o.table = "dbo.r";
+    o.transactions = 50;
+    o.seed = 7;
+    o.start_us = T("2025-01-01T00:00:10");
+    assert_int_equal(0, mcdc_sim_workload(t.sim, &o, &wr));
+    ASSERT_Q(&t, "SELECT count(*) = count(DISTINCT rv) AS uniq, count(*) > 3 AND count(img) > 0 AS some FROM dbo.r",
+             "{\"uniq\":1,\"some\":1}\n");
+    char want[64];
+    snprintf(want, sizeof want, "{\"hi\":\"0x%016llX\"}\n", 0x7D6ULL + (unsigned long long)(wr.n_inserts + wr.n_updates));
+    ASSERT_Q(&t, "SELECT max(rv) AS hi FROM dbo.r", want);
+    simt_close(&t);
+}
+
 static void test_source_sim__workload_is_deterministic(void **state)
 {
     (void)state;
@@ -314,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_source_sim__idle_entries_when_quiet),
         cmocka_unit_test(test_source_sim__sql_server_value_semantics),
         cmocka_unit_test(test_source_sim__bad_input_is_refused_and_changes_nothing),
+        cmocka_unit_test(test_source_sim__rowversion_is_stamped_and_image_is_a_lob),
         cmocka_unit_test(test_source_sim__workload_is_deterministic),
         cmocka_unit_test(test_source_sim__query_is_read_only),
     };

@@ -67,7 +67,7 @@ static const char *ALL_COLUMNS =
     "dtm DATETIME NULL, sdt SMALLDATETIME NULL, dt2 DATETIME2(7) NULL, dto DATETIMEOFFSET(3) NULL, c CHAR(5) NULL, "
     "vc VARCHAR(20) NULL, nc NCHAR(3) NULL, nvc NVARCHAR(20) NULL, vcm VARCHAR(MAX) NULL, nvcm NVARCHAR(MAX) NULL, "
     "tx TEXT NULL, ntx NTEXT NULL, bn BINARY(4) NULL, vb VARBINARY(10) NULL, vbm VARBINARY(MAX) NULL, "
-    "g UNIQUEIDENTIFIER NULL, x XML NULL";
+    "g UNIQUEIDENTIFIER NULL, x XML NULL, img IMAGE NULL, rv ROWVERSION NOT NULL";
 
 static char *big_text(char c, size_t n)
 {
@@ -92,9 +92,9 @@ static void start(srv *s, const char *fault)
              "'23:59:59.9999999', '2025-01-01 10:00:00.003', '2025-01-01 10:01:00', '9999-12-31 23:59:59.9999999', "
              "'2025-01-01 10:00:00.123 +02:00', 'ab', N'\xE2\x82\xAC and \xE2\x84\xA2 \xC4\x81', N'\xC3\xBC', "
              "N'Zo\xC3\xAB \xF0\x9F\x98\x80', '%s', N'\xC3\xA9\xC3\xA9', 'hello', N'w\xC3\xB6rld', 0x01020304, "
-             "0xDEADBEEF, 0x00FF, '6F9619FF-8B86-D011-B42D-00C04FC964FF', '<a>1</a>'), (2%s)",
+             "0xDEADBEEF, 0x00FF, '6F9619FF-8B86-D011-B42D-00C04FC964FF', '<a>1</a>', 0x00CAFE00, NULL), (2%s)",
              vcm, ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
-                  "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL");
+                  "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL");
     { mcdc_sim_exec_result er; assert_int_equal(mcdc_sim_exec(sim, sql, MCDC_SIM_NOW, MCDC_SIM_NOW, &er), 0); }
     /* 3000 more rows for cancel and the drop fault */
     for (int k = 0; k < 3; k++) {
@@ -233,18 +233,20 @@ static void test_source_tds_odbc__every_type_reads_back_exactly(void **state)
     connect_ok(&c, &s);
     ok(&c, SQLExecDirect(c.st, (SQLCHAR *)"SELECT * FROM dbo.t WHERE id <= 2", SQL_NTS), "select");
     char *vcm = big_text('x', 9000);
-    const char *want[30] = {
+    /* rv: the database's rowversion counter stamps rows 1 and 2 with 0x7D1 and 0x7D2 */
+    const char *want[32] = {
         "1", "1", "255", "-32768", "9223372036854775807", "2.5", "-0.25", "1234567890123456789012345678.0123456789",
         "-123.45", "922337203685477.5807", "-214748.3648", "0001-01-01", "23:59:59.9999999", "2025-01-01 10:00:00.003",
         "2025-01-01 10:01:00", "9999-12-31 23:59:59.9999999", "2025-01-01 10:00:00.123 +02:00", "ab   ",
         "\xE2\x82\xAC and \xE2\x84\xA2 ?", "\xC3\xBC  ", "Zo\xC3\xAB \xF0\x9F\x98\x80", vcm, "\xC3\xA9\xC3\xA9",
         "hello", "w\xC3\xB6rld", "01020304", "DEADBEEF", "00FF", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "<a>1</a>",
+        "00CAFE00", "00000000000007D1",
     };
     SQLSMALLINT ncols;
     SQLNumResultCols(c.st, &ncols);
-    assert_int_equal(ncols, 30);
+    assert_int_equal(ncols, 32);
     ok(&c, SQLFetch(c.st), "fetch 1");
-    for (int i = 0; i < 30; i++) {
+    for (int i = 0; i < 32; i++) {
         if (i == 11) { /* date 0001-01-01: as a struct (FreeTDS's text drops the year's zeros) */
             SQL_DATE_STRUCT d;
             SQLLEN ind;
@@ -262,19 +264,25 @@ static void test_source_tds_odbc__every_type_reads_back_exactly(void **state)
         free(got);
     }
     ok(&c, SQLFetch(c.st), "fetch 2");
-    for (int i = 1; i < 30; i++) {
+    for (int i = 1; i < 31; i++) {
         char *got = col_text(&c, i + 1);
         assert_string_equal(got, "NULL");
+        free(got);
+    }
+    {
+        char *got = col_text(&c, 32);
+        assert_int_equal(strcasecmp(got, "00000000000007D2"), 0);
         free(got);
     }
     assert_int_equal(SQLFetch(c.st), SQL_NO_DATA);
     /* the column types as the driver reports them */
     SQLCloseCursor(c.st);
-    ok(&c, SQLExecDirect(c.st, (SQLCHAR *)"SELECT d, n, m, dt2, nvc, vcm, g FROM dbo.t WHERE id = 1", SQL_NTS), "select types");
-    static const struct { SQLSMALLINT type; SQLULEN size; SQLSMALLINT digits; } types[7] = {
-        {SQL_DECIMAL, 38, 10}, {SQL_NUMERIC, 5, 2}, {SQL_DECIMAL, 19, 4}, {SQL_TYPE_TIMESTAMP, 27, 7},
-        {SQL_WVARCHAR, 20, 0}, {SQL_VARCHAR, 0, 0}, {SQL_GUID, 36, 0}};
-    for (int i = 0; i < 7; i++) {
+    ok(&c, SQLExecDirect(c.st, (SQLCHAR *)"SELECT d, n, m, dt2, nvc, vcm, g, img, rv FROM dbo.t WHERE id = 1", SQL_NTS), "select types");
+    static const struct { SQLSMALLINT type; SQLULEN size; SQLSMALLINT digits; bool nulls; const char *name; } types[9] = {
+        {SQL_DECIMAL, 38, 10, true, NULL}, {SQL_NUMERIC, 5, 2, true, NULL}, {SQL_DECIMAL, 19, 4, true, NULL},
+        {SQL_TYPE_TIMESTAMP, 27, 7, true, NULL}, {SQL_WVARCHAR, 20, 0, true, NULL}, {SQL_VARCHAR, 0, 0, true, NULL},
+        {SQL_GUID, 36, 0, true, NULL}, {SQL_LONGVARBINARY, 0, 0, true, "image"}, {SQL_BINARY, 8, 0, false, "timestamp"}};
+    for (int i = 0; i < 9; i++) {
         SQLCHAR name[64];
         SQLSMALLINT nl, type, digits, nullable;
         SQLULEN size;
@@ -285,7 +293,13 @@ static void test_source_tds_odbc__every_type_reads_back_exactly(void **state)
         if (types[i].size && size != types[i].size) fprintf(stderr, "column %d: size %d, want %d\n", i + 1, (int)size, (int)types[i].size);
         if (types[i].size) assert_int_equal(size, types[i].size);
         assert_int_equal(digits, types[i].digits);
-        assert_int_equal(nullable, SQL_NULLABLE);
+        assert_int_equal(nullable, types[i].nulls ? SQL_NULLABLE : SQL_NO_NULLS);
+        if (types[i].name) { /* a timestamp column is told by its UserType, 80 */
+            char tn[64];
+            SQLSMALLINT tl;
+            ok(&c, SQLColAttribute(c.st, (SQLUSMALLINT)(i + 1), SQL_DESC_TYPE_NAME, tn, sizeof tn, &tl, NULL), "type name");
+            assert_string_equal(tn, types[i].name);
+        }
     }
     free(vcm);
     /* the version LOGINACK gives is SERVERPROPERTY's */

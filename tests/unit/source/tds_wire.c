@@ -244,6 +244,16 @@ static void test_source_tds_wire__string_binary_guid_and_variant_byte_for_byte(v
                BYTES(16, 0x64, 0x75, 0x6D, 0x6D, 0x79, 0x20, 0x74, 0x65, 0x78, 0x74, 0x70, 0x74, 0x72, 0, 0, 0,
                      0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 'h', 'i'));
     check_type(TY(ST_NTEXT, -1, 0, 0), true, false, VNULL, BYTES(0x63, 0xFE, 0xFF, 0xFF, 0x7F, COLL, 0), BYTES(0));
+    /* image: IMAGETYPE, no collation, a text pointer and timestamp before the bytes; NULL is a 0 pointer length */
+    check_type(TY(ST_IMAGE, 0, 0, 0), true, false, ((sim_val){.k = V_BIN, .u.s = {"\x00\xCA", 2}}),
+               BYTES(0x22, 0xFF, 0xFF, 0xFF, 0x7F, 0),
+               BYTES(16, 0x64, 0x75, 0x6D, 0x6D, 0x79, 0x20, 0x74, 0x65, 0x78, 0x74, 0x70, 0x74, 0x72, 0, 0, 0,
+                     0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0x00, 0xCA));
+    check_type(TY(ST_IMAGE, 0, 0, 0), true, false, VNULL, BYTES(0x22, 0xFF, 0xFF, 0xFF, 0x7F, 0), BYTES(0));
+    /* rowversion: binary(8) */
+    check_type(TY(ST_ROWVERSION, 8, 0, 0), false, false, ((sim_val){.k = V_BIN, .u.s = {"\0\0\0\0\0\0\x07\xD1", 8}}),
+               BYTES(0xAD, 8, 0), BYTES(8, 0, 0, 0, 0, 0, 0, 0, 0x07, 0xD1));
+    check_type(TY(ST_ROWVERSION, 8, 0, 0), true, false, VNULL, BYTES(0xAD, 8, 0), BYTES(0xFF, 0xFF));
     check_type(TY(ST_XML, -1, 0, 0), true, false, VS("<a/>"), BYTES(0xF1, 0),
                BYTES(8, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, '<', 0, 'a', 0, '/', 0, '>', 0, 0, 0, 0, 0));
     check_type(TY(ST_NVARCHAR, -1, 0, 0), true, false, VNULL, BYTES(0xE7, 0xFF, 0xFF, COLL),
@@ -293,6 +303,11 @@ static void test_source_tds_wire__colmetadata_row_and_nbcrow(void **state)
     tds_w_clear(&w);
     assert_int_equal(tds_returnvalue(&w, 1, "@o", &c[0], &v[0]), 0);
     expect_bytes(&w, BYTES(0xAC, 1, 0, 2, '@', 0, 'o', 0, 1, 0, 0, 0, 0, 0x09, 0x00, 0x26, 4, 4, 1, 0, 0, 0));
+    /* a timestamp column: UserType 80 (MS-TDS has no flag for it), binary(8) */
+    tds_w_clear(&w);
+    mcdc_sim_rcol rv = {"rv", TY(ST_ROWVERSION, 8, 0, 0), false, false};
+    assert_int_equal(tds_colmetadata(&w, &rv, 1), 0);
+    expect_bytes(&w, BYTES(0x81, 1, 0, 0x50, 0, 0, 0, 0x08, 0x00, 0xAD, 8, 0, 2, 'r', 0, 'v', 0));
     tds_w_dispose(&w);
 }
 

@@ -125,6 +125,28 @@ static void test_source_tsql__string_is_not_implicitly_binary_257(void **state)
                         B(f->s, "SELECT sys.fn_cdc_increment_lsn(CONVERT(binary(10), '0x00000000000000000001', 1))"));
 }
 
+static void test_source_tsql__image_is_never_compared_and_rowversion_is_binary_8(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(0, mcdc_sim_create_table(f->t.sim, "dbo.r", "id INT NOT NULL, img IMAGE NULL, rv ROWVERSION NOT NULL",
+                                              "id", NULL, T("2026-01-01T00:00:04")));
+    simt_exec(&f->t, NULL, "2026-01-01T00:00:05", "INSERT INTO dbo.r (id, img) VALUES (1, 0x0A0B)");
+    assert_string_equal("cols id:int not null, img:image, rv:timestamp not null\nrow 1 | 0x0A0B | 0x00000000000007D1\n"
+                        "done count=1\n", B(f->s, "SELECT id, img, rv FROM dbo.r"));
+    assert_string_equal("error 402/1/16 The data types image and varbinary are incompatible in the equal to operator.\n"
+                        "done error\n", B(f->s, "SELECT id FROM dbo.r WHERE img = 0x0A0B"));
+    assert_string_equal("error 402/1/16 The data types varbinary and image are incompatible in the not equal to operator.\n"
+                        "done error\n", B(f->s, "select id from [dbo].[r] where 0x0A0B <> IMG"));
+    assert_string_equal("cols id:int not null\nrow 1\ndone count=1\n",
+                        B(f->s, "SELECT id FROM dbo.r WHERE rv >= 0x00000000000007D1 AND rv < CAST(0x00000000000007D2 AS binary(8))"));
+    assert_string_equal("cols name:nvarchar(128), system_type_id:tinyint not null, max_length:smallint not null\n"
+                        "row id | 56 | 4\nrow img | 34 | 16\nrow rv | 189 | 8\ndone count=3\n",
+                        B(f->s, "SELECT name, system_type_id, max_length FROM sys.columns WHERE object_id = OBJECT_ID('dbo.r')"
+                                " ORDER BY column_id"));
+    assert_string_equal("cols b:varbinary(max), t:varchar(20) not null\nrow 0x0A0B | 0x00000000000007D1\ndone count=1\n",
+                        B(f->s, "SELECT CAST(img AS varbinary(max)) AS b, CONVERT(varchar(20), rv, 1) AS t FROM dbo.r"));
+}
+
 static void test_source_tsql__derived_table_order_by_needs_top_1033(void **state)
 {
     fx *f = *state;
@@ -534,6 +556,7 @@ int main(void)
         T_(group_by_with_aggregates_and_sql_server_types),
         T_(sum_of_int_overflows_with_8115),
         T_(string_is_not_implicitly_binary_257),
+        T_(image_is_never_compared_and_rowversion_is_binary_8),
         T_(derived_table_order_by_needs_top_1033),
         T_(unknown_names_208_2812_and_syntax_102),
         T_(unaliased_expression_has_an_empty_name),

@@ -245,6 +245,37 @@ static int finish(tds_conn *c, req *r, uint8_t done_tok)
 
 /* ---- requests ---------------------------------------------------------------------------------- */
 
+static int32_t before_response(tds_conn *c);
+
+/* --replay: the recorded response to this request, or error 50000 naming it. @return 1 when
+ * the request is not answered from the transcript (no --replay), else 0 or the send's code. */
+static int replayed(tds_conn *c, uint8_t type, const uint8_t *p, size_t n)
+{
+    if (!c->srv->replay) return 1;
+    tds_rd rd = {p, p + n, false};
+    tds_out_begin(c, TDS_PKT_REPLY);
+    if (tds_skip_all_headers(&rd)) {
+        msg(c, true, 4002, 1, 16, "The incoming tabular data stream (TDS) protocol stream is incorrect.");
+        tds_tok_done(&c->out, TDS_TOK_DONE, MCDC_SIM_DONE_ERROR, 0, 0);
+        return tds_out_end(c);
+    }
+    const uint8_t *resp;
+    size_t rn;
+    size_t bn = (size_t)(rd.end - rd.p);
+    before_response(c);
+    if (tds_replay_answer(c->srv->replay, type, rd.p, bn, &resp, &rn)) {
+        tds_w_put(&c->out, resp, rn);
+        return tds_out_end(c);
+    }
+    char what[600], text[800];
+    tds_replay_describe(what, sizeof what, type, rd.p, bn);
+    snprintf(text, sizeof text, "not in the transcript being replayed: %s", what);
+    mcdc_log(MCDC_LOG_WARN, "tds", "session %u: %s", c->spid, text);
+    msg(c, true, 50000, 1, 16, text);
+    tds_tok_done(&c->out, type == TDS_PKT_RPC ? TDS_TOK_DONEPROC : TDS_TOK_DONE, MCDC_SIM_DONE_ERROR, 0, 0);
+    return tds_out_end(c);
+}
+
 static int fault_error(tds_conn *c, int32_t err, uint8_t done_tok)
 {
     char text[256];
@@ -501,9 +532,9 @@ void tds_conn_serve(const tds_server_ctx *srv, const tds_io *io)
         if (rc) break;
         const uint8_t *mp = m.p ? m.p : (const uint8_t *)""; /* an empty message has no buffer */
         switch (type) {
-        case TDS_PKT_BATCH: rc = do_batch(&c, mp, m.len); break;
-        case TDS_PKT_RPC: rc = do_rpc(&c, mp, m.len); break;
-        case TDS_PKT_TM: rc = do_tm(&c, mp, m.len); break;
+        case TDS_PKT_BATCH: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_batch(&c, mp, m.len); break;
+        case TDS_PKT_RPC: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_rpc(&c, mp, m.len); break;
+        case TDS_PKT_TM: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_tm(&c, mp, m.len); break;
         case TDS_PKT_ATTN: /* a cancel that arrived after the request finished */
             tds_out_begin(&c, TDS_PKT_REPLY);
             tds_tok_done(&c.out, TDS_TOK_DONE, MCDC_SIM_DONE_ATTN, 0, 0);

@@ -119,6 +119,11 @@ static int check(const mcdc_tds_server_options *o, char host[256], char port[16]
                        o->encryption == MCDC_TDS_ENCRYPT_LOGIN ? "login" : "required");
         return mcdc_error_hint("give --tls-cert FILE --tls-key FILE, or --encryption off");
     }
+    if (o->replay_dir) {
+        tds_replay *r;
+        if ((rc = tds_replay_load(&r, o->replay_dir))) return rc;
+        tds_replay_free(r);
+    }
     if (o->tls_cert && (rc = tds_tls_creds_load(creds, o->tls_cert, o->tls_key))) return rc;
     mcdc_sim *sim;
     if ((rc = mcdc_sim_open_readonly(&sim, o->db_path)) < 0) {
@@ -224,9 +229,10 @@ int mcdc_tds_serve(const mcdc_tds_server_options *o)
     s->ctx.engine = &tds_engine_sim;
     s->ctx.faults = &s->faults;
     s->ctx.stopping = &s->stopping;
+    struct addrinfo hints = {0}, *ai = NULL; /* before the first goto done, which frees it */
+    if (o->replay_dir && (rc = tds_replay_load(&s->ctx.replay, o->replay_dir))) goto done;
     int max_conn = o->max_connections > 0 ? o->max_connections : 64;
 
-    struct addrinfo hints = {0}, *ai = NULL;
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
@@ -308,6 +314,7 @@ int mcdc_tds_serve(const mcdc_tds_server_options *o)
 done:
     if (ai) freeaddrinfo(ai);
     tds_tls_creds_free(creds);
+    tds_replay_free(s->ctx.replay);
     pthread_mutex_destroy(&s->faults.mu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->idle);

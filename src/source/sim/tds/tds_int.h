@@ -298,6 +298,23 @@ void tds_faults_on_request(tds_faults *fs, int32_t *error, int64_t *stall_us);
 /** Rows of the current result so far: true when the connection must be dropped now. */
 bool tds_faults_drop_now(tds_faults *fs, int64_t rows_in_result);
 
+/* ---- transcripts (transcript.c) ---------------------------------------------------------------- */
+
+typedef struct tds_replay tds_replay;
+/** Load every *.jsonl file of @p dir (in name order). @return 0; MCDC_EINVAL naming the file
+ *  and line of a bad entry, or a directory without entries. */
+int  tds_replay_load(tds_replay **out, const char *dir);
+void tds_replay_free(tds_replay *r);
+/** The recorded response to a request of packet @p type with payload @p body (after
+ *  ALL_HEADERS): the next unused recording of those bytes, else the last one used.
+ *  @return false when the request was never recorded. Thread-safe. */
+bool tds_replay_answer(tds_replay *r, uint8_t type, const uint8_t *body, size_t n, const uint8_t **resp, size_t *resp_n);
+/** A reply's tokens for people (respdec.c): results with columns and rows, row counts,
+ *  errors with number, state and class, return status and values; a jansson object. */
+struct json_t *tds_response_decode(const uint8_t *p, size_t n);
+/** A line naming a request for messages: the statement text, or the procedure's name. */
+void tds_replay_describe(char *out, size_t cap, uint8_t type, const uint8_t *body, size_t n);
+
 /* ---- the engine (conn.c) ------------------------------------------------------------------- */
 
 /** What the wire calls to run requests: session.h's functions, or fakes in tests. */
@@ -340,6 +357,7 @@ typedef struct tds_server_ctx {
     mcdc_sim_server_options sopts;
     const tds_engine     *engine;
     tds_faults           *faults;        /* may be NULL */
+    tds_replay           *replay;        /* --replay: answers from a transcript, or NULL */
     volatile int         *stopping;      /* non-zero once the server stops */
 } tds_server_ctx;
 

@@ -149,6 +149,11 @@ static bool is_plp(const sim_type *t)
     }
 }
 
+static bool is_binary(sim_tkind k)
+{
+    return k == ST_BINARY || k == ST_VARBINARY || k == ST_IMAGE || k == ST_ROWVERSION;
+}
+
 /* ---- TYPE_INFO --------------------------------------------------------------------------------- */
 
 static void string_type_info(tds_wbuf *w, const sim_type *t)
@@ -159,12 +164,12 @@ static void string_type_info(tds_wbuf *w, const sim_type *t)
     case ST_VARCHAR: id = T_BIGVARCHR; break;
     case ST_NCHAR: id = T_NCHAR; break;
     case ST_NVARCHAR: id = T_NVARCHAR; break;
-    case ST_BINARY: id = T_BIGBINARY; break;
+    case ST_BINARY: case ST_ROWVERSION: id = T_BIGBINARY; break; /* rowversion: binary(8) */
     default: id = T_BIGVARBIN; break;
     }
     tds_w_u8(w, id);
     tds_w_u16(w, is_plp(t) ? 0xFFFF : str_maxlen(t));
-    if (t->k != ST_BINARY && t->k != ST_VARBINARY) tds_w_put(w, tds_collation, 5);
+    if (!is_binary(t->k)) tds_w_put(w, tds_collation, 5);
 }
 
 void tds_type_info(tds_wbuf *w, const mcdc_sim_rcol *col, bool in_colmetadata)
@@ -205,6 +210,11 @@ void tds_type_info(tds_wbuf *w, const mcdc_sim_rcol *col, bool in_colmetadata)
         tds_w_u32(w, t->k == ST_TEXT ? 0x7FFFFFFF : 0x7FFFFFFE);
         tds_w_put(w, tds_collation, 5);
         if (in_colmetadata) tds_w_u8(w, 0); /* TableName: no parts */
+        return;
+    case ST_IMAGE: /* MS-TDS 2.2.5.4.2: LONGLEN_TYPE, no collation, TableName in COLMETADATA */
+        tds_w_u8(w, T_IMAGE);
+        tds_w_u32(w, 0x7FFFFFFF);
+        if (in_colmetadata) tds_w_u8(w, 0);
         return;
     default:
         string_type_info(w, t);
@@ -464,10 +474,6 @@ static bool is_wide(sim_tkind k)
     return k == ST_NCHAR || k == ST_NVARCHAR || k == ST_NTEXT || k == ST_XML;
 }
 
-static bool is_binary(sim_tkind k)
-{
-    return k == ST_BINARY || k == ST_VARBINARY;
-}
 
 /* Append a string value in the column's encoding (no length). */
 static int put_string(tds_wbuf *w, const mcdc_sim_rcol *c, const sim_val *v)
@@ -658,7 +664,7 @@ int tds_value(tds_wbuf *w, const mcdc_sim_rcol *c, const sim_val *v)
         tds_w_put(w, b, n);
         return 0;
     }
-    case ST_TEXT: case ST_NTEXT:
+    case ST_TEXT: case ST_NTEXT: case ST_IMAGE:
         return put_text(w, c, v);
     default:
         return is_plp(t) ? put_plp(w, c, v) : put_short_string(w, c, v);
@@ -681,7 +687,7 @@ int tds_colmetadata(tds_wbuf *w, const mcdc_sim_rcol *cols, int n)
     }
     tds_w_u16(w, (uint16_t)n);
     for (int i = 0; i < n; i++) {
-        tds_w_u32(w, 0); /* UserType */
+        tds_w_u32(w, cols[i].type.k == ST_ROWVERSION ? 0x50 : 0); /* UserType: 80 marks a timestamp column */
         tds_w_u16(w, col_flags(&cols[i]));
         tds_type_info(w, &cols[i], true);
         tds_w_bvarchar(w, cols[i].name ? cols[i].name : "");
