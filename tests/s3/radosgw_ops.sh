@@ -8,53 +8,15 @@
 # Also checks that start-radosgw is idempotent and stop-radosgw stops every daemon.
 # Never prints the keys. Label s3 in ctest.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=/tmp
-[ -d /dev/shm ] && [ -w /dev/shm ] && tmp=/dev/shm
-W=$(mktemp -d "$tmp/mcdc-s3-XXXXXX")
-G=$W/gw
-cleanup() { "$here/stop-radosgw" "$G" >/dev/null 2>&1 || true; rm -rf "$W"; }
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$G"/log/client.rgw.log "$G"/log/osd.0.log; do
-    [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -n 15 "$f" >&2; }
-  done
-  exit 1
-}
-
-"$here/start-radosgw" "$G" >"$W/env1" || fail "start-radosgw failed"
-# shellcheck disable=SC1091
-. "$W/env1"
-echo "radosgw started in ${S3_START_SECONDS}s at $S3_ENDPOINT"
+# shellcheck source=tests/s3/radosgw_lib.bash
+. "$(dirname "$0")/radosgw_lib.bash"
+s3_gateway_up
 
 pids_of() { for n in mon.a osd.0 client.rgw; do cat "$G/run/$n.pid"; done | tr '\n' ' '; }
 pids1=$(pids_of)
-"$here/start-radosgw" "$G" >"$W/env2" || fail "second start-radosgw failed"
+"$S3_HERE/start-radosgw" "$G" >"$W/env2" || fail "second start-radosgw failed"
 cmp -s "$W/env1" "$W/env2" || fail "second start printed other assignments"
 [ "$(pids_of)" = "$pids1" ] || fail "second start started new daemons"
-
-EMPTY=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
-B=$S3_ENDPOINT/$S3_BUCKET
-# curl 7.88 signs with --aws-sigv4 but neither sends x-amz-content-sha256 (radosgw
-# answers 403 SignatureDoesNotMatch without it) nor encodes the query for the canonical
-# request: callers pass the hash and encode query values themselves (%2F for /).
-s3() { curl -s --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "$@"; }
-# req METHOD KEY_AND_QUERY [curl args...]: prints the HTTP status; body in $W/out, headers in $W/hdr
-req() {
-  local m=$1 k=$2; shift 2
-  s3 -X "$m" -H "x-amz-content-sha256: $EMPTY" -o "$W/out" -D "$W/hdr" -w '%{http_code}' "$@" "$B/$k"
-}
-# put FILE KEY [curl args...]: PUT with the body's sha256; prints the status
-put() {
-  local f=$1 k=$2; shift 2
-  s3 -H "x-amz-content-sha256: $(sha256sum <"$f" | cut -d' ' -f1)" -T "$f" \
-    -o "$W/out" -D "$W/hdr" -w '%{http_code}' "$@" "$B/$k"
-}
-expect() { # expect WANT GOT WHAT
-  [ "$2" = "$1" ] || fail "$3: HTTP $2, expected $1 ($(head -c 300 "$W/out" 2>/dev/null))"
-}
-header() { tr -d '\r' <"$W/hdr" | awk -v h="$1" 'BEGIN{IGNORECASE=1} $0 ~ "^"h":" {sub("^[^:]*: *",""); print}'; }
 
 # Put, get, head, range, replace, delete.
 printf '{"commitInfo":{}}\n' >"$W/c0"
@@ -105,12 +67,14 @@ expect 200 "$(put "$W/c1b" log/00001.json -H "If-Match: ${etag1//\"/}")" "If-Mat
 expect 412 "$(put "$W/c1b" log/never.json -H 'If-Match: *')" "If-Match: * on a missing key"
 
 # Five writers race to create one key: exactly one wins, and its bytes are stored.
+racers=()
 for i in 1 2 3 4 5; do printf '{"writer":%d}\n' "$i" >"$W/w$i"; done
 for i in 1 2 3 4 5; do
   ( s3 -H "x-amz-content-sha256: $(sha256sum <"$W/w$i" | cut -d' ' -f1)" -H 'If-None-Match: *' \
       -T "$W/w$i" -o /dev/null -w '%{http_code}' "$B/log/00002.json" >"$W/race$i" ) &
+  racers+=("$!")
 done
-wait
+wait "${racers[@]}"   # not the watchdog
 codes=$(cat "$W"/race? | tr -s ' ' | fold -w3 | sort | uniq -c | awk '{print $2"x"$1}' | tr '\n' ' ')
 [ "$codes" = "200x1 412x4 " ] || fail "five racing creates answered: $codes (expected one 200, four 412)"
 winner=$(grep -l 200 "$W"/race? | sed 's/.*race//')
@@ -125,7 +89,7 @@ expect 200 "$(req GET '?list-type=2&prefix=b%2F')" "list"
 all= token=
 for _ in 1 2 3 4; do
   q='?list-type=2&max-keys=2&prefix=b%2F'
-  [ -n "$token" ] && q="?continuation-token=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$token")&list-type=2&max-keys=2&prefix=b%2F"
+  [ -n "$token" ] && q="?continuation-token=$(urlenc "$token")&list-type=2&max-keys=2&prefix=b%2F"
   expect 200 "$(req GET "$q")" "list page"
   all="$all$(keys)"
   grep -q '<IsTruncated>true</IsTruncated>' "$W/out" || break
@@ -145,7 +109,7 @@ cat "$W/p1" "$W/p2" >"$W/whole"
 expect 200 "$(req POST 'data/part-0.parquet?uploads=')" "initiate multipart"
 upload=$(grep -o '<UploadId>[^<]*' "$W/out" | sed 's/.*>//')
 [ -n "$upload" ] || fail "no UploadId"
-uq=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$upload")
+uq=$(urlenc "$upload")
 parts=
 for n in 1 2; do
   expect 200 "$(put "$W/p$n" "data/part-0.parquet?partNumber=$n&uploadId=$uq")" "upload part $n"
@@ -163,7 +127,7 @@ expect 206 "$(req GET data/part-0.parquet -H "Range: bytes=$((5 * 1024 * 1024 - 
 # radosgw 16.2 ignores If-None-Match: * on CompleteMultipartUpload and on a copy: both
 # replace an existing key. Only a single PUT creates if absent.
 expect 200 "$(req POST 'data/part-0.parquet?uploads=')" "initiate a second multipart on the key"
-uq=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$(grep -o '<UploadId>[^<]*' "$W/out" | sed 's/.*>//')")
+uq=$(urlenc "$(grep -o '<UploadId>[^<]*' "$W/out" | sed 's/.*>//')")
 expect 200 "$(put "$W/p2" "data/part-0.parquet?partNumber=1&uploadId=$uq")" "upload the second multipart's part"
 printf '<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>%s</ETag></Part></CompleteMultipartUpload>' "$(header ETag)" >"$W/complete"
 expect 200 "$(s3 -X POST -H 'If-None-Match: *' -H "x-amz-content-sha256: $(sha256sum <"$W/complete" | cut -d' ' -f1)" \
@@ -175,7 +139,7 @@ expect 200 "$(req GET log/00002.json)" "GET after the conditional copy"
 cmp -s "$W/out" "$W/c0" || fail "a conditional copy onto an existing key no longer replaces it (update docs/decisions/0017)"
 # A part under 5 MiB that is not the last is refused at completion (EntityTooSmall).
 expect 200 "$(req POST 'data/small.parquet?uploads=')" "initiate multipart (small parts)"
-uq=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$(grep -o '<UploadId>[^<]*' "$W/out" | sed 's/.*>//')")
+uq=$(urlenc "$(grep -o '<UploadId>[^<]*' "$W/out" | sed 's/.*>//')")
 parts=
 for n in 1 2; do
   expect 200 "$(put "$W/p2" "data/small.parquet?partNumber=$n&uploadId=$uq")" "upload small part $n"
@@ -193,7 +157,7 @@ for n in mon.a osd.0 client.rgw; do
 done
 
 # Stop: every daemon gone, and a second stop is fine.
-"$here/stop-radosgw" "$G" || fail "stop-radosgw failed"
+"$S3_HERE/stop-radosgw" "$G" || fail "stop-radosgw failed"
 for p in $pids1; do kill -0 "$p" 2>/dev/null && fail "pid $p still runs after stop-radosgw"; done
-"$here/stop-radosgw" "$G" || fail "second stop-radosgw failed"
+"$S3_HERE/stop-radosgw" "$G" || fail "second stop-radosgw failed"
 echo "ok"

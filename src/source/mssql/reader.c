@@ -1408,10 +1408,15 @@ typedef struct snap_ctx {
     mcdc_row_cb       cb;
     void             *payload;
     int               cb_rc;
+    /* key_at and key_count (chunk planning) use the same context */
+    mcdc_mssql_query  query;      /* MCDC_MSSQL_Q_SNAPSHOT, _KEY_AT or _KEY_COUNT */
+    bool              desc;       /* key_at: in descending key order, from an upper bound */
+    int64_t           n;          /* key_at: the offset */
+    int64_t           count;      /* key_count: the answer */
 } snap_ctx;
 
 /* " (k1 OP1 ?) OR (k1 = ? AND k2 OP ?) ..." for a bound: @p lower true for lo (>=, or > when
- * @p strict), false for hi (<). */
+ * @p strict), false for hi (<, or <= when not @p strict: key_at's descending start). */
 static int key_pred(mcdc_buf *w, snap_ctx *c, bool lower, bool strict)
 {
     int rc = mcdc_buf_puts(w, "(");
@@ -1423,7 +1428,10 @@ static int key_pred(mcdc_buf *w, snap_ctx *c, bool lower, bool strict)
             const mssql_col *col = &c->plan->cols[c->key_col[j]];
             if (j) rc = mcdc_buf_puts(w, " AND ");
             if (rc == 0) rc = mssql__quote(w, col->name, "key column");
-            const char *op = j < i ? " = " : lower ? (strict || j + 1 < c->n_keys ? " > " : " >= ") : " < ";
+            const char *op = j < i                                ? " = "
+                             : lower                              ? (strict || j + 1 < c->n_keys ? " > " : " >= ")
+                             : (strict || j + 1 < c->n_keys) ? " < "
+                                                                  : " <= ";
             if (rc == 0) rc = mcdc_buf_puts(w, op);
             /* the bound as the column's declared type, so the comparison seeks the index */
             mssql__type_text(t, sizeof t, col);
@@ -1479,6 +1487,7 @@ static int snap_fn(mssql_source *s, void *payload)
     snap_ctx *c = payload;
     const mssql_plan *p = c->plan;
     int rc = 0;
+    if (c->query == MCDC_MSSQL_Q_KEY_AT && c->has_last) return 0; /* answered before a retry */
     if (s->cfg.isolation == MCDC_MSSQL_ISO_SNAPSHOT) rc = mssql__exec_simple(s, MCDC_MSSQL_Q_SET_SNAPSHOT, NULL);
     if (rc == 0 && s->cfg.lock_timeout_ms >= 0) {
         mcdc_mssql_fill f = { .n = s->cfg.lock_timeout_ms };
@@ -1496,28 +1505,38 @@ static int snap_fn(mssql_source *s, void *payload)
             }
     if (rc == 0 && (rc = mssql__quote(&table, c->ci->schema, "schema")) == 0 && (rc = mcdc_buf_putc(&table, '.')) == 0)
         rc = mssql__quote(&table, c->ci->table, "table");
-    const mcdc_value *lower = c->has_last ? c->last : c->lo;
+    bool resume = c->has_last && c->query == MCDC_MSSQL_Q_SNAPSHOT;
+    const mcdc_value *lower = resume ? c->last : c->lo;
     if (rc == 0 && (lower || c->hi)) {
         rc = mcdc_buf_puts(&where, " WHERE ");
-        if (rc == 0 && lower) rc = key_pred(&where, c, true, c->has_last);
+        if (rc == 0 && lower) rc = key_pred(&where, c, true, resume);
         if (rc == 0 && lower && c->hi) rc = mcdc_buf_puts(&where, " AND ");
-        if (rc == 0 && c->hi) rc = key_pred(&where, c, false, false);
+        if (rc == 0 && c->hi) rc = key_pred(&where, c, false, c->query != MCDC_MSSQL_Q_KEY_AT);
     }
     for (size_t i = 0; rc == 0 && i < c->n_keys; i++) {
         if (i) rc = mcdc_buf_puts(&keys, ", ");
         if (rc == 0) rc = mssql__quote(&keys, c->keys[i], "key column");
+        if (rc == 0 && c->desc) rc = mcdc_buf_puts(&keys, " DESC");
     }
     mcdc_mssql_fill fill = { .list = list.ptr ? list.ptr : "", .table = table.ptr, .where = where.ptr ? where.ptr : "",
-                             .keys = keys.ptr };
+                             .keys = keys.ptr, .n = c->n };
     q x;
     memset(&x, 0, sizeof x);
     size_t n_params = c->n_keys * (c->n_keys + 1); /* per bound */
     key_param *kp = calloc(n_params + 1, sizeof *kp);
     if (!kp) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    if (rc == 0) rc = q_open(s, &x, MCDC_MSSQL_Q_SNAPSHOT, &fill);
+    if (rc == 0) rc = q_open(s, &x, c->query, &fill);
     int idx = 1;
     if (rc == 0 && lower) rc = bind_bound(s, x.st, c, lower, kp, &idx);
     if (rc == 0 && c->hi) rc = bind_bound(s, x.st, c, c->hi, kp, &idx);
+    if (c->query == MCDC_MSSQL_Q_KEY_COUNT) {
+        bool null = false;
+        int got = 0;
+        if (rc == 0) rc = q_run(s, &x, c->query);
+        if (rc == 0 && (got = q_fetch(s, &x, "counting keys")) > 0) rc = mssql__get_int64(s, x.st, 1, &c->count, &null);
+        if (rc == 0 && got < 0) rc = got;
+        goto done;
+    }
     /* the rowset binds its captured columns from position META_COLS + 1: shift to 1 */
     rowset *r = &c->r;
     SQLRETURN b = SQL_SUCCESS;
@@ -1531,7 +1550,7 @@ static int snap_fn(mssql_source *s, void *payload)
                                p->cols[i].width, r->ind[i]);
         if (!SQL_SUCCEEDED(b)) rc = mssql__fail(s, SQL_HANDLE_STMT, x.st, "binding result columns");
     }
-    if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_SNAPSHOT);
+    if (rc == 0) rc = q_run(s, &x, c->query);
     while (rc == 0) {
         SQLRETURN f = SQLFetch(x.st);
         if (f == SQL_NO_DATA) break;
@@ -1554,6 +1573,13 @@ static int snap_fn(mssql_source *s, void *payload)
                 rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->scratch[k], sizeof r->scratch[k]);
             }
             if (rc < 0) break;
+            if (c->query == MCDC_MSSQL_Q_KEY_AT) {
+                /* the key alone, in key_columns() order; one row at most */
+                for (size_t k = 0; k < c->n_keys; k++) c->last[k] = r->vals[c->key_col[k]];
+                c->cb_rc = c->cb(c->last, c->payload);
+                c->has_last = true;
+                break;
+            }
             int cbr = c->cb(r->vals, c->payload);
             if (cbr != 0) {
                 c->cb_rc = cbr;
@@ -1561,8 +1587,9 @@ static int snap_fn(mssql_source *s, void *payload)
             }
             if ((rc = remember_key(c, r->vals)) < 0) break;
         }
-        if (c->cb_rc) break;
+        if (c->cb_rc || (c->query == MCDC_MSSQL_Q_KEY_AT && c->has_last)) break;
     }
+done:
     q_close(&x);
     free(kp);
     mcdc_buf_dispose(&list);
@@ -1577,17 +1604,16 @@ static int snap_fn(mssql_source *s, void *payload)
     return rc;
 }
 
-static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
-                       mcdc_row_cb cb, void *payload)
+/* A snapshot, key_at or key_count (c->query and its fields set by the caller). */
+static int snap_run(mssql_source *s, snap_ctx *in, const char *ci_name, const mcdc_value *key_lo,
+                    const mcdc_value *key_hi, mcdc_row_cb cb, void *payload)
 {
-    mssql_source *s = S(b);
     mssql_ci *ci;
     mssql_plan *p;
     int rc = mssql__find_ci(s, ci_name, &ci);
     if (rc == 0) rc = get_plan(s, ci, &p);
     if (rc < 0) return rc;
-    snap_ctx c;
-    memset(&c, 0, sizeof c);
+    snap_ctx c = *in;
     c.plan = p;
     c.ci = ci;
     c.lo = key_lo;
@@ -1612,7 +1638,10 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     if (rc == 0) rc = rowset_alloc(&c.r, p);
     if (rc == 0) {
         char what[200];
-        snprintf(what, sizeof what, "reading %s.%s", ci->schema, ci->table);
+        snprintf(what, sizeof what, "%s %s.%s", c.query == MCDC_MSSQL_Q_SNAPSHOT ? "reading"
+                                               : c.query == MCDC_MSSQL_Q_KEY_AT  ? "seeking a key of"
+                                                                                 : "counting the keys of",
+                 ci->schema, ci->table);
         rc = mssql__retry(s, what, snap_fn, &c);
         rowset_free(&c.r, p->n_cols);
         if (rc < 0 && s->last_kind == MSSQL_ERR_PERMISSION)
@@ -1624,7 +1653,36 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
     free(c.key_col);
     free(c.last);
     mcdc_buf_dispose(&c.keybuf);
+    in->count = c.count;
     return rc < 0 ? rc : c.cb_rc;
+}
+
+static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
+                       mcdc_row_cb cb, void *payload)
+{
+    snap_ctx c = { .query = MCDC_MSSQL_Q_SNAPSHOT };
+    return snap_run(S(b), &c, ci_name, key_lo, key_hi, cb, payload);
+}
+
+/* Keyset planning: the key @p n rows after @p from (included) in key order, as one
+ * OFFSET n ROWS FETCH NEXT 1 ROWS ONLY over the key (statement key_at). */
+static int op_key_at(mcdc_source *b, const char *ci_name, const mcdc_value *from, int64_t n, bool descending,
+                     mcdc_row_cb cb, void *payload)
+{
+    if (n < 0) return mcdc_error_set(MCDC_EINVAL, "key_at: n must not be negative");
+    snap_ctx c = { .query = MCDC_MSSQL_Q_KEY_AT, .desc = descending, .n = n };
+    return snap_run(S(b), &c, ci_name, descending ? NULL : from, descending ? from : NULL, cb, payload);
+}
+
+/* Grid planning: COUNT_BIG(*) over key_lo <= key < key_hi (statement key_count). */
+static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *key_lo, const mcdc_value *key_hi,
+                        int64_t *out)
+{
+    snap_ctx c = { .query = MCDC_MSSQL_Q_KEY_COUNT };
+    *out = 0;
+    int rc = snap_run(S(b), &c, ci_name, key_lo, key_hi, NULL, NULL);
+    if (rc == 0) *out = c.count;
+    return rc;
 }
 
 static const char *op_server_time_zone(mcdc_source *b)
@@ -1654,7 +1712,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    NULL, NULL, /* key_at, key_count: chunk planning on SQL Server is not written yet */
+    op_key_at, op_key_count,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -240,6 +240,26 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "Bootstrap and backfill: the current rows of the table in key order, within a half-open key range "
         "(lo <= key < hi).",
     },
+    [MCDC_MSSQL_Q_KEY_AT] = {
+        "key_at",
+        "SELECT {list} FROM {table}{where} ORDER BY {keys} OFFSET {n} ROWS FETCH NEXT 1 ROWS ONLY",
+        "the key columns' types, for the starting key",
+        "the source table",
+        "SELECT on the source table (GRANT SELECT ON <schema>.<table> TO <login>), or on its captured and key "
+        "columns",
+        "Backfill's chunk planning: the key of the row N places after a starting key in key order (the "
+        "starting key included; ORDER BY ... DESC for the last key), one index seek and a walk of N index "
+        "entries. Read-only, read committed.",
+    },
+    [MCDC_MSSQL_Q_KEY_COUNT] = {
+        "key_count",
+        "SELECT COUNT_BIG(*) FROM {table}{where}",
+        "the key columns' types, per bound",
+        "the source table",
+        "SELECT on the source table (GRANT SELECT ON <schema>.<table> TO <login>), or on its key columns",
+        "Backfill's chunk planning: the number of rows within a half-open key range (lo <= key < hi), as a "
+        "snapshot would read them, counted on the key index. Read-only, read committed.",
+    },
 };
 
 const mcdc_mssql_statement *mcdc_mssql_statement_get(mcdc_mssql_query q)

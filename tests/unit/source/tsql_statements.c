@@ -84,7 +84,7 @@ static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t 
         v[n++] = PS(NULL, "dbo"); v[n++] = PS(NULL, "orders"); break;
     case MCDC_MSSQL_Q_SOURCE_COLUMNS: case MCDC_MSSQL_Q_HAS_SELECT:
         v[n++] = PS(NULL, "dbo.orders"); break;
-    case MCDC_MSSQL_Q_SNAPSHOT:
+    case MCDC_MSSQL_Q_SNAPSHOT: case MCDC_MSSQL_Q_KEY_AT: case MCDC_MSSQL_Q_KEY_COUNT:
         v[n++] = PI(NULL, 1, false); v[n++] = PI(NULL, 3, false); break;
     default: break;
     }
@@ -147,6 +147,7 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     assert_string_equal(want, run(f, MCDC_MSSQL_Q_MAX_LSN));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CHANGES), "count=3\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_SNAPSHOT), "row 1 | 10.50\nrow 2 | <NULL>\ndoneinproc more count=2\n"));
+    assert_non_null(strstr(run(f, MCDC_MSSQL_Q_KEY_COUNT), "row 2\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CAPTURED_COLUMNS), "count=2\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CAPTURE_INSTANCES), "count=1\n"));
     const char *sc = run(f, MCDC_MSSQL_Q_SOURCE_COLUMNS);
