@@ -105,11 +105,12 @@ int tc_func(C *c, scope *sc, tsql_expr *e, cx *out)
                 return tsql_fail(c->err, 8117, 16, 1, line, "Operand data type %s is invalid for %s operator.", tc_kname(a.t.k),
                                  fname_is(e, "sum") ? "sum" : "avg");
             if (a.t.k == ST_TINYINT || a.t.k == ST_SMALLINT) out->t = i4;
-            if ((a.t.k == ST_DECIMAL || a.t.k == ST_NUMERIC) && fname_is(e, "sum")) {
-                /* exact decimal(38,s), 8115 past 38 digits: tsql_sum.c */
-                sim_type d38 = {ST_DECIMAL, 0, 38, a.t.scale};
+            if (a.t.k == ST_DECIMAL || a.t.k == ST_NUMERIC) {
+                /* exact decimal(38,s) (AVG: scale at least 6), 8115 past 38 digits: tsql_sum.c */
+                bool avg = fname_is(e, "avg");
+                sim_type d38 = {ST_DECIMAL, 0, 38, avg && a.t.scale < 6 ? 6 : a.t.scale};
                 out->t = d38;
-                out->sql = tc_fmt(c, "mc_dsum_%d(%s%s)", a.t.scale, e->distinct ? "DISTINCT " : "", a.sql);
+                out->sql = tc_fmt(c, "mc_d%s_%d(%s%s)", avg ? "avg" : "sum", a.t.scale, e->distinct ? "DISTINCT " : "", a.sql);
                 return 0;
             }
             if (fname_is(e, "avg") && tc_is_int(a.t.k)) {

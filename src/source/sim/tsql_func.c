@@ -7,7 +7,7 @@
  *   mc_lsn_inc(x), mc_lsn_dec(x)                 sys.fn_cdc_increment_lsn/decrement_lsn
  *   mc_dateadd(part, n, x, 'type'), mc_datediff(part, a, b, 'type'), mc_datepart(part, x, 'type')
  *   mc_arith(op, a, 'type', b, 'type', 'result type')  exact decimal + - * / % (8115, 8134)
- *   mc_dsum_<s>(x)                               exact SUM of decimal(p,s) (tsql_sum.c)
+ *   mc_dsum_<s>(x), mc_davg_<s>(x)               exact SUM/AVG of decimal(p,s) (tsql_sum.c)
  *   mc_cdc_range(from, to, min, max, 'fn')      Msg 313 of cdc.fn_cdc_get_all_changes_<ci>
  *   mc_ct_first(ct_id, lsn, inclusive)          the first change-table rowid at or past an LSN
  *   mc_hashbytes(alg, x), mc_quotename(s, q)

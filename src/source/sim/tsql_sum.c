@@ -1,8 +1,9 @@
 /*
- * source/sim/tsql_sum.c: SUM of decimal(p,s) as SQL Server computes it, an SQLite aggregate
- * (and window function) on a session's connection.
+ * source/sim/tsql_sum.c: SUM and AVG of decimal(p,s) as SQL Server computes them, SQLite
+ * aggregates (and window functions) on a session's connection.
  *
  *   mc_dsum_<s>(x)   x in the storage form of decimal(p,s); the result is decimal(38,s)
+ *   mc_davg_<s>(x)   the result is decimal(38,max(s,6)), the quotient truncated toward zero
  *
  * Guarantees: the total is exact (128-bit scaled integers, never binary floating point); NULLs
  * are ignored and a set with no non-NULL value gives NULL; a running total past 38 digits is
@@ -19,6 +20,7 @@
 typedef struct dsum_fn {
     mcdc_sim_session *s;
     int               scale;
+    bool              avg;
 } dsum_fn;
 
 typedef struct dsum_acc {
@@ -80,24 +82,36 @@ static void dsum_value(sqlite3_context *cx)
     dsum_fn *fn = sqlite3_user_data(cx);
     dsum_acc *acc = acc_of(cx, 0);
     if (!acc || acc->n == 0) { sqlite3_result_null(cx); return; }
-    sim_type t = {ST_DECIMAL, 0, 38, fn->scale};
+    int rs = fn->avg && fn->scale < 6 ? 6 : fn->scale;
+    mcdc_int128 r = acc->sum;
+    if (fn->avg) {
+        /* sum / n at scale rs: (q + rem / n) * 10^k, rem * 10^k fits as rem < n < 2^63 */
+        mcdc_int128 k = 1, q = acc->sum / acc->n, rem = acc->sum % acc->n, lim = limit38();
+        for (int i = fn->scale; i < rs; i++) k *= 10;
+        if (__builtin_mul_overflow(q, k, &r) || __builtin_add_overflow(r, rem * k / acc->n, &r) || r >= lim || r <= -lim) {
+            dsum_fail(cx, false);
+            return;
+        }
+    }
+    sim_type t = {ST_DECIMAL, 0, 38, rs};
     sim_val out = {0};
     out.k = V_DEC;
-    out.u.dec = acc->sum;
+    out.u.dec = r;
     out.prec = 38;
-    out.scale = fn->scale;
+    out.scale = rs;
     sim_result(cx, &t, &out);
 }
 
 int tsql_register_sum(mcdc_sim_session *s)
 {
-    for (int scale = 0; scale <= 38; scale++) {
+    for (int i = 0; i < 2 * 39; i++) {
         dsum_fn *fn = malloc(sizeof *fn);
         if (!fn) return mcdc_error_set(MCDC_ENOMEM, "registering functions: out of memory");
         fn->s = s;
-        fn->scale = scale;
+        fn->scale = i % 39;
+        fn->avg = i >= 39;
         char name[16];
-        snprintf(name, sizeof name, "mc_dsum_%d", scale);
+        snprintf(name, sizeof name, "mc_d%s_%d", fn->avg ? "avg" : "sum", fn->scale);
         /* SQLite calls free on fn also when registration fails */
         int rc = sqlite3_create_window_function(s->sim->db, name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, fn, dsum_step,
                                                 dsum_value, dsum_value, dsum_inverse, free);

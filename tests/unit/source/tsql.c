@@ -141,6 +141,19 @@ static void test_source_tsql__sum_of_wide_decimal_is_exact_decimal_38_or_8115(vo
     assert_non_null(strstr(got, "Arithmetic overflow error converting expression to data type numeric."));
 }
 
+static void test_source_tsql__avg_of_decimal_is_exact_decimal_38_scale_at_least_6(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :decimal(38,6), :decimal(38,6), :decimal(38,8)\nrow 1.875000 | 1.666666 | 1.00000001\ndone count=1\n",
+                        B(f->s, "SELECT AVG(v), AVG(w), AVG(x) FROM (VALUES "
+                                "(CAST(1.50 AS decimal(10,2)), CAST(1 AS decimal(30,0)), CAST(1.00000001 AS decimal(20,8))), "
+                                "(CAST(2.25 AS decimal(10,2)), CAST(2 AS decimal(30,0)), NULL), "
+                                "(NULL, CAST(2 AS decimal(30,0)), NULL)) AS t(v, w, x)"));
+    assert_string_equal("cols :decimal(38,6)\nrow 112345678901234567890.120000\ndone count=1\n",
+                        B(f->s, "SELECT AVG(v) FROM (VALUES (CAST(112345678901234567890.12 AS decimal(38,2))), "
+                                "(CAST(112345678901234567890.12 AS decimal(38,2)))) AS t(v)"));
+}
+
 static void test_source_tsql__string_is_not_implicitly_binary_257(void **state)
 {
     fx *f = *state;
@@ -582,6 +595,7 @@ int main(void)
         T_(group_by_with_aggregates_and_sql_server_types),
         T_(sum_of_int_overflows_with_8115),
         T_(sum_of_wide_decimal_is_exact_decimal_38_or_8115),
+        T_(avg_of_decimal_is_exact_decimal_38_scale_at_least_6),
         T_(string_is_not_implicitly_binary_257),
         T_(image_is_never_compared_and_rowversion_is_binary_8),
         T_(derived_table_order_by_needs_top_1033),
