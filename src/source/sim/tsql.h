@@ -7,6 +7,7 @@
  *   tsql_compile.c   the tree typed with SQL Server's rules (207, 208, 229, 257, 1033, 8120, ...)
  *                    and written as SQLite SQL over the simulator's store
  *   tsql_func.c      SQL Server's conversions and functions as SQLite functions
+ *   tsql_sum.c       SUM of decimals: an exact SQLite aggregate, 8115 past 38 digits
  *   tsql_sys.c       system objects (sys.columns, sys.databases, ...), CDC and server functions
  *   tsql_proc.c      system procedures (sp_cdc_*, sp_spaceused) and EXEC
  *   tsql_stmt.c      one statement by its first keyword: SET, transactions, DML, USE, PRINT

@@ -7,6 +7,7 @@
  *   mc_lsn_inc(x), mc_lsn_dec(x)                 sys.fn_cdc_increment_lsn/decrement_lsn
  *   mc_dateadd(part, n, x, 'type'), mc_datediff(part, a, b, 'type'), mc_datepart(part, x, 'type')
  *   mc_arith(op, a, 'type', b, 'type', 'result type')  exact decimal + - * / % (8115, 8134)
+ *   mc_dsum_<s>(x)                               exact SUM of decimal(p,s) (tsql_sum.c)
  *   mc_cdc_range(from, to, min, max, 'fn')      Msg 313 of cdc.fn_cdc_get_all_changes_<ci>
  *   mc_ct_first(ct_id, lsn, inclusive)          the first change-table rowid at or past an LSN
  *   mc_hashbytes(alg, x), mc_quotename(s, q)
@@ -25,6 +26,7 @@
 #include <nettle/sha2.h>
 
 #include "source/sim/tsql_engine.h"
+#include "source/sim/tsql_sys.h"
 
 static void fail(sqlite3_context *cx, int number, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void fail(sqlite3_context *cx, int number, const char *fmt, ...)
@@ -609,5 +611,5 @@ int tsql_register_functions(mcdc_sim_session *s)
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_ct_first", 3, f, s, f_ct_first, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_div0", 0, SQLITE_UTF8, s, f_div0, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_collation(db, "mssql", SQLITE_UTF8, NULL, coll_mssql);
-    return rc == SQLITE_OK ? 0 : sim__sqlite_error(s->sim, rc, "registering functions");
+    return rc == SQLITE_OK ? tsql_register_sum(s) : sim__sqlite_error(s->sim, rc, "registering functions");
 }

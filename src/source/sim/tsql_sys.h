@@ -53,5 +53,7 @@ char *tsql_compile_fmt(tsql_compile_ctx *cc, const char *f, const char *a, const
 /* from tsql_func.c */
 bool  tsql_datepart_known(const char *part);
 int   tsql_register_functions(mcdc_sim_session *s);
+/* from tsql_sum.c */
+int   tsql_register_sum(mcdc_sim_session *s);
 
 #endif

@@ -115,6 +115,32 @@ static void test_source_tsql__sum_of_int_overflows_with_8115(void **state)
     assert_non_null(strstr(got, "error 8115/2/16 Arithmetic overflow error converting expression to data type int."));
 }
 
+static void test_source_tsql__sum_of_wide_decimal_is_exact_decimal_38_or_8115(void **state)
+{
+    fx *f = *state;
+    /* 112345678901234567890.12 needs 23 digits: a double holds about 16 of them */
+    assert_string_equal("cols :decimal(38,2)\nrow 112345678901234567890.12\ndone count=1\n",
+                        B(f->s, "SELECT SUM(v) FROM (VALUES (CAST(99999999999999999999.99 AS decimal(38,2))), "
+                                "(CAST(NULL AS decimal(38,2))), (CAST(0.01 AS decimal(38,2))), "
+                                "(CAST(12345678901234567890.12 AS decimal(38,2)))) AS t(v)"));
+    assert_string_equal("cols :decimal(38,2)\nrow <NULL>\ndone count=1\n",
+                        B(f->s, "SELECT SUM(v) FROM (VALUES (CAST(1 AS decimal(38,2)))) AS t(v) WHERE v > 5"));
+    /* decimal(18,0) totals past bigint stay exact too */
+    assert_string_equal("cols :decimal(38,0)\nrow 1999999999999999998\ndone count=1\n",
+                        B(f->s, "SELECT SUM(v) FROM (VALUES (CAST(999999999999999999 AS decimal(18,0))), "
+                                "(CAST(999999999999999999 AS decimal(18,0)))) AS t(v)"));
+    assert_string_equal("cols :decimal(38,1)\nrow 3.5\ndone count=1\n",
+                        B(f->s, "SELECT SUM(DISTINCT v) FROM (VALUES (CAST(1.5 AS decimal(10,1))), (CAST(1.5 AS decimal(10,1))), "
+                                "(CAST(2 AS decimal(10,1)))) AS t(v)"));
+    assert_string_equal("cols k:int not null, :decimal(38,2)\nrow 1 | 0.10\nrow 2 | 0.30\nrow 3 | 0.70\ndone count=3\n",
+                        B(f->s, "SELECT k, SUM(v) OVER (ORDER BY k) FROM (VALUES (1, CAST(0.10 AS decimal(20,2))), "
+                                "(2, CAST(0.20 AS decimal(20,2))), (3, CAST(0.40 AS decimal(20,2)))) AS t(k, v)"));
+    const char *got = B(f->s, "SELECT SUM(v) FROM (VALUES (CAST(999999999999999999999999999999999999.99 AS decimal(38,2))), "
+                              "(CAST(999999999999999999999999999999999999.99 AS decimal(38,2)))) AS t(v)");
+    assert_non_null(strstr(got, "error 8115/"));
+    assert_non_null(strstr(got, "Arithmetic overflow error converting expression to data type numeric."));
+}
+
 static void test_source_tsql__string_is_not_implicitly_binary_257(void **state)
 {
     fx *f = *state;
@@ -555,6 +581,7 @@ int main(void)
         T_(order_by_after_a_star_names_the_output_columns),
         T_(group_by_with_aggregates_and_sql_server_types),
         T_(sum_of_int_overflows_with_8115),
+        T_(sum_of_wide_decimal_is_exact_decimal_38_or_8115),
         T_(string_is_not_implicitly_binary_257),
         T_(image_is_never_compared_and_rowversion_is_binary_8),
         T_(derived_table_order_by_needs_top_1033),
