@@ -6,6 +6,7 @@
  *   odbc.c        connections, diagnostics and their classes, retries, parameters, scalar reads
  *   types.c       captured columns -> schema and fetch plan; bound buffers -> mcdc_value
  *   reader.c      the mcdc_source_ops over all of it, and the commit-time clock
+ *   buckets.c     key_buckets, reconcile's grouped query
  *
  * One connection per source, used by one thread at a time (mcdc/source.h). FreeTDS allows one
  * active result set per connection, so a statement is always read to its end (or closed)
@@ -172,6 +173,11 @@ int mssql__load_cis(mssql_source *s);
 int mssql__find_ci(mssql_source *s, const char *name, mssql_ci **out);
 /** (Re)load the captured-column plan of @p ci. MCDC_EUNSUPPORTED for an unmapped type. */
 int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out);
+/** The cached plan of @p ci, loaded on first use. */
+int mssql__get_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out);
+/** Reconcile's tier 1 (buckets.c): the source op key_buckets, one grouped query. */
+int mssql__key_buckets(mcdc_source *b, const char *ci, const mcdc_key_bucket_spec *spec, mcdc_key_bucket **out,
+                       size_t *n_out);
 /** UTC commit time of the mapping entry at @p lsn; MCDC_ENOTFOUND when none. */
 int mssql__commit_ts(mssql_source *s, const mcdc_lsn *lsn, int64_t *out_us);
 /** "[cdc].[<ci>_CT]"; MCDC_EINVAL for a name that cannot be quoted. */

@@ -530,7 +530,7 @@ int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
     return 0;
 }
 
-static int get_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
+int mssql__get_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
 {
     for (size_t i = 0; i < s->n_plans; i++)
         if (!strcmp(s->plans[i].ci, ci->name)) {
@@ -1294,7 +1294,7 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     mssql_ci *ci;
     mssql_plan *p;
     int rc = mssql__find_ci(s, ci_name, &ci);
-    if (rc == 0) rc = get_plan(s, ci, &p);
+    if (rc == 0) rc = mssql__get_plan(s, ci, &p);
     if (rc == 0) rc = check_ct_permission(s, p);
     if (rc < 0) return rc;
     if (mcdc_lsn_cmp(after, upto) >= 0) return 0;
@@ -1611,7 +1611,7 @@ static int snap_run(mssql_source *s, snap_ctx *in, const char *ci_name, const mc
     mssql_ci *ci;
     mssql_plan *p;
     int rc = mssql__find_ci(s, ci_name, &ci);
-    if (rc == 0) rc = get_plan(s, ci, &p);
+    if (rc == 0) rc = mssql__get_plan(s, ci, &p);
     if (rc < 0) return rc;
     snap_ctx c = *in;
     c.plan = p;
@@ -1712,7 +1712,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    op_key_at, op_key_count,
+    op_key_at, op_key_count, mssql__key_buckets,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

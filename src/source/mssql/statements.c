@@ -260,6 +260,19 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "Backfill's chunk planning: the number of rows within a half-open key range (lo <= key < hi), as a "
         "snapshot would read them, counted on the key index. Read-only, read committed.",
     },
+    [MCDC_MSSQL_Q_KEY_BUCKETS] = {
+        "key_buckets",
+        "SELECT b, COUNT_BIG(*), SUM(CAST(k AS decimal(38,0))), MIN(k), MAX(k) FROM (SELECT {bucket} AS b, k FROM"
+        " (SELECT {key} AS k FROM {table}{where}) AS r) AS t GROUP BY b ORDER BY b",
+        "",
+        "the source table",
+        "SELECT on the source table (GRANT SELECT ON <schema>.<table> TO <login>), or on its key columns",
+        "reconcile's tier 1: per key bucket, the rows and the sum of their keys, in one grouped query over the "
+        "key columns (never NOLOCK). A single integer or date key is summed by its ordinal (CAST(k AS bigint), "
+        "DATEDIFF(day, '1970-01-01', k); NULL keys left out) and bucketed by floor((ordinal - origin) / width)"
+        ". Other keys (bucketed by key hash) are not read on SQL Server in this version. Read-only, read "
+        "committed.",
+    },
 };
 
 const mcdc_mssql_statement *mcdc_mssql_statement_get(mcdc_mssql_query q)
@@ -292,6 +305,8 @@ int mcdc_mssql_statement_render(mcdc_buf *out, mcdc_mssql_query q, const mcdc_ms
         else if (n == 5 && !strncmp(open + 1, "table", 5)) v = fill->table;
         else if (n == 5 && !strncmp(open + 1, "where", 5)) v = fill->where;
         else if (n == 4 && !strncmp(open + 1, "keys", 4)) v = fill->keys;
+        else if (n == 3 && !strncmp(open + 1, "key", 3)) v = fill->key;
+        else if (n == 6 && !strncmp(open + 1, "bucket", 6)) v = fill->bucket;
         else if (n == 1 && open[1] == 'n') {
             snprintf(num, sizeof num, "%lld", (long long)fill->n);
             v = num;
@@ -312,6 +327,8 @@ int mcdc_mssql_statement_example(mcdc_buf *out, mcdc_mssql_query q)
         .table = "[dbo].[orders]",
         .where = " WHERE [order_id] >= ? AND [order_id] < ?",
         .keys = "[order_id]",
+        .key = "CAST([order_id] AS bigint)",
+        .bucket = "(k - 1 - ((k - 1) % 1000 + 1000) % 1000) / 1000",
         .n = 5000,
     };
     return mcdc_mssql_statement_render(out, q, &fill);

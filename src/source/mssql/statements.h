@@ -17,6 +17,8 @@
  *   {where}  " WHERE <key range>" or ""
  *   {keys}   the key columns, "[a], [b]"
  *   {n}      a whole number (SET LOCK_TIMEOUT cannot take a parameter)
+ *   {key}    key_buckets: the expression summed per bucket (a key's ordinal or key hash)
+ *   {bucket} key_buckets: the bucket of that value k, with whole-number literals
  */
 #ifndef MCDC_SOURCE_MSSQL_STATEMENTS_H
 #define MCDC_SOURCE_MSSQL_STATEMENTS_H
@@ -52,6 +54,7 @@ typedef enum {
     MCDC_MSSQL_Q_SNAPSHOT,
     MCDC_MSSQL_Q_KEY_AT,
     MCDC_MSSQL_Q_KEY_COUNT,
+    MCDC_MSSQL_Q_KEY_BUCKETS,
     MCDC_MSSQL_Q_COUNT
 } mcdc_mssql_query;
 
@@ -73,6 +76,8 @@ typedef struct mcdc_mssql_fill {
     const char *table;
     const char *where;
     const char *keys;
+    const char *key;
+    const char *bucket;
     int64_t     n;
 } mcdc_mssql_fill;
 

@@ -85,6 +85,7 @@ static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t 
     case MCDC_MSSQL_Q_SOURCE_COLUMNS: case MCDC_MSSQL_Q_HAS_SELECT:
         v[n++] = PS(NULL, "dbo.orders"); break;
     case MCDC_MSSQL_Q_SNAPSHOT: case MCDC_MSSQL_Q_KEY_AT: case MCDC_MSSQL_Q_KEY_COUNT:
+    case MCDC_MSSQL_Q_KEY_BUCKETS:
         v[n++] = PI(NULL, 1, false); v[n++] = PI(NULL, 3, false); break;
     default: break;
     }
@@ -148,6 +149,8 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CHANGES), "count=3\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_SNAPSHOT), "row 1 | 10.50\nrow 2 | <NULL>\ndoneinproc more count=2\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_KEY_COUNT), "row 2\n"));
+    const char *kb = run(f, MCDC_MSSQL_Q_KEY_BUCKETS); /* keys 1 and 2: bucket 0 of width 1000 from 1 */
+    if (!strstr(kb, "row 0 | 2 | 3 | 1 | 2\n")) fail_msg("%s", kb);
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CAPTURED_COLUMNS), "count=2\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CAPTURE_INSTANCES), "count=1\n"));
     const char *sc = run(f, MCDC_MSSQL_Q_SOURCE_COLUMNS);
