@@ -311,11 +311,17 @@ int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s)
     mcdc_parquet_writer_free(pw);
     mcdc_parquet_node_free(schema);
     if (rc == MCDC_EEXISTS) {
-        /* another writer checkpointed this version: its file stands */
+        /* another writer checkpointed this version: its file stands, and _last_checkpoint
+         * describes that file (its rows and bytes), not the rows this writer got to before
+         * the refusal (none, when the name was taken at open) */
         mcdc_error_clear();
-        rc = 0;
+        mcdc_parquet_reader *r = NULL;
         struct stat st;
-        res.file_size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+        if ((rc = mcdc_parquet_reader_open(&r, path, NULL)) == 0) {
+            rows = mcdc_parquet_reader_num_rows(r);
+            res.file_size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+        }
+        mcdc_parquet_reader_free(r);
     }
     if (rc == 0) {
         mcdc_failpoint("delta.checkpoint.before_last_checkpoint");

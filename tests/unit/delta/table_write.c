@@ -209,6 +209,15 @@ static void test_delta_table_write__checkpoints_every_ten_commits(void **state)
 
     assert_non_null(strstr(line, "{\"version\":10,\"size\":12,"));
     assert_non_null(strstr(line, "\"numOfAddFiles\":10}"));
+    /* a second writer of the same checkpoint (another process, or the background writer
+     * beside a command) finds the file taken: _last_checkpoint still counts its rows */
+    assert_int_equal(0, mcdc_delta_checkpoint(t, 10));
+    f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_non_null(strstr(line, "{\"version\":10,\"size\":12,"));
+    assert_null(strstr(line, "\"sizeInBytes\":0,"));
     mcdc_buf_dispose(&lc);
     mcdc_delta_snapshot *snap;
     assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
