@@ -265,6 +265,41 @@ static void fset_str(mcdc_value *v, int c, const char *x)
     v[c].v.s.len = strlen(x);
 }
 
+/* Take the next row of @p f (its index in @p idx) for the event @p event of batch
+ * @p batch_id: the stream's app id, no rows of any operation, every other column NULL.
+ * @return 0; MCDC_ERROR when @p f is full. */
+static int fset_event_row(facts_rows *f, const mcdc_stream *s, int64_t batch_id,
+                          const char *event, int *idx)
+{
+    if (f->n >= MAX_FACTS_ROWS)
+        return mcdc_error_set(MCDC_ERROR, "batch %" PRId64 ": too many event rows", batch_id);
+    *idx = f->n++;
+    mcdc_value *v = f->v[*idx];
+    fset_null(v);
+    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
+    fset_i64(v, MCDC_FACTS_BATCH_ID, batch_id);
+    fset_i64(v, MCDC_FACTS_ROWS, 0);
+    fset_i64(v, MCDC_FACTS_DELETES, 0);
+    fset_i64(v, MCDC_FACTS_INSERTS, 0);
+    fset_i64(v, MCDC_FACTS_UPDATES, 0);
+    fset_str(v, MCDC_FACTS_EVENT, event);
+    return 0;
+}
+
+/* The LSN and commit-time columns of an event at one position (min = max = end), the LSN
+ * text kept in @p text. */
+static void fset_point(mcdc_value *v, char *text, const mcdc_offset *at)
+{
+    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(text, &at->lsn));
+    fset_str(v, MCDC_FACTS_MAX_LSN, text);
+    fset_str(v, MCDC_FACTS_END_LSN, text);
+    if (at->has_commit_ts) {
+        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, at->commit_ts_us);
+        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, at->commit_ts_us);
+        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, at->commit_ts_us);
+    }
+}
+
 void mcdc_stream__facts_rows_clear(facts_rows *f)
 {
     for (int i = 0; i < MAX_FACTS_ROWS; i++)
@@ -331,23 +366,14 @@ void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
 int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id, const mcdc_lsn *from,
                         const mcdc_lsn *to, const mcdc_batch_range *r, bool certain)
 {
-    if (f->n >= MAX_FACTS_ROWS)
-        return mcdc_error_set(MCDC_ERROR, "batch %" PRId64 ": too many event rows", batch_id);
-    mcdc_value *v = f->v[f->n];
-    char (*t)[MCDC_TIME_STRLEN] = f->text[f->n];
-    int idx = f->n++;
-    fset_null(v);
-    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
-    fset_i64(v, MCDC_FACTS_BATCH_ID, batch_id);
-    fset_i64(v, MCDC_FACTS_ROWS, 0);
-    fset_i64(v, MCDC_FACTS_DELETES, 0);
-    fset_i64(v, MCDC_FACTS_INSERTS, 0);
-    fset_i64(v, MCDC_FACTS_UPDATES, 0);
-    fset_str(v, MCDC_FACTS_EVENT, "data_skipped");
+    int idx, rc;
+    if ((rc = fset_event_row(f, s, batch_id, "data_skipped", &idx)) < 0)
+        return rc;
+    mcdc_value *v = f->v[idx];
+    char (*t)[MCDC_TIME_STRLEN] = f->text[idx];
     /* lost_to_ts: the commit time at `to` (the batch's end when the whole batch was lost);
      * where no mapping entry has that LSN, the first commit at or after it */
     mcdc_offset at;
-    int rc = 0;
     if (mcdc_lsn_cmp(to, &r->end.lsn) == 0 && r->end.has_commit_ts)
         at = r->end;
     else if ((rc = mcdc_stream__offset_at(s, to, &at)) < 0)
@@ -364,15 +390,10 @@ int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id, c
             at.commit_ts_us = ts;
         }
     }
-    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(t[0], to));
-    fset_str(v, MCDC_FACTS_MAX_LSN, t[0]);
-    fset_str(v, MCDC_FACTS_END_LSN, t[0]);
-    if (at.has_commit_ts) {
-        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, at.commit_ts_us);
-        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, at.commit_ts_us);
-        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, at.commit_ts_us);
+    at.lsn = *to;
+    fset_point(v, t[0], &at);
+    if (at.has_commit_ts)
         fset_i64(v, MCDC_FACTS_LOST_TO_TS, at.commit_ts_us);
-    }
     if (r->start.has_commit_ts)
         fset_i64(v, MCDC_FACTS_LOST_FROM_TS, r->start.commit_ts_us);
     char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
@@ -398,32 +419,18 @@ int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id, c
 int mcdc_stream__add_start_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
                                const mcdc_batch_range *r)
 {
-    if (f->n >= MAX_FACTS_ROWS)
-        return mcdc_error_set(MCDC_ERROR, "batch %" PRId64 ": too many event rows", batch_id);
-    mcdc_value *v = f->v[f->n];
-    char (*t)[MCDC_TIME_STRLEN] = f->text[f->n];
-    int idx = f->n++;
-    fset_null(v);
-    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
-    fset_i64(v, MCDC_FACTS_BATCH_ID, batch_id);
-    fset_i64(v, MCDC_FACTS_ROWS, 0);
-    fset_i64(v, MCDC_FACTS_DELETES, 0);
-    fset_i64(v, MCDC_FACTS_INSERTS, 0);
-    fset_i64(v, MCDC_FACTS_UPDATES, 0);
-    fset_str(v, MCDC_FACTS_EVENT, "stream_started");
-    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(t[0], &r->end.lsn));
-    fset_str(v, MCDC_FACTS_MAX_LSN, t[0]);
-    fset_str(v, MCDC_FACTS_END_LSN, t[0]);
+    int idx, rc;
+    if ((rc = fset_event_row(f, s, batch_id, "stream_started", &idx)) < 0)
+        return rc;
+    mcdc_value *v = f->v[idx];
+    char (*t)[MCDC_TIME_STRLEN] = f->text[idx];
+    fset_point(v, t[0], &r->end);
     char ts[MCDC_TIME_STRLEN] = "";
-    if (r->end.has_commit_ts) {
-        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, r->end.commit_ts_us);
-        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, r->end.commit_ts_us);
-        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, r->end.commit_ts_us);
+    if (r->end.has_commit_ts)
         mcdc_time_format(ts, r->end.commit_ts_us, 3, false);
-    }
     mcdc_buf d = MCDC_BUF_INIT(4096);
-    int rc = mcdc_buf_printf(&d, "{\"starting\":\"latest\",\"lsn\":\"%s\",\"commit_ts\":%s%s%s}",
-                             t[0], ts[0] ? "\"" : "", ts[0] ? ts : "null", ts[0] ? "\"" : "");
+    rc = mcdc_buf_printf(&d, "{\"starting\":\"latest\",\"lsn\":\"%s\",\"commit_ts\":%s%s%s}",
+                         t[0], ts[0] ? "\"" : "", ts[0] ? ts : "null", ts[0] ? "\"" : "");
     if (rc < 0) {
         mcdc_buf_dispose(&d);
         return rc;
@@ -711,25 +718,11 @@ int mcdc_stream__write_adopted_event(mcdc_stream *s, const mcdc_offset *after,
     if (!s->o.facts_path)
         return 0;
     facts_rows f = { 0 };
-    mcdc_value *v = f.v[0];
-    f.n = 1;
-    fset_null(v);
-    fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
-    fset_i64(v, MCDC_FACTS_BATCH_ID, first_batch);
-    fset_i64(v, MCDC_FACTS_ROWS, 0);
-    fset_i64(v, MCDC_FACTS_DELETES, 0);
-    fset_i64(v, MCDC_FACTS_INSERTS, 0);
-    fset_i64(v, MCDC_FACTS_UPDATES, 0);
-    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(f.text[0][0], &after->lsn));
-    fset_str(v, MCDC_FACTS_MAX_LSN, f.text[0][0]);
-    fset_str(v, MCDC_FACTS_END_LSN, f.text[0][0]);
-    if (after->has_commit_ts) {
-        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, after->commit_ts_us);
-        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, after->commit_ts_us);
-        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, after->commit_ts_us);
-    }
+    int idx;
+    fset_event_row(&f, s, first_batch, "adopted", &idx); /* the first row: never full */
+    mcdc_value *v = f.v[idx];
+    fset_point(v, f.text[0][0], after);
     fset_i64(v, MCDC_FACTS_STARTED_AT, mcdc_time_now_us());
-    fset_str(v, MCDC_FACTS_EVENT, "adopted");
     fset_str(v, MCDC_FACTS_TARGET, s->o.target);
     mcdc_buf d = MCDC_BUF_INIT(4096);
     int rc = mcdc_buf_puts(&d, "{\"from_owner\":");
@@ -774,14 +767,7 @@ int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int
     fset_str(v, MCDC_FACTS_APP_ID, s->o.app_id);
     if (rows_known)
         fset_i64(v, MCDC_FACTS_ROWS, rows);
-    fset_str(v, MCDC_FACTS_MIN_LSN, mcdc_stream__lsn_text(f.text[0][0], &S->lsn));
-    fset_str(v, MCDC_FACTS_MAX_LSN, f.text[0][0]);
-    fset_str(v, MCDC_FACTS_END_LSN, f.text[0][0]);
-    if (S->has_commit_ts) {
-        fset_i64(v, MCDC_FACTS_MIN_COMMIT_TS, S->commit_ts_us);
-        fset_i64(v, MCDC_FACTS_MAX_COMMIT_TS, S->commit_ts_us);
-        fset_i64(v, MCDC_FACTS_END_COMMIT_TS, S->commit_ts_us);
-    }
+    fset_point(v, f.text[0][0], S);
     fset_i64(v, MCDC_FACTS_DELETES, 0);
     fset_i64(v, MCDC_FACTS_INSERTS, 0);
     fset_i64(v, MCDC_FACTS_UPDATES, 0);
