@@ -450,7 +450,6 @@ int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id, 
     for (int i = 0; i < f->n; i++)
         fset_i64(f->v[i], MCDC_FACTS_WRITTEN_AT, now);
     mcdc_datafile *df = NULL;
-    mcdc_delta_file add = { 0 };
     int rc = mcdc_datafile__open(&df, s->o.facts_path, s->facts_schema);
     for (int i = 0; i < f->n && rc == 0; i++)
         rc = mcdc_datafile__add(df, f->v[i]);
@@ -458,19 +457,29 @@ int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id, 
         mcdc_datafile__discard(df);
         return rc;
     }
-    if ((rc = mcdc_datafile__finish(df, &add)) < 0)
+    return mcdc_stream__commit_facts_file(s, df, "STREAMING UPDATE", app_id, version, out_version);
+}
+
+int mcdc_stream__commit_facts_file(mcdc_stream *s, mcdc_datafile *df, const char *operation,
+                                   const char *app_id, int64_t version, int64_t *out_version)
+{
+    if (out_version)
+        *out_version = -1;
+    mcdc_delta_file add = { 0 };
+    int rc = mcdc_datafile__finish(df, &add);
+    if (rc < 0)
         return rc;
     mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-    co.operation = "STREAMING UPDATE";
+    co.operation = operation;
     co.app_id = app_id;
     co.txn_version = version;
     mcdc_delta_commit_result res = { 0 };
     rc = mcdc_delta_append(s->o.facts_path, &add, 1, &co, &res);
-    if (rc == MCDC_EALREADY) {
+    if (rc == MCDC_EALREADY) { /* a replay: the rows are there already */
         mcdc_error_clear();
         mcdc_datafile__remove(s->o.facts_path, add.path);
         rc = 0;
-    } else if (rc == 0) {
+    } else if (rc == 0 && out_version) {
         *out_version = res.version;
     }
     mcdc_delta_file_clear(&add);

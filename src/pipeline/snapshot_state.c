@@ -240,7 +240,6 @@ int mcdc_snap__write_events(mcdc_stream *s, snap_event *ev, size_t n, const char
     char at[MCDC_LSN_STRLEN], mx[MCDC_LSN_STRLEN];
     int64_t now = mcdc_time_now_us();
     mcdc_datafile *df = NULL;
-    mcdc_delta_file add = { 0 };
     int rc = mcdc_datafile__open(&df, s->o.facts_path, s->facts_schema);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const snap_event *e = &ev[i];
@@ -279,21 +278,7 @@ int mcdc_snap__write_events(mcdc_stream *s, snap_event *ev, size_t n, const char
         mcdc_datafile__discard(df);
         return rc;
     }
-    if ((rc = mcdc_datafile__finish(df, &add)) < 0)
-        return rc;
-    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-    co.operation = "WRITE";
-    co.app_id = txn_app;
-    co.txn_version = version;
-    mcdc_delta_commit_result res = { 0 };
-    rc = mcdc_delta_append(s->o.facts_path, &add, 1, &co, &res);
-    if (rc == MCDC_EALREADY) {
-        mcdc_error_clear();
-        mcdc_datafile__remove(s->o.facts_path, add.path);
-        rc = 0;
-    }
-    mcdc_delta_file_clear(&add);
-    return rc;
+    return mcdc_stream__commit_facts_file(s, df, "WRITE", txn_app, version, NULL);
 }
 
 int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,

@@ -175,6 +175,11 @@ int mcdc_stream__add_start_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
  * *out_version -1). */
 int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id,
                              int64_t version, int64_t *out_version);
+/* Finish @p df (facts rows added to it; taken) and append it to the facts table with
+ * txn {app_id, version} as @p operation; a txn already committed removes the file and
+ * is success. @p out_version (or NULL): the commit's version, -1 for a replay. */
+int mcdc_stream__commit_facts_file(mcdc_stream *s, mcdc_datafile *df, const char *operation,
+                                   const char *app_id, int64_t version, int64_t *out_version);
 /* The bootstrap event row, txn{app_id#events, 0}. */
 int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int64_t rows,
                                        bool rows_known, int64_t started_at_us,
