@@ -48,6 +48,21 @@ static sim_table *table_of(mcdc_sim *s, const sim_instance *ci)
     return NULL;
 }
 
+/* Capture instance @p ci_name and its source table, after a refresh of the catalog.
+ * @return 0; MCDC_ENOTFOUND for an unknown instance or one without its table. */
+static int source_table_of(sim_source *src, const char *ci_name, sim_instance **ci_out,
+                           sim_table **out)
+{
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    *ci_out = ci;
+    if (!(*out = table_of(src->sim, ci)))
+        return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
+    return 0;
+}
+
 static int commit_ts_of(sim_source *src, const mcdc_lsn *lsn, int64_t *out_us)
 {
     return sim__ct_commit_ts(&src->ct, lsn, out_us);
@@ -398,12 +413,10 @@ static int op_snapshot(mcdc_source *b, const char *ci_name, const mcdc_value *ke
 {
     sim_source *src = (sim_source *)b;
     mcdc_sim *s = src->sim;
-    int rc = refresh(src);
+    sim_instance *ci = NULL;
+    sim_table *tb = NULL;
+    int rc = source_table_of(src, ci_name, &ci, &tb);
     if (rc < 0) return rc;
-    sim_instance *ci = find_ci(src, ci_name);
-    if (!ci) return MCDC_ENOTFOUND;
-    sim_table *tb = table_of(s, ci);
-    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
     sim_arena a = {0};
     mcdc_buf lo = MCDC_BUF_INIT(1 << 20), hi = MCDC_BUF_INIT(1 << 20), q = MCDC_BUF_INIT(1 << 20);
     /* key bounds in the order-preserving encoding */
@@ -468,12 +481,10 @@ static int op_key_at(mcdc_source *b, const char *ci_name, const mcdc_value *from
 {
     sim_source *src = (sim_source *)b;
     mcdc_sim *s = src->sim;
-    int rc = refresh(src);
+    sim_instance *ci = NULL;
+    sim_table *tb = NULL;
+    int rc = source_table_of(src, ci_name, &ci, &tb);
     if (rc < 0) return rc;
-    sim_instance *ci = find_ci(src, ci_name);
-    if (!ci) return MCDC_ENOTFOUND;
-    sim_table *tb = table_of(s, ci);
-    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
     if (n < 0) return mcdc_error_set(MCDC_EINVAL, "key_at: n must not be negative");
     sim_arena a = {0};
     mcdc_buf lo = MCDC_BUF_INIT(1 << 20), q = MCDC_BUF_INIT(1 << 16);
@@ -514,12 +525,10 @@ static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *k
     sim_source *src = (sim_source *)b;
     mcdc_sim *s = src->sim;
     *out = 0;
-    int rc = refresh(src);
+    sim_instance *ci = NULL;
+    sim_table *tb = NULL;
+    int rc = source_table_of(src, ci_name, &ci, &tb);
     if (rc < 0) return rc;
-    sim_instance *ci = find_ci(src, ci_name);
-    if (!ci) return MCDC_ENOTFOUND;
-    sim_table *tb = table_of(s, ci);
-    if (!tb) return mcdc_error_set(MCDC_ENOTFOUND, "capture instance %s has no source table", ci_name);
     sim_arena a = {0};
     mcdc_buf lo = MCDC_BUF_INIT(1 << 20), hi = MCDC_BUF_INIT(1 << 20);
     char q[200];
