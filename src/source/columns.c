@@ -552,6 +552,13 @@ static int op_key_buckets(mcdc_source *b, const char *ci, const mcdc_key_bucket_
     return i->ops->key_buckets(i, ci, spec, out, n);
 }
 
+static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
+{
+    mcdc_source *i = C(b)->inner;
+    if (!i->ops->consistent_lsn) return mcdc_error_set(MCDC_EUNSUPPORTED, "this source cannot map its clock to an LSN");
+    return i->ops->consistent_lsn(i, out);
+}
+
 static int op_take_warnings(mcdc_source *b, char ***out, size_t *n)
 {
     mcdc_source *i = C(b)->inner;
@@ -563,7 +570,7 @@ static int op_take_warnings(mcdc_source *b, char ***out, size_t *n)
 static const mcdc_source_ops col_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    op_key_at, op_key_count, op_key_buckets, op_take_warnings,
+    op_key_at, op_key_count, op_key_buckets, op_consistent_lsn, op_take_warnings,
 };
 
 int mcdc_source_select_columns(mcdc_source **src, const char *spec)
