@@ -11,6 +11,9 @@
  * sorted (row_sort.h). Any other table streams file by file in path order. --columns
  * picks and orders the printed columns (a name unknown or given twice is exit 2 naming
  * it, before anything is read); --limit stops after N rows.
+ *
+ * --as-of-lsn / --as-of-time read bronze or silver as the source held it at a position
+ * (silver/as_of.c decides what that is, or refuses); the rows are then ordered as above.
  */
 #include <stdio.h>
 #include <stdlib.h>
