@@ -158,6 +158,12 @@ typedef struct mcdc_source_ops {
      *          key without the ordinal or text asked for; MCDC_ESOURCE. */
     int (*key_buckets)(mcdc_source *src, const char *ci, const mcdc_key_bucket_spec *spec,
                        mcdc_key_bucket **out, size_t *n_out);
+    /** The largest commit LSN at or before the source's clock now (T-SQL:
+     *  fn_cdc_map_time_to_lsn('largest less than or equal', SYSDATETIME())), zero when
+     *  no commit is mapped yet. Asked right after a snapshot read: a row read may be newer
+     *  than the LSN stamped before it, never newer than this. NULL in a source that does
+     *  not implement it (callers record no consistent_lsn). */
+    int (*consistent_lsn)(mcdc_source *src, mcdc_lsn *out);
 } mcdc_source_ops;
 
 /** The base of every source; implementations embed it first. */

@@ -629,6 +629,15 @@ static int op_max_lsn(mcdc_source *b, mcdc_lsn *out)
     return rc;
 }
 
+/* Statement consistent_lsn: the newest commit at or before the server's clock now. */
+static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
+{
+    lsn_ctx c = { .q = MCDC_MSSQL_Q_CONSISTENT_LSN };
+    int rc = mssql__retry(S(b), "mapping the server's clock to an LSN", lsn_fn, &c);
+    if (rc == 0) *out = c.out;
+    return rc;
+}
+
 static int op_min_lsn(mcdc_source *b, const char *ci_name, mcdc_lsn *out)
 {
     mssql_source *s = S(b);
@@ -1712,7 +1721,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    op_key_at, op_key_count, mssql__key_buckets,
+    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */
