@@ -560,7 +560,7 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
                 v->is_null = true;
             break;
         case BCOL_SNAPSHOT:
-            if (ch) {
+            if (ch || x->range_rows) {
                 v->is_null = true;
             } else {
                 v->v.s.ptr = x->snap_text;

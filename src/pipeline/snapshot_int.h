@@ -59,6 +59,12 @@ int mcdc_snap__extent(mcdc_source *src, const char *ci, const snap_keydef *k, js
  * the table's now). MCDC_EUNSUPPORTED when the source cannot plan. */
 int mcdc_snap__plan(mcdc_source *src, const char *ci, const snap_keydef *k, int64_t chunk_rows,
                     const json_t *extent, json_t **chunks, int64_t *total_rows);
+/* Plan the chunks of the key range [@p lo, @p hi) (JSON keys, null = open) by keyset bounds
+ * @p chunk_rows keys apart: the first chunk starts at lo, the last ends at hi, none reaches
+ * outside the range; *total_rows the rows in it now. MCDC_EUNSUPPORTED when the source
+ * cannot plan. */
+int mcdc_snap__plan_range(mcdc_source *src, const char *ci, const snap_keydef *k, int64_t chunk_rows,
+                          const json_t *lo, const json_t *hi, json_t **chunks, int64_t *total_rows);
 
 /* ---- snapshot_state.c ------------------------------------------------------------------ */
 

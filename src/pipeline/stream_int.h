@@ -114,6 +114,7 @@ typedef struct read_ctx {
     const mcdc_lsn   *snapshot;  /* S for snapshot rows, NULL for changes */
     const mcdc_lsn   *stamp;     /* chunked snapshot rows: their wave's L (_start_lsn), else NULL */
     bool              has_chunk; /* chunked snapshot rows: _chunk = chunk */
+    bool              range_rows;   /* a partial backfill's rows: _snapshot NULL (no snapshot's) */
     int64_t           chunk;
     int64_t           snapshot_ts_us;
     bool              has_snapshot_ts;
