@@ -102,8 +102,17 @@ int mcdc_delta__scan_restrict(mcdc_delta_scan *s, const size_t *files, size_t n)
 
 /* The deleted row indexes of a DV, ascending. @p out is malloc'd (caller frees). */
 int mcdc_delta__dv_load(uint64_t **out, size_t *n_out, const char *table, const mcdc_delta_dv *dv);
-/* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. */
+/* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. A 'p' path is
+ * an absolute URI: its escapes are decoded and a file: scheme is dropped. */
 char *mcdc_delta__dv_path(const char *table, const mcdc_delta_dv *dv);
+
+/* The column mapping mode of a table: delta.columnMapping.mode of @p conf, only when
+ * @p p supports column mapping (reader 2, or 3 with the feature); else NONE (snapshot.c). */
+mcdc_delta_cm_mode mcdc_delta__cm_mode(const mcdc_delta_protocol *p, const mcdc_delta_map *conf);
+
+/* @p uri with its %XX escapes decoded (a path in the log is a URI); caller frees; NULL
+ * when out of memory (snapshot.c). */
+char *mcdc_delta__uri_decode(const char *uri);
 
 /* ---- checkpoints (checkpoint.c) ---------------------------------------------------- */
 

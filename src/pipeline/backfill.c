@@ -420,6 +420,11 @@ static int complete(bf *b)
                       .at = b->state.S, .read_seconds = -1,
                       .started_at_us = b->state.open_written_at_us };
     ev.duration_ms = (mcdc_time_now_us() - b->state.open_written_at_us) / 1000;
+    /* a re-snapshot's row carries the gap its open recorded */
+    const char *lf = json_string_value(json_object_get(b->state.open_detail, "lost_from_ts"));
+    const char *lt = json_string_value(json_object_get(b->state.open_detail, "lost_to_ts"));
+    ev.has_lost_from = lf && mcdc_time_parse(&ev.lost_from_us, lf) == 0;
+    ev.has_lost_to = lt && mcdc_time_parse(&ev.lost_to_us, lt) == 0;
     ev.detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(d);
     if (!ev.detail)

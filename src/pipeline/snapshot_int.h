@@ -111,6 +111,8 @@ typedef struct snap_event {
     int64_t     duration_ms;
     double      read_seconds;   /* < 0: NULL */
     char       *detail;         /* malloc'd JSON, owned by the event */
+    bool        has_lost_from, has_lost_to; /* a re-snapshot's gap (lost_from_ts, */
+    int64_t     lost_from_us, lost_to_us;   /* lost_to_ts = retention_watermark_ts) */
 } snap_event;
 
 /* Write @p n event rows in one facts commit with txn{txn_app, version}; a version already
