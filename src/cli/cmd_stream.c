@@ -37,13 +37,14 @@ static const mcdc_opt opts[] = {
     { "granularity", 0, MCDC_OPT_VALUE, "G", "verdict period with --control: minute, hour (default) or day" },
     { "silver", 0, MCDC_OPT_VALUE, "NAME", "silver table applied after the batches (needs --control)" },
     { "keys", 0, MCDC_OPT_VALUE, "K1[,K2]", "silver's key columns (default: the capture instance's unique index)" },
-    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone)" },
+    { "columns", 0, MCDC_OPT_VALUE, "'NAME [TYPE], ...'", "read only these captured columns, in this order, retyped where a TYPE is given" },
+    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone, columns)" },
     { 0 }
 };
 
 static const char *const known_options[] = {
     "captureInstance", "maxCommitsPerBatch", "startingLsn", "failOnDataLoss",
-    "includeCommandId", "sourceTimeZone", NULL
+    "includeCommandId", "sourceTimeZone", "columns", NULL
 };
 
 static mcdc_job *volatile running; /* the job a signal stops */
@@ -120,7 +121,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     const char *ci = mcdc_cli_get(a, "capture-instance");
     const char *mcpb = mcdc_cli_get(a, "max-commits-per-batch");
     const char *start = mcdc_cli_get(a, "starting-lsn");
-    if ((rc = merge_setting(&ci, "capture-instance", o, "captureInstance")) < 0 ||
+    const char *columns = mcdc_cli_get(a, "columns");
+    if ((rc = merge_setting(&columns, "columns", o, "columns")) < 0 ||
+        (rc = merge_setting(&ci, "capture-instance", o, "captureInstance")) < 0 ||
         (rc = merge_setting(&mcpb, "max-commits-per-batch", o, "maxCommitsPerBatch")) < 0 ||
         (rc = merge_setting(&start, "starting-lsn", o, "startingLsn")) < 0)
         goto usage;
@@ -230,6 +233,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     if ((rc = mcdc_source_open(&src, spec)) < 0)
         goto usage; /* unknown scheme, bad connection string: exit 2; unreachable server: 3 */
+    if (columns && (rc = mcdc_source_select_columns(&src, columns)) < 0)
+        goto usage; /* a malformed list: exit 2; its names are checked with the source's */
     so.source = src;
     jo.stream = so;
     jo.source_time_zone = mcdc_options_get_str(o, "sourceTimeZone", NULL);
@@ -332,6 +337,8 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "    --app-id orders-v2 --checkpoint ck/orders-v2 --facts ops.ingestion_facts --adopt\n"
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
     "    --app-id orders-v3 --checkpoint ck/orders-v3 --facts ops.ingestion_facts --bootstrap \\\n"
-    "    --bootstrap-mode chunked",
+    "    --bootstrap-mode chunked\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders_slim \\\n"
+    "    --app-id orders-slim --checkpoint ck/orders-slim --columns 'order_id, amount decimal(20,2)'",
     run
 };

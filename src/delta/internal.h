@@ -180,6 +180,22 @@ int mcdc_delta__snapshot_private_latest(mcdc_delta_snapshot **s, const char *pat
 bool mcdc_delta__snapshot_unref(mcdc_delta_snapshot *s);
 
 
+/* ---- schema evolution (evolve.c) ---------------------------------------------------- */
+
+/* Append to @p acts the metaData (and, for a first widening, the protocol) that apply
+ * @p ev to @p snap; nothing when the snapshot holds the change already. MCDC_EINVAL when
+ * @p acts carries a metaData or protocol of its own; MCDC_ESCHEMA as mcdc_delta_evolve_plan. */
+int mcdc_delta__evolve_actions(const mcdc_delta_snapshot *snap, const mcdc_delta_evolution *ev,
+                               mcdc_delta_action **acts, size_t *n_acts);
+/* Whether @p p supports the reader-writer feature @p feature (or @p preview, may be NULL). */
+bool mcdc_delta__supports_feature(const mcdc_delta_protocol *p, const char *feature,
+                                  const char *preview);
+/* @p in with @p feature added to writerFeatures (and readerFeatures when @p reader), on
+ * reader 3 (when @p reader or already 3) and writer 7, listing the features the legacy
+ * versions implied. @p out is owned by the caller (clear it as a protocol action). */
+int mcdc_delta__protocol_with(mcdc_delta_protocol *out, const mcdc_delta_protocol *in,
+                              const char *feature, bool reader);
+
 /* Check an action may appear in a commit file (not checkpointMetadata / sidecar). */
 bool mcdc_delta__commit_action_allowed(const mcdc_delta_action *a);
 

@@ -47,6 +47,8 @@ struct mcdc_delta_scan {
     size_t                     n_deleted, at_deleted;
     int64_t                    row_index; /* index of the next row in the current file */
     char                     **renamed;   /* per output column: nested JSON with logical names */
+    mcdc_column               *from;      /* per output column: the file's type when it was
+                                           * written before a widening (type 0: as the table) */
     int64_t                    files_skipped;
     int                        failed;    /* sticky error */
 };
@@ -59,6 +61,8 @@ static void close_file(mcdc_delta_scan *s)
     s->batch_n = s->batch_at = 0;
     free(s->src);
     s->src = NULL;
+    free(s->from);
+    s->from = NULL;
     free(s->deleted);
     s->deleted = NULL;
     s->n_deleted = s->at_deleted = 0;
@@ -279,8 +283,9 @@ static int open_next(mcdc_delta_scan *s)
         /* map output columns to the file's columns by physical name */
         const mcdc_schema *fs = mcdc_parquet_reader_schema(s->reader);
         s->src = malloc((s->n_out + 1) * sizeof *s->src);
+        s->from = calloc(s->n_out + 1, sizeof *s->from);
         const char **names = malloc((s->n_out + 1) * sizeof *names);
-        if (!s->src || !names) {
+        if (!s->src || !s->from || !names) {
             free(names);
             free(path);
             return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
@@ -311,6 +316,10 @@ static int open_next(mcdc_delta_scan *s)
             if (at >= 0) {
                 s->src[i] = (int)n_sel;
                 names[n_sel++] = fs->cols[at].name;
+                const mcdc_column *tc = &s->schema->cols[i], *fc = &fs->cols[at];
+                if (!s->nested[i] && (fc->type != tc->type || fc->scale != tc->scale) &&
+                    mcdc_delta_type_widens(fc, tc))
+                    s->from[i] = *fc; /* written before the column was widened */
             }
         }
         rc = n_sel ? mcdc_parquet_reader_select(s->reader, names, n_sel) : 0;
@@ -322,11 +331,36 @@ static int open_next(mcdc_delta_scan *s)
         s->batch_width = mcdc_parquet_reader_schema(s->reader)->n_cols;
         s->direct = s->batch_width == s->n_out;
         for (size_t i = 0; s->direct && i < s->n_out; i++)
-            s->direct = s->src[i] == (int)i &&
+            s->direct = s->src[i] == (int)i && !s->from[i].type &&
                         !(s->nested[i] && snap->column_mapping != MCDC_DELTA_CM_NONE);
         return 0;
     }
     return 1;
+}
+
+/* A value of a file written before its column was widened, in the table's type
+ * (PROTOCOL.md "Type Widening": readers convert such values to the wider type). */
+static void widen_cell(mcdc_value *v, const mcdc_column *from, const mcdc_column *to)
+{
+    if (v->is_null)
+        return;
+    mcdc_int128 x;
+    switch (to->type) {
+    case MCDC_TYPE_DOUBLE:
+        v->v.d = from->type == MCDC_TYPE_FLOAT ? (double)v->v.f : (double)v->v.i;
+        return;
+    case MCDC_TYPE_TIMESTAMP_NTZ: /* from a date: midnight of that day */
+        v->v.i *= INT64_C(86400000000);
+        return;
+    case MCDC_TYPE_DECIMAL:
+        x = from->type == MCDC_TYPE_DECIMAL ? v->v.dec : (mcdc_int128)v->v.i;
+        for (int k = from->type == MCDC_TYPE_DECIMAL ? from->scale : 0; k < to->scale; k++)
+            x *= 10;
+        v->v.dec = x;
+        return;
+    default: /* integers: v.i holds every width */
+        return;
+    }
 }
 
 /* Rename physical field names to logical ones inside a nested value (column mapping). */
@@ -445,6 +479,8 @@ int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
                 memset(&s->row[i], 0, sizeof s->row[i]);
                 s->row[i].is_null = true;
             }
+            if (s->from && s->from[i].type)
+                widen_cell(&s->row[i], &s->from[i], &s->schema->cols[i]);
             if (s->nested[i] && !s->row[i].is_null && s->snap->column_mapping != MCDC_DELTA_CM_NONE) {
                 int rr = rename_cell(s, i);
                 if (rr < 0) {

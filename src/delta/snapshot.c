@@ -305,7 +305,46 @@ static int apply_action(mcdc_delta_action *a, void *payload)
 
 static const char *const readable_features[] = {
     "columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck",
+    "typeWidening", "typeWidening-preview",
 };
+
+/* Every delta.typeChanges entry of the schema (any depth) is a widening this build
+ * converts (PROTOCOL.md "Type Widening", reader requirements). */
+static int check_type_changes(json_t *type, int depth)
+{
+    if (depth > 64 || !json_is_object(type))
+        return 0;
+    json_t *fields = json_object_get(type, "fields");
+    json_t *sub[] = { json_object_get(type, "elementType"), json_object_get(type, "keyType"),
+                      json_object_get(type, "valueType") };
+    for (size_t k = 0; k < 3; k++) {
+        int rc = check_type_changes(sub[k], depth + 1);
+        if (rc < 0)
+            return rc;
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(fields, i, f) {
+        json_t *tc = json_object_get(json_object_get(f, "metadata"), "delta.typeChanges");
+        size_t k;
+        json_t *e;
+        json_array_foreach(tc, k, e) {
+            const char *from = json_string_value(json_object_get(e, "fromType"));
+            const char *to = json_string_value(json_object_get(e, "toType"));
+            mcdc_column a = { 0 }, b = { 0 };
+            if (!from || !to || mcdc_type_parse(&a, from) < 0 || mcdc_type_parse(&b, to) < 0 ||
+                !mcdc_delta_type_widens(&a, &b))
+                return mcdc_error_set(MCDC_EUNSUPPORTED, "column %s: type change from %s to %s "
+                                      "is not one this build reads",
+                                      json_string_value(json_object_get(f, "name")),
+                                      from ? from : "?", to ? to : "?");
+        }
+        int rc = check_type_changes(json_object_get(f, "type"), depth + 1);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
 
 int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_metadata *m)
 {
@@ -322,6 +361,13 @@ int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_met
                                       "'%s', which this build does not implement",
                                       p->reader_features[i]);
         }
+    }
+    if (m && m->schema_string && strstr(m->schema_string, "delta.typeChanges")) {
+        json_t *root = json_loads(m->schema_string, 0, NULL);
+        int rc = check_type_changes(root, 0);
+        json_decref(root);
+        if (rc < 0)
+            return rc;
     }
     if (m) {
         const char *mode = mcdc_delta_map_get(&m->configuration, "delta.columnMapping.mode", NULL);

@@ -5,7 +5,9 @@
  *   1. L = max_lsn, refused when below S (a readable secondary's stale max_lsn);
  *   2. read its chunks, each by key range [lo, hi) into a bronze data file of its own
  *      (operation 0, _start_lsn = L, _snapshot = S, _chunk = i), so memory stays one
- *      row group whatever the wave's size                             backfill.mid_read
+ *      row group whatever the wave's size; right after each chunk's read its consistent_lsn
+ *      (the newest commit at or before the server's clock: no row read is newer)
+ *                                                                      backfill.mid_read
  *   3. append the files to bronze in one commit with txn{<app>#snap.<S>, wave} and the
  *      wave's userMetadata (backfill.after_data_files before, backfill.after_bronze after);
  *   4. one snapshot_chunk facts row per chunk, txn{<app>#snapchunks.<S>, wave}
@@ -52,6 +54,9 @@ typedef struct bf {
     char snap_app[300], chunk_app[300], plan_app[300], events_app[300];
     mcdc_lsn last_lsn;        /* newest wave stamp */
     bool has_last_lsn;
+    mcdc_lsn consistent;      /* newest consistent_lsn of a chunk read (this run or the
+                               * last wave committed before it) */
+    bool has_consistent;
     int progress_fd;          /* --progress file, -1 none */
 } bf;
 
@@ -289,6 +294,9 @@ static int chunk_events(bf *b, const json_t *um, snap_event **out, size_t *n_out
         json_t *d = json_pack("{s:s,s:I,s:O,s:O?,s:O?,s:b}", "snapshot", S, "chunk", (json_int_t)idx,
                               "wave", w, "lo", json_object_get(c, "lo"), "hi", json_object_get(c, "hi"),
                               "last", idx + 1 == (int64_t)b->n_chunks);
+        json_t *cl = json_object_get(c, "consistent_lsn");
+        if (d && json_is_string(cl))
+            json_object_set(d, "consistent_lsn", cl);
         ev[i].detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(d);
         if (!ev[i].detail)
@@ -348,6 +356,8 @@ static int resume(bf *b)
     b->wave = w + 1;
     const char *L = json_string_value(json_object_get(j, "lsn"));
     b->has_last_lsn = L && mcdc_lsn_parse(&b->last_lsn, L) == 0;
+    const char *C = json_string_value(json_object_get(j, "consistent_lsn"));
+    b->has_consistent = C && mcdc_lsn_parse(&b->consistent, C) == 0;
     if (fw < w) {
         mcdc_log(MCDC_LOG_INFO, LOGGER, "wave %" PRId64 " is in bronze without its facts rows: "
                  "writing them from its commit", w);
@@ -370,6 +380,10 @@ static int complete(bf *b)
     mcdc_stream__lsn_text(last, &b->last_lsn);
     json_t *d = json_pack("{s:s,s:I,s:I,s:s}", "snapshot", S, "chunks", (json_int_t)b->n_chunks,
                           "rows", (json_int_t)b->st->rows_done, "last_lsn", last);
+    if (d && b->has_consistent) { /* the newest read's: every row read is at or below it */
+        char cl[MCDC_LSN_STRLEN];
+        json_object_set_new(d, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &b->consistent)));
+    }
     snap_event ev = { .event = b->state.kind, .app_id = b->state.app_id, .rows = b->st->rows_done,
                       .at = b->state.S, .read_seconds = -1,
                       .started_at_us = b->state.open_written_at_us };
@@ -437,6 +451,8 @@ static int commit_wave(bf *b, mcdc_delta_file *adds, size_t n_adds, const char *
 typedef struct wave_chunk {
     int64_t idx, rows;
     mcdc_lsn max_lsn;
+    mcdc_lsn consistent;      /* consistent_lsn when the read ended */
+    bool has_consistent;      /* the source answers consistent_lsn */
     double seconds;
 } wave_chunk;
 
@@ -467,6 +483,9 @@ static int read_chunk(bf *b, int64_t idx, const mcdc_lsn *L, const mcdc_offset *
                                         mcdc_stream__on_snapshot_row, &x);
     mcdc_snap__keyvals_clear(&lo);
     mcdc_snap__keyvals_clear(&hi);
+    if (rc == 0 && s->o.source->ops->consistent_lsn &&
+        (rc = s->o.source->ops->consistent_lsn(s->o.source, &wc->consistent)) == 0)
+        wc->has_consistent = true;
     if (rc == 0)
         rc = mcdc_stream__max_lsn(s, &wc->max_lsn);
     wc->idx = idx;
@@ -529,24 +548,44 @@ static int run_wave(bf *b, int64_t width, double *seconds)
     }
     json_t *um = NULL;
     char *umtxt = NULL;
+    mcdc_lsn pending_cl = mcdc_lsn_zero(); /* b->consistent once the wave is committed */
+    bool has_pending_cl = false;
     if (rc == 0) {
         char ts[MCDC_TIME_STRLEN] = "";
         if (Lo.has_commit_ts)
             mcdc_time_format(ts, Lo.commit_ts_us, 3, false);
         json_t *chs = json_array();
+        mcdc_lsn wave_cl = mcdc_lsn_zero();
+        bool has_cl = false;
         for (int64_t i = 0; chs && i < width; i++) {
             json_t *c = json_array_get(b->chunks, (size_t)wc[i].idx);
-            char mx[MCDC_LSN_STRLEN];
-            json_array_append_new(chs, json_pack("{s:I,s:O,s:O,s:I,s:s,s:f}", "chunk",
-                                                 (json_int_t)wc[i].idx, "lo", json_array_get(c, 0),
-                                                 "hi", json_array_get(c, 1), "rows",
-                                                 (json_int_t)wc[i].rows, "max_lsn",
-                                                 mcdc_stream__lsn_text(mx, &wc[i].max_lsn),
-                                                 "read_seconds", wc[i].seconds));
+            char mx[MCDC_LSN_STRLEN], cl[MCDC_LSN_STRLEN];
+            json_t *e = json_pack("{s:I,s:O,s:O,s:I,s:s,s:f}", "chunk", (json_int_t)wc[i].idx, "lo",
+                                  json_array_get(c, 0), "hi", json_array_get(c, 1), "rows",
+                                  (json_int_t)wc[i].rows, "max_lsn",
+                                  mcdc_stream__lsn_text(mx, &wc[i].max_lsn), "read_seconds",
+                                  wc[i].seconds);
+            if (e && wc[i].has_consistent) {
+                json_object_set_new(e, "consistent_lsn",
+                                    json_string(mcdc_stream__lsn_text(cl, &wc[i].consistent)));
+                if (!has_cl || mcdc_lsn_cmp(&wc[i].consistent, &wave_cl) > 0)
+                    wave_cl = wc[i].consistent;
+                has_cl = true;
+            }
+            json_array_append_new(chs, e);
         }
         um = json_pack("{s:s,s:I,s:s,s:s,s:I,s:o}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->state.S.lsn),
                        "wave", (json_int_t)b->wave, "lsn", mcdc_stream__lsn_text(Ltxt, &L),
                        "commit_ts", ts, "rows", (json_int_t)rows, "chunks", chs);
+        if (um && has_cl) {
+            char cl[MCDC_LSN_STRLEN];
+            json_object_set_new(um, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &wave_cl)));
+            if (!b->has_consistent || mcdc_lsn_cmp(&wave_cl, &b->consistent) > 0)
+                pending_cl = wave_cl;
+            else
+                pending_cl = b->consistent;
+            has_pending_cl = true;
+        }
         if (!um || !(umtxt = json_dumps(um, JSON_COMPACT | JSON_PRESERVE_ORDER)))
             rc = mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
     }
@@ -573,6 +612,10 @@ static int run_wave(bf *b, int64_t width, double *seconds)
         b->wave++;
         b->last_lsn = L;
         b->has_last_lsn = true;
+        if (has_pending_cl) {
+            b->consistent = pending_cl;
+            b->has_consistent = true;
+        }
     }
     for (size_t i = 0; i < n_adds; i++)
         mcdc_delta_file_clear(&adds[i]);

@@ -273,6 +273,16 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         ". Other keys (bucketed by key hash) are not read on SQL Server in this version. Read-only, read "
         "committed.",
     },
+    [MCDC_MSSQL_Q_CONSISTENT_LSN] = {
+        "consistent_lsn",
+        "SELECT sys.fn_cdc_map_time_to_lsn('largest less than or equal', SYSDATETIME())",
+        "",
+        "sys.fn_cdc_map_time_to_lsn (cdc.lsn_time_mapping), SYSDATETIME",
+        NO_GRANT,
+        "After each snapshot read (a backfill's chunk, a full bootstrap): the largest commit LSN at or before "
+        "the server's time when the read ended, recorded as the read's consistent_lsn (a row read may be newer "
+        "than the LSN stamped before the read). NULL before the first capture, read as zero.",
+    },
 };
 
 const mcdc_mssql_statement *mcdc_mssql_statement_get(mcdc_mssql_query q)
