@@ -61,12 +61,15 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_MAX_LSN] = {
         "max_lsn",
-        "SELECT sys.fn_cdc_get_max_lsn()",
+        "SELECT sys.fn_cdc_get_max_lsn(), SYSUTCDATETIME(), DATEPART(TZOFFSET, SYSDATETIMEOFFSET())",
         "",
-        "sys.fn_cdc_get_max_lsn",
+        "sys.fn_cdc_get_max_lsn, SYSUTCDATETIME, SYSDATETIMEOFFSET",
         NO_GRANT,
         "Every batch and every idle poll: the highest LSN capture has processed (NULL before the first "
-        "capture, read as zero). A batch never reads past it.",
+        "capture, read as zero); a batch never reads past it. With it, the server's clock and UTC offset "
+        "now, compared with the offset its time zone gives at that instant: a difference (Windows and IANA "
+        "rules diverge) is a warning in the log and in the batch's facts row, and the batch's commit times "
+        "are converted with the server's offset.",
     },
     [MCDC_MSSQL_Q_MIN_LSN] = {
         "min_lsn",
@@ -270,8 +273,9 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "reconcile's tier 1: per key bucket, the rows and the sum of their keys, in one grouped query over the "
         "key columns (never NOLOCK). A single integer or date key is summed by its ordinal (CAST(k AS bigint), "
         "DATEDIFF(day, '1970-01-01', k); NULL keys left out) and bucketed by floor((ordinal - origin) / width)"
-        ". Other keys (bucketed by key hash) are not read on SQL Server in this version. Read-only, read "
-        "committed.",
+        ". Any other key is summed by its key hash, CONVERT(bigint, SUBSTRING(HASHBYTES('SHA2_256', t), 1, 7)) "
+        "over its key text t (per column N'-;' for NULL, else the UTF-16 length, ':', the column as "
+        "nvarchar and ';'), and bucketed by hash % buckets. Read-only, read committed.",
     },
     [MCDC_MSSQL_Q_CONSISTENT_LSN] = {
         "consistent_lsn",
