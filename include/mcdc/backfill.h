@@ -123,6 +123,17 @@ typedef struct mcdc_chunked_snapshot {
 int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
                                const char *target);
 
+/** One snapshot_chunk facts row: a chunk read into bronze and the rows it read. */
+typedef struct mcdc_snapshot_chunk_fact {
+    int64_t chunk, wave, rows;
+} mcdc_snapshot_chunk_fact;
+
+/** As mcdc_chunked_snapshot_find, and the snapshot_chunk rows of that snapshot (its S),
+ *  sorted by chunk, in @p *chunks (caller frees with free(); NULL when none).
+ *  @return 0; MCDC_ENOMEM; table and I/O codes. */
+int mcdc_chunked_snapshot_chunks(mcdc_chunked_snapshot *out, mcdc_snapshot_chunk_fact **chunks,
+                                 size_t *n_chunks, const char *facts_path, const char *target);
+
 #ifdef __cplusplus
 }
 #endif
