@@ -459,6 +459,33 @@ int mcdc_delta_set_config(const char *path, const mcdc_delta_map *set,
 int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
                            mcdc_delta_commit_result *result);
 
+/** Whether Delta's typeWidening feature can change a column of type @p from to @p to
+ *  (PROTOCOL.md "Type Widening": integers to wider integers, to double (up to integer) or
+ *  to a decimal with enough integer digits; float to double; date to timestamp_ntz; a
+ *  decimal to one with at least as many integer and fraction digits). False for the same
+ *  type. Pure. */
+bool mcdc_delta_type_widens(const mcdc_column *from, const mcdc_column *to);
+/** Whether two columns have the same Delta type (decimals: precision and scale too). */
+bool mcdc_delta_type_same(const mcdc_column *a, const mcdc_column *b);
+
+/** Append data files written with @p schema, evolving the table's schema to hold it in the
+ *  same commit: columns the table lacks are added (nullable, at the end); a column whose
+ *  type @p schema widens is widened (delta.typeChanges recorded in the field's metadata,
+ *  the typeWidening feature added to the protocol when new). A schema the table already
+ *  holds is an ordinary mcdc_delta_append. Built from each attempt's snapshot.
+ *  @return 0; MCDC_ESCHEMA (nothing written) for a change that is not a widening, or a
+ *          widening on a table without delta.enableTypeWidening=true; MCDC_EUNSUPPORTED
+ *          for a new column on a table with column mapping; codes of mcdc_delta_commit. */
+int mcdc_delta_append_evolving(const char *path, const mcdc_delta_file *files, size_t n_files,
+                               const mcdc_schema *schema, const mcdc_delta_commit_options *opts,
+                               mcdc_delta_commit_result *result);
+
+/** Let the table's column types widen: set delta.enableTypeWidening=true and add the
+ *  typeWidening reader and writer feature (protocol 3, 7) in one commit. Engines without
+ *  the feature can no longer read the table. Nothing is written when both are there.
+ *  @return 0; MCDC_ENOTFOUND when there is no table; codes of mcdc_delta_commit. */
+int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *result);
+
 /* ------------------------------------------------------------------------------------ */
 /* Rows: scanning and writing                                                           */
 /* ------------------------------------------------------------------------------------ */

@@ -359,14 +359,20 @@ typedef struct mcdc_stream_options {
     int          bootstrap_mode;     /* with bootstrap: MCDC_BOOTSTRAP_FULL (one read) or
                                       * MCDC_BOOTSTRAP_CHUNKED (open a chunked snapshot for
                                       * `backfill`; needs facts) */
+    int          schema_change;      /* MCDC_SCHEMA_CHANGE_CLASSIFY (default): go on through
+                                      * DDL the stream can follow; _FAIL: stop at any DDL */
 } mcdc_stream_options;
+
+/** What a stream does at DDL on its source table (--schema-change). */
+enum { MCDC_SCHEMA_CHANGE_CLASSIFY = 0, MCDC_SCHEMA_CHANGE_FAIL = 1 };
 
 /** How --bootstrap takes its snapshot. */
 enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
 
 #define MCDC_STREAM_OPTIONS_INIT                                                            \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
-      MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0 }
+      MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0, \
+      MCDC_SCHEMA_CHANGE_CLASSIFY }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {

@@ -74,7 +74,7 @@ static int check_writable(const mcdc_delta_snapshot *s, bool removes)
                                       "generatedColumns", "allowColumnDefaults",
                                       "changeDataFeed", "identityColumns", "deletionVectors",
                                       "timestampNtz", "domainMetadata", "vacuumProtocolCheck",
-                                      "columnMapping", "v2Checkpoint" };
+                                      "columnMapping", "v2Checkpoint", "typeWidening" };
     if (p->min_writer_version == 7) {
         for (size_t i = 0; i < p->n_writer_features; i++) {
             bool known = false;

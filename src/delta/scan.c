@@ -37,6 +37,8 @@ struct mcdc_delta_scan {
     size_t                     n_only;
     mcdc_parquet_reader       *reader;    /* the open file, or NULL */
     int                       *src;       /* per output column: index in the reader row, or -1 */
+    int                       *widen;     /* per output column: WIDEN_* for a file written
+                                             before the column's type widened (typeWidening) */
     bool                       direct;    /* the reader's rows are the output rows as they are */
     const mcdc_value          *batch;     /* rows from the reader, borrowed until its next call */
     size_t                     batch_n, batch_at, batch_width; /* rows, next, cells a row */
@@ -51,6 +53,51 @@ struct mcdc_delta_scan {
     int                        failed;    /* sticky error */
 };
 
+/* How a value of a file written before its column widened becomes the table's type. */
+enum { WIDEN_NONE = 0, WIDEN_INT_TO_DOUBLE, WIDEN_FLOAT_TO_DOUBLE, WIDEN_TO_DECIMAL,
+       WIDEN_DATE_TO_NTZ };
+
+static bool is_int_type(mcdc_type_id t)
+{
+    return t == MCDC_TYPE_BYTE || t == MCDC_TYPE_SHORT || t == MCDC_TYPE_INT ||
+           t == MCDC_TYPE_LONG;
+}
+
+/* The conversion from the file's column @p f to the table's @p t (WIDEN_NONE when the
+ * representation is the same: integers in v.i, decimals of one scale). */
+static int widen_kind(const mcdc_column *f, const mcdc_column *t)
+{
+    if (is_int_type(f->type) && t->type == MCDC_TYPE_DOUBLE)
+        return WIDEN_INT_TO_DOUBLE;
+    if (f->type == MCDC_TYPE_FLOAT && t->type == MCDC_TYPE_DOUBLE)
+        return WIDEN_FLOAT_TO_DOUBLE;
+    if (t->type == MCDC_TYPE_DECIMAL &&
+        (is_int_type(f->type) || (f->type == MCDC_TYPE_DECIMAL && f->scale != t->scale)))
+        return WIDEN_TO_DECIMAL;
+    if (f->type == MCDC_TYPE_DATE && t->type == MCDC_TYPE_TIMESTAMP_NTZ)
+        return WIDEN_DATE_TO_NTZ;
+    return WIDEN_NONE;
+}
+
+static void widen_value(mcdc_value *v, int kind, const mcdc_column *f, const mcdc_column *t)
+{
+    if (v->is_null)
+        return;
+    switch (kind) {
+    case WIDEN_INT_TO_DOUBLE: v->v.d = (double)v->v.i; break;
+    case WIDEN_FLOAT_TO_DOUBLE: v->v.d = (double)v->v.f; break;
+    case WIDEN_TO_DECIMAL: {
+        mcdc_int128 x = f->type == MCDC_TYPE_DECIMAL ? v->v.dec : (mcdc_int128)v->v.i;
+        for (int k = f->type == MCDC_TYPE_DECIMAL ? f->scale : 0; k < t->scale; k++)
+            x *= 10;
+        v->v.dec = x;
+        break;
+    }
+    case WIDEN_DATE_TO_NTZ: v->v.i *= 86400LL * 1000000LL; break;
+    default: break;
+    }
+}
+
 static void close_file(mcdc_delta_scan *s)
 {
     mcdc_parquet_reader_free(s->reader);
@@ -59,6 +106,8 @@ static void close_file(mcdc_delta_scan *s)
     s->batch_n = s->batch_at = 0;
     free(s->src);
     s->src = NULL;
+    free(s->widen);
+    s->widen = NULL;
     free(s->deleted);
     s->deleted = NULL;
     s->n_deleted = s->at_deleted = 0;
@@ -279,8 +328,9 @@ static int open_next(mcdc_delta_scan *s)
         /* map output columns to the file's columns by physical name */
         const mcdc_schema *fs = mcdc_parquet_reader_schema(s->reader);
         s->src = malloc((s->n_out + 1) * sizeof *s->src);
+        s->widen = calloc(s->n_out + 1, sizeof *s->widen);
         const char **names = malloc((s->n_out + 1) * sizeof *names);
-        if (!s->src || !names) {
+        if (!s->src || !s->widen || !names) {
             free(names);
             free(path);
             return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
@@ -311,6 +361,7 @@ static int open_next(mcdc_delta_scan *s)
             if (at >= 0) {
                 s->src[i] = (int)n_sel;
                 names[n_sel++] = fs->cols[at].name;
+                s->widen[i] = widen_kind(&fs->cols[at], &s->schema->cols[i]);
             }
         }
         rc = n_sel ? mcdc_parquet_reader_select(s->reader, names, n_sel) : 0;
@@ -322,7 +373,7 @@ static int open_next(mcdc_delta_scan *s)
         s->batch_width = mcdc_parquet_reader_schema(s->reader)->n_cols;
         s->direct = s->batch_width == s->n_out;
         for (size_t i = 0; s->direct && i < s->n_out; i++)
-            s->direct = s->src[i] == (int)i &&
+            s->direct = s->src[i] == (int)i && !s->widen[i] &&
                         !(s->nested[i] && snap->column_mapping != MCDC_DELTA_CM_NONE);
         return 0;
     }
@@ -439,9 +490,13 @@ int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
         for (size_t i = 0; i < s->n_out; i++) {
             if (s->part[i] >= 0)
                 s->row[i] = s->pvals[i];
-            else if (s->src[i] >= 0)
+            else if (s->src[i] >= 0) {
                 s->row[i] = in[s->src[i]];
-            else {
+                if (s->widen[i])
+                    widen_value(&s->row[i], s->widen[i],
+                                &mcdc_parquet_reader_schema(s->reader)->cols[s->src[i]],
+                                &s->schema->cols[i]);
+            } else {
                 memset(&s->row[i], 0, sizeof s->row[i]);
                 s->row[i].is_null = true;
             }

@@ -305,6 +305,7 @@ static int apply_action(mcdc_delta_action *a, void *payload)
 
 static const char *const readable_features[] = {
     "columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck",
+    "typeWidening",
 };
 
 int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_metadata *m)
