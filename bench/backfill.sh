@@ -11,6 +11,8 @@ chunk=${3:-50000}
 bin=$build/mssql-cdc
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+. "$here/bench/lib.sh"
+bench_refuse_memory_fs "$dir"
 
 run() { # N: make a table of N rows, open a chunked snapshot, time sim query and backfill
   local rows=$1 d=$dir/$1

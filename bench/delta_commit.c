@@ -32,6 +32,8 @@
 #include "mcdc/fs.h"
 #include "mcdc/parquet.h"
 
+#include "disk.h"
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -275,6 +277,7 @@ int main(int argc, char **argv)
         return 1;
     if (system(cmd) != 0)
         return 1;
+    bench_refuse_memory_fs("bench_delta_commit", base);
     char fresh[8300], loaded[8300], big[8300], peer[8300];
     if (snprintf(fresh, sizeof fresh, "%s/fresh", base) >= (int)sizeof fresh)
         return 1;

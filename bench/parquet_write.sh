@@ -12,6 +12,8 @@ rows=${2:-10000000}
 codec=${3:-snappy}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+. "$src/bench/lib.sh"
+bench_refuse_memory_fs "$dir"
 
 ours=$("$build/bench/bench_parquet_write" "$dir/mcdc.parquet" "$rows" "$codec")
 sql="COPY (SELECT i::BIGINT AS id,

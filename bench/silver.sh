@@ -9,8 +9,10 @@ set -euo pipefail
 ROWS=${1:-10000000} BIG=${2:-1000000} SMALL=${3:-1000} FILE_ROWS=${4:-262144} THREADS=${5:-0}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$SRC/build}
-D=$(mktemp -d /tmp/mcdc-bench-silver-XXXXXX)
+D=$(mktemp -d "${TMPDIR:-/tmp}/mcdc-bench-silver-XXXXXX")
 trap 'rm -rf "$D"' EXIT
+. "$SRC/bench/lib.sh"
+bench_refuse_memory_fs "$D"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), CPUs: $(nproc)"
 "$BUILD/bench/bench_silver" "$D/run" "$ROWS" "$BIG" "$SMALL" "$FILE_ROWS" "$THREADS"
 for t in 1 "$(nproc)"; do

@@ -30,6 +30,8 @@
 #include "mcdc/time.h"
 #include "pipeline/datafile.h"
 
+#include "disk.h"
+
 static const char *db, *ci;
 static char dir[256];
 
@@ -217,9 +219,10 @@ int main(int argc, char **argv)
     db = argv[1];
     ci = argv[2];
     int64_t limit = argc > 3 ? atoll(argv[3]) : 1000;
-    snprintf(dir, sizeof dir, "/tmp/mcdc-bench-stream-XXXXXX");
+    snprintf(dir, sizeof dir, "%s/mcdc-bench-stream-XXXXXX", bench_tmpdir());
     if (!mkdtemp(dir))
         return 3;
+    bench_refuse_memory_fs("bench_stream", dir);
     int64_t n_read = 0, n_write = 0, n_stream = 0, n_limit = 0;
     double t_read = run_phase("read", 0, 0, &n_read);
     double t_write = t_read > 0 ? run_phase("write", 1, n_read, &n_write) : -1;

@@ -9,6 +9,8 @@ build=${1:-$here/build}
 n=${2:-2000000}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+. "$here/bench/lib.sh"
+bench_refuse_memory_fs "$dir"
 db=$dir/bench.sqlite
 bin=$build/mssql-cdc
 "$bin" sim init "$db" --table dbo.orders --keys order_id --at 2026-10-01T00:00:00 \

@@ -52,6 +52,10 @@ typedef struct mcdc_backfill_status {
     /* this run */
     int64_t  run_waves, run_chunks, run_rows;
     double   run_seconds;
+    /* a partial backfill (opts->range): the chunk and row figures above are its own */
+    bool     partial;          /* this run was one */
+    bool     partial_complete; /* every chunk of its range read, its snapshot_range row written */
+    mcdc_lsn partial_lsn;      /* its point P (max_lsn as it started) */
 } mcdc_backfill_status;
 
 /** A wave just committed (data, then its facts rows). Runs on the backfill's thread. */
@@ -78,11 +82,13 @@ typedef struct mcdc_backfill_options {
     int64_t      min_headroom_us;  /* pause before a wave while the stream's retention
                                     * headroom (the newest batch's, less its age) is below
                                     * this, or unknown; 0: never */
+    const char  *range;            /* "LO..HI" (JSON key values, null open): a partial
+                                    * backfill of LO <= key < HI; NULL: the open snapshot */
 } mcdc_backfill_options;
 
 #define MCDC_BACKFILL_DEFAULT_CHUNK_ROWS 1000000
 #define MCDC_BACKFILL_OPTIONS_INIT \
-    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL, 0 }
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL, 0, NULL }
 
 /** Read the open chunked snapshot's chunks until done or a limit stops it.
  *  @param[out] out  where it stands at the end (also on most failures).

@@ -386,12 +386,15 @@ typedef struct mcdc_delta_commit_options {
                                       * (checked on every attempt's snapshot; otherwise
                                       * MCDC_ECONFLICT, nothing written); NULL: no check */
     const char     *expect_value;
+    const struct mcdc_delta_evolution *evolve; /* a schema change made in the same commit
+                                      * (re-applied to every attempt's snapshot; see
+                                      * mcdc_delta_evolve_plan); NULL: none */
 } mcdc_delta_commit_options;
 
 #define MCDC_DELTA_TXN_ANY INT64_MIN
 
 #define MCDC_DELTA_COMMIT_OPTIONS_INIT \
-    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL }
+    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL, NULL }
 
 /** What a commit did. */
 typedef struct mcdc_delta_commit_result {
@@ -459,23 +462,69 @@ int mcdc_delta_set_config(const char *path, const mcdc_delta_map *set,
 int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
                            mcdc_delta_commit_result *result);
 
-/** Whether Delta's typeWidening feature can change a column of type @p from to @p to
- *  (PROTOCOL.md "Type Widening": integers to wider integers, to double (up to integer) or
- *  to a decimal with enough integer digits; float to double; date to timestamp_ntz; a
- *  decimal to one with at least as many integer and fraction digits). False for the same
- *  type. Pure. */
+/** A schema change made in the same commit as the data that needs it (bronze evolving
+ *  with a batch whose capture instance captures more or wider columns). Start from
+ *  MCDC_DELTA_EVOLUTION_INIT; both lists may be NULL. The change is idempotent: what the
+ *  table already holds is left out, so a retried or replayed commit changes nothing twice.
+ *
+ *  Use: plan on the snapshot the data files are written against, write them with the
+ *  planned schema, then commit them with the same evolution:
+ *  @code
+ *  mcdc_delta_evolution ev = MCDC_DELTA_EVOLUTION_INIT;
+ *  ev.add = new_cols;                 // nullable, appended after the table's columns
+ *  ev.widen = wider;                  // e.g. qty: long where the table has integer
+ *  mcdc_schema *write_schema = NULL;
+ *  rc = mcdc_delta_evolve_plan(&write_schema, snap, &ev);   // MCDC_ESCHEMA: refuse
+ *  ... write the data files with write_schema ...
+ *  mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+ *  co.evolve = &ev;                   // + app_id, txn_version as usual
+ *  rc = mcdc_delta_append(path, files, n_files, &co, &res);
+ *  @endcode
+ *  Widening (PROTOCOL.md "Type Widening") needs delta.enableTypeWidening=true in the
+ *  table's configuration; the commit then records {fromType, toType} in the field's
+ *  delta.typeChanges metadata and, unless the table supports typeWidening (or
+ *  typeWidening-preview) already, carries a protocol adding the typeWidening reader and
+ *  writer feature (reader 3, writer 7). A table with column mapping gives each new
+ *  column an id and a physical name. Readers of this library convert values of files
+ *  written before a widening to the wider type. */
+typedef struct mcdc_delta_evolution {
+    int                version; /* 1 */
+    const mcdc_schema *add;     /* columns to add (each nullable), after the table's; NULL none */
+    const mcdc_schema *widen;   /* columns of the table, by name, with the wider type each
+                                 * takes; NULL none */
+} mcdc_delta_evolution;
+
+#define MCDC_DELTA_EVOLUTION_INIT { 1, NULL, NULL }
+
+/** Whether a column of type @p from may become @p to under the typeWidening feature:
+ *  byte -> short -> int -> long; float -> double; byte, short, int -> double;
+ *  date -> timestamp_ntz; decimal(p,s) -> decimal(p+k1,s+k2) with k1 >= k2 >= 0;
+ *  byte, short, int -> decimal(10+k1,k2) and long -> decimal(20+k1,k2) with k1 >= k2 >= 0.
+ *  Names and nullability are not looked at. Thread-safe. */
 bool mcdc_delta_type_widens(const mcdc_column *from, const mcdc_column *to);
+
+/** Check that @p ev can be applied to @p snap and give the flat schema the data files of
+ *  the commit must be written with (the table's columns, widened, then the new ones).
+ *  Changes nothing.
+ *  @param[out] out  the schema, or NULL on failure; free with mcdc_schema_free().
+ *  @return 0; MCDC_ESCHEMA for a column to add that exists with another type or is not
+ *          nullable, a column to widen that is missing, nested or would narrow or change
+ *          kind (string to int: not a widening), or a widening on a table without
+ *          delta.enableTypeWidening=true (the hint names the property); MCDC_EUNSUPPORTED
+ *          for a table with nested columns; MCDC_ENOMEM. */
+int mcdc_delta_evolve_plan(mcdc_schema **out, const mcdc_delta_snapshot *snap,
+                           const mcdc_delta_evolution *ev);
+
 /** Whether two columns have the same Delta type (decimals: precision and scale too). */
 bool mcdc_delta_type_same(const mcdc_column *a, const mcdc_column *b);
 
-/** Append data files written with @p schema, evolving the table's schema to hold it in the
- *  same commit: columns the table lacks are added (nullable, at the end); a column whose
- *  type @p schema widens is widened (delta.typeChanges recorded in the field's metadata,
- *  the typeWidening feature added to the protocol when new). A schema the table already
- *  holds is an ordinary mcdc_delta_append. Built from each attempt's snapshot.
- *  @return 0; MCDC_ESCHEMA (nothing written) for a change that is not a widening, or a
- *          widening on a table without delta.enableTypeWidening=true; MCDC_EUNSUPPORTED
- *          for a new column on a table with column mapping; codes of mcdc_delta_commit. */
+/** Append data files written with @p schema, evolving the table to hold it in the same
+ *  commit (mcdc_delta_commit_options.evolve): columns the table lacks are added, columns
+ *  whose type @p schema widens are widened. A schema the table already holds is an
+ *  ordinary mcdc_delta_append. With @p n_files 0, only the schema change is committed.
+ *  @return 0; MCDC_ESCHEMA (nothing written) as mcdc_delta_evolve_plan: a change that is
+ *          not a widening, or a widening on a table without delta.enableTypeWidening=true;
+ *          codes of mcdc_delta_append. */
 int mcdc_delta_append_evolving(const char *path, const mcdc_delta_file *files, size_t n_files,
                                const mcdc_schema *schema, const mcdc_delta_commit_options *opts,
                                mcdc_delta_commit_result *result);

@@ -7,16 +7,17 @@
  * code units of t (so no two keys share a text). The column's text t:
  *   BYTE, SHORT, INT, LONG   decimal digits, "-" for negatives   CONVERT(nvarchar(20), c)
  *   BOOLEAN                  "0" or "1"                          CONVERT(nvarchar(1), c)
- *   DECIMAL(p,s)             exactly s fraction digits            CONVERT(nvarchar(41), c)
+ *   DECIMAL(p,s)             exactly s fraction digits            CONVERT(nvarchar(41), CAST(c AS decimal(p,s)))
  *   STRING                   the value itself                    CONVERT(nvarchar(max), c)
  *   BINARY                   "0x" + uppercase hex                CONVERT(nvarchar(max), c, 1)
  *   DATE                     "YYYY-MM-DD"                        CONVERT(nvarchar(10), c, 23)
  *   TIMESTAMP_NTZ            microseconds since 1970-01-01       DATEDIFF_BIG(microsecond, '19700101', c)
- *   TIMESTAMP                UTC microseconds since the epoch    DATEDIFF_BIG(microsecond, '19700101', SWITCHOFFSET(c, 0))
+ *   TIMESTAMP                UTC microseconds since the epoch    DATEDIFF_BIG(microsecond, '19700101', c)
+ *                            (DATEDIFF of a datetimeoffset and a datetime2 counts in UTC)
  * FLOAT and DOUBLE keys are refused (no text both sides print alike).
  *
  * Key hash. The first 7 bytes of SHA-256 over the key text in UTF-16LE, read big-endian:
- * a value in [0, 2^56), in T-SQL
+ * a value in [0, 2^56), in T-SQL (source/mssql/buckets.c)
  *   CONVERT(bigint, SUBSTRING(HASHBYTES('SHA2_256', <text as nvarchar(max)>), 1, 7))
  * so a bucket's sum of key hashes fits DECIMAL(38,0) for any row count below 2^70.
  *

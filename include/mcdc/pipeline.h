@@ -271,6 +271,39 @@ int mcdc_table_check_kind(const char *path, const char *name, const char *want,
 int mcdc_stream_family(char *out, size_t cap, const char *app_id);
 
 /* ------------------------------------------------------------------------------------ */
+/* Re-snapshot generations (pipeline/generation.c)                                       */
+
+/** A stream's generation, as its checkpoint's `generation` file records it. Generation 0
+ *  (no file) is the checkpoint and app id as given; generation n > 0, started by a
+ *  re-snapshot after data loss, lives in `<checkpoint>/_generations/<n>` with app id
+ *  `<app_id>.g<n>`. */
+typedef struct mcdc_generation {
+    int64_t  n;               /* 0: no re-snapshot yet */
+    bool     has_started_at;
+    int64_t  started_at_us;   /* the source's clock when generation n was started */
+    bool     has_lost_from;
+    int64_t  lost_from_us;    /* commit time of the last offset read before the gap */
+    bool     has_lost_to;
+    int64_t  lost_to_us;      /* commit time of min_lsn when the loss was found */
+    mcdc_lsn lost_after;      /* the last LSN read before the gap */
+    mcdc_lsn lost_min;        /* min_lsn when the loss was found */
+} mcdc_generation;
+
+/** Read the generation file of the checkpoint directory @p checkpoint (the one given to
+ *  the stream). A missing file (or directory) is generation 0. Reads only.
+ *  @return 0; MCDC_ECORRUPT for a file that is not a generation record; MCDC_EIO. */
+int mcdc_generation_read(mcdc_generation *out, const char *checkpoint);
+/** Record @p g as the checkpoint's generation (atomic and durable: a temp file, fsync,
+ *  rename, directory fsync). @return 0; MCDC_EIO; MCDC_EINVAL for a path too long. */
+int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g);
+/** The checkpoint directory of generation @p n of @p checkpoint into @p out (the
+ *  directory itself for 0). @return 0; MCDC_EINVAL when it does not fit. */
+int mcdc_generation_checkpoint(char *out, size_t cap, const char *checkpoint, int64_t n);
+/** The app id of generation @p n of @p app_id into @p out (@p app_id itself for 0,
+ *  else "<app_id>.g<n>"). @return 0; MCDC_EINVAL when it does not fit. */
+int mcdc_generation_app_id(char *out, size_t cap, const char *app_id, int64_t n);
+
+/* ------------------------------------------------------------------------------------ */
 /* The stream engine                                                                     */
 
 typedef struct mcdc_source mcdc_source;
@@ -358,10 +391,20 @@ typedef struct mcdc_stream_options {
                                       * checkpoint; resumes after the owner's last batch */
     int          bootstrap_mode;     /* with bootstrap: MCDC_BOOTSTRAP_FULL (one read) or
                                       * MCDC_BOOTSTRAP_CHUNKED (open a chunked snapshot for
-                                      * `backfill`; needs facts) */
+                                      * `backfill`; needs facts); also the mode of a
+                                      * re-snapshot (on_data_loss resnapshot) */
+    int          on_data_loss;       /* MCDC_ON_DATA_LOSS_FAIL (default), _SKIP (as
+                                      * fail_on_data_loss false) or _RESNAPSHOT (needs facts
+                                      * and fail_on_data_loss true) */
+    int64_t      resnapshot_interval_us; /* at most one automatic re-snapshot per this long,
+                                      * on the source's clock; default 7 days, 0: no limit */
     int          schema_change;      /* MCDC_SCHEMA_CHANGE_CLASSIFY (default): go on through
                                       * DDL the stream can follow; _FAIL: stop at any DDL */
 } mcdc_stream_options;
+
+/** What a stream does on finding changes purged before it read them. */
+enum { MCDC_ON_DATA_LOSS_FAIL = 0, MCDC_ON_DATA_LOSS_SKIP = 1, MCDC_ON_DATA_LOSS_RESNAPSHOT = 2 };
+#define MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US (7LL * 24 * 3600 * 1000000)
 
 /** What a stream does at DDL on its source table (--schema-change). */
 enum { MCDC_SCHEMA_CHANGE_CLASSIFY = 0, MCDC_SCHEMA_CHANGE_FAIL = 1 };
@@ -372,7 +415,7 @@ enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
 #define MCDC_STREAM_OPTIONS_INIT                                                            \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
       MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0, \
-      MCDC_SCHEMA_CHANGE_CLASSIFY }
+      MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US, MCDC_SCHEMA_CHANGE_CLASSIFY }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {

@@ -351,6 +351,61 @@ int mcdc_silver_apply_check(const mcdc_silver_apply_options *opts);
 
 
 /* ------------------------------------------------------------------------------------ */
+/* Reading as of a source position (as_of.c)                                            */
+
+/** Where to read a table as of: an LSN (the commit at it included), or a time (the
+ *  largest commit LSN whose commit time is before it). Start from MCDC_SILVER_AS_OF_INIT. */
+typedef struct mcdc_silver_as_of {
+    int         version;     /* 1 */
+    bool        by_time;     /* false: lsn; true: before_us */
+    mcdc_lsn    lsn;
+    int64_t     before_us;   /* UTC microseconds */
+    const char *bronze_path; /* a silver table's bronze (mcdc_silver_as_of_bronze_name); NULL for bronze */
+} mcdc_silver_as_of;
+
+#define MCDC_SILVER_AS_OF_INIT { 1, false, { { 0 } }, 0, NULL }
+
+/** What an as-of read starts from. */
+typedef struct mcdc_silver_as_of_result {
+    mcdc_lsn lsn;            /* the position read (a time resolved to its LSN) */
+    int64_t  table_version;  /* bronze: the version scanned; silver: the version the state
+                                starts from */
+    uint64_t bronze_changes; /* silver: bronze changes read after that version's position */
+} mcdc_silver_as_of_result;
+
+typedef struct mcdc_silver_as_of_reader mcdc_silver_as_of_reader;
+
+/** Open a read of bronze or silver table @p path as the source held it at @p at.
+ *  Bronze: its rows with _start_lsn <= L. Silver: the newest version whose merge commit
+ *  records a position C <= L (userMetadata silver_apply.applied_lsn), with bronze's
+ *  changes in (C, L] applied over it, latest per key (rule S1), deletes removed.
+ *  @p columns (NULL: all of the table's, in its order) are the output columns.
+ *  Rows come in no particular order (silver's rows of that version, then the images).
+ *  @return 0; MCDC_EINVAL, naming why and how to go on, when the read cannot be exact:
+ *          L beyond bronze's newest batch end, a time with no bronze change at or after
+ *          it, silver without a recorded version at or before L, a snapshot in (C, L], a
+ *          table that is neither bronze nor silver, silver without @p at->bronze_path;
+ *          codes of the Delta layer (a vacuumed version: MCDC_ENOTFOUND). */
+int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, const mcdc_silver_as_of *at,
+                    const char *const *columns, size_t n_columns);
+/** The output columns (borrowed from the reader). */
+const mcdc_schema *mcdc_silver_as_of_schema(const mcdc_silver_as_of_reader *r);
+/** Whether output column @p i is nested (its cells hold JSON text). */
+bool mcdc_silver_as_of_is_nested(const mcdc_silver_as_of_reader *r, size_t i);
+/** The position read and what the state starts from. */
+const mcdc_silver_as_of_result *mcdc_silver_as_of_get_result(const mcdc_silver_as_of_reader *r);
+/** The next row (borrowed until the next call). @return 1; 0 at the end; codes of the
+ *  Delta layer. */
+int mcdc_silver_as_of_next(mcdc_silver_as_of_reader *r, const mcdc_value **row);
+/** Free a reader; accepts NULL. */
+void mcdc_silver_as_of_free(mcdc_silver_as_of_reader *r);
+/** The bronze table name silver's newest merge commit records (as given to silver apply).
+ *  @param[out] out  NULL when none is recorded; free with free().
+ *  @return 0; codes of the Delta layer. */
+int mcdc_silver_as_of_bronze_name(char **out, const char *silver_path);
+
+
+/* ------------------------------------------------------------------------------------ */
 /* Following a stream (follow.c)                                                        */
 
 /** Applies silver after a stream's batches, on a worker thread of its own. */

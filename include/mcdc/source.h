@@ -158,12 +158,30 @@ typedef struct mcdc_source_ops {
      *          key without the ordinal or text asked for; MCDC_ESOURCE. */
     int (*key_buckets)(mcdc_source *src, const char *ci, const mcdc_key_bucket_spec *spec,
                        mcdc_key_bucket **out, size_t *n_out);
+    /** The largest commit LSN at or before the source's clock now (T-SQL:
+     *  fn_cdc_map_time_to_lsn('largest less than or equal', SYSDATETIME())), zero when
+     *  no commit is mapped yet. Asked right after a snapshot read: a row read may be newer
+     *  than the LSN stamped before it, never newer than this. NULL in a source that does
+     *  not implement it (callers record no consistent_lsn). */
+    int (*consistent_lsn)(mcdc_source *src, mcdc_lsn *out);
+    /** The warnings the source raised since the last call (one line of text each, e.g. the
+     *  server's UTC offset differs from the one its zone gives), oldest first; the caller
+     *  frees each string and the array with free(). The stream puts them in the batch's
+     *  facts row (detail {"warnings": [...]}). NULL in a source that never has any. */
+    int (*take_warnings)(mcdc_source *src, char ***out, size_t *n_out);
 } mcdc_source_ops;
+
+/** A selection of captured columns (--columns); see mcdc_source_select_columns. */
+typedef struct mcdc_column_select mcdc_column_select;
 
 /** The base of every source; implementations embed it first. */
 struct mcdc_source {
     const mcdc_source_ops *ops;
     char *description; /* e.g. "sim:/tmp/db.sqlite" or the odbc string with the password masked */
+    const mcdc_column_select *select; /* set by mcdc_source_select_columns on the source it
+                                         wraps (NULL: every column); borrowed from the wrapper.
+                                         A source may leave out the columns it does not name
+                                         before mapping their types. */
 };
 
 /** Open a source from its text form: "sim:PATH", "odbc:CONNECTION-STRING" or "@FILE" (the
@@ -174,6 +192,24 @@ struct mcdc_source {
 int mcdc_source_open(mcdc_source **out, const char *spec);
 /** Close a source; accepts NULL. */
 void mcdc_source_close(mcdc_source *src);
+
+/** Select or retype captured columns (`--columns`, `--option columns=`): @p spec is
+ *  "name [TYPE], name [TYPE], ..." with Spark/Delta type names (boolean, tinyint, smallint,
+ *  int, bigint, float, double, decimal(p,s), string, binary, date, timestamp,
+ *  timestamp_ntz; Delta's byte, short, integer, long too), names as captured (any case,
+ *  `backticks` for names with spaces or commas). Replaces @p *src by a source that shows
+ *  only those columns, in that order, for every capture instance, and forwards everything
+ *  else to the one it wraps (which it owns and closes). A TYPE other than the captured
+ *  column's type converts each value: to a wider integer, to double (from an integer up to
+ *  int, or from float), to a decimal that holds every value (integer digits and scale at
+ *  least the source's), date to timestamp_ntz, or anything to string (its text as `table
+ *  cat` prints it). A key column keeps its type. The names and types are checked against
+ *  each capture instance when its columns are first asked for (captured_columns), before a
+ *  stream writes anything: an unknown name or a conversion that could lose values is
+ *  MCDC_EINVAL listing the captured columns. A column the selection leaves out is never
+ *  read: SQL Server's unmapped types (sql_variant, geography, ...) are no obstacle then.
+ *  @return 0; MCDC_EINVAL for a malformed @p spec (*src unchanged); MCDC_ENOMEM. */
+int mcdc_source_select_columns(mcdc_source **src, const char *spec);
 
 void mcdc_capture_instances_free(mcdc_capture_instance *a, size_t n);
 void mcdc_ddl_entries_free(mcdc_ddl_entry *a, size_t n);

@@ -31,20 +31,23 @@ static const mcdc_opt opts[] = {
     { "starting-lsn", 0, MCDC_OPT_VALUE, "X", "earliest (default), latest or an LSN; only for a new checkpoint" },
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
     { "bootstrap-mode", 0, MCDC_OPT_VALUE, "M", "with --bootstrap: full (default, one read) or chunked (open a snapshot for `backfill`; needs --facts)" },
+    { "on-data-loss", 0, MCDC_OPT_VALUE, "fail|skip|resnapshot", "on changes purged before they were read: fail (default, exit 4), skip (failOnDataLoss=false) or resnapshot (a new snapshot in generation n+1; needs --facts)" },
+    { "resnapshot-interval", 0, MCDC_OPT_VALUE, "DURATION", "with --on-data-loss resnapshot: at most one automatic re-snapshot per DURATION on the source's clock (default 7d, 0: no limit)" },
     { "adopt", 0, MCDC_OPT_SWITCH, NULL, "take over an existing bronze from its owning stream (new or empty --checkpoint)" },
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append progress events as JSON lines" },
     { "control", 0, MCDC_OPT_VALUE, "NAME", "control table: advance finalized_until while streaming" },
     { "granularity", 0, MCDC_OPT_VALUE, "G", "verdict period with --control: minute, hour (default) or day" },
     { "silver", 0, MCDC_OPT_VALUE, "NAME", "silver table applied after the batches (needs --control)" },
     { "keys", 0, MCDC_OPT_VALUE, "K1[,K2]", "silver's key columns (default: the capture instance's unique index)" },
+    { "columns", 0, MCDC_OPT_VALUE, "'NAME [TYPE], ...'", "read only these captured columns, in this order, retyped where a TYPE is given" },
     { "schema-change", 0, MCDC_OPT_VALUE, "P", "at DDL on the source: classify (default: go on where the stream can follow) or fail (stop at any DDL, exit 5)" },
-    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone, schemaChangePolicy)" },
+    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone, columns, schemaChangePolicy)" },
     { 0 }
 };
 
 static const char *const known_options[] = {
     "captureInstance", "maxCommitsPerBatch", "startingLsn", "failOnDataLoss",
-    "includeCommandId", "sourceTimeZone", "schemaChangePolicy", NULL
+    "includeCommandId", "sourceTimeZone", "columns", "schemaChangePolicy", NULL
 };
 
 static mcdc_job *volatile running; /* the job a signal stops */
@@ -121,8 +124,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     const char *ci = mcdc_cli_get(a, "capture-instance");
     const char *mcpb = mcdc_cli_get(a, "max-commits-per-batch");
     const char *start = mcdc_cli_get(a, "starting-lsn");
+    const char *columns = mcdc_cli_get(a, "columns");
     const char *policy = mcdc_cli_get(a, "schema-change");
-    if ((rc = merge_setting(&policy, "schema-change", o, "schemaChangePolicy")) < 0 ||
+    if ((rc = merge_setting(&columns, "columns", o, "columns")) < 0 ||
         (rc = merge_setting(&ci, "capture-instance", o, "captureInstance")) < 0 ||
         (rc = merge_setting(&mcpb, "max-commits-per-batch", o, "maxCommitsPerBatch")) < 0 ||
         (rc = merge_setting(&start, "starting-lsn", o, "startingLsn")) < 0)
@@ -144,8 +148,11 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.adopt = mcdc_cli_has(a, "adopt");
     if (mcdc_cli_get(a, "bootstrap-mode")) {
         const char *m = mcdc_cli_get(a, "bootstrap-mode");
-        if (!so.bootstrap) {
-            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode needs --bootstrap");
+        const char *odl = mcdc_cli_get(a, "on-data-loss");
+        if (!so.bootstrap && !(odl && !strcmp(odl, "resnapshot"))) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode needs --bootstrap (or "
+                                             "--on-data-loss resnapshot, whose snapshots it "
+                                             "takes)");
             goto done;
         }
         if (strcmp(m, "full") && strcmp(m, "chunked")) {
@@ -153,7 +160,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
             goto done;
         }
         so.bootstrap_mode = strcmp(m, "chunked") ? MCDC_BOOTSTRAP_FULL : MCDC_BOOTSTRAP_CHUNKED;
-        if (so.bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED && !so.facts) {
+        if (so.bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED && !so.facts && so.bootstrap) {
             exit_code = mcdc_cli_usage_error(a->cmd, "--bootstrap-mode chunked needs --facts (the "
                                              "snapshot's state is recorded there)");
             goto done;
@@ -198,9 +205,52 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     if ((rc = mcdc_options_get_bool(o, "failOnDataLoss", true, &so.fail_on_data_loss)) < 0 ||
         (rc = mcdc_options_get_bool(o, "includeCommandId", true, &so.include_command_id)) < 0)
         goto usage;
+    const char *odl = mcdc_cli_get(a, "on-data-loss");
+    if (odl) {
+        if (!strcmp(odl, "fail"))
+            so.on_data_loss = MCDC_ON_DATA_LOSS_FAIL;
+        else if (!strcmp(odl, "skip"))
+            so.on_data_loss = MCDC_ON_DATA_LOSS_SKIP;
+        else if (!strcmp(odl, "resnapshot"))
+            so.on_data_loss = MCDC_ON_DATA_LOSS_RESNAPSHOT;
+        else {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--on-data-loss %s: expected fail, skip or "
+                                             "resnapshot", odl);
+            goto done;
+        }
+        /* failOnDataLoss=false is the same setting as skip: one spelling, one value */
+        if (mcdc_options_get_str(o, "failOnDataLoss", NULL) &&
+            so.fail_on_data_loss != (so.on_data_loss != MCDC_ON_DATA_LOSS_SKIP)) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--on-data-loss %s and --option "
+                                             "failOnDataLoss=%s disagree (failOnDataLoss=false "
+                                             "is --on-data-loss skip): give the setting once",
+                                             odl, so.fail_on_data_loss ? "true" : "false");
+            goto done;
+        }
+        if (so.on_data_loss == MCDC_ON_DATA_LOSS_SKIP)
+            so.fail_on_data_loss = false;
+    }
+    if (so.on_data_loss == MCDC_ON_DATA_LOSS_RESNAPSHOT && !so.facts) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--on-data-loss resnapshot needs --facts (the "
+                                         "re-snapshot and its gap are recorded there)");
+        goto done;
+    }
+    if (mcdc_cli_get(a, "resnapshot-interval")) {
+        const char *iv = mcdc_cli_get(a, "resnapshot-interval");
+        if (so.on_data_loss != MCDC_ON_DATA_LOSS_RESNAPSHOT) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--resnapshot-interval needs --on-data-loss "
+                                             "resnapshot");
+            goto done;
+        }
+        if (!strcmp(iv, "0"))
+            so.resnapshot_interval_us = 0;
+        else if ((rc = mcdc_duration_parse(&so.resnapshot_interval_us, iv)) < 0)
+            goto usage;
+    }
     if (!so.fail_on_data_loss && !so.facts) {
-        exit_code = mcdc_cli_usage_error(a->cmd, "failOnDataLoss=false needs --facts (skipped "
-                                         "changes are recorded there as a data_skipped row)");
+        exit_code = mcdc_cli_usage_error(a->cmd, "%s needs --facts (skipped changes are "
+                                         "recorded there as a data_skipped row)",
+                                         odl ? "--on-data-loss skip" : "failOnDataLoss=false");
         goto done;
     }
     mcdc_granularity gran = MCDC_GRAN_HOUR;
@@ -240,6 +290,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     if ((rc = mcdc_source_open(&src, spec)) < 0)
         goto usage; /* unknown scheme, bad connection string: exit 2; unreachable server: 3 */
+    if (columns && (rc = mcdc_source_select_columns(&src, columns)) < 0)
+        goto usage; /* a malformed list: exit 2; its names are checked with the source's */
     so.source = src;
     jo.stream = so;
     jo.source_time_zone = mcdc_options_get_str(o, "sourceTimeZone", NULL);
@@ -342,6 +394,10 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "    --app-id orders-v2 --checkpoint ck/orders-v2 --facts ops.ingestion_facts --adopt\n"
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
     "    --app-id orders-v3 --checkpoint ck/orders-v3 --facts ops.ingestion_facts --bootstrap \\\n"
-    "    --bootstrap-mode chunked",
+    "    --bootstrap-mode chunked\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts --on-data-loss resnapshot\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders_slim \\\n"
+    "    --app-id orders-slim --checkpoint ck/orders-slim --columns 'order_id, amount decimal(20,2)'",
     run
 };

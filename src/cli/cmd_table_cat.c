@@ -11,6 +11,9 @@
  * sorted (row_sort.h). Any other table streams file by file in path order. --columns
  * picks and orders the printed columns (a name unknown or given twice is exit 2 naming
  * it, before anything is read); --limit stops after N rows.
+ *
+ * --as-of-lsn / --as-of-time read bronze or silver as the source held it at a position
+ * (silver/as_of.c decides what that is, or refuses); the rows are then ordered as above.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +22,17 @@
 
 #include "cli.h"
 #include "mcdc/delta.h"
+#include "mcdc/silver.h"
+#include "mcdc/time.h"
 #include "row_sort.h"
 #include "rows.h"
 #include "table_common.h"
 
 static const mcdc_opt opts[] = {
     { "as-of-version", 0, MCDC_OPT_VALUE, "N", "the table at version N (default latest)" },
+    { "as-of-lsn", 0, MCDC_OPT_VALUE, "LSN", "bronze or silver as the source held it at LSN (its commit included)" },
+    { "as-of-time", 0, MCDC_OPT_VALUE, "TIME", "as of the last commit before TIME (UTC unless it has an offset)" },
+    { "bronze", 0, MCDC_OPT_VALUE, "NAME", "silver's bronze table for --as-of-* (default: the one silver records)" },
     { "format", 0, MCDC_OPT_VALUE, "text|jsonl|csv", "output format (default text)" },
     { "columns", 0, MCDC_OPT_VALUE, "A,B", "print only these columns, in this order" },
     { "limit", 'n', MCDC_OPT_VALUE, "N", "stop after N rows (of the table's order)" },
@@ -38,6 +46,73 @@ static const char *const bronze_order[] = { "_start_lsn", "_command_id", "_seqva
 static bool is_nested(const void *scan, size_t i)
 {
     return mcdc_delta_scan_is_nested(scan, i);
+}
+
+static bool as_of_is_nested(const void *r, size_t i)
+{
+    return mcdc_silver_as_of_is_nested(r, i);
+}
+
+/* Rows come from a scan (a Delta version) or an as-of reader (a source position). */
+typedef struct source {
+    mcdc_delta_scan          *scan;
+    mcdc_silver_as_of_reader *as_of;
+} source;
+
+static int source_next(source *src, const mcdc_value **row)
+{
+    return src->as_of ? mcdc_silver_as_of_next(src->as_of, row) : mcdc_delta_scan_next(src->scan, row);
+}
+
+/* --as-of-lsn / --as-of-time: the position, and silver's bronze. 0, or an exit code. */
+static int parse_as_of(mcdc_silver_as_of *at, char *bronze_path, const mcdc_cli_ctx *ctx,
+                       const mcdc_cli_args *a, const char *path, const mcdc_delta_snapshot *snap,
+                       bool *wanted)
+{
+    const char *l = mcdc_cli_get(a, "as-of-lsn"), *t = mcdc_cli_get(a, "as-of-time");
+    const char *b = mcdc_cli_get(a, "bronze");
+    *wanted = l || t;
+    if (!*wanted) {
+        if (b)
+            return mcdc_cli_usage_error(a->cmd, "--bronze goes with --as-of-lsn or --as-of-time");
+        return 0;
+    }
+    if (l && t)
+        return mcdc_cli_usage_error(a->cmd, "give --as-of-lsn or --as-of-time, not both");
+    if (mcdc_cli_get(a, "as-of-version"))
+        return mcdc_cli_usage_error(a->cmd, "--as-of-version reads a Delta version; it does not "
+                                    "go with --as-of-lsn or --as-of-time");
+    if (l && mcdc_lsn_parse(&at->lsn, l) < 0)
+        return mcdc_cli_error(MCDC_EXIT_USAGE, "an LSN is up to 20 hex digits, 0x optional",
+                              "--as-of-lsn: '%s' is not an LSN", l);
+    if (t) {
+        at->by_time = true;
+        if (mcdc_time_parse(&at->before_us, t) < 0)
+            return mcdc_cli_fail();
+    }
+    const char *kind = mcdc_delta_snapshot_config(snap, "mcdc.kind", "");
+    if (!strcmp(kind, "bronze")) {
+        if (b)
+            return mcdc_cli_usage_error(a->cmd, "--bronze is for silver tables; %s is bronze", a->pos[0]);
+        return 0;
+    }
+    char *recorded = NULL;
+    if (!b && strcmp(kind, "silver") == 0) {
+        if (mcdc_silver_as_of_bronze_name(&recorded, path) < 0)
+            return mcdc_cli_fail();
+        if (!recorded)
+            return mcdc_cli_error(MCDC_EXIT_USAGE, "name it with --bronze NAME",
+                                  "silver %s records no bronze table", a->pos[0]);
+        b = recorded;
+    }
+    if (b) {
+        int ec = mcdc_cli_table_path(bronze_path, ctx, b);
+        free(recorded);
+        if (ec)
+            return ec;
+        at->bronze_path = bronze_path;
+    }
+    return 0;
 }
 
 /* The columns to read: @p names gets the printed ones (n_out), then the order columns not
@@ -166,33 +241,50 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         return mcdc_cli_fail();
     plan p;
     memset(&p, 0, sizeof p);
-    mcdc_delta_scan *scan = NULL;
+    source src = { NULL, NULL };
     mcdc_cli_row_sort sorted;
     mcdc_cli_row_sort_init(&sorted, NULL, NULL, 0);
-    int exit_code = plan_columns(&p, a, snap);
+    mcdc_silver_as_of at = MCDC_SILVER_AS_OF_INIT;
+    char bronze_path[MCDC_PATH_MAX];
+    bool as_of;
+    int exit_code = parse_as_of(&at, bronze_path, ctx, a, path, snap, &as_of);
+    if (exit_code == 0)
+        exit_code = plan_columns(&p, a, snap);
     if (exit_code != 0)
         goto done;
-    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
-    so.columns = p.names;
-    so.n_columns = p.n_names;
-    if (mcdc_delta_scan_open(&scan, snap, &so) < 0) {
-        exit_code = mcdc_cli_fail();
-        goto done;
+    const mcdc_schema *all;
+    if (as_of) {
+        if (mcdc_silver_as_of_open(&src.as_of, path, &at, p.names, p.n_names) < 0) {
+            exit_code = mcdc_cli_fail();
+            goto done;
+        }
+        all = mcdc_silver_as_of_schema(src.as_of);
+    } else {
+        mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+        so.columns = p.names;
+        so.n_columns = p.n_names;
+        if (mcdc_delta_scan_open(&src.scan, snap, &so) < 0) {
+            exit_code = mcdc_cli_fail();
+            goto done;
+        }
+        all = mcdc_delta_scan_schema(src.scan);
     }
-    const mcdc_schema *all = mcdc_delta_scan_schema(scan);
     mcdc_schema shown = { all->cols, p.n_out };
     mcdc_cli_rows out;
-    int rc = mcdc_cli_rows_begin(&out, stdout, (mcdc_cli_rows_format)format, &shown, is_nested, scan);
+    int rc = as_of ? mcdc_cli_rows_begin(&out, stdout, (mcdc_cli_rows_format)format, &shown,
+                                         as_of_is_nested, src.as_of)
+                   : mcdc_cli_rows_begin(&out, stdout, (mcdc_cli_rows_format)format, &shown,
+                                         is_nested, src.scan);
     const mcdc_value *row;
     long long n_rows = 0;
     if (p.n_by == 0) {
-        while (rc == 0 && (limit < 0 || n_rows < limit) && (rc = mcdc_delta_scan_next(scan, &row)) == 1) {
+        while (rc == 0 && (limit < 0 || n_rows < limit) && (rc = source_next(&src, &row)) == 1) {
             n_rows++;
             rc = mcdc_cli_rows_put(&out, row);
         }
     } else {
         mcdc_cli_row_sort_init(&sorted, all, p.by, p.n_by);
-        while (rc == 0 && (rc = mcdc_delta_scan_next(scan, &row)) == 1)
+        while (rc == 0 && (rc = source_next(&src, &row)) == 1)
             rc = mcdc_cli_row_sort_add(&sorted, row);
         if (rc == 0)
             mcdc_cli_row_sort_sort(&sorted);
@@ -208,7 +300,8 @@ done:
     mcdc_cli_row_sort_free(&sorted);
     free(p.keys_copy);
     free(p.cols_copy);
-    mcdc_delta_scan_free(scan);
+    mcdc_delta_scan_free(src.scan);
+    mcdc_silver_as_of_free(src.as_of);
     mcdc_delta_snapshot_free(snap);
     return exit_code;
 }
@@ -219,6 +312,7 @@ const mcdc_cli_command mcdc_cmd_table_cat = {
     "NAME",
     1, 1, opts,
     "mssql-cdc table cat bronze.orders --as-of-version 3 --format jsonl\n"
-    "mssql-cdc table cat silver.orders --columns order_id,amount --limit 10",
+    "mssql-cdc table cat silver.orders --columns order_id,amount --limit 10\n"
+    "mssql-cdc table cat silver.orders --as-of-time 2026-10-01T09:00:00Z",
     run
 };

@@ -15,6 +15,7 @@
 
 #include "mcdc/error.h"
 #include "mcdc/keyhash.h"
+#include "mcdc/text.h"
 #include "mcdc/time.h"
 
 bool mcdc_keyhash_has_ordinal(const mcdc_column *col)
@@ -48,41 +49,6 @@ int64_t mcdc_keyhash_floor_div(int64_t a, int64_t b)
     if ((a % b != 0) && (a < 0))
         q--;
     return q;
-}
-
-/* Decode one UTF-8 code point at s[*i]; -1 when malformed. */
-static int32_t utf8_next(const unsigned char *s, size_t len, size_t *i)
-{
-    unsigned char c = s[*i];
-    int n;
-    int32_t cp;
-    if (c < 0x80) { (*i)++; return c; }
-    if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
-    else return -1;
-    if (*i + (size_t)n >= len) return -1;
-    for (int k = 1; k <= n; k++) {
-        unsigned char d = s[*i + (size_t)k];
-        if ((d & 0xC0) != 0x80) return -1;
-        cp = (cp << 6) | (d & 0x3F);
-    }
-    *i += (size_t)n + 1;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
-    return cp;
-}
-
-/* UTF-16 code units of @p len bytes of UTF-8 (malformed bytes count one each, as the
- * text of a value is never malformed once a source decoded it). */
-static size_t utf16_units(const char *s, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        int32_t cp = utf8_next((const unsigned char *)s, len, &i);
-        if (cp < 0) { i++; n++; continue; }
-        n += cp >= 0x10000 ? 2 : 1;
-    }
-    return n;
 }
 
 /* The text of one non-NULL key cell. */
@@ -134,7 +100,7 @@ int mcdc_keyhash_text(mcdc_buf *out, const mcdc_column *const *cols, const mcdc_
         mcdc_buf_clear(&t);
         if ((rc = cell_text(&t, cols[i], vals[i])) < 0)
             break;
-        rc = mcdc_buf_printf(out, "%zu:", utf16_units(t.ptr ? t.ptr : "", t.len));
+        rc = mcdc_buf_printf(out, "%zu:", mcdc_text_utf16_units(t.ptr ? t.ptr : "", t.len));
         if (rc == 0 && t.len)
             rc = mcdc_buf_put(out, t.ptr, t.len);
         if (rc == 0)
@@ -151,22 +117,15 @@ int mcdc_keyhash_of_text(int64_t *out, const char *text, size_t len)
     uint8_t u[256];
     size_t nu = 0;
     for (size_t i = 0; i < len;) {
-        int32_t cp = utf8_next((const unsigned char *)text, len, &i);
-        if (cp < 0)
+        size_t used;
+        if (mcdc_text_utf8_next(text + i, len - i, &used) < 0)
             return mcdc_error_set(MCDC_ECORRUPT, "key text is not UTF-8 at byte %zu", i);
         if (nu + 4 > sizeof u) {
             sha256_update(&c, nu, u);
             nu = 0;
         }
-        if (cp >= 0x10000) {
-            uint32_t x = (uint32_t)cp - 0x10000;
-            uint16_t hi = (uint16_t)(0xD800 + (x >> 10)), lo = (uint16_t)(0xDC00 + (x & 0x3FF));
-            u[nu++] = (uint8_t)(hi & 0xFF); u[nu++] = (uint8_t)(hi >> 8);
-            u[nu++] = (uint8_t)(lo & 0xFF); u[nu++] = (uint8_t)(lo >> 8);
-        } else {
-            u[nu++] = (uint8_t)(cp & 0xFF);
-            u[nu++] = (uint8_t)(cp >> 8);
-        }
+        nu += mcdc_text_utf16le(u + nu, text + i, used);
+        i += used;
     }
     if (nu)
         sha256_update(&c, nu, u);

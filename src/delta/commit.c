@@ -74,7 +74,8 @@ static int check_writable(const mcdc_delta_snapshot *s, bool removes)
                                       "generatedColumns", "allowColumnDefaults",
                                       "changeDataFeed", "identityColumns", "deletionVectors",
                                       "timestampNtz", "domainMetadata", "vacuumProtocolCheck",
-                                      "columnMapping", "v2Checkpoint", "typeWidening" };
+                                      "columnMapping", "v2Checkpoint", "typeWidening",
+                                      "typeWidening-preview" };
     if (p->min_writer_version == 7) {
         for (size_t i = 0; i < p->n_writer_features; i++) {
             bool known = false;
@@ -317,6 +318,8 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
             }
         }
         rc = build(snap, &acts, &n_acts, payload);
+        if (rc == 0 && opts->evolve)
+            rc = mcdc_delta__evolve_actions(snap, opts->evolve, &acts, &n_acts);
         bool removes = false;
         for (size_t i = 0; rc == 0 && i < n_acts; i++)
             removes |= acts[i].kind == MCDC_DELTA_ACTION_REMOVE;

@@ -247,13 +247,19 @@ static int cmp_u64(const void *a, const void *b)
 char *mcdc_delta__dv_path(const char *table, const mcdc_delta_dv *dv)
 {
     const char *s = dv->path_or_inline_dv;
-    if (dv->storage_type == 'p') {
-        if (strncmp(s, "file:", 5) == 0) {
-            s += 5;
-            while (s[0] == '/' && s[1] == '/')
-                s++;
+    if (dv->storage_type == 'p') { /* an absolute path as a URI (PROTOCOL.md) */
+        char *dec = mcdc_delta__uri_decode(s);
+        if (!dec)
+            return NULL;
+        const char *p = dec;
+        if (strncmp(p, "file:", 5) == 0) {
+            p += 5;
+            while (p[0] == '/' && p[1] == '/')
+                p++;
         }
-        return strdup(s);
+        char *res = strdup(p);
+        free(dec);
+        return res;
     }
     size_t n = strlen(s);
     if (dv->storage_type != 'u' || n < 20)

@@ -1,26 +1,27 @@
 /*
- * delta/evolve.c: schema evolution written in the same commit as the data it is for, and
- * the typeWidening table feature.
+ * delta/evolve.c: schema evolution made in the same commit as the data that needs it:
+ * new nullable columns, and columns widened under the typeWidening table feature.
  *
- * mcdc_delta_append_evolving appends data files written with a flat schema that may hold
- * more than the table's: columns the table lacks are added (nullable, at the end), and a
- * column whose type the files widen is widened with the typeWidening feature. The new
- * metaData (and, when the feature is new to the table, the protocol) goes into the one
- * commit that adds the files, so no reader ever sees the files without the schema that
- * describes them, and a crash leaves both or neither. Built from each attempt's
- * snapshot: a concurrent change of the schema is met again after the conflict.
- *
- * Widening (PROTOCOL.md "Type Widening"): byte -> short -> integer -> long; float ->
- * double; byte, short, integer -> double; date -> timestamp_ntz; decimal(p,s) ->
- * decimal(p+k1, s+k2) with k1 >= k2 >= 0; byte, short, integer, long -> a decimal with
- * at least 3, 5, 10, 20 integer digits. Each change is appended to the field's
- * `delta.typeChanges` metadata ({fromType, toType}, oldest first). A table widens only
- * while its configuration has delta.enableTypeWidening=true (the feature makes it
- * unreadable to engines without it, so the user decides: mcdc_delta_enable_type_widening
- * or `mssql-cdc table set-property`). A narrowing, or any other change, is refused with
- * MCDC_ESCHEMA and nothing is written.
+ * A caller plans the change on a snapshot (mcdc_delta_evolve_plan: the flat schema its
+ * data files are then written with) and hands the same change to the commit
+ * (mcdc_delta_commit_options.evolve). The commit re-applies it to every attempt's
+ * snapshot, so a retry after a conflict sees the newest schema; a change the snapshot
+ * already holds is left out, so a replay writes no second metaData. Rules:
+ * (E1) an added column is nullable and goes after the table's columns; one present with
+ *      the same type is skipped, one present with another type is MCDC_ESCHEMA.
+ * (E2) a widening is one PROTOCOL.md's Type Widening allows (mcdc_delta_type_widens), and
+ *      only on a table whose configuration has delta.enableTypeWidening=true; the field's
+ *      metadata gains a delta.typeChanges entry {fromType, toType}, entries already there
+ *      are kept.
+ * (E3) a widening commit carries a protocol with typeWidening in readerFeatures and
+ *      writerFeatures (reader 3, writer 7; a table on legacy versions lists the features
+ *      those versions implied) unless the table supports typeWidening or
+ *      typeWidening-preview already.
+ * (E4) on a column-mapped table a new column gets delta.columnMapping.id (the table's
+ *      delta.columnMapping.maxColumnId + 1, which is raised) and a physical name
+ *      col-<uuid>.
+ * Design: PROTOCOL.md "Type Widening", "Column Mapping"; docs/decisions/0025.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,352 +29,387 @@
 
 #include "delta/internal.h"
 
-static int int_digits(mcdc_type_id t)
-{
-    switch (t) {
-    case MCDC_TYPE_BYTE: return 3;
-    case MCDC_TYPE_SHORT: return 5;
-    case MCDC_TYPE_INT: return 10;
-    case MCDC_TYPE_LONG: return 20;
-    default: return -1;
-    }
-}
-
-static int int_rank(mcdc_type_id t)
-{
-    switch (t) {
-    case MCDC_TYPE_BYTE: return 1;
-    case MCDC_TYPE_SHORT: return 2;
-    case MCDC_TYPE_INT: return 3;
-    case MCDC_TYPE_LONG: return 4;
-    default: return 0;
-    }
-}
-
-bool mcdc_delta_type_same(const mcdc_column *a, const mcdc_column *b)
-{
-    return a->type == b->type && (a->type != MCDC_TYPE_DECIMAL ||
-                                  (a->precision == b->precision && a->scale == b->scale));
-}
-
 bool mcdc_delta_type_widens(const mcdc_column *from, const mcdc_column *to)
 {
-    if (mcdc_delta_type_same(from, to))
+    mcdc_type_id f = from->type, t = to->type;
+    bool f_int = f == MCDC_TYPE_BYTE || f == MCDC_TYPE_SHORT || f == MCDC_TYPE_INT;
+    switch (t) {
+    case MCDC_TYPE_SHORT:
+        return f == MCDC_TYPE_BYTE;
+    case MCDC_TYPE_INT:
+        return f == MCDC_TYPE_BYTE || f == MCDC_TYPE_SHORT;
+    case MCDC_TYPE_LONG:
+        return f_int;
+    case MCDC_TYPE_DOUBLE:
+        return f_int || f == MCDC_TYPE_FLOAT;
+    case MCDC_TYPE_TIMESTAMP_NTZ:
+        return f == MCDC_TYPE_DATE;
+    case MCDC_TYPE_DECIMAL: {
+        int k1, k2;
+        if (f == MCDC_TYPE_DECIMAL) {
+            k1 = to->precision - from->precision;
+            k2 = to->scale - from->scale;
+            if (k1 == 0 && k2 == 0)
+                return false;
+        } else if (f_int || f == MCDC_TYPE_LONG) {
+            k1 = to->precision - (f == MCDC_TYPE_LONG ? 20 : 10);
+            k2 = to->scale;
+        } else {
+            return false;
+        }
+        return k1 >= k2 && k2 >= 0;
+    }
+    default:
         return false;
-    int rf = int_rank(from->type), rt = int_rank(to->type);
-    if (rf && rt)
-        return rf < rt;
-    if (to->type == MCDC_TYPE_DOUBLE)
-        return from->type == MCDC_TYPE_FLOAT || (rf && rf <= 3);
-    if (from->type == MCDC_TYPE_DATE)
-        return to->type == MCDC_TYPE_TIMESTAMP_NTZ;
-    if (to->type == MCDC_TYPE_DECIMAL) {
-        if (from->type == MCDC_TYPE_DECIMAL)
-            return to->scale >= from->scale &&
-                   to->precision - to->scale >= from->precision - from->scale;
-        if (rf)
-            return to->precision - to->scale >= int_digits(from->type);
     }
-    return false;
 }
 
-/* ---- building the evolved metaData ------------------------------------------------------- */
-
-typedef struct evolve_ctx {
-    const mcdc_delta_file *files;
-    size_t                 n;
-    const mcdc_schema     *schema; /* what the files were written with */
-} evolve_ctx;
-
-/* Append {fromType, toType} to the field's delta.typeChanges. */
-static int add_type_change(json_t *field, const char *from, const char *to)
+static bool same_type(const mcdc_delta_field *f, const mcdc_column *c)
 {
-    json_t *md = json_object_get(field, "metadata");
-    if (!json_is_object(md)) {
-        md = json_object();
-        if (!md || json_object_set_new(field, "metadata", md) < 0)
-            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    }
-    json_t *changes = json_object_get(md, "delta.typeChanges");
-    if (!json_is_array(changes)) {
-        changes = json_array();
-        if (!changes || json_object_set_new(md, "delta.typeChanges", changes) < 0)
-            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    }
-    json_t *c = json_pack("{s:s,s:s}", "fromType", from, "toType", to);
-    if (!c || json_array_append_new(changes, c) < 0)
-        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    return 0;
+    return f->type.kind == MCDC_DELTA_TYPE_PRIMITIVE && f->type.prim.type == c->type &&
+           (c->type != MCDC_TYPE_DECIMAL ||
+            (f->type.prim.precision == c->precision && f->type.prim.scale == c->scale));
 }
 
-static bool has_name(char **l, size_t n, const char *f)
+static bool list_has(char **l, size_t n, const char *a, const char *b)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcmp(l[i], f) == 0)
+        if (strcmp(l[i], a) == 0 || (b && strcmp(l[i], b) == 0))
             return true;
     return false;
 }
 
-/* A protocol action: the snapshot's with typeWidening as a reader and writer feature
- * (reader 3, writer 7; a table on lower versions lists the features its versions imply). */
-static int protocol_with_widening(mcdc_delta_action *a, const mcdc_delta_snapshot *snap)
+bool mcdc_delta__supports_feature(const mcdc_delta_protocol *p, const char *feature,
+                                  const char *preview)
 {
-    const mcdc_delta_protocol *p = &snap->protocol;
-    mcdc_buf b = MCDC_BUF_INIT(1 << 16);
-    int rc = mcdc_buf_puts(&b, "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
-                               "\"readerFeatures\":[");
-    bool first = true;
-    for (size_t i = 0; rc == 0 && p->min_reader_version == 3 && i < p->n_reader_features; i++) {
-        if (strcmp(p->reader_features[i], "typeWidening") == 0)
-            continue;
-        rc = mcdc_buf_puts(&b, first ? "" : ",");
-        if (rc == 0)
-            rc = mcdc_json_quote(&b, p->reader_features[i], strlen(p->reader_features[i]));
-        first = false;
-    }
-    if (rc == 0)
-        rc = mcdc_buf_puts(&b, first ? "\"typeWidening\"],\"writerFeatures\":["
-                                     : ",\"typeWidening\"],\"writerFeatures\":[");
-    first = true;
-    if (p->min_writer_version == 7) {
-        for (size_t i = 0; rc == 0 && i < p->n_writer_features; i++) {
-            if (strcmp(p->writer_features[i], "typeWidening") == 0)
-                continue;
-            rc = mcdc_buf_puts(&b, first ? "" : ",");
-            if (rc == 0)
-                rc = mcdc_json_quote(&b, p->writer_features[i], strlen(p->writer_features[i]));
-            first = false;
-        }
+    return p->min_reader_version >= 3 && p->min_writer_version >= 7 &&
+           list_has(p->reader_features, p->n_reader_features, feature, preview) &&
+           list_has(p->writer_features, p->n_writer_features, feature, preview);
+}
+
+static int push(char ***l, size_t *n, const char *s)
+{
+    if (list_has(*l, *n, s, NULL))
+        return 0;
+    char **nl = realloc(*l, (*n + 1) * sizeof *nl);
+    if (!nl)
+        return mcdc_error_set(MCDC_ENOMEM, "protocol: out of memory");
+    *l = nl;
+    if (!(nl[*n] = strdup(s)))
+        return mcdc_error_set(MCDC_ENOMEM, "protocol: out of memory");
+    (*n)++;
+    return 0;
+}
+
+static void protocol_clear(mcdc_delta_protocol *p)
+{
+    mcdc_delta_action a = { .kind = MCDC_DELTA_ACTION_PROTOCOL };
+    a.u.protocol = *p;
+    mcdc_delta_action_clear(&a);
+    memset(p, 0, sizeof *p);
+}
+
+int mcdc_delta__protocol_with(mcdc_delta_protocol *out, const mcdc_delta_protocol *in,
+                              const char *feature, bool reader)
+{
+    memset(out, 0, sizeof *out);
+    out->min_reader_version = in->min_reader_version;
+    out->min_writer_version = 7;
+    int rc = 0;
+    /* the features the legacy versions implied (PROTOCOL.md "Table Features") */
+    if (in->min_writer_version < 7) {
+        static const struct { int v; const char *f; } implied[] = {
+            { 2, "appendOnly" }, { 2, "invariants" }, { 3, "checkConstraints" },
+            { 4, "changeDataFeed" }, { 4, "generatedColumns" }, { 5, "columnMapping" },
+            { 6, "identityColumns" },
+        };
+        for (size_t i = 0; rc == 0 && i < sizeof implied / sizeof *implied; i++)
+            if (in->min_writer_version >= implied[i].v)
+                rc = push(&out->writer_features, &out->n_writer_features, implied[i].f);
     } else {
-        /* the features writer versions 2 (and 3..6 as far as this writer writes them) imply */
-        static const char *const implied[] = { "appendOnly", "invariants" };
-        for (size_t i = 0; rc == 0 && p->min_writer_version >= 2 && i < 2; i++) {
-            rc = mcdc_buf_printf(&b, "%s\"%s\"", first ? "" : ",", implied[i]);
-            first = false;
-        }
+        for (size_t i = 0; rc == 0 && i < in->n_writer_features; i++)
+            rc = push(&out->writer_features, &out->n_writer_features, in->writer_features[i]);
     }
     if (rc == 0)
-        rc = mcdc_buf_puts(&b, first ? "\"typeWidening\"]}}" : ",\"typeWidening\"]}}");
-    if (rc == 0)
-        rc = mcdc_delta_action_parse(a, b.ptr, b.len);
-    mcdc_buf_dispose(&b);
+        rc = push(&out->writer_features, &out->n_writer_features, feature);
+    out->has_writer_features = true;
+    if (reader || in->min_reader_version >= 3) {
+        out->min_reader_version = 3;
+        out->has_reader_features = true;
+        if (in->min_reader_version >= 3) {
+            for (size_t i = 0; rc == 0 && i < in->n_reader_features; i++)
+                rc = push(&out->reader_features, &out->n_reader_features, in->reader_features[i]);
+        } else if (in->min_reader_version == 2 && rc == 0) {
+            rc = push(&out->reader_features, &out->n_reader_features, "columnMapping");
+        }
+        if (rc == 0 && reader)
+            rc = push(&out->reader_features, &out->n_reader_features, feature);
+    }
+    if (rc < 0)
+        protocol_clear(out);
     return rc;
 }
 
-static bool protocol_has_widening(const mcdc_delta_protocol *p)
+/* What applying an evolution to one snapshot gives. */
+typedef struct plan {
+    json_t *root;       /* the new schema (owned), NULL when nothing changes */
+    bool    widened;    /* a column's type changed */
+    bool    ntz;        /* a column became or was added as timestamp_ntz */
+    int64_t max_id;     /* column mapping: the new maxColumnId, or -1 when not raised */
+    mcdc_schema *flat;  /* the flat schema after the change (owned; may be NULL) */
+} plan;
+
+static void plan_dispose(plan *p)
 {
-    return p->min_reader_version == 3 && p->min_writer_version == 7 &&
-           has_name(p->reader_features, p->n_reader_features, "typeWidening") &&
-           has_name(p->writer_features, p->n_writer_features, "typeWidening");
+    json_decref(p->root);
+    mcdc_schema_free(p->flat);
+    memset(p, 0, sizeof *p);
 }
 
-/* A metaData action: a copy of the snapshot's with @p root as its schema. */
-static int metadata_with_schema(mcdc_delta_action *a, const mcdc_delta_snapshot *snap,
-                                json_t *root)
+static json_t *find_field(json_t *fields, const char *name)
 {
-    char *js = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (!js)
-        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    mcdc_buf tmp = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
-    mcdc_delta_action cur = { .kind = MCDC_DELTA_ACTION_METADATA };
-    cur.u.metadata = snap->metadata;
-    cur.u.metadata.schema_string = js;
-    int rc = mcdc_delta_action_to_json(&tmp, &cur);
-    if (rc == 0)
-        rc = mcdc_delta_action_parse(a, tmp.ptr, tmp.len);
-    mcdc_buf_dispose(&tmp);
-    free(js);
-    return rc;
+    size_t i;
+    json_t *f;
+    json_array_foreach(fields, i, f) {
+        const char *n = json_string_value(json_object_get(f, "name"));
+        if (n && strcasecmp(n, name) == 0)
+            return f;
+    }
+    return NULL;
 }
 
-/* The schema JSON of @p snap evolved to hold @p want; *changed false when it already does,
- * *widened true when a type widens. */
-static int evolve_schema(json_t **out, bool *changed, bool *widened,
-                         const mcdc_delta_snapshot *snap, const mcdc_schema *want)
+static int make_plan(plan *p, const mcdc_delta_snapshot *snap, const mcdc_delta_evolution *ev,
+                     bool want_flat)
 {
-    *out = NULL;
-    *changed = *widened = false;
+    memset(p, 0, sizeof *p);
+    p->max_id = -1;
+    const char *tp = snap->table_path;
     json_t *root = json_loads(snap->metadata.schema_string, 0, NULL);
     json_t *fields = root ? json_object_get(root, "fields") : NULL;
     if (!json_is_array(fields)) {
         json_decref(root);
-        return mcdc_error_set(MCDC_ECORRUPT, "%s: schemaString is malformed", snap->table_path);
+        return mcdc_error_set(MCDC_ECORRUPT, "%s: schemaString is malformed", tp);
     }
-    bool widening_on = strcasecmp(mcdc_delta_snapshot_config(snap, "delta.enableTypeWidening",
-                                                             "false"), "true") == 0;
+    bool changed = false;
     int rc = 0;
-    char t1[48], t2[48];
-    for (size_t i = 0; rc == 0 && i < want->n_cols; i++) {
-        const mcdc_column *col = &want->cols[i];
-        int at = mcdc_delta_schema_find(snap->schema, col->name);
+    char from_name[48], to_name[48];
+    for (size_t i = 0; ev->widen && rc == 0 && i < ev->widen->n_cols; i++) {
+        const mcdc_column *c = &ev->widen->cols[i];
+        int at = mcdc_delta_schema_find(snap->schema, c->name);
         if (at < 0) {
-            if (snap->column_mapping != MCDC_DELTA_CM_NONE) {
-                rc = mcdc_error_set(MCDC_EUNSUPPORTED, "%s: adding column %s to a table with "
-                                    "column mapping is not implemented", snap->table_path,
-                                    col->name);
-                break;
-            }
-            json_t *f = json_pack("{s:s,s:s,s:b,s:{}}", "name", col->name, "type",
-                                  mcdc_type_name(t1, sizeof t1, col), "nullable", 1, "metadata");
-            if (!f || json_array_append_new(fields, f) < 0)
-                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
-            *changed = true;
-            continue;
-        }
-        const mcdc_delta_field *have = &snap->schema->fields[at];
-        if (have->type.kind != MCDC_DELTA_TYPE_PRIMITIVE) {
-            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is nested in the table", snap->table_path,
-                                col->name);
+            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: no column %s to widen", tp, c->name);
             break;
         }
-        if (mcdc_delta_type_same(&have->type.prim, col))
-            continue;
-        mcdc_type_name(t1, sizeof t1, &have->type.prim);
-        mcdc_type_name(t2, sizeof t2, col);
-        if (!mcdc_delta_type_widens(&have->type.prim, col)) {
-            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s in the table; %s is not a "
-                                "widening of it", snap->table_path, col->name, t1, t2);
-            mcdc_error_hint("a type the table's column cannot hold needs a new target (or a new "
-                            "capture instance that keeps the old type)");
+        const mcdc_delta_field *f = &snap->schema->fields[at];
+        if (same_type(f, c))
+            continue; /* already done */
+        if (f->type.kind != MCDC_DELTA_TYPE_PRIMITIVE) {
+            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is nested; only a primitive "
+                                "column widens", tp, f->name);
             break;
         }
-        if (!widening_on) {
+        mcdc_type_name(from_name, sizeof from_name, &f->type.prim);
+        mcdc_type_name(to_name, sizeof to_name, c);
+        if (!mcdc_delta_type_widens(&f->type.prim, c)) {
+            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s; a change to %s is not a "
+                                "widening Delta allows", tp, f->name, from_name, to_name);
+            mcdc_error_hint("write to a new target, or capture the column in a new capture "
+                            "instance under another name");
+            break;
+        }
+        const char *en = mcdc_delta_snapshot_config(snap, "delta.enableTypeWidening", "false");
+        if (strcasecmp(en, "true") != 0) {
             rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s widens from %s to %s, but the table "
-                                "does not have delta.enableTypeWidening=true", snap->table_path,
-                                col->name, t1, t2);
+                                "does not have delta.enableTypeWidening=true", tp, f->name,
+                                from_name, to_name);
+            mcdc_error_hint("set the table property delta.enableTypeWidening=true (the "
+                            "typeWidening feature then makes the table unreadable to engines "
+                            "without it), or write to a new target");
             break;
         }
-        json_t *f = json_array_get(fields, (size_t)at);
-        if (!f || json_object_set_new(f, "type", json_string(t2)) < 0 ||
-            (rc = add_type_change(f, t1, t2)) < 0) {
-            if (rc == 0)
-                rc = mcdc_error_set(MCDC_ECORRUPT, "%s: schemaString is malformed",
-                                    snap->table_path);
+        json_t *jf = find_field(fields, f->name);
+        json_t *md = jf ? json_object_get(jf, "metadata") : NULL;
+        if (jf && !json_is_object(md)) {
+            md = json_object();
+            json_object_set_new(jf, "metadata", md);
+        }
+        json_t *tc = md ? json_object_get(md, "delta.typeChanges") : NULL;
+        if (md && !json_is_array(tc)) {
+            tc = json_array();
+            json_object_set_new(md, "delta.typeChanges", tc);
+        }
+        if (!tc || json_object_set_new(jf, "type", json_string(to_name)) < 0 ||
+            json_array_append_new(tc, json_pack("{s:s,s:s}", "fromType", from_name, "toType",
+                                                to_name)) < 0) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", tp);
             break;
         }
-        *changed = *widened = true;
+        changed = p->widened = true;
+        p->ntz |= c->type == MCDC_TYPE_TIMESTAMP_NTZ;
     }
-    if (rc < 0) {
-        json_decref(root);
-        return rc;
+    int64_t max_id = -1;
+    if (snap->column_mapping != MCDC_DELTA_CM_NONE) {
+        const char *m = mcdc_delta_snapshot_config(snap, "delta.columnMapping.maxColumnId", "0");
+        max_id = atoll(m);
+        for (size_t i = 0; i < snap->schema->n_fields; i++)
+            if (snap->schema->fields[i].field_id > max_id)
+                max_id = snap->schema->fields[i].field_id;
     }
-    *out = root;
-    return 0;
-}
-
-static int build_evolving(const mcdc_delta_snapshot *snap, mcdc_delta_action **out,
-                          size_t *n_out, void *payload)
-{
-    evolve_ctx *c = payload;
-    *out = NULL;
-    *n_out = 0;
-    json_t *root = NULL;
-    bool changed, widened;
-    int rc = evolve_schema(&root, &changed, &widened, snap, c->schema);
-    if (rc < 0)
-        return rc;
-    bool upgrade = widened && !protocol_has_widening(&snap->protocol);
-    mcdc_delta_action *a = calloc(c->n + 2, sizeof *a);
-    if (!a) {
-        json_decref(root);
-        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    }
-    size_t n = 0;
-    if (upgrade && (rc = protocol_with_widening(&a[n], snap)) == 0)
-        n++;
-    if (rc == 0 && changed && (rc = metadata_with_schema(&a[n], snap, root)) == 0)
-        n++;
-    json_decref(root);
-    for (size_t i = 0; rc == 0 && i < c->n; i++) {
-        if ((rc = mcdc_delta_file_copy(&a[n].u.file, &c->files[i])) == 0) {
-            a[n].kind = MCDC_DELTA_ACTION_ADD;
-            n++;
+    for (size_t i = 0; ev->add && rc == 0 && i < ev->add->n_cols; i++) {
+        const mcdc_column *c = &ev->add->cols[i];
+        int at = mcdc_delta_schema_find(snap->schema, c->name);
+        if (at >= 0) {
+            if (!same_type(&snap->schema->fields[at], c)) {
+                mcdc_type_name(to_name, sizeof to_name, c);
+                rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s to add exists with another type "
+                                    "than %s", tp, c->name, to_name);
+            }
+            continue;
         }
+        if (find_field(fields, c->name))
+            continue; /* named twice in ev->add */
+        if (!c->nullable) {
+            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: new column %s must be nullable", tp, c->name);
+            break;
+        }
+        json_t *md = json_object();
+        if (md && max_id >= 0) {
+            char phys[48], uuid[37];
+            snprintf(phys, sizeof phys, "col-%s", mcdc_delta_uuid(uuid));
+            json_object_set_new(md, "delta.columnMapping.id", json_integer(++max_id));
+            json_object_set_new(md, "delta.columnMapping.physicalName", json_string(phys));
+            p->max_id = max_id;
+        }
+        json_t *jf = md ? json_pack("{s:s,s:s,s:b,s:o}", "name", c->name, "type",
+                                    mcdc_type_name(to_name, sizeof to_name, c), "nullable", 1,
+                                    "metadata", md)
+                        : NULL;
+        if (!jf || json_array_append_new(fields, jf) < 0) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", tp);
+            break;
+        }
+        changed = true;
+        p->ntz |= c->type == MCDC_TYPE_TIMESTAMP_NTZ;
     }
-    *out = a;
-    *n_out = n;
+    if (rc == 0 && want_flat) {
+        /* the flat schema after the change, from the snapshot's and the change's columns */
+        mcdc_schema *flat = NULL;
+        rc = mcdc_delta_schema_to_flat(&flat, snap->schema);
+        for (size_t i = 0; rc == 0 && ev->widen && i < ev->widen->n_cols; i++) {
+            int at = mcdc_schema_find(flat, ev->widen->cols[i].name);
+            flat->cols[at].type = ev->widen->cols[i].type;
+            flat->cols[at].precision = ev->widen->cols[i].precision;
+            flat->cols[at].scale = ev->widen->cols[i].scale;
+        }
+        for (size_t i = 0; rc == 0 && ev->add && i < ev->add->n_cols; i++) {
+            const mcdc_column *c = &ev->add->cols[i];
+            if (mcdc_schema_find(flat, c->name) < 0)
+                rc = mcdc_schema_add(flat, c->name, c->type, c->precision, c->scale, true);
+        }
+        if (rc == 0)
+            p->flat = flat;
+        else
+            mcdc_schema_free(flat);
+    }
+    if (rc == 0 && changed)
+        p->root = root;
+    else
+        json_decref(root);
     return rc;
 }
 
-int mcdc_delta_append_evolving(const char *path, const mcdc_delta_file *files, size_t n_files,
-                               const mcdc_schema *schema, const mcdc_delta_commit_options *opts,
-                               mcdc_delta_commit_result *result)
+int mcdc_delta_evolve_plan(mcdc_schema **out, const mcdc_delta_snapshot *snap,
+                           const mcdc_delta_evolution *ev)
 {
-    MCDC_ASSERT_ARG(path && schema);
-    /* without a change the ordinary append (and its compaction hook) does it */
-    mcdc_delta_snapshot *snap = NULL;
-    int rc = mcdc_delta_snapshot_open(&snap, path, -1);
-    if (rc < 0)
-        return rc;
-    json_t *root = NULL;
-    bool changed = false, widened = false;
-    rc = evolve_schema(&root, &changed, &widened, snap, schema);
-    json_decref(root);
-    mcdc_delta_snapshot_free(snap);
-    if (rc < 0)
-        return rc;
-    if (!changed)
-        return mcdc_delta_append(path, files, n_files, opts, result);
-    evolve_ctx c = { files, n_files, schema };
-    mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-    if (opts)
-        o = *opts;
-    if (!o.operation)
-        o.operation = "WRITE";
-    if (!o.operation_parameters)
-        o.operation_parameters = "{\"mode\":\"Append\",\"mergeSchema\":\"true\"}";
-    return mcdc_delta_commit(path, build_evolving, &c, &o, result);
+    MCDC_ASSERT_ARG(out && snap && ev);
+    *out = NULL;
+    plan p;
+    int rc = make_plan(&p, snap, ev, true);
+    if (rc == 0) {
+        *out = p.flat;
+        p.flat = NULL;
+    }
+    plan_dispose(&p);
+    return rc;
 }
 
-/* ---- enabling the feature ------------------------------------------------------------------ */
-
-static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n_out,
-                        void *payload)
+int mcdc_delta__evolve_actions(const mcdc_delta_snapshot *snap, const mcdc_delta_evolution *ev,
+                               mcdc_delta_action **acts, size_t *n_acts)
 {
-    (void)payload;
-    *out = NULL;
-    *n_out = 0;
-    bool on = strcasecmp(mcdc_delta_snapshot_config(snap, "delta.enableTypeWidening", "false"),
-                         "true") == 0;
-    bool feature = protocol_has_widening(&snap->protocol);
-    if (on && feature)
-        return 0;
-    mcdc_delta_action *a = calloc(2, sizeof *a);
-    if (!a)
-        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    size_t n = 0;
-    int rc = 0;
-    if (!feature && (rc = protocol_with_widening(&a[n], snap)) == 0)
-        n++;
-    if (rc == 0 && !on) {
-        mcdc_delta_map conf = { NULL, 0 };
-        const mcdc_delta_map *have = &snap->metadata.configuration;
-        for (size_t i = 0; rc == 0 && i < have->n; i++)
-            if (strcmp(have->kv[i].key, "delta.enableTypeWidening") != 0)
-                rc = mcdc_delta_map_set(&conf, have->kv[i].key, have->kv[i].value);
-        if (rc == 0)
-            rc = mcdc_delta_map_set(&conf, "delta.enableTypeWidening", "true");
+    for (size_t i = 0; i < *n_acts; i++)
+        if ((*acts)[i].kind == MCDC_DELTA_ACTION_METADATA ||
+            (*acts)[i].kind == MCDC_DELTA_ACTION_PROTOCOL)
+            return mcdc_error_set(MCDC_EINVAL, "%s: a commit that evolves the schema cannot also "
+                                  "carry its own metaData or protocol", snap->table_path);
+    plan p;
+    int rc = make_plan(&p, snap, ev, false);
+    if (rc < 0 || !p.root) {
+        plan_dispose(&p);
+        return rc;
+    }
+    /* (E3) the features the new schema needs that the table does not support yet */
+    const char *need[2];
+    size_t n_need = 0;
+    if (p.ntz && !mcdc_delta__supports_feature(&snap->protocol, "timestampNtz", NULL))
+        need[n_need++] = "timestampNtz";
+    if (p.widened && !mcdc_delta__supports_feature(&snap->protocol, "typeWidening",
+                                                   "typeWidening-preview"))
+        need[n_need++] = "typeWidening";
+    mcdc_delta_action *na = realloc(*acts, (*n_acts + 2) * sizeof *na);
+    char *js = json_dumps(p.root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!na || !js) {
+        if (na)
+            *acts = na;
+        free(js);
+        plan_dispose(&p);
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", snap->table_path);
+    }
+    *acts = na;
+    mcdc_delta_map conf = { NULL, 0 };
+    for (size_t i = 0; rc == 0 && i < snap->metadata.configuration.n; i++)
+        rc = mcdc_delta_map_set(&conf, snap->metadata.configuration.kv[i].key,
+                                snap->metadata.configuration.kv[i].value);
+    if (rc == 0 && p.max_id >= 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%lld", (long long)p.max_id);
+        rc = mcdc_delta_map_set(&conf, "delta.columnMapping.maxColumnId", v);
+    }
+    if (rc == 0) {
+        /* a copy of the current metadata with the new schema, by its JSON */
         mcdc_buf tmp = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
         mcdc_delta_action cur = { .kind = MCDC_DELTA_ACTION_METADATA };
         cur.u.metadata = snap->metadata;
+        cur.u.metadata.schema_string = js;
         cur.u.metadata.configuration = conf;
+        memset(&na[*n_acts], 0, sizeof na[*n_acts]);
+        rc = mcdc_delta_action_to_json(&tmp, &cur);
         if (rc == 0)
-            rc = mcdc_delta_action_to_json(&tmp, &cur);
-        if (rc == 0 && (rc = mcdc_delta_action_parse(&a[n], tmp.ptr, tmp.len)) == 0)
-            n++;
+            rc = mcdc_delta_action_parse(&na[*n_acts], tmp.ptr, tmp.len);
         mcdc_buf_dispose(&tmp);
-        mcdc_delta_map_clear(&conf);
+        if (rc == 0)
+            (*n_acts)++;
+        else
+            mcdc_delta_action_clear(&na[*n_acts]);
     }
-    *out = a;
-    *n_out = n;
+    mcdc_delta_protocol proto = snap->protocol, next;
+    bool own = false; /* proto is ours to clear */
+    for (size_t k = 0; rc == 0 && k < n_need; k++) {
+        rc = mcdc_delta__protocol_with(&next, &proto, need[k], true);
+        if (own)
+            protocol_clear(&proto);
+        if (rc == 0) {
+            proto = next;
+            own = true;
+        }
+    }
+    if (rc == 0 && own) {
+        memset(&na[*n_acts], 0, sizeof na[*n_acts]);
+        na[*n_acts].kind = MCDC_DELTA_ACTION_PROTOCOL;
+        na[*n_acts].u.protocol = proto;
+        (*n_acts)++;
+    }
+    mcdc_delta_map_clear(&conf);
+    free(js);
+    plan_dispose(&p);
     return rc;
-}
-
-int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *result)
-{
-    MCDC_ASSERT_ARG(path);
-    mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-    o.operation = "SET TBLPROPERTIES";
-    o.operation_parameters = "{\"properties\":\"{\\\"delta.enableTypeWidening\\\":\\\"true\\\"}\"}";
-    return mcdc_delta_commit(path, build_enable, NULL, &o, result);
 }

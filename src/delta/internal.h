@@ -102,8 +102,17 @@ int mcdc_delta__scan_restrict(mcdc_delta_scan *s, const size_t *files, size_t n)
 
 /* The deleted row indexes of a DV, ascending. @p out is malloc'd (caller frees). */
 int mcdc_delta__dv_load(uint64_t **out, size_t *n_out, const char *table, const mcdc_delta_dv *dv);
-/* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. */
+/* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. A 'p' path is
+ * an absolute URI: its escapes are decoded and a file: scheme is dropped. */
 char *mcdc_delta__dv_path(const char *table, const mcdc_delta_dv *dv);
+
+/* The column mapping mode of a table: delta.columnMapping.mode of @p conf, only when
+ * @p p supports column mapping (reader 2, or 3 with the feature); else NONE (snapshot.c). */
+mcdc_delta_cm_mode mcdc_delta__cm_mode(const mcdc_delta_protocol *p, const mcdc_delta_map *conf);
+
+/* @p uri with its %XX escapes decoded (a path in the log is a URI); caller frees; NULL
+ * when out of memory (snapshot.c). */
+char *mcdc_delta__uri_decode(const char *uri);
 
 /* ---- checkpoints (checkpoint.c) ---------------------------------------------------- */
 
@@ -179,6 +188,22 @@ int mcdc_delta__snapshot_private_latest(mcdc_delta_snapshot **s, const char *pat
  * the caller frees the snapshot's contents. */
 bool mcdc_delta__snapshot_unref(mcdc_delta_snapshot *s);
 
+
+/* ---- schema evolution (evolve.c) ---------------------------------------------------- */
+
+/* Append to @p acts the metaData (and, for a first widening, the protocol) that apply
+ * @p ev to @p snap; nothing when the snapshot holds the change already. MCDC_EINVAL when
+ * @p acts carries a metaData or protocol of its own; MCDC_ESCHEMA as mcdc_delta_evolve_plan. */
+int mcdc_delta__evolve_actions(const mcdc_delta_snapshot *snap, const mcdc_delta_evolution *ev,
+                               mcdc_delta_action **acts, size_t *n_acts);
+/* Whether @p p supports the reader-writer feature @p feature (or @p preview, may be NULL). */
+bool mcdc_delta__supports_feature(const mcdc_delta_protocol *p, const char *feature,
+                                  const char *preview);
+/* @p in with @p feature added to writerFeatures (and readerFeatures when @p reader), on
+ * reader 3 (when @p reader or already 3) and writer 7, listing the features the legacy
+ * versions implied. @p out is owned by the caller (clear it as a protocol action). */
+int mcdc_delta__protocol_with(mcdc_delta_protocol *out, const mcdc_delta_protocol *in,
+                              const char *feature, bool reader);
 
 /* Check an action may appear in a commit file (not checkpointMetadata / sidecar). */
 bool mcdc_delta__commit_action_allowed(const mcdc_delta_action *a);

@@ -3,9 +3,9 @@
  * partition values filled in from the log, deletion vectors applied, and files skipped
  * when their partition values or stats prove that a simple predicate cannot match.
  *
- * Columns are found in data files by their physical name (column mapping 'name' and 'id'
- * modes; Spark writes the physical name in both); a column missing from a file reads as
- * NULL (schema evolution). Partition columns come from add.partitionValues, parsed by the
+ * Columns are found in data files by their physical name (column mapping 'name' mode) or
+ * by their Parquet field id ('id' mode: a file without the id reads NULL, whatever its
+ * names); a column missing from a file reads as NULL (schema evolution). Partition columns come from add.partitionValues, parsed by the
  * column's type, never from directory names. Rows are not filtered by the predicate: a
  * file that may match is returned whole (the caller filters when it needs exact rows).
  * A file with a deletion vector is read without row-group skipping so that row indexes
@@ -37,8 +37,6 @@ struct mcdc_delta_scan {
     size_t                     n_only;
     mcdc_parquet_reader       *reader;    /* the open file, or NULL */
     int                       *src;       /* per output column: index in the reader row, or -1 */
-    int                       *widen;     /* per output column: WIDEN_* for a file written
-                                             before the column's type widened (typeWidening) */
     bool                       direct;    /* the reader's rows are the output rows as they are */
     const mcdc_value          *batch;     /* rows from the reader, borrowed until its next call */
     size_t                     batch_n, batch_at, batch_width; /* rows, next, cells a row */
@@ -49,54 +47,11 @@ struct mcdc_delta_scan {
     size_t                     n_deleted, at_deleted;
     int64_t                    row_index; /* index of the next row in the current file */
     char                     **renamed;   /* per output column: nested JSON with logical names */
+    mcdc_column               *from;      /* per output column: the file's type when it was
+                                           * written before a widening (type 0: as the table) */
     int64_t                    files_skipped;
     int                        failed;    /* sticky error */
 };
-
-/* How a value of a file written before its column widened becomes the table's type. */
-enum { WIDEN_NONE = 0, WIDEN_INT_TO_DOUBLE, WIDEN_FLOAT_TO_DOUBLE, WIDEN_TO_DECIMAL,
-       WIDEN_DATE_TO_NTZ };
-
-static bool is_int_type(mcdc_type_id t)
-{
-    return t == MCDC_TYPE_BYTE || t == MCDC_TYPE_SHORT || t == MCDC_TYPE_INT ||
-           t == MCDC_TYPE_LONG;
-}
-
-/* The conversion from the file's column @p f to the table's @p t (WIDEN_NONE when the
- * representation is the same: integers in v.i, decimals of one scale). */
-static int widen_kind(const mcdc_column *f, const mcdc_column *t)
-{
-    if (is_int_type(f->type) && t->type == MCDC_TYPE_DOUBLE)
-        return WIDEN_INT_TO_DOUBLE;
-    if (f->type == MCDC_TYPE_FLOAT && t->type == MCDC_TYPE_DOUBLE)
-        return WIDEN_FLOAT_TO_DOUBLE;
-    if (t->type == MCDC_TYPE_DECIMAL &&
-        (is_int_type(f->type) || (f->type == MCDC_TYPE_DECIMAL && f->scale != t->scale)))
-        return WIDEN_TO_DECIMAL;
-    if (f->type == MCDC_TYPE_DATE && t->type == MCDC_TYPE_TIMESTAMP_NTZ)
-        return WIDEN_DATE_TO_NTZ;
-    return WIDEN_NONE;
-}
-
-static void widen_value(mcdc_value *v, int kind, const mcdc_column *f, const mcdc_column *t)
-{
-    if (v->is_null)
-        return;
-    switch (kind) {
-    case WIDEN_INT_TO_DOUBLE: v->v.d = (double)v->v.i; break;
-    case WIDEN_FLOAT_TO_DOUBLE: v->v.d = (double)v->v.f; break;
-    case WIDEN_TO_DECIMAL: {
-        mcdc_int128 x = f->type == MCDC_TYPE_DECIMAL ? v->v.dec : (mcdc_int128)v->v.i;
-        for (int k = f->type == MCDC_TYPE_DECIMAL ? f->scale : 0; k < t->scale; k++)
-            x *= 10;
-        v->v.dec = x;
-        break;
-    }
-    case WIDEN_DATE_TO_NTZ: v->v.i *= 86400LL * 1000000LL; break;
-    default: break;
-    }
-}
 
 static void close_file(mcdc_delta_scan *s)
 {
@@ -106,8 +61,8 @@ static void close_file(mcdc_delta_scan *s)
     s->batch_n = s->batch_at = 0;
     free(s->src);
     s->src = NULL;
-    free(s->widen);
-    s->widen = NULL;
+    free(s->from);
+    s->from = NULL;
     free(s->deleted);
     s->deleted = NULL;
     s->n_deleted = s->at_deleted = 0;
@@ -328,9 +283,9 @@ static int open_next(mcdc_delta_scan *s)
         /* map output columns to the file's columns by physical name */
         const mcdc_schema *fs = mcdc_parquet_reader_schema(s->reader);
         s->src = malloc((s->n_out + 1) * sizeof *s->src);
-        s->widen = calloc(s->n_out + 1, sizeof *s->widen);
+        s->from = calloc(s->n_out + 1, sizeof *s->from);
         const char **names = malloc((s->n_out + 1) * sizeof *names);
-        if (!s->src || !s->widen || !names) {
+        if (!s->src || !s->from || !names) {
             free(names);
             free(path);
             return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
@@ -357,11 +312,22 @@ static int open_next(mcdc_delta_scan *s)
             }
             const char *phys = snap->column_mapping != MCDC_DELTA_CM_NONE ? fld->physical_name
                                                                          : fld->name;
-            int at = mcdc_schema_find(fs, phys);
+            int at = -1;
+            if (snap->column_mapping == MCDC_DELTA_CM_ID && fld->field_id >= 0) {
+                /* 'id' mode: by Parquet field id; a file without that id reads NULL */
+                for (size_t k = 0; at < 0 && k < fs->n_cols; k++)
+                    if (mcdc_parquet_reader_field_id(s->reader, k) == fld->field_id)
+                        at = (int)k;
+            } else {
+                at = mcdc_schema_find(fs, phys);
+            }
             if (at >= 0) {
                 s->src[i] = (int)n_sel;
                 names[n_sel++] = fs->cols[at].name;
-                s->widen[i] = widen_kind(&fs->cols[at], &s->schema->cols[i]);
+                const mcdc_column *tc = &s->schema->cols[i], *fc = &fs->cols[at];
+                if (!s->nested[i] && (fc->type != tc->type || fc->scale != tc->scale) &&
+                    mcdc_delta_type_widens(fc, tc))
+                    s->from[i] = *fc; /* written before the column was widened */
             }
         }
         rc = n_sel ? mcdc_parquet_reader_select(s->reader, names, n_sel) : 0;
@@ -373,15 +339,41 @@ static int open_next(mcdc_delta_scan *s)
         s->batch_width = mcdc_parquet_reader_schema(s->reader)->n_cols;
         s->direct = s->batch_width == s->n_out;
         for (size_t i = 0; s->direct && i < s->n_out; i++)
-            s->direct = s->src[i] == (int)i && !s->widen[i] &&
-                        !(s->nested[i] && snap->column_mapping != MCDC_DELTA_CM_NONE);
+            s->direct = s->src[i] == (int)i && !s->from[i].type && !s->nested[i];
         return 0;
     }
     return 1;
 }
 
-/* Rename physical field names to logical ones inside a nested value (column mapping). */
-static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
+/* A value of a file written before its column was widened, in the table's type
+ * (PROTOCOL.md "Type Widening": readers convert such values to the wider type). */
+static void widen_cell(mcdc_value *v, const mcdc_column *from, const mcdc_column *to)
+{
+    if (v->is_null)
+        return;
+    mcdc_int128 x;
+    switch (to->type) {
+    case MCDC_TYPE_DOUBLE:
+        v->v.d = from->type == MCDC_TYPE_FLOAT ? (double)v->v.f : (double)v->v.i;
+        return;
+    case MCDC_TYPE_TIMESTAMP_NTZ: /* from a date: midnight of that day */
+        v->v.i *= INT64_C(86400000000);
+        return;
+    case MCDC_TYPE_DECIMAL:
+        x = from->type == MCDC_TYPE_DECIMAL ? v->v.dec : (mcdc_int128)v->v.i;
+        for (int k = from->type == MCDC_TYPE_DECIMAL ? from->scale : 0; k < to->scale; k++)
+            x *= 10;
+        v->v.dec = x;
+        return;
+    default: /* integers: v.i holds every width */
+        return;
+    }
+}
+
+/* A nested value in the table's terms: struct fields under their logical names (found by
+ * physical name under column mapping), in schema order, and a field the file's struct
+ * lacks (written before the field was added) as null. */
+static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
 {
     if (!v || json_is_null(v))
         return json_incref(v);
@@ -392,11 +384,10 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
         json_t *o = json_object();
         for (size_t i = 0; o && i < t->n_fields; i++) {
             const mcdc_delta_field *f = &t->fields[i];
-            json_t *x = json_object_get(v, f->physical_name);
+            json_t *x = cm ? json_object_get(v, f->physical_name) : NULL;
             if (!x)
                 x = json_object_get(v, f->name);
-            if (x)
-                json_object_set_new(o, f->name, rename_nested(x, &f->type));
+            json_object_set_new(o, f->name, x ? rename_nested(x, &f->type, cm) : json_null());
         }
         return o;
     }
@@ -406,7 +397,7 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
         json_t *a = json_array();
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x) json_array_append_new(a, rename_nested(x, t->element));
+        json_array_foreach(v, i, x) json_array_append_new(a, rename_nested(x, t->element, cm));
         return a;
     }
     case MCDC_DELTA_TYPE_MAP: {
@@ -417,8 +408,9 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
         json_t *x;
         json_array_foreach(v, i, x) {
             json_t *kv = json_object();
-            json_object_set_new(kv, "key", rename_nested(json_object_get(x, "key"), t->key));
-            json_object_set_new(kv, "value", rename_nested(json_object_get(x, "value"), t->element));
+            json_object_set_new(kv, "key", rename_nested(json_object_get(x, "key"), t->key, cm));
+            json_object_set_new(kv, "value",
+                                rename_nested(json_object_get(x, "value"), t->element, cm));
             json_array_append_new(a, kv);
         }
         return a;
@@ -437,7 +429,8 @@ static int rename_cell(mcdc_delta_scan *s, size_t i)
     if (!j)
         return mcdc_error_set(MCDC_ECORRUPT, "scan: nested value of column %s is not JSON",
                               s->schema->cols[i].name);
-    json_t *r = rename_nested(j, &s->snap->schema->fields[s->field[i]].type);
+    json_t *r = rename_nested(j, &s->snap->schema->fields[s->field[i]].type,
+                              s->snap->column_mapping != MCDC_DELTA_CM_NONE);
     json_decref(j);
     s->renamed[i] = r ? json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
     json_decref(r);
@@ -490,17 +483,15 @@ int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
         for (size_t i = 0; i < s->n_out; i++) {
             if (s->part[i] >= 0)
                 s->row[i] = s->pvals[i];
-            else if (s->src[i] >= 0) {
+            else if (s->src[i] >= 0)
                 s->row[i] = in[s->src[i]];
-                if (s->widen[i])
-                    widen_value(&s->row[i], s->widen[i],
-                                &mcdc_parquet_reader_schema(s->reader)->cols[s->src[i]],
-                                &s->schema->cols[i]);
-            } else {
+            else {
                 memset(&s->row[i], 0, sizeof s->row[i]);
                 s->row[i].is_null = true;
             }
-            if (s->nested[i] && !s->row[i].is_null && s->snap->column_mapping != MCDC_DELTA_CM_NONE) {
+            if (s->from && s->from[i].type)
+                widen_cell(&s->row[i], &s->from[i], &s->schema->cols[i]);
+            if (s->nested[i] && !s->row[i].is_null) {
                 int rr = rename_cell(s, i);
                 if (rr < 0) {
                     close_file(s);

@@ -305,8 +305,68 @@ static int apply_action(mcdc_delta_action *a, void *payload)
 
 static const char *const readable_features[] = {
     "columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck",
-    "typeWidening",
+    "typeWidening", "typeWidening-preview",
 };
+
+/* Every delta.typeChanges entry of the schema (any depth) is a widening this build
+ * converts (PROTOCOL.md "Type Widening", reader requirements). */
+static int check_type_changes(json_t *type, int depth)
+{
+    if (depth > 64 || !json_is_object(type))
+        return 0;
+    json_t *fields = json_object_get(type, "fields");
+    json_t *sub[] = { json_object_get(type, "elementType"), json_object_get(type, "keyType"),
+                      json_object_get(type, "valueType") };
+    for (size_t k = 0; k < 3; k++) {
+        int rc = check_type_changes(sub[k], depth + 1);
+        if (rc < 0)
+            return rc;
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(fields, i, f) {
+        json_t *tc = json_object_get(json_object_get(f, "metadata"), "delta.typeChanges");
+        size_t k;
+        json_t *e;
+        json_array_foreach(tc, k, e) {
+            const char *from = json_string_value(json_object_get(e, "fromType"));
+            const char *to = json_string_value(json_object_get(e, "toType"));
+            mcdc_column a = { 0 }, b = { 0 };
+            if (!from || !to || mcdc_type_parse(&a, from) < 0 || mcdc_type_parse(&b, to) < 0 ||
+                !mcdc_delta_type_widens(&a, &b))
+                return mcdc_error_set(MCDC_EUNSUPPORTED, "column %s: type change from %s to %s "
+                                      "is not one this build reads",
+                                      json_string_value(json_object_get(f, "name")),
+                                      from ? from : "?", to ? to : "?");
+        }
+        int rc = check_type_changes(json_object_get(f, "type"), depth + 1);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Column mapping is supported by reader version 2, or 3 with the columnMapping feature
+ * (PROTOCOL.md "Column Mapping"); elsewhere delta.columnMapping.mode means nothing. */
+static bool cm_supported(const mcdc_delta_protocol *p)
+{
+    if (p->min_reader_version == 2)
+        return true;
+    for (size_t i = 0; p->min_reader_version >= 3 && i < p->n_reader_features; i++)
+        if (strcmp(p->reader_features[i], "columnMapping") == 0)
+            return true;
+    return false;
+}
+
+mcdc_delta_cm_mode mcdc_delta__cm_mode(const mcdc_delta_protocol *p, const mcdc_delta_map *conf)
+{
+    const char *mode = mcdc_delta_map_get(conf, "delta.columnMapping.mode", NULL);
+    if (!mode || !cm_supported(p))
+        return MCDC_DELTA_CM_NONE;
+    return strcmp(mode, "name") == 0 ? MCDC_DELTA_CM_NAME
+           : strcmp(mode, "id") == 0 ? MCDC_DELTA_CM_ID
+                                     : MCDC_DELTA_CM_NONE;
+}
 
 int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_metadata *m)
 {
@@ -324,7 +384,14 @@ int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_met
                                       p->reader_features[i]);
         }
     }
-    if (m) {
+    if (m && m->schema_string && strstr(m->schema_string, "delta.typeChanges")) {
+        json_t *root = json_loads(m->schema_string, 0, NULL);
+        int rc = check_type_changes(root, 0);
+        json_decref(root);
+        if (rc < 0)
+            return rc;
+    }
+    if (m && cm_supported(p)) {
         const char *mode = mcdc_delta_map_get(&m->configuration, "delta.columnMapping.mode", NULL);
         if (mode && strcmp(mode, "none") != 0 && strcmp(mode, "name") != 0 &&
             strcmp(mode, "id") != 0)
@@ -411,10 +478,7 @@ static int finish(mcdc_delta_snapshot *s, replay *r)
     r->n_txns = 0;
     if (s->n_txns)
         qsort(s->txns, s->n_txns, sizeof *s->txns, cmp_txn);
-    const char *mode = mcdc_delta_map_get(&s->metadata.configuration, "delta.columnMapping.mode", NULL);
-    s->column_mapping = mode && strcmp(mode, "name") == 0 ? MCDC_DELTA_CM_NAME
-                        : mode && strcmp(mode, "id") == 0 ? MCDC_DELTA_CM_ID
-                                                          : MCDC_DELTA_CM_NONE;
+    s->column_mapping = mcdc_delta__cm_mode(&s->protocol, &s->metadata.configuration);
     return mcdc_delta_schema_parse(&s->schema, s->metadata.schema_string);
 }
 
@@ -641,7 +705,7 @@ static int hexval(char c)
     return -1;
 }
 
-char *mcdc_delta_file_abspath(const mcdc_delta_snapshot *s, const char *log_path)
+char *mcdc_delta__uri_decode(const char *log_path)
 {
     size_t n = strlen(log_path);
     char *dec = malloc(n + 1);
@@ -658,6 +722,14 @@ char *mcdc_delta_file_abspath(const mcdc_delta_snapshot *s, const char *log_path
         }
     }
     dec[k] = '\0';
+    return dec;
+}
+
+char *mcdc_delta_file_abspath(const mcdc_delta_snapshot *s, const char *log_path)
+{
+    char *dec = mcdc_delta__uri_decode(log_path);
+    if (!dec)
+        return NULL;
     const char *p = dec;
     if (strncmp(p, "file:", 5) == 0) {
         p += 5;

@@ -612,10 +612,6 @@ static int apply_metadata(mcdc_delta_snapshot *s, mcdc_delta_metadata *m)
     s->metadata = *m;
     memset(m, 0, sizeof *m);
     s->schema = schema;
-    const char *mode = mcdc_delta_map_get(&s->metadata.configuration, "delta.columnMapping.mode", NULL);
-    s->column_mapping = mode && strcmp(mode, "name") == 0 ? MCDC_DELTA_CM_NAME
-                        : mode && strcmp(mode, "id") == 0 ? MCDC_DELTA_CM_ID
-                                                          : MCDC_DELTA_CM_NONE;
     return 0;
 }
 
@@ -676,6 +672,8 @@ static int apply_pending(mcdc_delta_snapshot *s, pending *p)
     }
     if (rc == 0)
         rc = mcdc_delta_check_readable(&s->protocol, &s->metadata);
+    if (rc == 0) /* after both: a commit may change the protocol, the metadata or both */
+        s->column_mapping = mcdc_delta__cm_mode(&s->protocol, &s->metadata.configuration);
     if (rc == 0 && s->n_tombstones > s->priv->prune_at)
         rc = prune_tombstones(s);
     return rc;

@@ -2,6 +2,9 @@
  * finalize/checkpoint.c: read a stream checkpoint's last committed end offset, for the
  * finalization job that runs where no tracker can (architecture §5).
  *
+ * A checkpoint in a re-snapshot generation (`stream --on-data-loss resnapshot`) is read
+ * at its newest generation's directory, which its generation file names.
+ *
  * Guarantees: only reads; takes no lock; uses an offsets/<N> only when commits/<N>
  * exists (a batch without its commit is replayed with exactly its recorded range, so its
  * end is not processed yet); files over 1 MiB are refused as corrupt. Names in commits/
@@ -20,6 +23,7 @@
 
 #include "mcdc/error.h"
 #include "mcdc/finalize.h"
+#include "mcdc/pipeline.h"
 
 #define MAX_STATE_FILE (1 << 20)
 
@@ -73,10 +77,17 @@ static int read_small(char **out, size_t *len, const char *path)
     return 0;
 }
 
-int mcdc_finalize_checkpoint_last(mcdc_offset *out, int64_t *batch_id, const char *dir)
+int mcdc_finalize_checkpoint_last(mcdc_offset *out, int64_t *batch_id, const char *base)
 {
-    MCDC_ASSERT_ARG(out && dir);
-    char path[4096];
+    MCDC_ASSERT_ARG(out && base);
+    /* the newest re-snapshot generation's checkpoint (pipeline/generation.c) */
+    mcdc_generation g;
+    char dir[4096], path[4096 + 64];
+    int grc = mcdc_generation_read(&g, base);
+    if (grc < 0)
+        return grc;
+    if ((grc = mcdc_generation_checkpoint(dir, sizeof dir, base, g.n)) < 0)
+        return grc;
     if (snprintf(path, sizeof path, "%s/commits", dir) >= (int)sizeof path)
         return mcdc_error_set(MCDC_EINVAL, "checkpoint path too long");
     DIR *d = opendir(path);

@@ -176,6 +176,7 @@ static int build(mcdc_parquet_reader *r, size_t *pos, pqr_node *parent, int dept
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     *out = n;
     n->name = e->name;
+    n->field_id = e->has_field_id ? e->field_id : -1;
     n->parent = parent;
     n->repetition = parent ? (e->has_repetition ? e->repetition : MCDC_PQ_REQUIRED) : MCDC_PQ_REQUIRED;
     if (n->repetition < 0 || n->repetition > 2)
@@ -608,6 +609,11 @@ int mcdc_parquet_reader_select(mcdc_parquet_reader *r, const char *const *names,
 const mcdc_schema *mcdc_parquet_reader_schema(const mcdc_parquet_reader *r)
 {
     return r->schema;
+}
+
+int64_t mcdc_parquet_reader_field_id(const mcdc_parquet_reader *r, size_t i)
+{
+    return i < r->n_sel ? r->sel[i]->field_id : -1;
 }
 
 bool mcdc_parquet_reader_is_nested(const mcdc_parquet_reader *r, size_t i)

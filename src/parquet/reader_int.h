@@ -76,6 +76,7 @@ typedef struct pqr_node {
     int              n_leaves;    /* leaves at or under this node */
     bool             elem_is_repeated; /* LIST: the repeated child itself is the element */
     bool             ts_utc;      /* nanosecond timestamps: adjusted to UTC (prints a Z) */
+    int64_t          field_id;    /* the schema element's field_id, or -1 when absent */
 } pqr_node;
 
 /* How the present values of a column's current page are held. */

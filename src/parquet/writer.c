@@ -330,6 +330,10 @@ int mcdc_parquet_writer_open(mcdc_parquet_writer **out, const char *path,
         w->n_cols = i + 1;
         mcdc_pq_schema_element e;
         mcdc_pq__column_schema_element(&w->cols[i], name, col->nullable, &e);
+        if (opts && opts->field_ids && opts->field_ids[i] >= 0) {
+            e.has_field_id = true;
+            e.field_id = opts->field_ids[i];
+        }
         if ((rc = mcdc_pq__writer_add_element(w, &e)) < 0)
             goto fail;
     }

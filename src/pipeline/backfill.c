@@ -5,7 +5,9 @@
  *   1. L = max_lsn, refused when below S (a readable secondary's stale max_lsn);
  *   2. read its chunks, each by key range [lo, hi) into a bronze data file of its own
  *      (operation 0, _start_lsn = L, _snapshot = S, _chunk = i), so memory stays one
- *      row group whatever the wave's size                             backfill.mid_read
+ *      row group whatever the wave's size; right after each chunk's read its consistent_lsn
+ *      (the newest commit at or before the server's clock: no row read is newer)
+ *                                                                      backfill.mid_read
  *   3. append the files to bronze in one commit with txn{<app>#snap.<S>, wave} and the
  *      wave's userMetadata (backfill.after_data_files before, backfill.after_bronze after);
  *   4. one snapshot_chunk facts row per chunk, txn{<app>#snapchunks.<S>, wave}
@@ -52,7 +54,14 @@ typedef struct bf {
     char snap_app[300], chunk_app[300], plan_app[300], events_app[300];
     mcdc_lsn last_lsn;        /* newest wave stamp */
     bool has_last_lsn;
+    mcdc_lsn consistent;      /* newest consistent_lsn of a chunk read (this run or the
+                               * last wave committed before it) */
+    bool has_consistent;
     int progress_fd;          /* --progress file, -1 none */
+    mcdc_lsn snap;            /* the rows' _snapshot: S, or a partial backfill's P */
+    bool partial;             /* --range: a partial backfill of [range_lo, range_hi) */
+    json_t *range_lo, *range_hi; /* its bounds as JSON keys (null: open), owned */
+    char range_id[40];        /* its run id: names its txns, in its facts rows */
 } bf;
 
 /* One JSON line per wave in the progress file (O_APPEND: one write per line). */
@@ -62,7 +71,7 @@ static void progress_line(bf *b, int64_t wave, double rate, double left)
         return;
     char S[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN];
     json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:s}", "event", "wave", "snapshot",
-                          mcdc_stream__lsn_text(S, &b->state.S.lsn), "wave", (json_int_t)wave,
+                          mcdc_stream__lsn_text(S, &b->snap), "wave", (json_int_t)wave,
                           "chunks", (json_int_t)b->st->chunks_done, "chunks_total",
                           (json_int_t)b->st->chunks_total, "rows", (json_int_t)b->st->rows_done,
                           "rows_estimate", (json_int_t)b->st->rows_estimate, "rows_per_second",
@@ -143,6 +152,8 @@ static void release(bf *b)
     mcdc_snap__state_clear(&b->state);
     mcdc_snap__keydef_clear(&b->k);
     json_decref(b->chunks);
+    json_decref(b->range_lo);
+    json_decref(b->range_hi);
 }
 
 static int fill_status(bf *b)
@@ -273,23 +284,35 @@ static int chunk_events(bf *b, const json_t *um, snap_event **out, size_t *n_out
     if (!ev)
         return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
     char S[MCDC_LSN_STRLEN];
-    mcdc_stream__lsn_text(S, &b->state.S.lsn);
+    mcdc_stream__lsn_text(S, &b->snap);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         json_t *c = json_array_get(chs, i);
         json_t *ci = json_object_get(c, "chunk"), *rs = json_object_get(c, "rows");
         json_t *sec = json_object_get(c, "read_seconds");
         const char *mx = json_string_value(json_object_get(c, "max_lsn"));
-        ev[i].event = "snapshot_chunk";
+        ev[i].event = b->partial ? "snapshot_range_chunk" : "snapshot_chunk";
         ev[i].app_id = b->state.app_id;
         ev[i].rows = json_integer_value(rs);
         ev[i].at = at;
         ev[i].has_max = mx && mcdc_lsn_parse(&ev[i].max_lsn, mx) == 0;
         ev[i].read_seconds = json_is_number(sec) ? json_number_value(sec) : -1;
         int64_t idx = json_integer_value(ci);
-        json_t *d = json_pack("{s:s,s:I,s:O,s:O?,s:O?,s:b}", "snapshot", S, "chunk", (json_int_t)idx,
-                              "wave", w, "lo", json_object_get(c, "lo"), "hi", json_object_get(c, "hi"),
-                              "last", idx + 1 == (int64_t)b->n_chunks);
+        /* a partial backfill's chunk names its run and range, never a snapshot */
+        json_t *d = b->partial ? json_pack("{s:s,s:[OO]}", "range_id", b->range_id, "range",
+                                           b->range_lo, b->range_hi)
+                               : json_pack("{s:s}", "snapshot", S);
+        json_t *lo = json_object_get(c, "lo"), *hi = json_object_get(c, "hi");
+        if (d && json_object_update_new(d, json_pack("{s:I,s:O,s:O,s:O,s:b}", "chunk", (json_int_t)idx,
+                                                 "wave", w, "lo", lo ? lo : json_null(), "hi",
+                                                 hi ? hi : json_null(), "last",
+                                                 idx + 1 == (int64_t)b->n_chunks)) < 0) {
+            json_decref(d);
+            d = NULL;
+        }
+        json_t *cl = json_object_get(c, "consistent_lsn");
+        if (d && json_is_string(cl))
+            json_object_set(d, "consistent_lsn", cl);
         ev[i].detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(d);
         if (!ev[i].detail)
@@ -349,6 +372,8 @@ static int resume(bf *b)
     b->wave = w + 1;
     const char *L = json_string_value(json_object_get(j, "lsn"));
     b->has_last_lsn = L && mcdc_lsn_parse(&b->last_lsn, L) == 0;
+    const char *C = json_string_value(json_object_get(j, "consistent_lsn"));
+    b->has_consistent = C && mcdc_lsn_parse(&b->consistent, C) == 0;
     if (fw < w) {
         mcdc_log(MCDC_LOG_INFO, LOGGER, "wave %" PRId64 " is in bronze without its facts rows: "
                  "writing them from its commit", w);
@@ -371,10 +396,19 @@ static int complete(bf *b)
     mcdc_stream__lsn_text(last, &b->last_lsn);
     json_t *d = json_pack("{s:s,s:I,s:I,s:s}", "snapshot", S, "chunks", (json_int_t)b->n_chunks,
                           "rows", (json_int_t)b->st->rows_done, "last_lsn", last);
+    if (d && b->has_consistent) { /* the newest read's: every row read is at or below it */
+        char cl[MCDC_LSN_STRLEN];
+        json_object_set_new(d, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &b->consistent)));
+    }
     snap_event ev = { .event = b->state.kind, .app_id = b->state.app_id, .rows = b->st->rows_done,
                       .at = b->state.S, .read_seconds = -1,
                       .started_at_us = b->state.open_written_at_us };
     ev.duration_ms = (mcdc_time_now_us() - b->state.open_written_at_us) / 1000;
+    /* a re-snapshot's row carries the gap its open recorded */
+    const char *lf = json_string_value(json_object_get(b->state.open_detail, "lost_from_ts"));
+    const char *lt = json_string_value(json_object_get(b->state.open_detail, "lost_to_ts"));
+    ev.has_lost_from = lf && mcdc_time_parse(&ev.lost_from_us, lf) == 0;
+    ev.has_lost_to = lt && mcdc_time_parse(&ev.lost_to_us, lt) == 0;
     ev.detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(d);
     if (!ev.detail)
@@ -433,6 +467,8 @@ static int commit_wave(bf *b, mcdc_delta_file *adds, size_t n_adds, const char *
 typedef struct wave_chunk {
     int64_t idx, rows;
     mcdc_lsn max_lsn;
+    mcdc_lsn consistent;      /* consistent_lsn when the read ended */
+    bool has_consistent;      /* the source answers consistent_lsn */
     double seconds;
 } wave_chunk;
 
@@ -448,7 +484,8 @@ static int read_chunk(bf *b, int64_t idx, const mcdc_lsn *L, const mcdc_offset *
     if (rc < 0)
         return rc;
     x.batch_id = -1;
-    x.snapshot = &b->state.S.lsn;
+    x.snapshot = &b->snap;
+    x.range_rows = b->partial;
     x.stamp = L;
     x.has_snapshot_ts = Lo->has_commit_ts;
     x.snapshot_ts_us = Lo->commit_ts_us;
@@ -463,6 +500,9 @@ static int read_chunk(bf *b, int64_t idx, const mcdc_lsn *L, const mcdc_offset *
                                         mcdc_stream__on_snapshot_row, &x);
     mcdc_snap__keyvals_clear(&lo);
     mcdc_snap__keyvals_clear(&hi);
+    if (rc == 0 && s->o.source->ops->consistent_lsn &&
+        (rc = s->o.source->ops->consistent_lsn(s->o.source, &wc->consistent)) == 0)
+        wc->has_consistent = true;
     if (rc == 0)
         rc = mcdc_stream__max_lsn(s, &wc->max_lsn);
     wc->idx = idx;
@@ -495,11 +535,11 @@ static int run_wave(bf *b, int64_t width, double *seconds)
     int rc = mcdc_stream__max_lsn(s, &L);
     if (rc < 0)
         return rc;
-    if (mcdc_lsn_cmp(&L, &b->state.S.lsn) < 0) {
+    if (mcdc_lsn_cmp(&L, &b->snap) < 0) {
         mcdc_error_set(MCDC_ESOURCE, "%s: max_lsn %s is below the snapshot's LSN %s: the source "
                        "is behind the one the snapshot was opened on (a readable secondary?)",
                        s->o.source->description ? s->o.source->description : "source",
-                       mcdc_stream__lsn_text(Ltxt, &L), mcdc_stream__lsn_text(Stxt, &b->state.S.lsn));
+                       mcdc_stream__lsn_text(Ltxt, &L), mcdc_stream__lsn_text(Stxt, &b->snap));
         return mcdc_error_hint("point --source at the primary, or wait until the secondary "
                                "caught up; nothing was written");
     }
@@ -525,24 +565,50 @@ static int run_wave(bf *b, int64_t width, double *seconds)
     }
     json_t *um = NULL;
     char *umtxt = NULL;
+    mcdc_lsn pending_cl = mcdc_lsn_zero(); /* b->consistent once the wave is committed */
+    bool has_pending_cl = false;
     if (rc == 0) {
         char ts[MCDC_TIME_STRLEN] = "";
         if (Lo.has_commit_ts)
             mcdc_time_format(ts, Lo.commit_ts_us, 3, false);
         json_t *chs = json_array();
+        mcdc_lsn wave_cl = mcdc_lsn_zero();
+        bool has_cl = false;
         for (int64_t i = 0; chs && i < width; i++) {
             json_t *c = json_array_get(b->chunks, (size_t)wc[i].idx);
-            char mx[MCDC_LSN_STRLEN];
-            json_array_append_new(chs, json_pack("{s:I,s:O,s:O,s:I,s:s,s:f}", "chunk",
-                                                 (json_int_t)wc[i].idx, "lo", json_array_get(c, 0),
-                                                 "hi", json_array_get(c, 1), "rows",
-                                                 (json_int_t)wc[i].rows, "max_lsn",
-                                                 mcdc_stream__lsn_text(mx, &wc[i].max_lsn),
-                                                 "read_seconds", wc[i].seconds));
+            char mx[MCDC_LSN_STRLEN], cl[MCDC_LSN_STRLEN];
+            json_t *e = json_pack("{s:I,s:O,s:O,s:I,s:s,s:f}", "chunk", (json_int_t)wc[i].idx, "lo",
+                                  json_array_get(c, 0), "hi", json_array_get(c, 1), "rows",
+                                  (json_int_t)wc[i].rows, "max_lsn",
+                                  mcdc_stream__lsn_text(mx, &wc[i].max_lsn), "read_seconds",
+                                  wc[i].seconds);
+            if (e && wc[i].has_consistent) {
+                json_object_set_new(e, "consistent_lsn",
+                                    json_string(mcdc_stream__lsn_text(cl, &wc[i].consistent)));
+                if (!has_cl || mcdc_lsn_cmp(&wc[i].consistent, &wave_cl) > 0)
+                    wave_cl = wc[i].consistent;
+                has_cl = true;
+            }
+            json_array_append_new(chs, e);
         }
-        um = json_pack("{s:s,s:I,s:s,s:s,s:I,s:o}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->state.S.lsn),
-                       "wave", (json_int_t)b->wave, "lsn", mcdc_stream__lsn_text(Ltxt, &L),
-                       "commit_ts", ts, "rows", (json_int_t)rows, "chunks", chs);
+        um = b->partial ? json_pack("{s:s,s:[OO]}", "range_id", b->range_id, "range", b->range_lo,
+                                    b->range_hi)
+                        : json_pack("{s:s}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->snap));
+        if (um && json_object_update_new(um, json_pack("{s:I,s:s,s:s,s:I,s:o}", "wave", (json_int_t)b->wave,
+                                                   "lsn", mcdc_stream__lsn_text(Ltxt, &L), "commit_ts",
+                                                   ts, "rows", (json_int_t)rows, "chunks", chs)) < 0) {
+            json_decref(um);
+            um = NULL;
+        }
+        if (um && has_cl) {
+            char cl[MCDC_LSN_STRLEN];
+            json_object_set_new(um, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &wave_cl)));
+            if (!b->has_consistent || mcdc_lsn_cmp(&wave_cl, &b->consistent) > 0)
+                pending_cl = wave_cl;
+            else
+                pending_cl = b->consistent;
+            has_pending_cl = true;
+        }
         if (!um || !(umtxt = json_dumps(um, JSON_COMPACT | JSON_PRESERVE_ORDER)))
             rc = mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
     }
@@ -569,6 +635,10 @@ static int run_wave(bf *b, int64_t width, double *seconds)
         b->wave++;
         b->last_lsn = L;
         b->has_last_lsn = true;
+        if (has_pending_cl) {
+            b->consistent = pending_cl;
+            b->has_consistent = true;
+        }
     }
     for (size_t i = 0; i < n_adds; i++)
         mcdc_delta_file_clear(&adds[i]);
@@ -620,6 +690,224 @@ static int wait_for_headroom(bf *b, int64_t t_start, bool *go)
     }
 }
 
+/* Waves until every chunk of b->chunks is in bronze or a limit stops them. */
+static int run_waves(bf *b, int64_t t_start)
+{
+    const mcdc_backfill_options *o = b->o;
+    mcdc_backfill_status *out = b->st;
+    int rc = 0;
+    int64_t width = 1;
+    double per_chunk = 0;
+    while (rc == 0 && b->next < (int64_t)b->n_chunks) {
+        int64_t elapsed = mcdc_time_mono_us() - t_start;
+        if (o->max_waves && out->run_waves >= o->max_waves)
+            break;
+        if (o->max_us && elapsed >= o->max_us)
+            break;
+        bool go;
+        if ((rc = wait_for_headroom(b, t_start, &go)) < 0 || !go)
+            break;
+        elapsed = mcdc_time_mono_us() - t_start;
+        if (out->run_waves > 0 && o->target_wave_us > 0 && per_chunk > 0) {
+            double budget = (double)o->target_wave_us / 1e6;
+            if (o->max_us && (double)(o->max_us - elapsed) / 1e6 < budget)
+                budget = (double)(o->max_us - elapsed) / 1e6;
+            width = (int64_t)(budget / per_chunk);
+            if (width < 1) width = 1;
+            if (width > MAX_WAVE_CHUNKS) width = MAX_WAVE_CHUNKS;
+        }
+        int64_t w = b->wave;
+        int64_t chunks_before = out->run_chunks, rows_before = out->run_rows;
+        double secs = 0;
+        if ((rc = run_wave(b, width, &secs)) < 0)
+            break;
+        int64_t did = out->run_chunks - chunks_before;
+        per_chunk = did > 0 ? secs / (double)did : 0;
+        if (o->progress) {
+            double rate = secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0;
+            double left = per_chunk * (double)((int64_t)b->n_chunks - b->next);
+            out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
+            o->progress(out, w, rate, left, o->progress_payload);
+        }
+        progress_line(b, w, secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0,
+                      per_chunk * (double)((int64_t)b->n_chunks - b->next));
+    }
+    return rc;
+}
+
+/* "LO..HI": the first ".." outside a JSON string splits it; each side is a JSON key value
+ * (null or nothing: open). Both open, or a side that is not JSON, is refused. */
+static int parse_range(bf *b)
+{
+    const char *t = b->o->range, *dots = NULL;
+    bool in_str = false;
+    for (const char *p = t; *p && !dots; p++) {
+        if (in_str && *p == '\\' && p[1])
+            p++;
+        else if (*p == '"')
+            in_str = !in_str;
+        else if (!in_str && p[0] == '.' && p[1] == '.')
+            dots = p;
+    }
+    if (!dots) {
+        mcdc_error_set(MCDC_EINVAL, "--range %s: expected LO..HI", t);
+        return mcdc_error_hint("bounds are JSON key values as in the facts rows: --range 100..200, "
+                               "--range '[\"east\",\"2026-09-01\"]..[\"west\",\"2026-09-01\"]', null for an open end");
+    }
+    json_t *side[2] = { NULL, NULL };
+    const char *from[2] = { t, dots + 2 };
+    size_t len[2] = { (size_t)(dots - t), strlen(dots + 2) };
+    for (int i = 0; i < 2; i++) {
+        while (len[i] && (*from[i] == ' ')) { from[i]++; len[i]--; }
+        while (len[i] && from[i][len[i] - 1] == ' ') len[i]--;
+        json_error_t je;
+        side[i] = len[i] ? json_loadb(from[i], len[i], JSON_DECODE_ANY, &je) : json_null();
+        if (!side[i]) {
+            json_decref(side[0]);
+            mcdc_error_set(MCDC_EINVAL, "--range %s: %s bound '%.*s' is not a JSON value: %s", t,
+                           i ? "the upper" : "the lower", (int)len[i], from[i], je.text);
+            return mcdc_error_hint("a string key is quoted (\"east\"), a composite key is a list of "
+                                   "its columns' values in index order");
+        }
+    }
+    b->range_lo = side[0];
+    b->range_hi = side[1];
+    if (json_is_null(b->range_lo) && json_is_null(b->range_hi)) {
+        mcdc_error_set(MCDC_EINVAL, "--range %s: both ends are open", t);
+        return mcdc_error_hint("a backfill of the whole table is a new snapshot; give a bound");
+    }
+    for (int i = 0; i < 2; i++) {
+        snap_keyvals kv;
+        int rc = mcdc_snap__key_from_json(&b->k, i ? b->range_hi : b->range_lo, &kv);
+        if (rc < 0) {
+            json_t *kn = mcdc_snap__key_names(&b->k);
+            char *names = kn ? json_dumps(kn, JSON_COMPACT) : NULL, why[1024];
+            json_decref(kn);
+            snprintf(why, sizeof why, "%s", mcdc_error_last()->message);
+            mcdc_error_set(MCDC_EINVAL, "--range %s: the %s bound does not fit the key %s: %s", t,
+                           i ? "upper" : "lower", names ? names : "?", why);
+            free(names);
+            return mcdc_error_hint("give one value per key column, in index order, as JSON");
+        }
+        mcdc_snap__keyvals_clear(&kv);
+    }
+    if (json_equal(b->range_lo, b->range_hi) ||
+        (b->k.is_int && json_is_integer(b->range_lo) && json_is_integer(b->range_hi) &&
+         json_integer_value(b->range_lo) >= json_integer_value(b->range_hi))) {
+        mcdc_error_set(MCDC_EINVAL, "--range %s: empty (the range is LO <= key < HI)", t);
+        return mcdc_error_hint("give HI above LO");
+    }
+    return 0;
+}
+
+/* The closing row of a partial backfill: snapshot_range (never bootstrap or resnapshot),
+ * txn{<app>#rangedone.<R>, 0}, detail {range_id: R, range, keys, chunks, rows, first_lsn: P,
+ * last_lsn, consistent_lsn}. */
+static int complete_range(bf *b, int64_t started_at_us)
+{
+    char P[MCDC_LSN_STRLEN], last[MCDC_LSN_STRLEN];
+    mcdc_stream__lsn_text(P, &b->snap);
+    mcdc_stream__lsn_text(last, b->has_last_lsn ? &b->last_lsn : &b->snap);
+    json_t *d = json_pack("{s:s,s:[OO],s:o,s:I,s:I,s:s,s:s}", "range_id", b->range_id, "range",
+                          b->range_lo, b->range_hi, "keys", mcdc_snap__key_names(&b->k), "chunks",
+                          (json_int_t)b->n_chunks, "rows", (json_int_t)b->st->run_rows, "first_lsn", P,
+                          "last_lsn", last);
+    if (d && b->has_consistent) {
+        char cl[MCDC_LSN_STRLEN];
+        json_object_set_new(d, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &b->consistent)));
+    }
+    mcdc_offset at;
+    int rc = mcdc_stream__offset_at(&b->s, &b->snap, &at);
+    if (rc < 0) {
+        json_decref(d);
+        return rc;
+    }
+    snap_event ev = { .event = "snapshot_range", .app_id = b->state.app_id ? b->state.app_id : b->s.family,
+                      .rows = b->st->run_rows, .at = at, .read_seconds = -1,
+                      .started_at_us = started_at_us };
+    ev.duration_ms = (mcdc_time_now_us() - started_at_us) / 1000;
+    ev.detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(d);
+    if (!ev.detail)
+        return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+    rc = mcdc_snap__write_events(&b->s, &ev, 1, b->events_app, 0);
+    mcdc_snap__events_clear(&ev, 1);
+    if (rc < 0)
+        return rc;
+    mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: partial backfill %s of %s complete: %zu chunks, %" PRId64
+             " rows", b->o->target, P, b->o->range, b->n_chunks, b->st->run_rows);
+    b->st->partial_complete = true;
+    return 0;
+}
+
+/* --range: a partial backfill (ADR 0022). It needs the stream's bronze and no snapshot
+ * open, reads [LO, HI) in chunks stamped as usual under its own point P (max_lsn at its
+ * start) and txns, and writes no bootstrap or resnapshot row: the stream's snapshot LSN
+ * stays, silver is not rebuilt, and no chunk reaches outside [LO, HI). */
+static int run_range(bf *b, int64_t t_start)
+{
+    const mcdc_backfill_options *o = b->o;
+    mcdc_backfill_status *st = b->st;
+    int rc;
+    char S[MCDC_LSN_STRLEN];
+    if (o->status_only) {
+        mcdc_error_set(MCDC_EINVAL, "--status and --range: --status shows the open snapshot only");
+        return mcdc_error_hint("drop --range to see the snapshot's state; a partial backfill's "
+                               "rows are its snapshot_chunk and snapshot_range facts rows");
+    }
+    if ((b->state.has_open && !b->state.completed) || b->state.has_full_open) {
+        mcdc_error_set(MCDC_EINVAL, "%s: a snapshot%s%s is open: a partial backfill repairs a "
+                       "complete one", o->target, b->state.has_open && !b->state.completed ? " at " : "",
+                       b->state.has_open && !b->state.completed ? mcdc_stream__lsn_text(S, &b->state.S.lsn) : "");
+        return mcdc_error_hint("run the backfill without --range until the snapshot is complete; "
+                               "it reads every key");
+    }
+    if (!b->s.bronze_exists) {
+        mcdc_error_set(MCDC_ENOTFOUND, "%s: no such bronze table: a partial backfill repairs the rows "
+                       "of a stream's table", o->target);
+        return mcdc_error_hint("run the stream first (with --bootstrap for its first snapshot)");
+    }
+    const char *app = b->state.app_id ? b->state.app_id : b->s.family;
+    if ((rc = mcdc_snap__keydef(&b->k, o->source, o->capture_instance, b->s.captured)) < 0 ||
+        (rc = parse_range(b)) < 0)
+        return rc;
+    if (b->state.has_open && (rc = check_keys(b)) < 0)
+        return rc;
+    /* P: the point of this partial backfill, max_lsn as it starts */
+    if ((rc = mcdc_stream__max_lsn(&b->s, &b->snap)) < 0)
+        return rc;
+    /* R: this run's id (txns of their own, so two partial backfills at one max_lsn never meet) */
+    snprintf(b->range_id, sizeof b->range_id, "%s", b->s.run_id);
+    if ((size_t)snprintf(b->snap_app, sizeof b->snap_app, "%s#range.%s", app, b->range_id) >= sizeof b->snap_app ||
+        (size_t)snprintf(b->chunk_app, sizeof b->chunk_app, "%s#rangechunks.%s", app, b->range_id) >= sizeof b->chunk_app ||
+        (size_t)snprintf(b->events_app, sizeof b->events_app, "%s#rangedone.%s", app, b->range_id) >= sizeof b->events_app)
+        return mcdc_error_set(MCDC_EINVAL, "app_id %s: too long", app);
+    int64_t chunk_rows = o->chunk_rows ? o->chunk_rows : MCDC_BACKFILL_DEFAULT_CHUNK_ROWS;
+    int64_t total = 0, started = mcdc_time_now_us();
+    json_t *chunks = NULL;
+    if ((rc = mcdc_snap__plan_range(o->source, o->capture_instance, &b->k, chunk_rows, b->range_lo,
+                                    b->range_hi, &chunks, &total)) < 0)
+        return rc;
+    b->chunks = chunks;
+    b->n_chunks = json_array_size(chunks);
+    b->partial = true;
+    st->partial = true;
+    st->partial_lsn = b->snap;
+    st->chunks_total = (int64_t)b->n_chunks;
+    st->chunks_done = 0;
+    st->rows_done = 0;
+    st->rows_estimate = total;
+    st->waves = 0;
+    mcdc_log(MCDC_LOG_INFO, LOGGER, "partial backfill of %s, keys %s: %zu chunks of at most %" PRId64
+             " rows, %" PRId64 " rows, at %s", o->target, o->range, b->n_chunks, chunk_rows, total,
+             mcdc_stream__lsn_text(S, &b->snap));
+    b->next = 0;
+    b->wave = 0;
+    if ((rc = run_waves(b, t_start)) == 0 && b->next >= (int64_t)b->n_chunks)
+        rc = complete_range(b, started);
+    return rc;
+}
+
 int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
 {
     MCDC_ASSERT_ARG(o && out);
@@ -638,14 +926,14 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
         goto done;
     if ((rc = reread_state(&b)) < 0)
         goto done;
-    if (!b.state.has_open) {
+    if (!b.state.has_open && !o->range) {
         mcdc_error_set(MCDC_ENOTFOUND, "%s: no chunked snapshot was ever opened for it by app_id %s "
                        "(facts %s)", o->target, b.s.family, o->facts);
         rc = mcdc_error_hint("open one with: mssql-cdc stream --bootstrap --bootstrap-mode chunked "
                              "--facts %s ... (the same --target and --app-id)", o->facts);
         goto done;
     }
-    if (o->status_only || b.state.completed)
+    if (!o->range && (o->status_only || b.state.completed))
         goto done;
     if (o->progress_path &&
         (b.progress_fd = open(o->progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0) {
@@ -654,6 +942,11 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
         rc = mcdc_error_hint("pass a file in a directory that exists and is writable");
         goto done;
     }
+    if (o->range) {
+        rc = run_range(&b, t_start);
+        goto done;
+    }
+    b.snap = b.state.S.lsn;
     if ((rc = mcdc_snap__key_name(b.snap_app, sizeof b.snap_app, b.state.app_id, "#snap.", &b.state.S.lsn)) < 0 ||
         (rc = mcdc_snap__key_name(b.chunk_app, sizeof b.chunk_app, b.state.app_id, "#snapchunks.", &b.state.S.lsn)) < 0 ||
         (rc = mcdc_snap__key_name(b.plan_app, sizeof b.plan_app, b.state.app_id, "#snapplan.", &b.state.S.lsn)) < 0 ||
@@ -662,44 +955,7 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
     if ((rc = mcdc_snap__keydef(&b.k, o->source, o->capture_instance, b.s.captured)) < 0 ||
         (rc = check_keys(&b)) < 0 || (rc = plan(&b)) < 0 || (rc = resume(&b)) < 0)
         goto done;
-    /* waves */
-    int64_t width = 1;
-    double per_chunk = 0;
-    while (rc == 0 && b.next < (int64_t)b.n_chunks) {
-        int64_t elapsed = mcdc_time_mono_us() - t_start;
-        if (o->max_waves && out->run_waves >= o->max_waves)
-            break;
-        if (o->max_us && elapsed >= o->max_us)
-            break;
-        bool go;
-        if ((rc = wait_for_headroom(&b, t_start, &go)) < 0 || !go)
-            break;
-        elapsed = mcdc_time_mono_us() - t_start;
-        if (out->run_waves > 0 && o->target_wave_us > 0 && per_chunk > 0) {
-            double budget = (double)o->target_wave_us / 1e6;
-            if (o->max_us && (double)(o->max_us - elapsed) / 1e6 < budget)
-                budget = (double)(o->max_us - elapsed) / 1e6;
-            width = (int64_t)(budget / per_chunk);
-            if (width < 1) width = 1;
-            if (width > MAX_WAVE_CHUNKS) width = MAX_WAVE_CHUNKS;
-        }
-        int64_t w = b.wave;
-        int64_t chunks_before = out->run_chunks, rows_before = out->run_rows;
-        double secs = 0;
-        if ((rc = run_wave(&b, width, &secs)) < 0)
-            break;
-        int64_t did = out->run_chunks - chunks_before;
-        per_chunk = did > 0 ? secs / (double)did : 0;
-        if (o->progress) {
-            double rate = secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0;
-            double left = per_chunk * (double)((int64_t)b.n_chunks - b.next);
-            out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
-            o->progress(out, w, rate, left, o->progress_payload);
-        }
-        progress_line(&b, w, secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0,
-                      per_chunk * (double)((int64_t)b.n_chunks - b.next));
-    }
-    if (rc == 0 && b.next >= (int64_t)b.n_chunks)
+    if ((rc = run_waves(&b, t_start)) == 0 && b.next >= (int64_t)b.n_chunks)
         rc = complete(&b);
 done:
     out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;

@@ -22,7 +22,7 @@
 #include "mcdc/failpoint.h"
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
-#include "pipeline/stream_int.h"
+#include "pipeline/snapshot_int.h"
 
 
 static int bootstrap_path(char out[MCDC_PATH_MAX], const mcdc_stream *s)
@@ -57,6 +57,32 @@ static int read_bootstrap(const char *path, mcdc_offset *out, bool *found)
         json_decref(j);
     }
     mcdc_buf_dispose(&b);
+    return rc;
+}
+
+/* A re-snapshot's open row (generation n > 0, full mode): {mode: full, kind: resnapshot,
+ * generation, lost_from_ts, lost_to_ts} at S, txn{<base app id>#snapshots, n}, so the
+ * gap is recorded before the table is read. */
+static int write_full_open(mcdc_stream *s, const mcdc_offset *S)
+{
+    if (s->gen.n <= 0 || !s->o.facts_path)
+        return 0;
+    json_t *d = json_pack("{s:s}", "mode", "full");
+    snap_event ev = { .event = "snapshot_open", .app_id = s->o.app_id, .rows = 0, .at = *S,
+                      .read_seconds = -1, .has_lost_from = s->gen.has_lost_from,
+                      .lost_from_us = s->gen.lost_from_us, .has_lost_to = s->gen.has_lost_to,
+                      .lost_to_us = s->gen.lost_to_us };
+    int rc = d ? mcdc_stream__open_detail_gap(s, d) : mcdc_error_set(MCDC_ENOMEM, "bootstrap: "
+                                                                      "out of memory");
+    if (rc == 0 && !(ev.detail = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER)))
+        rc = mcdc_error_set(MCDC_ENOMEM, "bootstrap: out of memory");
+    json_decref(d);
+    char txn[300];
+    if (rc == 0 && (rc = mcdc_stream__base_key(txn, sizeof txn, s, "#snapshots")) == 0)
+        rc = mcdc_snap__write_events(s, &ev, 1, txn, s->gen.n);
+    mcdc_snap__events_clear(&ev, 1);
+    if (rc == 0)
+        mcdc_failpoint("stream.resnapshot.after_open");
     return rc;
 }
 
@@ -135,6 +161,8 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
         if ((rc = mcdc_fs_write_atomic(path, js, strlen(js))) < 0)
             goto done;
     }
+    if ((rc = write_full_open(s, S)) < 0)
+        goto done;
     if ((rc = mcdc_stream__read_init(&x, s)) < 0)
         goto done;
     x.batch_id = -1;

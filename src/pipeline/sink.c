@@ -602,7 +602,7 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
                 v->is_null = true;
             break;
         case BCOL_SNAPSHOT:
-            if (ch) {
+            if (ch || x->range_rows) {
                 v->is_null = true;
             } else {
                 v->v.s.ptr = x->snap_text;
@@ -829,16 +829,17 @@ int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int
         fset_i64(v, MCDC_FACTS_STARTED_AT, started_at_us);
         fset_i64(v, MCDC_FACTS_DURATION_MS, duration_ms);
     }
-    fset_str(v, MCDC_FACTS_EVENT, "bootstrap");
+    /* a re-snapshot (generation n > 0) is the generation's one `resnapshot` row, with its
+     * gap, txn{<base app id>#events, n} */
+    fset_str(v, MCDC_FACTS_EVENT, s->gen.n > 0 ? "resnapshot" : "bootstrap");
     fset_str(v, MCDC_FACTS_TARGET, s->o.target);
-    size_t n = strlen(s->o.app_id) + 8;
-    char *events = malloc(n);
-    if (!events)
-        return mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
-    snprintf(events, n, "%s#events", s->o.app_id);
+    mcdc_stream__set_gap_columns(s, v);
+    char events[300];
+    int rc = mcdc_stream__base_key(events, sizeof events, s, "#events");
+    if (rc < 0)
+        return rc;
     int64_t fv;
-    int rc = mcdc_stream__write_facts(s, &f, events, 0, &fv);
-    free(events);
+    rc = mcdc_stream__write_facts(s, &f, events, s->gen.n, &fv);
     mcdc_stream__facts_rows_clear(&f);
     return rc;
 }

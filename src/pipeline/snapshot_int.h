@@ -59,6 +59,12 @@ int mcdc_snap__extent(mcdc_source *src, const char *ci, const snap_keydef *k, js
  * the table's now). MCDC_EUNSUPPORTED when the source cannot plan. */
 int mcdc_snap__plan(mcdc_source *src, const char *ci, const snap_keydef *k, int64_t chunk_rows,
                     const json_t *extent, json_t **chunks, int64_t *total_rows);
+/* Plan the chunks of the key range [@p lo, @p hi) (JSON keys, null = open) by keyset bounds
+ * @p chunk_rows keys apart: the first chunk starts at lo, the last ends at hi, none reaches
+ * outside the range; *total_rows the rows in it now. MCDC_EUNSUPPORTED when the source
+ * cannot plan. */
+int mcdc_snap__plan_range(mcdc_source *src, const char *ci, const snap_keydef *k, int64_t chunk_rows,
+                          const json_t *lo, const json_t *hi, json_t **chunks, int64_t *total_rows);
 
 /* ---- snapshot_state.c ------------------------------------------------------------------ */
 
@@ -105,6 +111,8 @@ typedef struct snap_event {
     int64_t     duration_ms;
     double      read_seconds;   /* < 0: NULL */
     char       *detail;         /* malloc'd JSON, owned by the event */
+    bool        has_lost_from, has_lost_to; /* a re-snapshot's gap (lost_from_ts, */
+    int64_t     lost_from_us, lost_to_us;   /* lost_to_ts = retention_watermark_ts) */
 } snap_event;
 
 /* Write @p n event rows in one facts commit with txn{txn_app, version}; a version already

@@ -454,3 +454,59 @@ int mcdc_snap__plan(mcdc_source *src, const char *ci, const snap_keydef *k, int6
     *chunks = a;
     return 0;
 }
+
+/* A key range's plan: keyset bounds chunk_rows keys apart from @p lo, the last chunk ending
+ * at @p hi, so no chunk reaches outside [lo, hi). Whether a bound b is below hi is asked
+ * as key_count(b, hi) > 0 (b itself is a key), which needs no key comparison here. */
+int mcdc_snap__plan_range(mcdc_source *src, const char *ci, const snap_keydef *k, int64_t chunk_rows,
+                          const json_t *lo, const json_t *hi, json_t **chunks, int64_t *total_rows)
+{
+    *chunks = NULL;
+    *total_rows = 0;
+    int rc = need_planning_ops(src);
+    if (rc < 0)
+        return rc;
+    MCDC_ASSERT_ARG(chunk_rows > 0 && lo && hi);
+    json_t *a = json_array();
+    if (!a)
+        return mcdc_error_set(MCDC_ENOMEM, "snapshot plan: out of memory");
+    snap_keyvals l = { 0 }, h = { 0 };
+    if ((rc = mcdc_snap__key_from_json(k, lo, &l)) == 0 && (rc = mcdc_snap__key_from_json(k, hi, &h)) == 0)
+        rc = src->ops->key_count(src, ci, l.v, h.v, total_rows);
+    json_t *start = json_incref((json_t *)lo);
+    while (rc == 0) {
+        key_capture next = { 0 };
+        if ((rc = key_at(src, ci, k, start, chunk_rows, false, &next)) < 0)
+            break;
+        int64_t below = 0;
+        if (next.json && !json_is_null(hi)) {
+            snap_keyvals b = { 0 };
+            if ((rc = mcdc_snap__key_from_json(k, next.json, &b)) == 0)
+                rc = src->ops->key_count(src, ci, b.v, h.v, &below);
+            mcdc_snap__keyvals_clear(&b);
+            if (rc < 0) {
+                json_decref(next.json);
+                break;
+            }
+        } else if (next.json) {
+            below = 1;
+        }
+        if (below == 0) { /* no key past this chunk inside the range: it ends at hi */
+            json_decref(next.json);
+            json_array_append_new(a, json_pack("[oO]", start, hi));
+            start = NULL;
+            break;
+        }
+        json_array_append_new(a, json_pack("[oO]", start, next.json));
+        start = next.json;
+    }
+    json_decref(start);
+    mcdc_snap__keyvals_clear(&l);
+    mcdc_snap__keyvals_clear(&h);
+    if (rc < 0) {
+        json_decref(a);
+        return rc;
+    }
+    *chunks = a;
+    return 0;
+}

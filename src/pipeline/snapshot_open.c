@@ -38,7 +38,7 @@ int mcdc_stream__snapshot_open(mcdc_stream *s, mcdc_offset *S)
         mcdc_snap__state_clear(&st);
         return rc;
     }
-    if (st.has_full_open) {
+    if (st.has_full_open && s->gen.n == 0) {
         mcdc_snap__state_clear(&st);
         mcdc_error_set(MCDC_EINVAL, "%s: a full snapshot of app_id %s is open: one snapshot "
                        "mode per stream at a time", s->o.target, s->family);
@@ -74,13 +74,21 @@ int mcdc_stream__snapshot_open(mcdc_stream *s, mcdc_offset *S)
     ev.rows = 0;
     ev.at = *S;
     ev.read_seconds = -1;
+    if (s->gen.n > 0) { /* a re-snapshot: its kind, generation and gap (resnapshot.c) */
+        ev.has_lost_from = s->gen.has_lost_from;
+        ev.lost_from_us = s->gen.lost_from_us;
+        ev.has_lost_to = s->gen.has_lost_to;
+        ev.lost_to_us = s->gen.lost_to_us;
+    }
+    if (detail && (rc = mcdc_stream__open_detail_gap(s, detail)) < 0)
+        goto done;
     if (!detail || !(ev.detail = json_dumps(detail, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
         rc = mcdc_error_set(MCDC_ENOMEM, "snapshot: out of memory");
         goto done;
     }
     char txn[300];
-    if ((rc = mcdc_snap__key_name(txn, sizeof txn, s->o.app_id, "#snapshots", NULL)) < 0 ||
-        (rc = mcdc_snap__write_events(s, &ev, 1, txn, 0)) < 0)
+    if ((rc = mcdc_stream__base_key(txn, sizeof txn, s, "#snapshots")) < 0 ||
+        (rc = mcdc_snap__write_events(s, &ev, 1, txn, s->gen.n)) < 0)
         goto done;
     mcdc_failpoint("stream.snapshot_open.after_event");
     /* the row in the table is the open (another run may have written it first) */
@@ -113,7 +121,8 @@ int mcdc_stream__check_no_chunked_open(mcdc_stream *s)
     int rc = mcdc_snap__state_read(&st, s->o.facts_path, s->o.target, s->family);
     if (rc < 0)
         return rc;
-    bool open = st.has_open && !st.completed;
+    /* an older generation's open never completes: a re-snapshot abandoned it */
+    bool open = st.has_open && !st.completed && st.generation >= s->gen.n;
     char l[MCDC_LSN_STRLEN];
     if (open)
         mcdc_stream__lsn_text(l, &st.S.lsn);

@@ -267,6 +267,12 @@ int mcdc_snap__write_events(mcdc_stream *s, snap_event *ev, size_t n, const char
             row[MCDC_FACTS_READ_SECONDS].is_null = false;
             row[MCDC_FACTS_READ_SECONDS].v.d = e->read_seconds;
         }
+        if (e->has_lost_from)
+            set_i64(&row[MCDC_FACTS_LOST_FROM_TS], e->lost_from_us);
+        if (e->has_lost_to) {
+            set_i64(&row[MCDC_FACTS_LOST_TO_TS], e->lost_to_us);
+            set_i64(&row[MCDC_FACTS_RETENTION_WATERMARK_TS], e->lost_to_us);
+        }
         set_str(&row[MCDC_FACTS_EVENT], e->event);
         if (e->detail)
             set_str(&row[MCDC_FACTS_DETAIL], e->detail);

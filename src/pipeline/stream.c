@@ -41,6 +41,11 @@
  * Bootstrap: <checkpoint>/bootstrap records S = max_lsn before the table is read; the
  * snapshot goes to bronze with txn{app_id#snapshot, 0} and its event row to facts with
  * txn{app_id#events, 0}. A rerun that finds the snapshot reads nothing again.
+ *
+ * Generations (generation.c, resnapshot.c): mcdc_stream_check runs the live generation of
+ * the checkpoint's generation file (its own checkpoint and app id); with --on-data-loss
+ * resnapshot, a data loss ends the run loop, mcdc_stream_run records generation n+1 and
+ * opens it, and the stream goes on from its new snapshot in the same process.
  * Design: docs/architecture.md §3, §5, §6; docs/guides/streaming.md.
  */
 #include "mcdc/pipeline.h"
@@ -238,22 +243,28 @@ static int progress_json(mcdc_buf *b, mcdc_stream *s, const mcdc_stream_progress
 /* ---- tables ------------------------------------------------------------------------------- */
 
 /* The txn version of @p app_id in the table at @p path (-1 when none or no table). */
-static int data_loss_error(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn *min,
+static int data_loss_error(mcdc_stream *s, const mcdc_offset *after_off, const mcdc_lsn *min,
                            bool during_read)
 {
     char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN], c[MCDC_LSN_STRLEN];
+    const mcdc_lsn *after = &after_off->lsn;
     mcdc_lsn from = *after, to = *min;
+    s->has_loss = true; /* where it was found: the gap of a re-snapshot (resnapshot.c) */
+    s->loss_after = *after_off;
+    s->loss_min = *min;
     mcdc_lsn_increment(&from, after);
     mcdc_lsn_decrement(&to, min);
     mcdc_error_set(MCDC_EDATALOSS, "%s: change data from %s to %s is gone (min_lsn is now %s): "
                    "purged by CDC cleanup%s", s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
                    mcdc_stream__lsn_text(b, &to), mcdc_stream__lsn_text(c, min),
                    during_read ? " while the batch was read" : " before it was read");
-    return mcdc_error_hint("take a new snapshot: run a new stream with --bootstrap, a new "
-                           "--checkpoint and a new generation of the app id (%s.g2) or a new "
-                           "--target; or skip the lost changes with --option "
-                           "failOnDataLoss=false (needs --facts; the gap is recorded as a "
-                           "data_skipped facts row)", s->family[0] ? s->family : s->o.app_id);
+    return mcdc_error_hint("recover by itself with --on-data-loss resnapshot (a new snapshot "
+                           "in a new generation; needs --facts); or take a new snapshot: run a "
+                           "new stream with --bootstrap, a new --checkpoint and a new generation "
+                           "of the app id (%s.g2) or a new --target; or skip the lost changes "
+                           "with --on-data-loss skip (--option failOnDataLoss=false; needs "
+                           "--facts; the gap is recorded as a data_skipped facts row)",
+                           s->family[0] ? s->family : s->o.app_id);
 }
 
 /* ---- the source going backwards ------------------------------------------------------------ */
@@ -409,7 +420,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
             /* purged after the range was recorded */
             if (s->o.fail_on_data_loss) {
-                rc = data_loss_error(s, &read_after, &min, false);
+                rc = data_loss_error(s, &r->start, &min, false);
                 goto done;
             }
             gap_extend(&g, r, &from, &min, true);
@@ -437,7 +448,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
             goto done;
         if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
             if (s->o.fail_on_data_loss) {
-                rc = data_loss_error(s, &read_after, &min, true);
+                rc = data_loss_error(s, &r->start, &min, true);
                 goto done;
             }
             mid_read_loss = true;
@@ -607,7 +618,7 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
         return rc;
     if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
         if (s->o.fail_on_data_loss)
-            return data_loss_error(s, &after->lsn, &min, false);
+            return data_loss_error(s, after, &min, false);
         out->has_skip = true;
         out->skip_from = from;
         out->skip_to = mcdc_lsn_cmp(&min, &upto) <= 0 ? min : upto;
@@ -648,7 +659,20 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
         mcdc_error_set(MCDC_EINVAL, "--bootstrap-mode chunked needs a facts table");
         return mcdc_error_hint("add --facts NAME: the chunked snapshot's state is recorded there");
     }
-    if (!opts->fail_on_data_loss && !opts->facts_path) {
+    if (opts->on_data_loss == MCDC_ON_DATA_LOSS_RESNAPSHOT && !opts->fail_on_data_loss) {
+        mcdc_error_set(MCDC_EINVAL, "--on-data-loss resnapshot and failOnDataLoss=false: pass "
+                       "one or the other");
+        return mcdc_error_hint("resnapshot recovers the lost changes with a new snapshot; skip "
+                               "(failOnDataLoss=false) goes on without them");
+    }
+    if (opts->on_data_loss == MCDC_ON_DATA_LOSS_RESNAPSHOT && !opts->facts_path) {
+        mcdc_error_set(MCDC_EINVAL, "--on-data-loss resnapshot needs a facts table");
+        return mcdc_error_hint("add --facts NAME: the re-snapshot and its gap are recorded there");
+    }
+    if (opts->resnapshot_interval_us < 0)
+        return mcdc_error_set(MCDC_EINVAL, "--resnapshot-interval must not be negative");
+    if ((!opts->fail_on_data_loss || opts->on_data_loss == MCDC_ON_DATA_LOSS_SKIP) &&
+        !opts->facts_path) {
         mcdc_error_set(MCDC_EINVAL, "failOnDataLoss=false needs a facts table");
         return mcdc_error_hint("add --facts NAME: skipped changes are recorded there as a "
                                "data_skipped row");
@@ -668,6 +692,12 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
     if (!s)
         return mcdc_error_set(MCDC_ENOMEM, "stream: out of memory");
     s->o = *opts;
+    if (s->o.on_data_loss == MCDC_ON_DATA_LOSS_SKIP)
+        s->o.fail_on_data_loss = false;
+    else if (!s->o.fail_on_data_loss)
+        s->o.on_data_loss = MCDC_ON_DATA_LOSS_SKIP;
+    s->base_app_id = opts->app_id;
+    s->base_checkpoint = opts->checkpoint;
     if (s->o.idle_event_interval_us <= 0)
         s->o.idle_event_interval_us = 10 * MCDC_US_PER_SEC;
     if (s->o.poll_interval_us <= 0)
@@ -1038,6 +1068,28 @@ int mcdc_stream_check(mcdc_stream *s)
     s->bronze_txn = -1;
     s->has_plan_min = s->has_watermark = false;
     int rc;
+    /* the live generation (generation.c): read on every start, whatever --on-data-loss
+     * says; generation n > 0 has its own checkpoint and app id and starts from its
+     * re-snapshot */
+    if ((rc = mcdc_generation_read(&s->gen, s->base_checkpoint)) < 0)
+        return rc;
+    if ((rc = mcdc_generation_app_id(s->gen_app_id, sizeof s->gen_app_id, s->base_app_id,
+                                     s->gen.n)) < 0 ||
+        (rc = mcdc_generation_checkpoint(s->gen_checkpoint, sizeof s->gen_checkpoint,
+                                         s->base_checkpoint, s->gen.n)) < 0)
+        return rc;
+    s->o.app_id = s->gen_app_id;
+    s->o.checkpoint = s->gen_checkpoint;
+    if (s->gen.n > 0) {
+        if (s->o.adopt) {
+            mcdc_error_set(MCDC_EINVAL, "--adopt: checkpoint %s is in re-snapshot generation %"
+                           PRId64 ", which continues from its own snapshot", s->base_checkpoint,
+                           s->gen.n);
+            return mcdc_error_hint("run without --adopt, or adopt into a new --checkpoint");
+        }
+        s->o.bootstrap = true; /* a new generation starts from its re-snapshot */
+        s->o.starting_given = false;
+    }
     if ((rc = mcdc_stream_family(s->family, sizeof s->family, s->o.app_id)) < 0)
         return rc;
     if (s->o.facts_path) {
@@ -1196,7 +1248,25 @@ int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
     }
     if ((rc = prepare_writes(s)) < 0)
         goto done;
-    rc = run_loop(s);
+    for (;;) {
+        s->has_loss = false;
+        rc = run_loop(s);
+        if (rc != MCDC_EDATALOSS || s->o.on_data_loss != MCDC_ON_DATA_LOSS_RESNAPSHOT ||
+            !s->has_loss)
+            break;
+        /* --on-data-loss resnapshot: generation n+1, then the stream goes on in it */
+        if ((rc = mcdc_stream__next_generation(s)) < 0)
+            break;
+        int fd = s->progress_fd;
+        s->progress_fd = -1;
+        release_run_state(s);
+        s->progress_fd = fd;
+        s->has_last = s->has_latest = s->has_fresh_max = false;
+        s->first_batch = 0;
+        if ((rc = mcdc_stream_open(s)) < 0 || (rc = prepare_writes(s)) < 0)
+            break;
+        snprintf(result->id, sizeof result->id, "%s", s->stream_id);
+    }
 done:
     result->has_end = s->has_last;
     result->end = s->last_end;

@@ -8,11 +8,13 @@
 #ifndef MCDC_PIPELINE_STREAM_INT_H
 #define MCDC_PIPELINE_STREAM_INT_H
 
+#include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "mcdc/delta.h"
+#include "mcdc/fs.h"
 #include "mcdc/pipeline.h"
 #include "mcdc/source.h"
 #include "mcdc/time.h"
@@ -78,6 +80,17 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     mcdc_offset  adopt_after;     /* where the adopted stream resumes */
     char         adopt_from[256]; /* the owner the table is taken from ("" none known) */
 
+    /* re-snapshot generations (generation.c, resnapshot.c): o.app_id and o.checkpoint are
+     * the live generation's, set by mcdc_stream_check from the generation file */
+    const char  *base_app_id;     /* the app id as given (borrowed from the caller) */
+    const char  *base_checkpoint; /* the checkpoint as given */
+    mcdc_generation gen;          /* the live generation */
+    char         gen_app_id[256];
+    char         gen_checkpoint[MCDC_PATH_MAX];
+    bool         has_loss;        /* the last MCDC_EDATALOSS was found at loss_after */
+    mcdc_offset  loss_after;      /* the last offset read before the gap */
+    mcdc_lsn     loss_min;        /* min_lsn that showed the gap */
+
     /* schema changes (schema_change.c): what the plan of batch ddl_batch found */
     ddl_event   *ddl;             /* n_ddl entries, owned; NULL none */
     size_t       n_ddl;
@@ -130,6 +143,7 @@ typedef struct read_ctx {
     const mcdc_lsn   *snapshot;  /* S for snapshot rows, NULL for changes */
     const mcdc_lsn   *stamp;     /* chunked snapshot rows: their wave's L (_start_lsn), else NULL */
     bool              has_chunk; /* chunked snapshot rows: _chunk = chunk */
+    bool              range_rows;   /* a partial backfill's rows: _snapshot NULL (no snapshot's) */
     int64_t           chunk;
     int64_t           snapshot_ts_us;
     bool              has_snapshot_ts;
@@ -263,6 +277,20 @@ void mcdc_stream__schema_hint(mcdc_stream *s);
 
 /* Take (or find) the bootstrap snapshot; *S gets its offset. */
 int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S);
+
+/* ---- resnapshot.c ---------------------------------------------------------------------- */
+
+/* After a data loss found at s->loss_after (--on-data-loss resnapshot): refuse a second
+ * one inside --resnapshot-interval (MCDC_EDATALOSS naming it), else record generation
+ * n+1 with the gap in the checkpoint's generation file. */
+int mcdc_stream__next_generation(mcdc_stream *s);
+/* The gap of the live generation into a facts row's lost_from_ts, lost_to_ts and
+ * retention_watermark_ts columns (nothing for generation 0). */
+void mcdc_stream__set_gap_columns(const mcdc_stream *s, mcdc_value *row);
+/* "<base app id><suffix>" into @p out: the key of a generation-versioned txn. */
+int mcdc_stream__base_key(char *out, size_t cap, const mcdc_stream *s, const char *suffix);
+/* The snapshot_open detail's kind, generation and gap fields added to @p detail. */
+int mcdc_stream__open_detail_gap(const mcdc_stream *s, json_t *detail);
 
 /* ---- snapshot_open.c ------------------------------------------------------------------ */
 

@@ -1100,30 +1100,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     out->rows_inserted = c.out.rows_inserted;
     out->rows_updated = c.out.rows_updated;
     out->rows_deleted = c.out.rows_deleted;
-    if (c.out.n_removes || c.out.n_adds) {
-        mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-        cmo.operation = "MERGE";
-        cmo.read_pred.op = MCDC_DELTA_PRED_ALL;
-        char meta[256];
-        char lsn_text[MCDC_LSN_STRLEN];
-        snprintf(meta, sizeof meta, "{\"silver_apply\":{\"bronze_version\":%lld,\"rebuilt\":%s,"
-                 "\"changed_keys\":%llu%s%s%s}}", (long long)c.bronze->version,
-                 rebuild ? "true" : "false", (unsigned long long)cst.n_keys,
-                 cst.has_max_change ? ",\"max_lsn\":\"" : "",
-                 cst.has_max_change ? mcdc_lsn_format(lsn_text, &cst.max_change_lsn) : "",
-                 cst.has_max_change ? "\"" : "");
-        cmo.user_metadata = meta;
-        mcdc_delta_commit_result cr;
-        if ((rc = mcdc_delta_commit(o->silver_path, build_merge, &c, &cmo, &cr)) < 0)
-            goto done;
-        out->silver_version = cr.version;
-    } else {
-        out->silver_version = c.silver->version;
-    }
-    out->rebuilt = rebuild;
-    mcdc_failpoint("silver.after_merge");
-
-    /* 13: the position */
+    /* The position after this merge: every bronze change at or below it is in silver
+     * from this version on, none above (what an as-of read starts from). */
     newpos = pos;
     if (rebuild) {
         newpos.has_snapshot = has_snap;
@@ -1136,6 +1114,43 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         lsn_max(&newpos.has_applied, &newpos.applied, &cst.max_change_lsn);
     if (pos.has_applied && !rebuild)
         lsn_max(&newpos.has_applied, &newpos.applied, &pos.applied);
+    if (c.out.n_removes || c.out.n_adds) {
+        mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+        cmo.operation = "MERGE";
+        cmo.read_pred.op = MCDC_DELTA_PRED_ALL;
+        char lsn_text[MCDC_LSN_STRLEN], pos_text[MCDC_LSN_STRLEN];
+        mcdc_buf meta = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
+        rc = mcdc_buf_printf(&meta, "{\"silver_apply\":{\"bronze_version\":%lld,\"rebuilt\":%s,"
+                             "\"changed_keys\":%llu%s%s%s", (long long)c.bronze->version,
+                             rebuild ? "true" : "false", (unsigned long long)cst.n_keys,
+                             cst.has_max_change ? ",\"max_lsn\":\"" : "",
+                             cst.has_max_change ? mcdc_lsn_format(lsn_text, &cst.max_change_lsn) : "",
+                             cst.has_max_change ? "\"" : "");
+        if (rc >= 0 && newpos.has_applied)
+            rc = mcdc_buf_printf(&meta, ",\"applied_lsn\":\"%s\"",
+                                 mcdc_lsn_format(pos_text, &newpos.applied));
+        if (rc >= 0 && o->bronze_name && (rc = mcdc_buf_puts(&meta, ",\"bronze\":")) >= 0)
+            rc = mcdc_json_quote(&meta, o->bronze_name, strlen(o->bronze_name));
+        if (rc >= 0)
+            rc = mcdc_buf_puts(&meta, "}}");
+        if (rc < 0) {
+            mcdc_buf_dispose(&meta);
+            goto done;
+        }
+        cmo.user_metadata = meta.ptr;
+        mcdc_delta_commit_result cr;
+        rc = mcdc_delta_commit(o->silver_path, build_merge, &c, &cmo, &cr);
+        mcdc_buf_dispose(&meta);
+        if (rc < 0)
+            goto done;
+        out->silver_version = cr.version;
+    } else {
+        out->silver_version = c.silver->version;
+    }
+    out->rebuilt = rebuild;
+    mcdc_failpoint("silver.after_merge");
+
+    /* 13: the position (computed before the merge commit, which records it) */
     if (newpos.has_applied || newpos.has_snapshot) {
         rc = mcdc_control_update(o->control_path, o->silver_name, mutate_position, &newpos, NULL);
         if (rc == MCDC_EALREADY) {

@@ -36,10 +36,10 @@ L=0x00E31CC6D79FDF000005   # the update's commit: max_lsn when the waves read
 PLAN='{"snapshot":"'$S'","kind":"int","keys":["order_id"],"chunk_rows":10,"chunks":[[null,33],[33,63],[63,76]],"rows":25}'
 expect_facts() {
   cat <<EOT | sort
-bootstrap,o1,24,$S,$S,"{""snapshot"":""$S"",""chunks"":3,""rows"":24,""last_lsn"":""$L""}"
-snapshot_chunk,o1,10,$L,$L,"{""snapshot"":""$S"",""chunk"":0,""wave"":0,""lo"":null,""hi"":33,""last"":false}"
-snapshot_chunk,o1,10,$L,$L,"{""snapshot"":""$S"",""chunk"":1,""wave"":$1,""lo"":33,""hi"":63,""last"":false}"
-snapshot_chunk,o1,4,$L,$L,"{""snapshot"":""$S"",""chunk"":2,""wave"":$2,""lo"":63,""hi"":76,""last"":true}"
+bootstrap,o1,24,$S,$S,"{""snapshot"":""$S"",""chunks"":3,""rows"":24,""last_lsn"":""$L"",""consistent_lsn"":""$L""}"
+snapshot_chunk,o1,10,$L,$L,"{""snapshot"":""$S"",""chunk"":0,""wave"":0,""lo"":null,""hi"":33,""last"":false,""consistent_lsn"":""$L""}"
+snapshot_chunk,o1,10,$L,$L,"{""snapshot"":""$S"",""chunk"":1,""wave"":$1,""lo"":33,""hi"":63,""last"":false,""consistent_lsn"":""$L""}"
+snapshot_chunk,o1,4,$L,$L,"{""snapshot"":""$S"",""chunk"":2,""wave"":$2,""lo"":63,""hi"":76,""last"":true,""consistent_lsn"":""$L""}"
 snapshot_open,o1,0,$S,$S,"{""mode"":""chunked"",""kind"":""bootstrap"",""generation"":0,""lost_from_ts"":null,""lost_to_ts"":null,""keys"":[""order_id""],""plan"":{""kind"":""int"",""lo"":3,""hi"":75,""rows"":25}}"
 snapshot_plan,o1,0,$S,$S,"${PLAN//\"/\"\"}"
 EOT

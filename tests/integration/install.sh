@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `cmake --install` (the README's install step) installs the binary, libmcdc.a, the headers, mcdc.pc and the man
-# page, and a program built against the installed library with pkg-config runs.
+# page, and a program built against the installed library with pkg-config runs (it calls code that needs
+# nettle and GnuTLS, so a dependency missing from mcdc.pc fails to link).
 set -euo pipefail
 build=${MCDC_BUILD:?}
 p=$(mktemp -d)
@@ -13,12 +14,24 @@ done
 grep -q '^.TH MSSQL-CDC 1' "$p/share/man/man1/mssql-cdc.1" || { echo "install: the man page is not a man page" >&2; exit 1; }
 cat >"$p/t.c" <<'C'
 #include <stdio.h>
+#include <stdint.h>
+#include <mcdc/keyhash.h>
 #include <mcdc/lsn.h>
+#include <mcdc/tds.h>
 int main(void)
 {
     mcdc_lsn l, n;
     char s[MCDC_LSN_STRLEN];
+    int64_t h;
     if (mcdc_lsn_parse(&l, "0xff") || mcdc_lsn_increment(&n, &l))
+        return 1;
+    /* These two pull in nettle (SHA-256) and GnuTLS (PBKDF2): the .pc must name both. */
+    if (mcdc_keyhash_of_text(&h, "1", 1))
+        return 1;
+    mcdc_tds_server_options o = MCDC_TDS_SERVER_OPTIONS_INIT;
+    o.db_path = "/nonexistent/sim.db";
+    o.listen = "127.0.0.1:0";
+    if (mcdc_tds_serve(&o) == 0) /* refused: the database does not exist */
         return 1;
     puts(mcdc_lsn_format(s, &n));
     return 0;

@@ -5,7 +5,8 @@
 // The log is replayed with plain JSON parsing: the checkpoint named by _last_checkpoint
 // (read by DuckDB's Parquet reader with the protocol's checkpoint schema), then the JSON
 // commits after it, which must be contiguous. Files are keyed by path; partition values
-// come from add.partitionValues; data files are read with DuckDB's read_parquet.
+// come from add.partitionValues; data files are read with DuckDB's read_parquet, columns by
+// their physical names under column mapping and cast to the table's type when widened.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 
@@ -55,15 +56,34 @@ for (const v of commits) {
 }
 const schema = JSON.parse(metadata.schemaString).fields;
 const parts = metadata.partitionColumns;
+// Column mapping (PROTOCOL "Column Mapping", name mode): a column's values are under its
+// physical name in the data files and in partitionValues.
+const mapped = ['name', 'id'].includes((metadata.configuration || {})['delta.columnMapping.mode']);
+const phys = (c) => (mapped && c.metadata && c.metadata['delta.columnMapping.physicalName']) || c.name;
+// Type widening (PROTOCOL "Type Widening"): a file written before a column was widened
+// holds the older type; read it as the table's type.
+const duckType = (t) => ({ byte: 'TINYINT', short: 'SMALLINT', integer: 'INTEGER', long: 'BIGINT',
+  float: 'FLOAT', double: 'DOUBLE', date: 'DATE', timestamp_ntz: 'TIMESTAMP' }[t]
+  || (/^decimal\(\s*\d+\s*,\s*\d+\s*\)$/.test(t) ? t.toUpperCase() : null));
+const quote = (n) => '"' + n.replace(/"/g, '""') + '"';
 for (const f of files.values()) {
   const path = `${table}/${decodeURIComponent(f.path)}`;
-  const r = await con.runAndReadAll(`SELECT * FROM read_parquet('${path.replace(/'/g, "''")}')`);
+  const desc = await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path.replace(/'/g, "''")}')`);
+  const have = new Set(desc.getRowObjectsJson().map((d) => d.column_name));
+  const cols = schema.filter((c) => !parts.includes(c.name) && have.has(phys(c))).map((c) => {
+    const widened = c.metadata && c.metadata['delta.typeChanges'] && duckType(c.type);
+    const v = widened ? `CAST(${quote(phys(c))} AS ${duckType(c.type)})` : quote(phys(c));
+    return `${v} AS ${quote(c.name)}`;
+  });
+  const r = await con.runAndReadAll(
+    `SELECT ${cols.length ? cols.join(', ') : '1 AS "_no_columns"'} FROM read_parquet('${path.replace(/'/g, "''")}')`);
   const pv = f.partitionValues || {};
   for (const row of r.getRowObjectsJson()) {
     const out = {};
     for (const c of schema) {
       if (parts.includes(c.name)) {
-        const v = pv[c.name] === undefined || pv[c.name] === '' ? null : pv[c.name];
+        const key = pv[phys(c)] !== undefined ? phys(c) : c.name;
+        const v = pv[key] === undefined || pv[key] === '' ? null : pv[key];
         // a binary partition value is the bytes of its text
         out[c.name] = v !== null && c.type === 'binary'
           ? '0x' + Buffer.from(v, 'utf8').toString('hex').toUpperCase() : v;

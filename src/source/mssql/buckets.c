@@ -2,14 +2,14 @@
  * source/mssql/buckets.c: the SQL Server source's key_buckets (reconcile's tier 1): counts
  * and sums per key bucket over a source table, in one grouped query (statement key_buckets).
  *
- * The T-SQL computes what core/keyhash.c computes in C (include/mcdc/keyhash.h) for a
- * single integer or date key: its ordinal (days since 1970-01-01 for a date), bucketed by
- * floor((ordinal - origin) / width), so the buckets equal the simulator's and silver's for
- * the same rows. Buckets by key hash (any other key) are refused with MCDC_EUNSUPPORTED in
- * this version: the key text's T-SQL needs SUBSTRING, DATALENGTH of nvarchar and date styles
- * that the simulator's T-SQL engine, which tests every statement, does not have yet.
- * Read-only (SELECT on the source table's key column), never NOLOCK. The bucket arithmetic uses whole-number literals rendered here (origin, width),
- * never text from the user. Design: docs/decisions/0015-reconcile-buckets-by-key-hash.md.
+ * The T-SQL computes what core/keyhash.c computes in C (include/mcdc/keyhash.h), so the
+ * buckets equal the simulator's and silver's for the same rows: a single integer or date key
+ * by its ordinal (days since 1970-01-01 for a date), bucketed by floor((ordinal - origin) /
+ * width); any other key by its key hash (the key text built column by column in T-SQL, its
+ * SHA-256 over the nvarchar's UTF-16LE bytes cut to 7 bytes), bucketed by hash % width.
+ * Read-only (SELECT on the source table's key columns), never NOLOCK. The bucket arithmetic
+ * uses whole-number literals rendered here (origin, width) and column names bracket-quoted,
+ * never other text from the user. Design: docs/decisions/0015-reconcile-buckets-by-key-hash.md.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +76,46 @@ static int bucket_fn(mssql_source *s, void *payload)
     return rc;
 }
 
+/* The T-SQL text of one non-NULL key column @p q (bracket-quoted) of type @p col, as
+ * mcdc/keyhash.h's table prints it: an nvarchar. */
+static int column_text(mcdc_buf *out, const mcdc_column *col, const char *q)
+{
+    switch (col->type) {
+    case MCDC_TYPE_BOOLEAN: return mcdc_buf_printf(out, "CONVERT(nvarchar(1), %s)", q);
+    case MCDC_TYPE_BYTE: case MCDC_TYPE_SHORT: case MCDC_TYPE_INT: case MCDC_TYPE_LONG:
+        return mcdc_buf_printf(out, "CONVERT(nvarchar(20), %s)", q);
+    case MCDC_TYPE_DECIMAL: /* through decimal(p,s): money's own text has 2 digits, not 4 */
+        return mcdc_buf_printf(out, "CONVERT(nvarchar(41), CAST(%s AS decimal(%d,%d)))", q, col->precision, col->scale);
+    case MCDC_TYPE_STRING: return mcdc_buf_printf(out, "CONVERT(nvarchar(max), %s)", q);
+    case MCDC_TYPE_BINARY: return mcdc_buf_printf(out, "CONVERT(nvarchar(max), %s, 1)", q);
+    case MCDC_TYPE_DATE: return mcdc_buf_printf(out, "CONVERT(nvarchar(10), %s, 23)", q);
+    case MCDC_TYPE_TIMESTAMP: case MCDC_TYPE_TIMESTAMP_NTZ: /* a datetimeoffset counts in UTC */
+        return mcdc_buf_printf(out, "CONVERT(nvarchar(20), DATEDIFF_BIG(microsecond, '19700101', %s))", q);
+    default:
+        return mcdc_error_set(MCDC_EUNSUPPORTED, "key column %s: a floating-point key has no key text", col->name);
+    }
+}
+
+/* The key hash of a row in T-SQL: per column "-;" for NULL, else "<n>:<text>;" with n the
+ * text's UTF-16 code units (DATALENGTH of an nvarchar / 2), then the first 7 bytes of
+ * SHA-256 over the whole nvarchar(max) (UTF-16LE), big-endian: a bigint in [0, 2^56). */
+static int hash_key(mcdc_buf *key, const mssql_plan *p, const int *idx, size_t n)
+{
+    int rc = mcdc_buf_puts(key, "CONVERT(bigint, SUBSTRING(HASHBYTES('SHA2_256', ");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        mcdc_buf q = MCDC_BUF_INIT(1024), t = MCDC_BUF_INIT(4096);
+        if ((rc = mssql__quote(&q, p->cols[idx[i]].name, "key column")) == 0 && (rc = mcdc_buf_putc(&q, '\0')) == 0)
+            rc = column_text(&t, &p->schema->cols[idx[i]], q.ptr);
+        if (rc == 0)
+            rc = mcdc_buf_printf(key, "%sCASE WHEN %s IS NULL THEN N'-;' ELSE CONVERT(nvarchar(20), DATALENGTH(%s) / 2) + "
+                                 "N':' + %s + N';' END", i ? " + " : "", q.ptr, t.ptr, t.ptr);
+        mcdc_buf_dispose(&q);
+        mcdc_buf_dispose(&t);
+    }
+    if (rc == 0) rc = mcdc_buf_puts(key, "), 1, 7))");
+    return rc;
+}
+
 int mssql__key_buckets(mcdc_source *b, const char *ci_name, const mcdc_key_bucket_spec *spec, mcdc_key_bucket **out,
                        size_t *n_out)
 {
@@ -91,13 +131,6 @@ int mssql__key_buckets(mcdc_source *b, const char *ci_name, const mcdc_key_bucke
     int rc = mssql__find_ci(s, ci_name, &ci);
     if (rc == 0) rc = mssql__get_plan(s, ci, &p);
     if (rc < 0) return rc;
-    if (spec->by_hash) {
-        mcdc_error_set(MCDC_EUNSUPPORTED, "source %s: reconcile of a key bucketed by hash (composite, string, "
-                       "uniqueidentifier, decimal or binary) is not supported by this source yet",
-                       b->description ? b->description : "?");
-        return mcdc_error_hint("on SQL Server, reconcile a table keyed by a single integer or date column, or a copy "
-                               "on the simulator");
-    }
     int *idx = calloc(spec->n_keys, sizeof *idx);
     if (!idx) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < spec->n_keys; i++) {
@@ -117,7 +150,10 @@ int mssql__key_buckets(mcdc_source *b, const char *ci_name, const mcdc_key_bucke
              where = MCDC_BUF_INIT(1024), sql = MCDC_BUF_INIT(1 << 20);
     if (rc == 0 && (rc = mssql__quote(&table, ci->schema, "schema")) == 0 && (rc = mcdc_buf_putc(&table, '.')) == 0)
         rc = mssql__quote(&table, ci->table, "table");
-    if (rc == 0) {
+    if (rc == 0 && spec->by_hash) {
+        rc = hash_key(&key, p, idx, spec->n_keys);
+        if (rc == 0) rc = mcdc_buf_printf(&bucket, "k %% %lld", (long long)spec->width);
+    } else if (rc == 0) {
         const mcdc_column *col = &p->schema->cols[idx[0]];
         mcdc_buf q = MCDC_BUF_INIT(1024);
         if ((rc = mssql__quote(&q, p->cols[idx[0]].name, "key column")) == 0 && (rc = mcdc_buf_putc(&q, '\0')) == 0) {

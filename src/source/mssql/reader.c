@@ -27,6 +27,7 @@
 #include "mcdc/failpoint.h"
 #include "mcdc/mssql.h"
 #include "mcdc/time.h"
+#include "source/columns.h"
 #include "source/mssql/mssql_int.h"
 
 #define US_PER_HOUR INT64_C(3600000000)
@@ -469,6 +470,8 @@ static int cmp_ordinal(const void *a, const void *b)
     return (x->ordinal > y->ordinal) - (x->ordinal < y->ordinal);
 }
 
+static int parse_index_list(const char *list, char ***out, size_t *n_out);
+
 /* Load (again) the plan of @p ci into the source's cache; *out points at it. */
 int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
 {
@@ -491,6 +494,36 @@ int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
     }
     c.n = k;
     qsort(c.cols, c.n, sizeof *c.cols, cmp_ordinal);
+    /* --columns: the columns it does not name are left out before their types are mapped, so
+     * an unmapped type (sql_variant, geography, ...) left out is never fetched nor refused */
+    if (s->base.select) {
+        const char **names = calloc(c.n + 1, sizeof *names);
+        if (!names) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        for (size_t i = 0; rc == 0 && i < c.n; i++) names[i] = c.cols[i].name;
+        if (rc == 0) rc = mcdc_source__select_check(s->base.select, ci->name, names, c.n);
+        free(names);
+        if (rc < 0) {
+            cols_free(c.cols, c.n);
+            return rc;
+        }
+        /* key columns stay: snapshots read in key order (the selection leaves them out above) */
+        char **keys = NULL;
+        size_t n_keys = 0;
+        if ((rc = parse_index_list(ci->index_columns, &keys, &n_keys)) < 0) {
+            cols_free(c.cols, c.n);
+            return rc;
+        }
+        k = 0;
+        for (size_t i = 0; i < c.n; i++) {
+            bool keep = mcdc_source__select_has(s->base.select, c.cols[i].name);
+            for (size_t j = 0; j < n_keys && !keep; j++) keep = !strcmp(keys[j], c.cols[i].name);
+            if (keep) c.cols[k++] = c.cols[i];
+            else free(c.cols[i].name);
+        }
+        c.n = k;
+        for (size_t j = 0; j < n_keys; j++) free(keys[j]);
+        free(keys);
+    }
     mcdc_schema *sc = mcdc_schema_new();
     if (!sc) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < c.n; i++) {
@@ -625,6 +658,15 @@ static int op_max_lsn(mcdc_source *b, mcdc_lsn *out)
 {
     lsn_ctx c = { .q = MCDC_MSSQL_Q_MAX_LSN };
     int rc = mssql__retry(S(b), "reading max_lsn", lsn_fn, &c);
+    if (rc == 0) *out = c.out;
+    return rc;
+}
+
+/* Statement consistent_lsn: the newest commit at or before the server's clock now. */
+static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
+{
+    lsn_ctx c = { .q = MCDC_MSSQL_Q_CONSISTENT_LSN };
+    int rc = mssql__retry(S(b), "mapping the server's clock to an LSN", lsn_fn, &c);
     if (rc == 0) *out = c.out;
     return rc;
 }
@@ -1712,7 +1754,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    op_key_at, op_key_count, mssql__key_buckets,
+    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -270,8 +270,19 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "reconcile's tier 1: per key bucket, the rows and the sum of their keys, in one grouped query over the "
         "key columns (never NOLOCK). A single integer or date key is summed by its ordinal (CAST(k AS bigint), "
         "DATEDIFF(day, '1970-01-01', k); NULL keys left out) and bucketed by floor((ordinal - origin) / width)"
-        ". Other keys (bucketed by key hash) are not read on SQL Server in this version. Read-only, read "
-        "committed.",
+        ". Any other key is summed by its key hash, CONVERT(bigint, SUBSTRING(HASHBYTES('SHA2_256', t), 1, 7)) "
+        "over its key text t (per column N'-;' for NULL, else the UTF-16 length, ':', the column as "
+        "nvarchar and ';'), and bucketed by hash % buckets. Read-only, read committed.",
+    },
+    [MCDC_MSSQL_Q_CONSISTENT_LSN] = {
+        "consistent_lsn",
+        "SELECT sys.fn_cdc_map_time_to_lsn('largest less than or equal', SYSDATETIME())",
+        "",
+        "sys.fn_cdc_map_time_to_lsn (cdc.lsn_time_mapping), SYSDATETIME",
+        NO_GRANT,
+        "After each snapshot read (a backfill's chunk, a full bootstrap): the largest commit LSN at or before "
+        "the server's time when the read ended, recorded as the read's consistent_lsn (a row read may be newer "
+        "than the LSN stamped before the read). NULL before the first capture, read as zero.",
     },
 };
 

@@ -55,6 +55,7 @@ typedef enum {
     MCDC_MSSQL_Q_KEY_AT,
     MCDC_MSSQL_Q_KEY_COUNT,
     MCDC_MSSQL_Q_KEY_BUCKETS,
+    MCDC_MSSQL_Q_CONSISTENT_LSN,
     MCDC_MSSQL_Q_COUNT
 } mcdc_mssql_query;
 

@@ -126,8 +126,9 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
     } else {
         return mcdc_error_set(MCDC_EUNSUPPORTED, "capture instance %s: column %s has type %s, which mssql-cdc cannot map",
                               ci, c->name, c->data_type),
-               mcdc_error_hint("sql_variant, geography, geometry, hierarchyid and CLR types have no mapping; capture the "
-                               "table without that column (sys.sp_cdc_enable_table @captured_column_list = ...)");
+               mcdc_error_hint("sql_variant, geography, geometry, hierarchyid and CLR types have no mapping; stream without "
+                               "that column (--columns 'NAME, ...' listing the others) or capture the table without it "
+                               "(sys.sp_cdc_enable_table @captured_column_list = ...)");
     }
     return 0;
 }

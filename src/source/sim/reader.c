@@ -552,6 +552,29 @@ static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *k
     return rc;
 }
 
+/* fn_cdc_map_time_to_lsn('largest less than or equal', SYSDATETIME()): the newest mapping
+ * entry capture processed whose tran_end_time (server local) is at or before the clock's
+ * local time. A walk down from the newest entry, which is nearly always the answer. */
+static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    *out = mcdc_lsn_zero();
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    char now[32];
+    sim__datetime_text(s, s->st.clock_us, now);
+    sqlite3_stmt *st;
+    rc = sqlite3_prepare_v2(s->db, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ?1 AND end_time <= ?2"
+                            " ORDER BY lsn DESC LIMIT 1", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "mapping the clock to an LSN");
+    sim__bind_lsn(st, 1, &s->st.processed);
+    sqlite3_bind_text(st, 2, now, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) sim__column_lsn(st, 0, out);
+    sqlite3_finalize(st);
+    return 0;
+}
+
 static const char *op_server_time_zone(mcdc_source *b)
 {
     sim_source *src = (sim_source *)b;
@@ -570,7 +593,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
-    sim__key_buckets,
+    sim__key_buckets, op_consistent_lsn,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)

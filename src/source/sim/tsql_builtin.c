@@ -2,9 +2,11 @@
  * source/sim/tsql_builtin.c: the built-in functions of the T-SQL compiler: aggregates
  * (COUNT, COUNT_BIG, MIN, MAX, SUM, AVG with SQL Server's result types), window functions
  * (ROW_NUMBER, RANK, DENSE_RANK, NTILE, LAG, LEAD, and aggregates OVER (...)), ISNULL and
- * COALESCE, DATEADD/DATEDIFF/DATEPART, QUOTENAME, HASHBYTES, LEN, DATALENGTH, UPPER, LOWER,
- * LTRIM, RTRIM; the rest goes to tsql_sys.c (CDC and server functions). An unknown name is
- * 195 naming it.
+ * COALESCE, DATEADD/DATEDIFF/DATEDIFF_BIG/DATEPART, QUOTENAME, HASHBYTES, LEN, DATALENGTH,
+ * SUBSTRING, UPPER, LOWER, LTRIM, RTRIM; the rest goes to tsql_sys.c (CDC and server
+ * functions). An unknown name is 195 naming it. HASHBYTES, DATALENGTH and SUBSTRING see a
+ * string's bytes as SQL Server stores them (nvarchar UTF-16LE, varchar CP1252), not the
+ * engine's UTF-8.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +19,39 @@ static bool fname_is(const tsql_expr *e, const char *n)
     if (!strcasecmp(e->name, n)) return true;
     size_t l = strlen(e->name);
     return l > 4 && !strncasecmp(e->name, "sys.", 4) && !strcasecmp(e->name + 4, n) && strncasecmp(n, "sys.", 4);
+}
+
+/* How SQL Server sees a value's bytes (HASHBYTES, DATALENGTH, SUBSTRING): 'w' UTF-16LE
+ * (nchar, nvarchar, ntext), 'c' one byte a character in CP1252 (char, varchar, text), 'b'
+ * bytes (binary types), 'f' a fixed-size type (fixed_size), 0 none of these. */
+static char byte_form(sim_tkind k)
+{
+    switch (k) {
+    case ST_NCHAR: case ST_NVARCHAR: case ST_NTEXT: return 'w';
+    case ST_CHAR: case ST_VARCHAR: case ST_TEXT: return 'c';
+    case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: case ST_ROWVERSION: return 'b';
+    case ST_XML: return 0;
+    default: return 'f';
+    }
+}
+
+/* The storage bytes of a fixed-size type, as DATALENGTH gives them. */
+static int fixed_size(const sim_type *t)
+{
+    int s = t->scale;
+    switch (t->k) {
+    case ST_BIT: case ST_TINYINT: return 1;
+    case ST_SMALLINT: return 2;
+    case ST_INT: case ST_REAL: case ST_SMALLMONEY: case ST_SMALLDATETIME: return 4;
+    case ST_BIGINT: case ST_FLOAT: case ST_MONEY: case ST_DATETIME: return 8;
+    case ST_DATE: return 3;
+    case ST_TIME: return s <= 2 ? 3 : s <= 4 ? 4 : 5;
+    case ST_DATETIME2: return s <= 2 ? 6 : s <= 4 ? 7 : 8;
+    case ST_DATETIMEOFFSET: return s <= 2 ? 8 : s <= 4 ? 9 : 10;
+    case ST_UNIQUEIDENTIFIER: return 16;
+    case ST_DECIMAL: case ST_NUMERIC: return t->prec <= 9 ? 5 : t->prec <= 19 ? 9 : t->prec <= 28 ? 13 : 17;
+    default: return 8;
+    }
 }
 
 static int nargs_fail(C *c, tsql_expr *e, int want)
@@ -173,9 +208,11 @@ int tc_func(C *c, scope *sc, tsql_expr *e, cx *out)
         sim_type d2 = {ST_DATETIME2, 0, 0, 7};
         if (tc_is_str(a.t.k) && (rc = tc_conv(c, &a, &d2, false, line))) return rc;
         if (tc_is_str(b.t.k) && (rc = tc_conv(c, &b, &d2, false, line))) return rc;
-        out->t = fname_is(e, "datediff") ? i4 : bigint;
+        bool big = !fname_is(e, "datediff");
+        out->t = big ? bigint : i4;
         out->nullable = true;
-        out->sql = tc_fmt(c, "mc_datediff(%s, %s, %s, '%s', '%s')", part, a.sql, b.sql, tc_tname(c, &a.t), tc_tname(c, &b.t));
+        out->sql = tc_fmt(c, "mc_datediff%s(%s, %s, %s, '%s', '%s')", big ? "_big" : "", part, a.sql, b.sql, tc_tname(c, &a.t),
+                          tc_tname(c, &b.t));
         return 0;
     }
     if (fname_is(e, "quotename")) {
@@ -193,16 +230,57 @@ int tc_func(C *c, scope *sc, tsql_expr *e, cx *out)
         if ((rc = tc_expr(c, sc, e->args[0], &a)) || (rc = tc_expr(c, sc, e->args[1], &b))) return rc;
         out->t = (sim_type){ST_VARBINARY, 8000, 0, 0};
         out->nullable = true;
-        out->sql = tc_fmt(c, "mc_hashbytes(%s, %s)", a.sql, b.sql);
+        if (!strcmp(b.sql, "NULL")) { out->sql = "NULL"; return 0; }
+        /* the bytes SQL Server hashes: an nvarchar's UTF-16LE, a varchar's CP1252, binary as is */
+        char k = byte_form(b.t.k);
+        if (!k || k == 'f')
+            return tsql_fail(c->err, 8116, 16, 1, line, "Argument data type %s is invalid for argument 2 of hashbytes function.",
+                             tc_kname(b.t.k));
+        out->sql = tc_fmt(c, "mc_hashbytes(%s, %s, '%c')", a.sql, b.sql, k);
+        return 0;
+    }
+    if (fname_is(e, "datalength")) {
+        if (e->nargs != 1) return nargs_fail(c, e, 1);
+        if ((rc = tc_expr(c, sc, e->args[0], &a))) return rc;
+        out->nullable = a.nullable;
+        out->t = a.t.len < 0 ? bigint : i4;
+        char k = byte_form(a.t.k);
+        if (k == 'f') {
+            out->sql = tc_fmt(c, "(CASE WHEN %s IS NULL THEN NULL ELSE %d END)", a.sql, fixed_size(&a.t));
+            return 0;
+        }
+        if (!k) k = 'b';
+        out->sql = tc_fmt(c, "mc_datalength(%s, '%c')", a.sql, k);
+        return 0;
+    }
+    if (fname_is(e, "substring")) {
+        if (e->nargs != 3) return nargs_fail(c, e, 3);
+        cx st, ln;
+        if ((rc = tc_expr(c, sc, e->args[0], &a)) || (rc = tc_expr(c, sc, e->args[1], &st)) ||
+            (rc = tc_expr(c, sc, e->args[2], &ln)))
+            return rc;
+        char k = byte_form(a.t.k);
+        if (!k || k == 'f')
+            return tsql_fail(c->err, 8116, 16, 1, line, "Argument data type %s is invalid for argument 1 of substring function.",
+                             tc_kname(a.t.k));
+        if (!tc_is_int(st.t.k) || !tc_is_int(ln.t.k))
+            return tsql_fail(c->err, 8116, 16, 1, line, "Argument data type %s is invalid for argument %d of substring function.",
+                             tc_kname(tc_is_int(st.t.k) ? ln.t.k : st.t.k), tc_is_int(st.t.k) ? 3 : 2);
+        out->t = a.t;
+        if (a.t.k == ST_CHAR || a.t.k == ST_TEXT) out->t.k = ST_VARCHAR;
+        if (a.t.k == ST_NCHAR || a.t.k == ST_NTEXT) out->t.k = ST_NVARCHAR;
+        if (a.t.k == ST_BINARY || a.t.k == ST_IMAGE || a.t.k == ST_ROWVERSION) out->t.k = ST_VARBINARY;
+        if (a.t.k == ST_TEXT || a.t.k == ST_NTEXT || a.t.k == ST_IMAGE) out->t.len = -1;
+        out->nullable = true;
+        out->sql = tc_fmt(c, "mc_substring(%s, %s, %s, '%c')", a.sql, st.sql, ln.sql, k);
         return 0;
     }
     if (fname_is(e, "len") || fname_is(e, "upper") || fname_is(e, "lower") || fname_is(e, "ltrim") ||
-        fname_is(e, "rtrim") || fname_is(e, "datalength")) {
+        fname_is(e, "rtrim")) {
         if (e->nargs != 1) return nargs_fail(c, e, 1);
         if ((rc = tc_expr(c, sc, e->args[0], &a))) return rc;
         out->nullable = a.nullable;
         if (fname_is(e, "len")) { out->t = i4; out->sql = tc_fmt(c, "length(rtrim(%s, ' '))", a.sql); return 0; }
-        if (fname_is(e, "datalength")) { out->t = i4; out->sql = tc_fmt(c, "length(CAST(%s AS BLOB))", a.sql); return 0; }
         out->t = a.t;
         out->sql = tc_fmt(c, "%s(%s)", e->name, a.sql);
         return 0;

@@ -3,14 +3,20 @@
  * session's connection, over values in the simulator's storage form of their types.
  *
  *   mc_cast(x, 'from type', 'to type', style)   CAST/CONVERT and implicit conversions; styles
- *                                                1 (binary <-> '0x..' text) and 126 (ISO 8601)
+ *                                                1 (binary <-> '0x..' text), 23 (yyyy-mm-dd)
+ *                                                and 126 (ISO 8601)
  *   mc_lsn_inc(x), mc_lsn_dec(x)                 sys.fn_cdc_increment_lsn/decrement_lsn
  *   mc_dateadd(part, n, x, 'type'), mc_datediff(part, a, b, 'type'), mc_datepart(part, x, 'type')
  *   mc_arith(op, a, 'type', b, 'type', 'result type')  exact decimal + - * / % (8115, 8134)
  *   mc_dsum_<s>(x), mc_davg_<s>(x)               exact SUM/AVG of decimal(p,s) (tsql_sum.c)
  *   mc_cdc_range(from, to, min, max, 'fn')      Msg 313 of cdc.fn_cdc_get_all_changes_<ci>
  *   mc_ct_first(ct_id, lsn, inclusive)          the first change-table rowid at or past an LSN
- *   mc_hashbytes(alg, x), mc_quotename(s, q)
+ *   mc_datediff_big(...)                         DATEDIFF_BIG: mc_datediff's arguments, a bigint
+ *   mc_hashbytes(alg, x, form), mc_datalength(x, form), mc_substring(x, start, len, form)
+ *                                                over the bytes SQL Server stores: form 'w'
+ *                                                nvarchar (UTF-16LE), 'c' varchar (CP1252),
+ *                                                'b' binary
+ *   mc_quotename(s, q)
  *   collation mssql                              case-insensitive, trailing spaces ignored
  * A failure is SQL Server's error recorded in the session's run_err (tsql_run_begin), and the
  * statement stops with it. Type texts are parsed once per statement (SQLite auxdata).
@@ -25,6 +31,7 @@
 #include <nettle/sha1.h>
 #include <nettle/sha2.h>
 
+#include "mcdc/text.h"
 #include "source/sim/tsql_engine.h"
 #include "source/sim/tsql_sys.h"
 
@@ -65,31 +72,16 @@ static const sim_type *type_arg(sqlite3_context *cx, sqlite3_value **argv, int i
 
 static int hexdig(int c) { return isdigit(c) ? c - '0' : isxdigit(c) ? toupper(c) - 'A' + 10 : -1; }
 
-/* Code points CP1252 holds in 0x80..0x9F (the rest of it is Latin-1). */
-static const uint16_t cp1252_high[] = {0x20AC, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-                                       0x2039, 0x0152, 0x017D, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
-                                       0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x017E, 0x0178};
-
-static bool in_cp1252(uint32_t cp)
-{
-    if (cp < 0x80 || (cp >= 0xA0 && cp <= 0xFF)) return true;
-    for (size_t i = 0; i < sizeof cp1252_high / sizeof cp1252_high[0]; i++)
-        if (cp1252_high[i] == cp) return true;
-    return false;
-}
-
 /* A Unicode string converted to varchar (the default collation's code page, CP1252):
- * characters it cannot hold become '?', as SQL Server converts them. In place: never longer. */
+ * characters it cannot hold become '?', as SQL Server converts them. Kept in UTF-8, the
+ * engine's storage form. In place: never longer. */
 static size_t to_code_page(char *p, size_t n)
 {
     size_t i = 0, k = 0;
     while (i < n) {
-        unsigned char c = (unsigned char)p[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-        if (i + len > n) len = 1;
-        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-        for (size_t j = 1; j < len; j++) cp = cp << 6 | ((unsigned char)p[i + j] & 0x3F);
-        if (in_cp1252(cp)) {
+        size_t len;
+        int32_t cp = mcdc_text_utf8_next(p + i, n - i, &len);
+        if (cp >= 0 && mcdc_text_cp1252_has((uint32_t)cp)) {
             memmove(p + k, p + i, len);
             k += len;
         } else {
@@ -99,6 +91,10 @@ static size_t to_code_page(char *p, size_t n)
     }
     return k;
 }
+
+static void civil(int64_t days, int *y, int *m, int *d);
+static int64_t fdiv(int64_t a, int64_t b);
+static int64_t wall(const sim_val *v);
 
 static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
@@ -142,6 +138,28 @@ static void f_cast(sqlite3_context *cx, int argc, sqlite3_value **argv)
         in.k = V_BIN;
         in.u.s.p = b;
         in.u.s.n = n / 2;
+    } else if (sim_type_is_string(to) && (style == 23 || (style == 0 && in.k == V_DATE)) &&
+               (in.k == V_DT || in.k == V_DTO || in.k == V_DATE)) {
+        /* style 23 (and a date's default): yyyy-mm-dd of the value's own date */
+        int y, m, d;
+        civil(fdiv(wall(&in), TICKS_PER_DAY), &y, &m, &d);
+        char *txt = sim_arena_alloc(&a, 16);
+        if (!txt) { sqlite3_result_error_nomem(cx); goto done; }
+        snprintf(txt, 16, "%04d-%02d-%02d", y, m, d);
+        in.k = V_STR;
+        in.u.s.p = txt;
+        in.u.s.n = strlen(txt);
+    } else if (sim_type_is_string(to) && style == 0 &&
+               (in.k == V_TIME || ((in.k == V_DT || in.k == V_DTO) && from->k != ST_DATETIME && from->k != ST_SMALLDATETIME))) {
+        /* time, datetime2 and datetimeoffset print as they are shown (hh:mm:ss[.f...], ISO) */
+        mcdc_buf b = MCDC_BUF_INIT(256);
+        sim_val_text(&b, from, &in);
+        char *txt = sim_arena_strndup(&a, b.ptr ? b.ptr : "", b.len);
+        mcdc_buf_dispose(&b);
+        if (!txt) { sqlite3_result_error_nomem(cx); goto done; }
+        in.k = V_STR;
+        in.u.s.p = txt;
+        in.u.s.n = strlen(txt);
     } else if (sim_type_is_string(to) && style == 126 &&
                (in.k == V_DT || in.k == V_DTO || in.k == V_DATE)) {
         mcdc_buf b = MCDC_BUF_INIT(256);
@@ -298,9 +316,8 @@ done:
     sim_arena_free(&a);
 }
 
-static void f_datediff(sqlite3_context *cx, int argc, sqlite3_value **argv)
+static void datediff(sqlite3_context *cx, sqlite3_value **argv, bool big)
 {
-    (void)argc;
     const sim_type *ta = type_arg(cx, argv, 3), *tb = type_arg(cx, argv, 4);
     dpart dp = part_of((const char *)sqlite3_value_text(argv[0]));
     if (!ta || !tb) { sqlite3_result_error(cx, "bad type", -1); return; }
@@ -327,7 +344,7 @@ static void f_datediff(sqlite3_context *cx, int argc, sqlite3_value **argv)
     case DP_NS: r = (wy - wx) * 100; break;
     default: fail(cx, 9810, "The datepart %s is not supported by date function datediff.", (const char *)sqlite3_value_text(argv[0])); goto done;
     }
-    if (r < INT32_MIN || r > INT32_MAX) {
+    if (!big && (r < INT32_MIN || r > INT32_MAX)) {
         fail(cx, 535, "The datediff function resulted in an overflow. The number of dateparts separating two date/time "
                       "instances is too large. Try to use datediff with a less precise datepart.");
         goto done;
@@ -336,6 +353,9 @@ static void f_datediff(sqlite3_context *cx, int argc, sqlite3_value **argv)
 done:
     sim_arena_free(&a);
 }
+
+static void f_datediff(sqlite3_context *cx, int argc, sqlite3_value **argv) { (void)argc; datediff(cx, argv, false); }
+static void f_datediff_big(sqlite3_context *cx, int argc, sqlite3_value **argv) { (void)argc; datediff(cx, argv, true); }
 
 static void f_datepart(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
@@ -374,21 +394,88 @@ done:
     sim_arena_free(&a);
 }
 
+/* The bytes SQL Server stores for a value of byte form @p k ('w' nvarchar: UTF-16LE, 'c'
+ * varchar: CP1252, else as they are), in @p a. */
+static const uint8_t *stored_bytes(sqlite3_value *v, char k, sim_arena *a, size_t *n)
+{
+    if (sqlite3_value_type(v) == SQLITE_BLOB || (k != 'w' && k != 'c')) {
+        *n = (size_t)sqlite3_value_bytes(v);
+        const uint8_t *p = sqlite3_value_type(v) == SQLITE_BLOB ? sqlite3_value_blob(v) : sqlite3_value_text(v);
+        return p ? p : (const uint8_t *)"";
+    }
+    const char *t = (const char *)sqlite3_value_text(v);
+    size_t tn = (size_t)sqlite3_value_bytes(v);
+    uint8_t *out = sim_arena_alloc(a, tn * 2 + 1);
+    if (!t || !out) return NULL;
+    *n = k == 'w' ? mcdc_text_utf16le(out, t, tn) : mcdc_text_cp1252(out, t, tn);
+    return out;
+}
+
 static void f_hashbytes(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
-    (void)argc;
     const char *alg = (const char *)sqlite3_value_text(argv[0]);
     if (sqlite3_value_type(argv[1]) == SQLITE_NULL || !alg) { sqlite3_result_null(cx); return; }
-    const uint8_t *p = sqlite3_value_type(argv[1]) == SQLITE_BLOB ? sqlite3_value_blob(argv[1]) : sqlite3_value_text(argv[1]);
-    size_t n = (size_t)sqlite3_value_bytes(argv[1]);
+    sim_arena a = {0};
+    size_t n;
+    const uint8_t *p = stored_bytes(argv[1], argc > 2 ? *(const char *)sqlite3_value_text(argv[2]) : 'b', &a, &n);
+    if (!p) { sim_arena_free(&a); sqlite3_result_error_nomem(cx); return; }
     uint8_t out[64];
-    size_t on;
+    size_t on = 0;
     if (!strcasecmp(alg, "MD5")) { struct md5_ctx c; md5_init(&c); md5_update(&c, n, p); md5_digest(&c, MD5_DIGEST_SIZE, out); on = MD5_DIGEST_SIZE; }
     else if (!strcasecmp(alg, "SHA1")) { struct sha1_ctx c; sha1_init(&c); sha1_update(&c, n, p); sha1_digest(&c, SHA1_DIGEST_SIZE, out); on = SHA1_DIGEST_SIZE; }
     else if (!strcasecmp(alg, "SHA2_256")) { struct sha256_ctx c; sha256_init(&c); sha256_update(&c, n, p); sha256_digest(&c, SHA256_DIGEST_SIZE, out); on = SHA256_DIGEST_SIZE; }
     else if (!strcasecmp(alg, "SHA2_512")) { struct sha512_ctx c; sha512_init(&c); sha512_update(&c, n, p); sha512_digest(&c, SHA512_DIGEST_SIZE, out); on = SHA512_DIGEST_SIZE; }
-    else { sqlite3_result_null(cx); return; } /* SQL Server: NULL for an unknown algorithm */
+    sim_arena_free(&a);
+    if (!on) { sqlite3_result_null(cx); return; } /* SQL Server: NULL for an unknown algorithm */
     sqlite3_result_blob(cx, out, (int)on, SQLITE_TRANSIENT);
+}
+
+/* mc_datalength(x, form): the bytes SQL Server stores for a string or binary value. */
+static void f_datalength(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    char k = *(const char *)sqlite3_value_text(argv[1]);
+    const char *t = (const char *)sqlite3_value_text(argv[0]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+    if (sqlite3_value_type(argv[0]) == SQLITE_BLOB || !t) k = 'b';
+    sqlite3_result_int64(cx, (sqlite3_int64)(k == 'w' ? 2 * mcdc_text_utf16_units(t, n) : k == 'c' ? mcdc_text_cp1252_len(t, n) : n));
+}
+
+/* mc_substring(x, start, length, form): SQL Server's SUBSTRING, counting UTF-16 code units
+ * of an nvarchar ('w'), characters of a varchar ('c', one CP1252 byte each) or bytes ('b').
+ * Positions before 1 shorten the result; a negative length is 537. */
+static void f_substring(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL ||
+        sqlite3_value_type(argv[2]) == SQLITE_NULL) { sqlite3_result_null(cx); return; }
+    int64_t start = sqlite3_value_int64(argv[1]), len = sqlite3_value_int64(argv[2]);
+    if (len < 0) { fail(cx, 537, "Invalid length parameter passed to the substring function."); return; }
+    int64_t from = start < 1 ? 1 : start, to = start > INT64_MAX - len ? INT64_MAX : start + len; /* [from, to) */
+    char k = *(const char *)sqlite3_value_text(argv[3]);
+    if (k == 'b' || sqlite3_value_type(argv[0]) == SQLITE_BLOB) {
+        const uint8_t *p = sqlite3_value_blob(argv[0]);
+        int64_t n = sqlite3_value_bytes(argv[0]);
+        int64_t lo = from - 1 < n ? from - 1 : n, hi = to - 1 < n ? to - 1 : n;
+        if (hi < lo) hi = lo;
+        sqlite3_result_blob(cx, p ? p + lo : (const uint8_t *)"", (int)(hi - lo), SQLITE_TRANSIENT);
+        return;
+    }
+    const char *t = (const char *)sqlite3_value_text(argv[0]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[0]), i = 0, b0 = n, b1 = n;
+    int64_t pos = 1; /* the position (in code units) of the character at byte i */
+    while (i < n) {
+        size_t used;
+        int32_t cp = mcdc_text_utf8_next(t + i, n - i, &used);
+        int w = k == 'w' && cp >= 0x10000 ? 2 : 1;
+        if (b0 == n && pos >= from) b0 = i; /* a pair that straddles the start is left out */
+        if (pos + w > to) { b1 = i; break; }
+        pos += w;
+        i += used;
+    }
+    if (b1 < b0) b1 = b0;
+    sqlite3_result_text(cx, t + b0, (int)(b1 - b0), SQLITE_TRANSIENT);
 }
 
 static void f_quotename(sqlite3_context *cx, int argc, sqlite3_value **argv)
@@ -604,6 +691,10 @@ int tsql_register_functions(mcdc_sim_session *s)
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_datediff", 5, f, s, f_datediff, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_datepart", 3, f, s, f_datepart, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_hashbytes", 2, f, s, f_hashbytes, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_hashbytes", 3, f, s, f_hashbytes, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_datalength", 2, f, s, f_datalength, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_substring", 4, f, s, f_substring, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_datediff_big", 5, f, s, f_datediff_big, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_quotename", 1, f, s, f_quotename, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_quotename", 2, f, s, f_quotename, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_arith", 6, f, s, f_arith, NULL, NULL);

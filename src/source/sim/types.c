@@ -444,9 +444,15 @@ int sim_parse_dt(const char *s, size_t n, int64_t *ticks, bool *has_off, int *of
     *has_off = false;
     *off_min = 0;
     *n_frac = 0;
-    if (!rd(&p, end, 4, &y) || p >= end || *p++ != '-' || !rd(&p, end, 2, &m) || p >= end || *p++ != '-' ||
-        !rd(&p, end, 2, &d) || !valid_ymd(y, m, d))
+    if (!rd(&p, end, 4, &y) || p >= end)
         return -1;
+    if (isdigit((unsigned char)*p)) { /* 'YYYYMMDD', the form every DATEFORMAT reads alike */
+        if (!rd(&p, end, 2, &m) || !rd(&p, end, 2, &d) || (p < end && isdigit((unsigned char)*p)) || !valid_ymd(y, m, d))
+            return -1;
+    } else if (*p++ != '-' || !rd(&p, end, 2, &m) || p >= end || *p++ != '-' || !rd(&p, end, 2, &d) ||
+               !valid_ymd(y, m, d)) {
+        return -1;
+    }
     int64_t t = 0;
     if (p < end && (*p == ' ' || *p == 'T') && p + 1 < end && isdigit((unsigned char)p[1])) {
         p++;
@@ -715,6 +721,18 @@ static int to_int(const sim_type *t, const sim_val *in, sim_val *out)
         if (!(in->u.d < 9.3e18 && in->u.d > -9.3e18)) return overflow(t, in);
         v = (int64_t)in->u.d;
         break;
+    case V_BIN: {
+        /* big-endian; past the type's size only the last bytes count, as SQL Server reads them */
+        size_t size = t->k == ST_BIGINT ? 8 : t->k == ST_INT ? 4 : t->k == ST_SMALLINT ? 2 : 1;
+        size_t n = in->u.s.n, skip = n > size ? n - size : 0;
+        uint64_t u = 0;
+        for (size_t i = skip; i < n; i++) u = u << 8 | (unsigned char)in->u.s.p[i];
+        if (t->k == ST_BIT) { v = u != 0; break; }
+        if (t->k == ST_TINYINT) { v = (int64_t)(u & 0xFF); break; }
+        if (n - skip == size && size < 8 && (u >> (size * 8 - 1)) & 1) u |= ~(uint64_t)0 << (size * 8); /* sign */
+        v = (int64_t)u;
+        break;
+    }
     case V_STR: {
         int rc = str_to_int(in, &v);
         if (rc == -1 && t->k == ST_BIT) {

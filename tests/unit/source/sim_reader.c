@@ -119,6 +119,31 @@ static void test_source_sim_reader__mapping_holds_server_local_time(void **state
     simt_close(&t);
 }
 
+/* consistent_lsn compares tran_end_time (server local) with the clock's local time: on a
+ * server east of UTC a UTC comparison would find no commit at all. Before capture nothing
+ * is mapped (zero); after it, the newest commit at or before the clock. */
+static void test_source_sim_reader__consistent_lsn_is_the_newest_commit_by_the_clock(void **state)
+{
+    (void)state;
+    simt t;
+    simt_open(&t, "Tokyo Standard Time");
+    simt_orders(&t, "2026-03-02T05:00:00");
+    mcdc_lsn ins = simt_exec(&t, NULL, "2026-03-02T06:10:00", "INSERT INTO dbo.orders (order_id) VALUES (1)");
+    mcdc_source *src = open_src(&t);
+    mcdc_lsn got, max, zero = mcdc_lsn_zero();
+    assert_non_null(src->ops->consistent_lsn);
+    assert_int_equal(0, src->ops->consistent_lsn(src, &got));
+    assert_int_equal(0, mcdc_lsn_cmp(&got, &zero));
+    simt_capture(&t, "2026-03-02T06:11:00", 0);
+    assert_int_equal(0, src->ops->consistent_lsn(src, &got));
+    assert_int_equal(0, src->ops->max_lsn(src, &max));
+    char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+    if (mcdc_lsn_cmp(&got, &max) != 0 || mcdc_lsn_cmp(&got, &ins) < 0)
+        fail_msg("consistent_lsn %s, max_lsn %s", mcdc_lsn_format(a, &got), mcdc_lsn_format(b, &max));
+    mcdc_source_close(src);
+    simt_close(&t);
+}
+
 static void test_source_sim_reader__ranges_order_and_nth_commit(void **state)
 {
     (void)state;
@@ -582,6 +607,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_sim_reader__commit_times_on_fall_back_nights),
         cmocka_unit_test(test_source_sim_reader__mapping_holds_server_local_time),
+        cmocka_unit_test(test_source_sim_reader__consistent_lsn_is_the_newest_commit_by_the_clock),
         cmocka_unit_test(test_source_sim_reader__ranges_order_and_nth_commit),
         cmocka_unit_test(test_source_sim_reader__transaction_spanning_pages_keeps_its_commit_time),
         cmocka_unit_test(test_source_sim_reader__cleanup_between_pages_of_one_read),

@@ -584,6 +584,73 @@ static void test_source_tsql__distinct_rowcount_and_error(void **state)
                         "cols :int not null\nrow 8134\ndone count=1\n", B(f->s, "SELECT 1/0; SELECT @@ERROR"));
 }
 
+/* SQL Server stores an nvarchar as UTF-16LE and a varchar in its code page (CP1252): what
+ * DATALENGTH measures and HASHBYTES hashes, not the engine's UTF-8. */
+static void test_source_tsql__datalength_and_hashbytes_see_utf16_and_cp1252_bytes(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :int not null, :int not null, :int not null, :int not null, :int not null, :int not null, "
+                        ":int not null, :int not null, :int not null\nrow 6 | 3 | 2 | 1 | 4 | 4 | 8 | 2 | 3\ndone count=1\n",
+                        B(f->s, "SELECT DATALENGTH(N'abc'), DATALENGTH('abc'), DATALENGTH(N'\xc3\xa9'), DATALENGTH('\xc3\xa9'), "
+                                "DATALENGTH(N'\xf0\x9f\x98\x80'), DATALENGTH(1), DATALENGTH(CAST(1 AS bigint)), DATALENGTH(0x0A0B), "
+                                "DATALENGTH(CAST('2026-01-01' AS date))"));
+    assert_string_equal("cols :int\nrow 6\ndone count=1\n", B(f->s, "SELECT DATALENGTH(customer) FROM dbo.orders WHERE order_id = 1"));
+    /* SHA-256 of 61 00 62 00 63 00, of E9, of the surrogate pair 3D D8 00 DE, and of a column */
+    assert_string_equal("cols :varbinary(8000), :varbinary(8000)\n"
+                        "row 0x13E228567E8249FCE53337F25D7970DE3BD68AB2653424C7B8F9FD05E33CAEDF | "
+                        "0xDE2E331D891AE267A7009CB45B4E8830F170E0C937288EA2731A1941C7A53B0D\ndone count=1\n",
+                        B(f->s, "SELECT HASHBYTES('SHA2_256', N'abc'), HASHBYTES('SHA2_256', '\xc3\xa9')"));
+    assert_string_equal("cols :varbinary(8000)\nrow 0x81C96284B596ED3155A3F0F11DA0DD13494DC91618323A3BFF4C9701229015CC\ndone count=1\n",
+                        B(f->s, "SELECT HASHBYTES('SHA2_256', N'\xf0\x9f\x98\x80')"));
+    assert_string_equal("cols :varbinary(8000)\nrow 0xD6946B9A849B1141617C89A6818E49E957AA03CA8E76B3C0C4FFE343049802DB\ndone count=1\n",
+                        B(f->s, "SELECT HASHBYTES('SHA2_256', customer) FROM dbo.orders WHERE order_id = 1"));
+    assert_string_equal("cols :varbinary(8000)\nrow 0x900150983CD24FB0D6963F7D28E17F72\ndone count=1\n",
+                        B(f->s, "SELECT HASHBYTES('MD5', 0x616263)"));
+    assert_string_equal("error 8116/1/16 Argument data type int is invalid for argument 2 of hashbytes function.\ndone error\n",
+                        B(f->s, "SELECT HASHBYTES('MD5', 1)"));
+    /* the key hash of mcdc/keyhash.h's worked value (tests/unit/core/keyhash.c) */
+    assert_string_equal("cols :bigint\nrow 6362924643553687\ndone count=1\n",
+                        B(f->s, "SELECT CONVERT(bigint, SUBSTRING(HASHBYTES('SHA2_256', N'2:42;'), 1, 7))"));
+}
+
+static void test_source_tsql__substring_binary_to_int_and_date_texts(void **state)
+{
+    fx *f = *state;
+    assert_string_equal("cols :varbinary(8), :nvarchar(6), :varchar(6), :nvarchar(2), :nvarchar(3), :nvarchar(3)\n"
+                        "row 0x01020304050607 | bcd | ab | a |  | \xf0\x9f\x98\x80\ndone count=1\n",
+                        B(f->s, "SELECT SUBSTRING(0x0102030405060708, 1, 7), SUBSTRING(N'abcdef', 2, 3), SUBSTRING('abcdef', 0, 3), "
+                                "SUBSTRING(N'ab', -1, 3), SUBSTRING(N'abc', 5, 1), SUBSTRING(N'a\xf0\x9f\x98\x80', 2, 2)"));
+    assert_string_equal("cols :nvarchar(3)\nerror 537/1/16 Invalid length parameter passed to the substring function.\ndone error\n",
+                        B(f->s, "SELECT SUBSTRING(N'abc', 1, -1)"));
+    /* binary to integer: big-endian, the last bytes when longer than the type */
+    assert_string_equal("cols :bigint not null, :int not null, :smallint not null, :tinyint not null\n"
+                        "row 283686952306183 | -1 | -32768 | 2\ndone count=1\n",
+                        B(f->s, "SELECT CONVERT(bigint, 0x01020304050607), CONVERT(int, 0xFFFFFFFF), CONVERT(smallint, 0x018000), "
+                                "CONVERT(tinyint, 0x0102)"));
+    /* style 23, the default texts of date, time, datetime2 and datetimeoffset */
+    assert_string_equal("cols :nvarchar(10) not null, :nvarchar(10) not null, :nvarchar(max) not null, :nvarchar(max) not null, "
+                        ":nvarchar(max) not null\n"
+                        "row 2026-03-04 | 2026-03-04 | 01:02:03.500 | 2026-01-02 03:04:05.50 | 2026-01-02 03:04:05 +01:00\ndone count=1\n",
+                        B(f->s, "SELECT CONVERT(nvarchar(10), CAST('2026-03-04' AS date), 23), "
+                                "CONVERT(nvarchar(10), CAST('2026-03-04 23:59:59' AS datetime2), 23), "
+                                "CONVERT(nvarchar(max), CAST('01:02:03.5' AS time(3))), "
+                                "CONVERT(nvarchar(max), CAST('2026-01-02 03:04:05.5' AS datetime2(2))), "
+                                "CONVERT(nvarchar(max), CAST('2026-01-02 03:04:05 +01:00' AS datetimeoffset(0)))"));
+    /* 'YYYYMMDD' literals; DATEDIFF_BIG past int's range (a datetimeoffset counts in UTC) */
+    assert_string_equal("cols :date not null, :datetime2(0) not null\nrow 1970-01-02 | 1970-01-02 01:02:03\ndone count=1\n",
+                        B(f->s, "SELECT CAST('19700102' AS date), CAST('19700102 01:02:03' AS datetime2(0))"));
+    assert_string_equal("cols :date not null\nerror 241/1/16 Conversion failed when converting date and/or time from character "
+                        "string.\ndone error\n",
+                        B(f->s, "SELECT CAST('197001021' AS date)"));
+    assert_string_equal("cols :bigint, :bigint\nrow 1772586123123456 | 1772578923000000\ndone count=1\n",
+                        B(f->s, "SELECT DATEDIFF_BIG(microsecond, '19700101', CAST('2026-03-04 01:02:03.1234567' AS datetime2)), "
+                                "DATEDIFF_BIG(microsecond, '19700101', CAST('2026-03-04 01:02:03 +02:00' AS datetimeoffset))"));
+    assert_string_equal("cols :int\nerror 535/1/16 The datediff function resulted in an overflow. The number of dateparts "
+                        "separating two date/time instances is too large. Try to use datediff with a less precise datepart.\n"
+                        "done error\n",
+                        B(f->s, "SELECT DATEDIFF(microsecond, '19700101', CAST('2026-03-04' AS datetime2))"));
+}
+
 int main(void)
 {
 #define T_(n) cmocka_unit_test_setup_teardown(test_source_tsql__##n, setup, teardown)
@@ -627,6 +694,8 @@ int main(void)
         T_(change_table_range_seeks_give_the_scans_answers),
         T_(distinct_rowcount_and_error),
         T_(permission_denied_229),
+        T_(datalength_and_hashbytes_see_utf16_and_cp1252_bytes),
+        T_(substring_binary_to_int_and_date_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,6 +146,8 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     snprintf(want, sizeof want, "cols :binary(10)\n%s\ndoneinproc more count=1\nstatus 0\ndoneproc\n", last);
     free(last);
     assert_string_equal(want, run(f, MCDC_MSSQL_Q_MAX_LSN));
+    /* the clock (00:00:03, the capture) is past every commit: the newest one */
+    assert_string_equal(want, run(f, MCDC_MSSQL_Q_CONSISTENT_LSN));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CHANGES), "count=3\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_SNAPSHOT), "row 1 | 10.50\nrow 2 | <NULL>\ndoneinproc more count=2\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_KEY_COUNT), "row 2\n"));

@@ -1,0 +1,693 @@
+/*
+ * silver/as_of.c: a bronze or silver table as the source held it at a position, for
+ * `table cat --as-of-lsn` and `--as-of-time` (mcdc/silver.h, "Reading as of a source
+ * position").
+ *
+ * A read as of L includes the commit at L. A time T stands for the largest commit LSN
+ * whose commit time is before T, found among bronze's change rows (a commit that touched
+ * no row of this table changes nothing here).
+ * - Bronze: its rows with _start_lsn <= L (change rows by their commit, snapshot rows by
+ *   their stamp).
+ * - Silver: each merge commit records the bronze position it covers (userMetadata
+ *   silver_apply.applied_lsn: every bronze change at or below it is in that version, none
+ *   above). The state at L is the newest silver version whose position C <= L, with
+ *   bronze's changes in (C, L] applied over it, the latest per key by rule S1 and deletes
+ *   removed.
+ * Exact or refused (MCDC_EINVAL, naming why and what to do): L beyond what bronze holds
+ * (its newest commit's end_lsn), a time after bronze's newest change (commits before it may
+ * still be unread), silver without a recorded version at or before L, or a snapshot inside
+ * (C, L] (the state across it is the snapshot's, which this does not rebuild).
+ * Memory: the bronze changes in (C, L] (silver's own rows stream file by file).
+ */
+#include "mcdc/silver.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mcdc/delta.h"
+#include "mcdc/error.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/time.h"
+
+#define MAX_COLS 4096
+
+/* Refuse with a message and a hint (how to go on); evaluates to MCDC_EINVAL. */
+#define REFUSE(hint, ...) (mcdc_error_set(MCDC_EINVAL, __VA_ARGS__), mcdc_error_hint("%s", hint))
+
+/* One bronze change kept for silver: its key bytes, its rank and its values. */
+typedef struct change {
+    uint8_t    *key;
+    size_t      key_len;
+    mcdc_lsn    lsn;
+    bool        has_cmd, has_seq;
+    int64_t     cmd;
+    char        seq[32];
+    int         op;
+    size_t      order;   /* position in bronze's scan, the last tie-break */
+    mcdc_value *row;     /* the output columns (n_out), one allocation with their bytes */
+} change;
+
+struct mcdc_silver_as_of_reader {
+    bool                 is_silver;
+    mcdc_delta_snapshot *snap;        /* the table read: bronze latest, or silver at a version */
+    mcdc_delta_scan     *scan;
+    mcdc_schema          out_schema;  /* the first n_out columns of the scan's */
+    size_t               n_out;
+    mcdc_silver_as_of_result    res;
+    /* bronze */
+    int                  lsn_col;     /* scan index of _start_lsn */
+    /* silver */
+    int                  key_cols[64];
+    size_t               n_keys;
+    change              *ch;          /* sorted by key; one (the winner) per key */
+    size_t               n_ch;
+    size_t               next_image;  /* after silver's rows: the images left to hand out */
+    bool                 silver_done;
+    mcdc_buf             kbuf;
+};
+
+/* ---- small helpers -------------------------------------------------------------------- */
+
+static int lsn_of(mcdc_lsn *out, const mcdc_value *v)
+{
+    if (v->is_null)
+        return MCDC_ENOTFOUND;
+    return mcdc_lsn_parse_n(out, v->v.s.ptr, v->v.s.len);
+}
+
+static bool is_bytes(mcdc_type_id t)
+{
+    return t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY;
+}
+
+/* A copy of @p n values with their bytes in one allocation. */
+static mcdc_value *row_dup(const mcdc_column *cols, const mcdc_value *row, size_t n)
+{
+    size_t bytes = n * sizeof(mcdc_value);
+    for (size_t i = 0; i < n; i++)
+        if (!row[i].is_null && is_bytes(cols[i].type))
+            bytes += row[i].v.s.len;
+    mcdc_value *v = malloc(bytes ? bytes : 1);
+    if (!v)
+        return NULL;
+    char *p = (char *)&v[n];
+    for (size_t i = 0; i < n; i++) {
+        v[i] = row[i];
+        if (!row[i].is_null && is_bytes(cols[i].type)) {
+            if (row[i].v.s.len)
+                memcpy(p, row[i].v.s.ptr, row[i].v.s.len);
+            v[i].v.s.ptr = p;
+            p += row[i].v.s.len;
+        }
+    }
+    return v;
+}
+
+/* The names to read: @p names (the output, n_names of them), then each of @p extra not
+ * among them. @p at gets the scan index of each extra. */
+static int plan_names(const char **all, size_t *n_all, const char *const *names, size_t n_names,
+                      const char *const *extra, size_t n_extra, int *at)
+{
+    if (n_names + n_extra > MAX_COLS)
+        return mcdc_error_set(MCDC_EINVAL, "too many columns (%zu)", n_names + n_extra);
+    size_t n = 0;
+    for (size_t i = 0; i < n_names; i++)
+        all[n++] = names[i];
+    for (size_t e = 0; e < n_extra; e++) {
+        at[e] = -1;
+        for (size_t i = 0; i < n; i++)
+            if (!strcasecmp(all[i], extra[e])) {
+                at[e] = (int)i;
+                break;
+            }
+        if (at[e] < 0) {
+            at[e] = (int)n;
+            all[n++] = extra[e];
+        }
+    }
+    *n_all = n;
+    return 0;
+}
+
+/* The LSN up to which bronze holds every commit: its newest commit's batch end_lsn (a
+ * bootstrap commit: its snapshot lsn). */
+static int bronze_end(const char *bronze_path, bool *has, mcdc_lsn *end)
+{
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, bronze_path);
+    if (rc < 0)
+        return rc;
+    *has = false;
+    for (size_t i = n; i-- > 0 && !*has;) {
+        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        const char *l = json_string_value(json_object_get(j, "end_lsn"));
+        if (!l)
+            l = json_string_value(json_object_get(j, "lsn"));
+        if (l && mcdc_lsn_parse(end, l) == 0)
+            *has = true;
+        else
+            mcdc_error_clear();
+        json_decref(j);
+    }
+    mcdc_delta_history_free(h, n);
+    return 0;
+}
+
+static int refuse_beyond(const char *what, const mcdc_lsn *l, bool has_end, const mcdc_lsn *end)
+{
+    char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+    if (!has_end)
+        return REFUSE("stream at least one batch into bronze first",
+                                   "%s: bronze holds no batch yet, so no state is known", what);
+    return REFUSE("read at an LSN up to the one bronze holds, or "
+                               "after the stream's next batch",
+                               "%s: LSN %s is beyond what bronze holds (every commit up to %s)",
+                               what, mcdc_lsn_format(a, l), mcdc_lsn_format(b, end));
+}
+
+/* A time T: the largest _start_lsn of a change row committed before T. @p any_after tells
+ * whether bronze holds a change at or after T (else commits before T may be unread). */
+static int resolve_time(const mcdc_delta_snapshot *bronze, int64_t before_us, bool *has,
+                        mcdc_lsn *out, bool *any_after, int64_t *newest_us)
+{
+    static const char *const cols[] = { "_start_lsn", "_operation", "_commit_ts" };
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 3;
+    mcdc_delta_scan *sc = NULL;
+    int rc = mcdc_delta_scan_open(&sc, bronze, &so);
+    const mcdc_value *row;
+    *has = *any_after = false;
+    *newest_us = INT64_MIN;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &row)) == 1) {
+        rc = 0;
+        if (row[1].is_null || row[1].v.i == 0 || row[2].is_null)
+            continue;
+        if (row[2].v.i > *newest_us)
+            *newest_us = row[2].v.i;
+        if (row[2].v.i >= before_us) {
+            *any_after = true;
+            continue;
+        }
+        mcdc_lsn l;
+        if ((rc = lsn_of(&l, &row[0])) < 0)
+            break;
+        if (!*has || mcdc_lsn_cmp(&l, out) > 0) {
+            *out = l;
+            *has = true;
+        }
+    }
+    mcdc_delta_scan_free(sc);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- silver: the recorded versions and the changes after one -------------------------- */
+
+/* The newest silver version whose recorded position is at or below @p l. */
+static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t *version,
+                             mcdc_lsn *covered)
+{
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, silver_path);
+    if (rc < 0)
+        return rc;
+    *version = -1;
+    for (size_t i = n; i-- > 0;) {
+        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        const char *a = json_string_value(json_object_get(json_object_get(j, "silver_apply"),
+                                                          "applied_lsn"));
+        mcdc_lsn c;
+        bool ok = a && mcdc_lsn_parse(&c, a) == 0;
+        if (!ok)
+            mcdc_error_clear();
+        json_decref(j);
+        if (ok && mcdc_lsn_cmp(&c, l) <= 0) {
+            *version = h[i].version;
+            *covered = c;
+            break;
+        }
+    }
+    mcdc_delta_history_free(h, n);
+    if (*version < 0) {
+        char t[MCDC_LSN_STRLEN];
+        return REFUSE("read a later LSN, or bronze at this one "
+                                   "(silver versions record their position from the first "
+                                   "apply of this release on)",
+                                   "no silver version records a position at or before %s",
+                                   mcdc_lsn_format(t, l));
+    }
+    return 0;
+}
+
+static int cmp_rank(const change *a, const change *b)
+{
+    int c = mcdc_lsn_cmp(&a->lsn, &b->lsn);
+    if (c)
+        return c;
+    if (a->has_cmd != b->has_cmd)
+        return a->has_cmd ? 1 : -1;
+    if (a->has_cmd && a->cmd != b->cmd)
+        return a->cmd < b->cmd ? -1 : 1;
+    /* S1's refinement: within one statement a row entering the key outranks one leaving */
+    if (a->has_cmd) {
+        bool ea = a->op == 2 || a->op == 4, eb = b->op == 2 || b->op == 4;
+        if (ea != eb)
+            return ea ? 1 : -1;
+    }
+    if (a->has_seq != b->has_seq)
+        return a->has_seq ? 1 : -1;
+    if (a->has_seq && (c = strcmp(a->seq, b->seq)) != 0)
+        return c;
+    if (a->op != b->op)
+        return a->op < b->op ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int cmp_change(const void *pa, const void *pb)
+{
+    const change *a = pa, *b = pb;
+    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+    int c = memcmp(a->key, b->key, n);
+    if (c)
+        return c;
+    if (a->key_len != b->key_len)
+        return a->key_len < b->key_len ? -1 : 1;
+    return cmp_rank(a, b);
+}
+
+static void free_changes(change *ch, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(ch[i].key);
+        free(ch[i].row);
+    }
+    free(ch);
+}
+
+/* Bronze's changes in (from, to], the latest per key: r->ch sorted by key. */
+static int load_changes(mcdc_silver_as_of_reader *r, const mcdc_delta_snapshot *bronze,
+                        const char *const *names, size_t n_names, const char *const *keys,
+                        size_t n_keys, const mcdc_lsn *from, const mcdc_lsn *to)
+{
+    const char *extra[64 + 4];
+    size_t n_extra = 0;
+    extra[n_extra++] = "_start_lsn";
+    extra[n_extra++] = "_operation";
+    extra[n_extra++] = "_command_id";
+    extra[n_extra++] = "_seqval";
+    for (size_t k = 0; k < n_keys; k++)
+        extra[n_extra++] = keys[k];
+    const char **all = malloc(MAX_COLS * sizeof *all);
+    int at[64 + 4];
+    size_t n_all = 0;
+    if (!all)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    int rc = plan_names(all, &n_all, names, n_names, extra, n_extra, at);
+    mcdc_delta_scan *sc = NULL;
+    if (rc == 0) {
+        mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+        so.columns = all;
+        so.n_columns = n_all;
+        rc = mcdc_delta_scan_open(&sc, bronze, &so);
+    }
+    const mcdc_schema *s = rc == 0 ? mcdc_delta_scan_schema(sc) : NULL;
+    size_t cap = 0, seen = 0;
+    const mcdc_value *row;
+    mcdc_buf kb = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &row)) == 1) {
+        rc = 0;
+        seen++;
+        mcdc_lsn l;
+        if ((rc = lsn_of(&l, &row[at[0]])) < 0) {
+            rc = mcdc_error_set(MCDC_ECORRUPT, "bronze: a row without a valid _start_lsn");
+            break;
+        }
+        if (mcdc_lsn_cmp(&l, from) <= 0 || mcdc_lsn_cmp(&l, to) > 0)
+            continue;
+        int op = row[at[1]].is_null ? -1 : (int)row[at[1]].v.i;
+        if (op == 0) {
+            char a[MCDC_LSN_STRLEN];
+            rc = REFUSE("read at an LSN at or after the snapshot "
+                                     "once silver has applied it, or read bronze",
+                                     "a snapshot stamped %s lies between silver's recorded "
+                                     "version and the LSN asked for", mcdc_lsn_format(a, &l));
+            break;
+        }
+        if (op < 1 || op > 4) {
+            rc = mcdc_error_set(MCDC_ECORRUPT, "bronze: a row with _operation %d", op);
+            break;
+        }
+        if (r->n_ch == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            change *g = realloc(r->ch, nc * sizeof *g);
+            if (!g) {
+                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory holding %zu changes", r->n_ch);
+                break;
+            }
+            r->ch = g;
+            cap = nc;
+        }
+        change *c = &r->ch[r->n_ch];
+        memset(c, 0, sizeof *c);
+        mcdc_buf_clear(&kb);
+        for (size_t k = 0; k < n_keys && rc == 0; k++)
+            rc = mcdc_silver_key_encode(&kb, &s->cols[at[4 + k]], &row[at[4 + k]]);
+        if (rc < 0)
+            break;
+        if (!(c->key = malloc(kb.len ? kb.len : 1)) ||
+            !(c->row = row_dup(s->cols, row, n_names))) {
+            free(c->key);
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory holding %zu changes", r->n_ch);
+            break;
+        }
+        memcpy(c->key, kb.ptr, kb.len);
+        c->key_len = kb.len;
+        c->lsn = l;
+        c->op = op;
+        c->order = seen;
+        if ((c->has_cmd = !row[at[2]].is_null))
+            c->cmd = row[at[2]].v.i;
+        if ((c->has_seq = !row[at[3]].is_null)) {
+            size_t len = row[at[3]].v.s.len < sizeof c->seq - 1 ? row[at[3]].v.s.len : sizeof c->seq - 1;
+            memcpy(c->seq, row[at[3]].v.s.ptr, len);
+        }
+        r->n_ch++;
+        r->res.bronze_changes++;
+    }
+    mcdc_buf_dispose(&kb);
+    mcdc_delta_scan_free(sc);
+    free(all);
+    if (rc < 0)
+        return rc;
+    /* sort by key then rank; keep each key's last (its winner) */
+    qsort(r->ch, r->n_ch, sizeof *r->ch, cmp_change);
+    size_t w = 0;
+    for (size_t i = 0; i < r->n_ch; i++) {
+        bool last = i + 1 == r->n_ch || r->ch[i + 1].key_len != r->ch[i].key_len ||
+                    memcmp(r->ch[i + 1].key, r->ch[i].key, r->ch[i].key_len) != 0;
+        if (!last) {
+            free(r->ch[i].key);
+            free(r->ch[i].row);
+            continue;
+        }
+        r->ch[w++] = r->ch[i];
+    }
+    r->n_ch = w;
+    return 0;
+}
+
+static const change *find_change(const mcdc_silver_as_of_reader *r, const uint8_t *key, size_t len)
+{
+    size_t lo = 0, hi = r->n_ch;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const change *c = &r->ch[mid];
+        size_t n = c->key_len < len ? c->key_len : len;
+        int cmp = memcmp(c->key, key, n);
+        if (!cmp)
+            cmp = c->key_len < len ? -1 : c->key_len > len;
+        if (!cmp)
+            return c;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* ---- the reader ----------------------------------------------------------------------- */
+
+static int split_keys(char *copy, const char **keys, size_t *n_keys)
+{
+    *n_keys = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n_keys == 64)
+            return mcdc_error_set(MCDC_EINVAL, "silver has more than 64 key columns");
+        keys[(*n_keys)++] = t;
+    }
+    return *n_keys ? 0 : mcdc_error_set(MCDC_EINVAL, "silver records no key columns");
+}
+
+int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, const mcdc_silver_as_of *at,
+                    const char *const *columns, size_t n_columns)
+{
+    *out = NULL;
+    if (!at || at->version != 1 || !path)
+        return mcdc_error_set(MCDC_EINVAL, "as-of read: bad options");
+    mcdc_silver_as_of_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    r->res.table_version = -1;
+    r->kbuf.max = MCDC_BUF_DEFAULT_MAX;
+    mcdc_delta_snapshot *latest = NULL, *bronze = NULL;
+    const char **names = NULL;
+    char *keys_copy = NULL;
+    int rc = mcdc_delta_snapshot_open(&latest, path, -1);
+    if (rc < 0)
+        goto fail;
+    const char *kind = mcdc_delta_snapshot_config(latest, "mcdc.kind", "");
+    const char *bronze_path;
+    if (!strcmp(kind, "bronze")) {
+        bronze_path = path;
+    } else if (!strcmp(kind, "silver") || mcdc_delta_snapshot_config(latest, "mcdc.silver.keys", NULL)) {
+        r->is_silver = true;
+        if (!(bronze_path = at->bronze_path)) {
+            rc = REFUSE("name its bronze table (--bronze NAME)",
+                                     "an as-of read of silver needs its bronze table");
+            goto fail;
+        }
+    } else {
+        rc = REFUSE("use --as-of-version for other tables",
+                                 "as-of reads by source position are for bronze and silver "
+                                 "tables (this one's mcdc.kind is '%s')", *kind ? kind : "unset");
+        goto fail;
+    }
+    if (bronze_path == path) {
+        bronze = latest;
+        latest = NULL;
+    } else if ((rc = mcdc_delta_snapshot_open(&bronze, bronze_path, -1)) < 0) {
+        goto fail;
+    } else if (strcmp(mcdc_delta_snapshot_config(bronze, "mcdc.kind", ""), "bronze") != 0) {
+        rc = REFUSE("name the bronze table silver is applied from",
+                                 "%s is not a bronze table", bronze_path);
+        goto fail;
+    }
+
+    /* the position asked for, and whether bronze can answer it */
+    bool has_end = false;
+    mcdc_lsn end;
+    if ((rc = bronze_end(bronze_path, &has_end, &end)) < 0)
+        goto fail;
+    mcdc_lsn l;
+    if (at->by_time) {
+        bool has, any_after;
+        int64_t newest;
+        if ((rc = resolve_time(bronze, at->before_us, &has, &l, &any_after, &newest)) < 0)
+            goto fail;
+        if (!any_after) {
+            char t[40], n[40];
+            rc = REFUSE("read at an earlier time or by LSN, or after "
+                                     "the stream has read past the time",
+                                     "bronze holds no change at or after %s (its newest is "
+                                     "at %s), so commits before that time may still be unread",
+                                     mcdc_time_format(t, at->before_us, 3, false),
+                                     newest == INT64_MIN ? "none"
+                                                         : mcdc_time_format(n, newest, 3, false));
+            goto fail;
+        }
+        if (!has) {
+            char t[40];
+            rc = REFUSE("read at a later time",
+                                     "bronze holds no change committed before %s",
+                                     mcdc_time_format(t, at->before_us, 3, false));
+            goto fail;
+        }
+    } else {
+        l = at->lsn;
+        if (!has_end || mcdc_lsn_cmp(&l, &end) > 0) {
+            rc = refuse_beyond("as-of read", &l, has_end, &end);
+            goto fail;
+        }
+    }
+    r->res.lsn = l;
+
+    const mcdc_delta_snapshot *shape = r->is_silver ? latest : bronze;
+    if (!(names = malloc(MAX_COLS * sizeof *names))) {
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        goto fail;
+    }
+    size_t n_names = 0;
+    if (columns) {
+        if (n_columns > MAX_COLS) {
+            rc = mcdc_error_set(MCDC_EINVAL, "too many columns (%zu)", n_columns);
+            goto fail;
+        }
+        for (size_t i = 0; i < n_columns; i++)
+            names[n_names++] = columns[i];
+    } else {
+        for (size_t i = 0; i < shape->schema->n_fields && n_names < MAX_COLS; i++)
+            names[n_names++] = shape->schema->fields[i].name;
+    }
+    r->n_out = n_names;
+
+    const char *extra[64];
+    int pos[64];
+    size_t n_extra = 0;
+    mcdc_delta_snapshot *table = NULL;
+    if (!r->is_silver) {
+        extra[n_extra++] = "_start_lsn";
+        table = bronze;
+        bronze = NULL;
+        r->res.table_version = table->version;
+    } else {
+        if (!(keys_copy = strdup(mcdc_delta_snapshot_config(latest, "mcdc.silver.keys", "")))) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            goto fail;
+        }
+        const char *keys[64];
+        size_t n_keys;
+        if ((rc = split_keys(keys_copy, keys, &n_keys)) < 0)
+            goto fail;
+        int64_t v;
+        mcdc_lsn covered;
+        if ((rc = silver_version_at(path, &l, &v, &covered)) < 0)
+            goto fail;
+        if ((rc = load_changes(r, bronze, names, n_names, keys, n_keys, &covered, &l)) < 0)
+            goto fail;
+        if ((rc = mcdc_delta_snapshot_open(&table, path, v)) < 0) {
+            mcdc_error_hint("silver version %lld is the state to start from; its files may "
+                            "have been vacuumed", (long long)v);
+            goto fail;
+        }
+        r->res.table_version = v;
+        for (size_t k = 0; k < n_keys; k++)
+            extra[n_extra++] = keys[k];
+        r->n_keys = n_keys;
+    }
+    const char **all = malloc(MAX_COLS * sizeof *all);
+    size_t n_all = 0;
+    if (!all) {
+        mcdc_delta_snapshot_free(table);
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = plan_names(all, &n_all, names, n_names, extra, n_extra, pos)) == 0) {
+        mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+        so.columns = all;
+        so.n_columns = n_all;
+        rc = mcdc_delta_scan_open(&r->scan, table, &so);
+    }
+    free(all);
+    r->snap = table;
+    if (rc < 0)
+        goto fail;
+    if (r->is_silver)
+        for (size_t k = 0; k < r->n_keys; k++)
+            r->key_cols[k] = pos[k];
+    else
+        r->lsn_col = pos[0];
+    const mcdc_schema *s = mcdc_delta_scan_schema(r->scan);
+    r->out_schema.cols = s->cols;
+    r->out_schema.n_cols = r->n_out;
+    free(names);
+    free(keys_copy);
+    mcdc_delta_snapshot_free(latest);
+    mcdc_delta_snapshot_free(bronze);
+    *out = r;
+    return 0;
+fail:
+    free(names);
+    free(keys_copy);
+    mcdc_delta_snapshot_free(latest);
+    mcdc_delta_snapshot_free(bronze);
+    mcdc_silver_as_of_free(r);
+    return rc;
+}
+
+const mcdc_schema *mcdc_silver_as_of_schema(const mcdc_silver_as_of_reader *r)
+{
+    return &r->out_schema;
+}
+
+bool mcdc_silver_as_of_is_nested(const mcdc_silver_as_of_reader *r, size_t i)
+{
+    return mcdc_delta_scan_is_nested(r->scan, i);
+}
+
+const mcdc_silver_as_of_result *mcdc_silver_as_of_get_result(const mcdc_silver_as_of_reader *r)
+{
+    return &r->res;
+}
+
+int mcdc_silver_as_of_next(mcdc_silver_as_of_reader *r, const mcdc_value **row)
+{
+    int rc;
+    while (!r->silver_done && (rc = mcdc_delta_scan_next(r->scan, row)) == 1) {
+        if (!r->is_silver) {
+            mcdc_lsn l;
+            if (lsn_of(&l, &(*row)[r->lsn_col]) < 0)
+                return mcdc_error_set(MCDC_ECORRUPT, "bronze: a row without a valid _start_lsn");
+            if (mcdc_lsn_cmp(&l, &r->res.lsn) <= 0)
+                return 1;
+            continue;
+        }
+        mcdc_buf_clear(&r->kbuf);
+        const mcdc_schema *s = mcdc_delta_scan_schema(r->scan);
+        for (size_t k = 0; k < r->n_keys; k++)
+            if ((rc = mcdc_silver_key_encode(&r->kbuf, &s->cols[r->key_cols[k]],
+                                             &(*row)[r->key_cols[k]])) < 0)
+                return rc;
+        if (!find_change(r, (const uint8_t *)r->kbuf.ptr, r->kbuf.len))
+            return 1;
+    }
+    if (!r->silver_done) {
+        if (rc < 0)
+            return rc;
+        r->silver_done = true;
+    }
+    while (r->next_image < r->n_ch) {
+        const change *c = &r->ch[r->next_image++];
+        if (c->op == 2 || c->op == 4) {
+            *row = c->row;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void mcdc_silver_as_of_free(mcdc_silver_as_of_reader *r)
+{
+    if (!r)
+        return;
+    mcdc_delta_scan_free(r->scan);
+    mcdc_delta_snapshot_free(r->snap);
+    free_changes(r->ch, r->n_ch);
+    mcdc_buf_dispose(&r->kbuf);
+    free(r);
+}
+
+int mcdc_silver_as_of_bronze_name(char **out, const char *silver_path)
+{
+    *out = NULL;
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, silver_path);
+    if (rc < 0)
+        return rc;
+    for (size_t i = n; i-- > 0 && !*out;) {
+        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        const char *b = json_string_value(json_object_get(json_object_get(j, "silver_apply"),
+                                                          "bronze"));
+        if (b && !(*out = strdup(b)))
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        json_decref(j);
+    }
+    mcdc_delta_history_free(h, n);
+    return rc;
+}
