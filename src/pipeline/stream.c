@@ -346,6 +346,41 @@ static void gap_extend(gap *g, const mcdc_batch_range *r, const mcdc_lsn *from,
     g->certain &= certain;
 }
 
+/* The warnings the source raised since the last batch, as the batch row's detail
+ * {"warnings": [...]} (anchor-features §2.5); *out NULL when there were none. */
+static int source_warnings(mcdc_stream *s, char **out)
+{
+    *out = NULL;
+    mcdc_source *src = s->o.source;
+    char **w = NULL;
+    size_t n = 0;
+    if (!src->ops->take_warnings)
+        return 0;
+    int rc = src->ops->take_warnings(src, &w, &n);
+    if (rc < 0 || n == 0) {
+        free(w);
+        return rc;
+    }
+    mcdc_buf d = MCDC_BUF_INIT(1 << 20);
+    rc = mcdc_buf_puts(&d, "{\"warnings\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && i)
+            rc = mcdc_buf_putc(&d, ',');
+        if (rc == 0)
+            rc = mcdc_json_quote(&d, w[i], strlen(w[i]));
+        free(w[i]);
+    }
+    free(w);
+    if (rc == 0)
+        rc = mcdc_buf_puts(&d, "]}");
+    if (rc < 0) {
+        mcdc_buf_dispose(&d);
+        return rc;
+    }
+    *out = mcdc_buf_detach(&d);
+    return 0;
+}
+
 static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
 {
     int64_t t0 = mcdc_time_mono_us();
@@ -355,8 +390,12 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     mcdc_batch_facts bf = MCDC_BATCH_FACTS_INIT;
     facts_rows fr = { .n = 1 }; /* slot 0: the batch row, filled at the end */
     read_ctx x;
-    int rc = mcdc_stream__read_init(&x, s);
-    if (rc < 0)
+    int rc;
+    /* a replay meets its range's DDL again (its plan was an earlier run's) */
+    if (replay && mcdc_lsn_cmp(&r->start.lsn, &r->end.lsn) < 0 &&
+        (rc = mcdc_stream__plan_ddl(s, &r->start.lsn, &r->end.lsn, N)) < 0)
+        return rc;
+    if ((rc = mcdc_stream__read_init(&x, s)) < 0)
         return rc;
     int64_t bronze_version = -1, facts_version = -1;
     /* the batch's gap (failOnDataLoss=false): one data_skipped row, inside the batch, however
@@ -499,11 +538,15 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
 
     if (g.has && (rc = mcdc_stream__add_skip_row(&fr, s, N, &g.from, &g.to, r, g.certain)) < 0)
         goto done;
+    if ((rc = mcdc_stream__add_ddl_rows(&fr, s, N)) < 0)
+        goto done;
     /* (L, L]: where a stream started at latest begins; only such a batch has start = end */
     if (mcdc_lsn_cmp(&r->start.lsn, &r->end.lsn) == 0 &&
         (rc = mcdc_stream__add_start_row(&fr, s, N, r)) < 0)
         goto done;
     if (s->o.facts_path) {
+        if ((rc = source_warnings(s, &m.detail)) < 0)
+            goto done;
         mcdc_stream__set_batch_row(&fr, s, N, &bf, r, &m);
         if ((rc = mcdc_stream__write_facts(s, &fr, s->facts_app_id, N, &facts_version)) < 0)
             goto done;
@@ -528,7 +571,9 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                                .replayed = replay, .has_end = true, .start = r->start,
                                .end = r->end, .has_latest = s->has_latest, .latest = s->latest,
                                .duration_ms = (mcdc_time_mono_us() - t0) / 1000 +
-                                              s->plan_ms + s->wal_ms };
+                                              s->plan_ms + s->wal_ms,
+                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0 };
+    p.has_headroom = mcdc_stream__headroom_hours(&p.headroom_hours, &m, r, &bf);
     mcdc_buf js = MCDC_BUF_INIT(1 << 16);
     if (progress_json(&js, s, &p, s->plan_ms, s->wal_ms, add_ms,
                       (mcdc_time_mono_us() - tc) / 1000) == 0)
@@ -536,6 +581,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     emit(s, &p);
     mcdc_buf_dispose(&js);
 done:
+    free(m.detail);
     mcdc_stream__facts_rows_clear(&fr);
     mcdc_stream__read_dispose(&x);
     return rc;
@@ -624,6 +670,9 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
                  PRId64, s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
                  mcdc_stream__lsn_text(b, &last), batch_id);
     }
+    /* DDL in the range: classified (or refused) before anything is recorded or read */
+    if ((rc = mcdc_stream__plan_ddl(s, &after->lsn, &out->end.lsn, batch_id)) < 0)
+        return rc;
     out->planned_at_us = mcdc_time_now_us();
     *has = true;
     return 0;
@@ -698,6 +747,7 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
     else
         mcdc_delta_uuid(s->run_id);
     s->progress_fd = -1;
+    s->ddl_batch = -1;
     *out = s;
     return 0;
 }
@@ -733,10 +783,13 @@ static void release_run_state(mcdc_stream *s)
     s->bronze_schema = NULL;
     mcdc_schema_free(s->bronze_missing);
     s->bronze_missing = NULL;
+    mcdc_schema_free(s->bronze_widened);
+    s->bronze_widened = NULL;
     free(s->bronze_map);
     s->bronze_map = NULL;
     mcdc_schema_free(s->facts_schema);
     s->facts_schema = NULL;
+    mcdc_stream__ddl_clear(s);
     free(s->facts_app_id);
     s->facts_app_id = NULL;
     s->checked = s->opened = false;
@@ -1180,13 +1233,11 @@ fail:
     return rc;
 }
 
-/* The writes that come before the first batch: bronze's new columns, its owner (or the
- * adoption), the facts table. */
+/* The writes that come before the first batch: bronze's owner (or the adoption), the facts
+ * table. Bronze's new columns go into the commit of the first batch that writes rows. */
 static int prepare_writes(mcdc_stream *s)
 {
     int rc;
-    if ((rc = mcdc_stream__evolve_bronze(s)) < 0)
-        return rc;
     mcdc_batch_commit lc;
     bool has_commit = mcdc_checkpoint_last_commit(s->ck, &lc) == 0;
     mcdc_error_clear();
