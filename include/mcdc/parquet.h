@@ -85,11 +85,13 @@ typedef struct mcdc_parquet_writer_options {
     const char         *created_by;           /* NULL: "mssql-cdc version X (build mcdc)" */
     const mcdc_parquet_kv *kv;                /* n_kv footer key-value pairs, copied at open */
     size_t              n_kv;
+    const int32_t      *field_ids;            /* flat rows: one Parquet field_id per column
+                                               * (negative: none), read at open; NULL: none */
 } mcdc_parquet_writer_options;
 
 #define MCDC_PARQUET_WRITER_OPTIONS_INIT                                                    \
     { MCDC_PARQUET_WRITER_OPTIONS_VERSION, MCDC_PARQUET_SNAPPY, 0, (size_t)128 << 20,       \
-      (size_t)1 << 20, (size_t)1 << 17, true, (size_t)1 << 20, true, NULL, NULL, 0 }
+      (size_t)1 << 20, (size_t)1 << 17, true, (size_t)1 << 20, true, NULL, NULL, 0, NULL }
 
 /** Fill @p opts with the defaults (same as MCDC_PARQUET_WRITER_OPTIONS_INIT). */
 void mcdc_parquet_writer_options_init(mcdc_parquet_writer_options *opts);
@@ -295,6 +297,11 @@ int mcdc_parquet_reader_filter(mcdc_parquet_reader *r, const char *column, mcdc_
 /** The projected top-level columns as a flat schema (borrowed; valid until the reader is
  *  freed or mcdc_parquet_reader_select is called). */
 const mcdc_schema *mcdc_parquet_reader_schema(const mcdc_parquet_reader *r);
+
+/** The Parquet field_id of column @p i of mcdc_parquet_reader_schema, or -1 when the file
+ *  gives it none (or @p i is out of range). Delta's column mapping 'id' mode finds columns
+ *  by it. */
+int64_t mcdc_parquet_reader_field_id(const mcdc_parquet_reader *r, size_t i);
 
 /** Whether projected column @p i is nested (its cells are JSON text). */
 bool mcdc_parquet_reader_is_nested(const mcdc_parquet_reader *r, size_t i);

@@ -55,9 +55,12 @@ typedef struct mcdc_tds_server_options {
     void               *ready_payload;
     volatile sig_atomic_t *stop;          /* the server returns once *stop != 0 */
     const char         *replay_dir;       /* answer from this transcript (mcdc_tds_transcript_convert), or NULL */
+    bool                has_utc_offset;   /* SYSDATETIMEOFFSET() and SYSDATETIME() report utc_offset_min,
+                                             not the zone's offset (--utc-offset) */
+    int                 utc_offset_min;
 } mcdc_tds_server_options;
 
-#define MCDC_TDS_SERVER_OPTIONS_INIT { 1, NULL, NULL, NULL, 0, NULL, NULL, MCDC_TDS_ENCRYPT_OFF, NULL, 0, false, 0, 0, 0, NULL, NULL, NULL }
+#define MCDC_TDS_SERVER_OPTIONS_INIT { 1, NULL, NULL, NULL, 0, NULL, NULL, MCDC_TDS_ENCRYPT_OFF, NULL, 0, false, 0, 0, 0, NULL, NULL, NULL, NULL, false, 0 }
 
 /** Check the options without serving: the address, the faults, the TLS files and the
  *  database (it must open). @return 0; MCDC_EINVAL with a message and hint naming the

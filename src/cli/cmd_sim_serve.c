@@ -27,6 +27,7 @@ static const mcdc_opt opts[] = {
     {"product-version", 0, MCDC_OPT_VALUE, "13|14|15|16", "SQL Server major version to claim (default 16)"},
     {"engine-edition", 0, MCDC_OPT_VALUE, "N", "SERVERPROPERTY('EngineEdition') (default 3; 5 is Azure SQL Database)"},
     {"replay", 0, MCDC_OPT_VALUE, "DIR", "answer statements from a transcript (the SQL Server source's record=DIR)"},
+    {"utc-offset", 0, MCDC_OPT_VALUE, "+HH:MM", "SYSDATETIMEOFFSET() reports this UTC offset, not the zone's (Windows rules that differ from tzdata)"},
     {0},
 };
 
@@ -78,6 +79,16 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     const char *user = mcdc_cli_get(a, "user"), *pwfile = mcdc_cli_get(a, "password-file");
     if (!user != !pwfile) return mcdc_cli_usage_error(a->cmd, "--user and --password-file go together");
     o.replay_dir = mcdc_cli_get(a, "replay");
+    const char *uo = mcdc_cli_get(a, "utc-offset");
+    if (uo) {
+        int hh = 0, mm = 0, end = -1;
+        if ((uo[0] != '+' && uo[0] != '-') || sscanf(uo + 1, "%2d:%2d%n", &hh, &mm, &end) != 2 || end != 5 ||
+            uo[end + 1] || hh > 14 || mm > 59 || hh * 60 + mm > 14 * 60)
+            return mcdc_cli_usage_error(a->cmd, "bad --utc-offset '%s': expected +HH:MM or -HH:MM, at most 14 hours "
+                                        "(e.g. +01:00)", uo);
+        o.has_utc_offset = true;
+        o.utc_offset_min = (uo[0] == '-' ? -1 : 1) * (hh * 60 + mm);
+    }
     o.ready = on_ready;
     o.stop = &stop_flag;
     if (mcdc_tds_check_options(&o) < 0) return mcdc_cli_fail();

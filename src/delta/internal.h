@@ -102,8 +102,17 @@ int mcdc_delta__scan_restrict(mcdc_delta_scan *s, const size_t *files, size_t n)
 
 /* The deleted row indexes of a DV, ascending. @p out is malloc'd (caller frees). */
 int mcdc_delta__dv_load(uint64_t **out, size_t *n_out, const char *table, const mcdc_delta_dv *dv);
-/* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. */
+/* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. A 'p' path is
+ * an absolute URI: its escapes are decoded and a file: scheme is dropped. */
 char *mcdc_delta__dv_path(const char *table, const mcdc_delta_dv *dv);
+
+/* The column mapping mode of a table: delta.columnMapping.mode of @p conf, only when
+ * @p p supports column mapping (reader 2, or 3 with the feature); else NONE (snapshot.c). */
+mcdc_delta_cm_mode mcdc_delta__cm_mode(const mcdc_delta_protocol *p, const mcdc_delta_map *conf);
+
+/* @p uri with its %XX escapes decoded (a path in the log is a URI); caller frees; NULL
+ * when out of memory (snapshot.c). */
+char *mcdc_delta__uri_decode(const char *uri);
 
 /* ---- checkpoints (checkpoint.c) ---------------------------------------------------- */
 
@@ -140,17 +149,16 @@ int64_t mcdc_delta__now_ms(void);
 
 /* ---- replay (snapshot.c) and the snapshot cache (snapshot_cache.c) ------------------- */
 
-/* What tells one file from another at the same name: a recreated table's commit file has
- * another inode, size or change time. */
+/* What tells one file from another at the same name: the storage's change token (a
+ * recreated table's commit file has another inode, size or change time locally, another
+ * size or ETag on an object store). */
 typedef struct mcdc_delta__file_id {
-    bool     valid;     /* false: unknown (the file could not be stat'ed) */
-    uint64_t dev, ino;
-    int64_t  size;
-    int64_t  mtime_ns;  /* modification time, ns since the epoch */
-    int64_t  ctime_ns;  /* inode change time */
+    bool valid;        /* false: unknown (the file could not be stat'ed) */
+    char token[96];    /* mcdc_storage_info.token */
+    int64_t mtime_ms;  /* the file's modification time, ms since the epoch */
 } mcdc_delta__file_id;
 
-/* stat(2) @p path into @p out (out->valid false when it fails; never an error). */
+/* The change token of @p path into @p out (out->valid false when it fails; never an error). */
 void mcdc_delta__file_id_of(mcdc_delta__file_id *out, const char *path);
 /* Both valid and equal. */
 bool mcdc_delta__file_id_same(const mcdc_delta__file_id *a, const mcdc_delta__file_id *b);

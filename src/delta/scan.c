@@ -3,9 +3,9 @@
  * partition values filled in from the log, deletion vectors applied, and files skipped
  * when their partition values or stats prove that a simple predicate cannot match.
  *
- * Columns are found in data files by their physical name (column mapping 'name' and 'id'
- * modes; Spark writes the physical name in both); a column missing from a file reads as
- * NULL (schema evolution). Partition columns come from add.partitionValues, parsed by the
+ * Columns are found in data files by their physical name (column mapping 'name' mode) or
+ * by their Parquet field id ('id' mode: a file without the id reads NULL, whatever its
+ * names); a column missing from a file reads as NULL (schema evolution). Partition columns come from add.partitionValues, parsed by the
  * column's type, never from directory names. Rows are not filtered by the predicate: a
  * file that may match is returned whole (the caller filters when it needs exact rows).
  * A file with a deletion vector is read without row-group skipping so that row indexes
@@ -312,7 +312,15 @@ static int open_next(mcdc_delta_scan *s)
             }
             const char *phys = snap->column_mapping != MCDC_DELTA_CM_NONE ? fld->physical_name
                                                                          : fld->name;
-            int at = mcdc_schema_find(fs, phys);
+            int at = -1;
+            if (snap->column_mapping == MCDC_DELTA_CM_ID && fld->field_id >= 0) {
+                /* 'id' mode: by Parquet field id; a file without that id reads NULL */
+                for (size_t k = 0; at < 0 && k < fs->n_cols; k++)
+                    if (mcdc_parquet_reader_field_id(s->reader, k) == fld->field_id)
+                        at = (int)k;
+            } else {
+                at = mcdc_schema_find(fs, phys);
+            }
             if (at >= 0) {
                 s->src[i] = (int)n_sel;
                 names[n_sel++] = fs->cols[at].name;
@@ -331,8 +339,7 @@ static int open_next(mcdc_delta_scan *s)
         s->batch_width = mcdc_parquet_reader_schema(s->reader)->n_cols;
         s->direct = s->batch_width == s->n_out;
         for (size_t i = 0; s->direct && i < s->n_out; i++)
-            s->direct = s->src[i] == (int)i && !s->from[i].type &&
-                        !(s->nested[i] && snap->column_mapping != MCDC_DELTA_CM_NONE);
+            s->direct = s->src[i] == (int)i && !s->from[i].type && !s->nested[i];
         return 0;
     }
     return 1;
@@ -363,8 +370,10 @@ static void widen_cell(mcdc_value *v, const mcdc_column *from, const mcdc_column
     }
 }
 
-/* Rename physical field names to logical ones inside a nested value (column mapping). */
-static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
+/* A nested value in the table's terms: struct fields under their logical names (found by
+ * physical name under column mapping), in schema order, and a field the file's struct
+ * lacks (written before the field was added) as null. */
+static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
 {
     if (!v || json_is_null(v))
         return json_incref(v);
@@ -375,11 +384,10 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
         json_t *o = json_object();
         for (size_t i = 0; o && i < t->n_fields; i++) {
             const mcdc_delta_field *f = &t->fields[i];
-            json_t *x = json_object_get(v, f->physical_name);
+            json_t *x = cm ? json_object_get(v, f->physical_name) : NULL;
             if (!x)
                 x = json_object_get(v, f->name);
-            if (x)
-                json_object_set_new(o, f->name, rename_nested(x, &f->type));
+            json_object_set_new(o, f->name, x ? rename_nested(x, &f->type, cm) : json_null());
         }
         return o;
     }
@@ -389,7 +397,7 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
         json_t *a = json_array();
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x) json_array_append_new(a, rename_nested(x, t->element));
+        json_array_foreach(v, i, x) json_array_append_new(a, rename_nested(x, t->element, cm));
         return a;
     }
     case MCDC_DELTA_TYPE_MAP: {
@@ -400,8 +408,9 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t)
         json_t *x;
         json_array_foreach(v, i, x) {
             json_t *kv = json_object();
-            json_object_set_new(kv, "key", rename_nested(json_object_get(x, "key"), t->key));
-            json_object_set_new(kv, "value", rename_nested(json_object_get(x, "value"), t->element));
+            json_object_set_new(kv, "key", rename_nested(json_object_get(x, "key"), t->key, cm));
+            json_object_set_new(kv, "value",
+                                rename_nested(json_object_get(x, "value"), t->element, cm));
             json_array_append_new(a, kv);
         }
         return a;
@@ -420,7 +429,8 @@ static int rename_cell(mcdc_delta_scan *s, size_t i)
     if (!j)
         return mcdc_error_set(MCDC_ECORRUPT, "scan: nested value of column %s is not JSON",
                               s->schema->cols[i].name);
-    json_t *r = rename_nested(j, &s->snap->schema->fields[s->field[i]].type);
+    json_t *r = rename_nested(j, &s->snap->schema->fields[s->field[i]].type,
+                              s->snap->column_mapping != MCDC_DELTA_CM_NONE);
     json_decref(j);
     s->renamed[i] = r ? json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
     json_decref(r);
@@ -481,7 +491,7 @@ int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row)
             }
             if (s->from && s->from[i].type)
                 widen_cell(&s->row[i], &s->from[i], &s->schema->cols[i]);
-            if (s->nested[i] && !s->row[i].is_null && s->snap->column_mapping != MCDC_DELTA_CM_NONE) {
+            if (s->nested[i] && !s->row[i].is_null) {
                 int rr = rename_cell(s, i);
                 if (rr < 0) {
                     close_file(s);

@@ -346,6 +346,28 @@ static int check_type_changes(json_t *type, int depth)
     return 0;
 }
 
+/* Column mapping is supported by reader version 2, or 3 with the columnMapping feature
+ * (PROTOCOL.md "Column Mapping"); elsewhere delta.columnMapping.mode means nothing. */
+static bool cm_supported(const mcdc_delta_protocol *p)
+{
+    if (p->min_reader_version == 2)
+        return true;
+    for (size_t i = 0; p->min_reader_version >= 3 && i < p->n_reader_features; i++)
+        if (strcmp(p->reader_features[i], "columnMapping") == 0)
+            return true;
+    return false;
+}
+
+mcdc_delta_cm_mode mcdc_delta__cm_mode(const mcdc_delta_protocol *p, const mcdc_delta_map *conf)
+{
+    const char *mode = mcdc_delta_map_get(conf, "delta.columnMapping.mode", NULL);
+    if (!mode || !cm_supported(p))
+        return MCDC_DELTA_CM_NONE;
+    return strcmp(mode, "name") == 0 ? MCDC_DELTA_CM_NAME
+           : strcmp(mode, "id") == 0 ? MCDC_DELTA_CM_ID
+                                     : MCDC_DELTA_CM_NONE;
+}
+
 int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_metadata *m)
 {
     if (p->min_reader_version > 3)
@@ -369,7 +391,7 @@ int mcdc_delta_check_readable(const mcdc_delta_protocol *p, const mcdc_delta_met
         if (rc < 0)
             return rc;
     }
-    if (m) {
+    if (m && cm_supported(p)) {
         const char *mode = mcdc_delta_map_get(&m->configuration, "delta.columnMapping.mode", NULL);
         if (mode && strcmp(mode, "none") != 0 && strcmp(mode, "name") != 0 &&
             strcmp(mode, "id") != 0)
@@ -456,10 +478,7 @@ static int finish(mcdc_delta_snapshot *s, replay *r)
     r->n_txns = 0;
     if (s->n_txns)
         qsort(s->txns, s->n_txns, sizeof *s->txns, cmp_txn);
-    const char *mode = mcdc_delta_map_get(&s->metadata.configuration, "delta.columnMapping.mode", NULL);
-    s->column_mapping = mode && strcmp(mode, "name") == 0 ? MCDC_DELTA_CM_NAME
-                        : mode && strcmp(mode, "id") == 0 ? MCDC_DELTA_CM_ID
-                                                          : MCDC_DELTA_CM_NONE;
+    s->column_mapping = mcdc_delta__cm_mode(&s->protocol, &s->metadata.configuration);
     return mcdc_delta_schema_parse(&s->schema, s->metadata.schema_string);
 }
 
@@ -640,7 +659,7 @@ int mcdc_delta__snapshot_load(mcdc_delta_snapshot **out, const char *path, int64
     mcdc_delta__file_id after = { 0 };
     if (cpath)
         mcdc_delta__file_id_of(&after, cpath);
-    s->timestamp_ms = after.valid ? after.mtime_ns / 1000000 : -1;
+    s->timestamp_ms = after.valid ? after.mtime_ms : -1;
     free(cpath);
     /* the state can be cached only when the commit file it ends on was the same one
      * before and after the replay (no table recreated meanwhile) */
@@ -686,7 +705,7 @@ static int hexval(char c)
     return -1;
 }
 
-char *mcdc_delta_file_abspath(const mcdc_delta_snapshot *s, const char *log_path)
+char *mcdc_delta__uri_decode(const char *log_path)
 {
     size_t n = strlen(log_path);
     char *dec = malloc(n + 1);
@@ -703,6 +722,14 @@ char *mcdc_delta_file_abspath(const mcdc_delta_snapshot *s, const char *log_path
         }
     }
     dec[k] = '\0';
+    return dec;
+}
+
+char *mcdc_delta_file_abspath(const mcdc_delta_snapshot *s, const char *log_path)
+{
+    char *dec = mcdc_delta__uri_decode(log_path);
+    if (!dec)
+        return NULL;
     const char *p = dec;
     if (strncmp(p, "file:", 5) == 0) {
         p += 5;

@@ -141,6 +141,23 @@ static int prepare(bf *b)
     return 0;
 }
 
+/* --isolation and the lock timeout of the snapshot reads, set on the source before any
+ * read (a source that cannot honour them refuses, nothing written). */
+static int read_settings(bf *b)
+{
+    const mcdc_backfill_options *o = b->o;
+    if (o->isolation == MCDC_ISOLATION_SOURCE && o->lock_timeout_ms < 0)
+        return 0;
+    if (o->isolation < MCDC_ISOLATION_SOURCE || o->isolation > MCDC_ISOLATION_SNAPSHOT)
+        return mcdc_error_set(MCDC_EINVAL, "backfill: isolation %d: not a level", o->isolation);
+    if (!o->source->ops->snapshot_reads) {
+        mcdc_error_set(MCDC_EUNSUPPORTED, "%s: this source has no isolation or lock timeout to set",
+                       o->source->description ? o->source->description : "source");
+        return mcdc_error_hint("drop --isolation and --lock-timeout for this source");
+    }
+    return o->source->ops->snapshot_reads(o->source, (mcdc_isolation)o->isolation, o->lock_timeout_ms);
+}
+
 static void release(bf *b)
 {
     mcdc_schema_free(b->s.captured);
@@ -926,7 +943,7 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
     b.st = out;
     b.progress_fd = -1;
     int64_t t_start = mcdc_time_mono_us();
-    if ((rc = prepare(&b)) < 0)
+    if ((rc = prepare(&b)) < 0 || (rc = read_settings(&b)) < 0)
         goto done;
     if ((rc = reread_state(&b)) < 0)
         goto done;

@@ -358,6 +358,12 @@ void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
                      (double)(m->source_max_ts_us - r->end.commit_ts_us) / 1e6);
     }
     fset_str(v, MCDC_FACTS_TARGET, s->o.target);
+    if (m->detail) {
+        free(f->detail[0]);
+        f->detail[0] = strdup(m->detail);
+        if (f->detail[0])
+            fset_str(v, MCDC_FACTS_DETAIL, f->detail[0]);
+    }
 }
 
 /* The data_skipped event row of batch @p batch_id (one per batch): changes from..to are

@@ -346,6 +346,41 @@ static void gap_extend(gap *g, const mcdc_batch_range *r, const mcdc_lsn *from,
     g->certain &= certain;
 }
 
+/* The warnings the source raised since the last batch, as the batch row's detail
+ * {"warnings": [...]} (anchor-features §2.5); *out NULL when there were none. */
+static int source_warnings(mcdc_stream *s, char **out)
+{
+    *out = NULL;
+    mcdc_source *src = s->o.source;
+    char **w = NULL;
+    size_t n = 0;
+    if (!src->ops->take_warnings)
+        return 0;
+    int rc = src->ops->take_warnings(src, &w, &n);
+    if (rc < 0 || n == 0) {
+        free(w);
+        return rc;
+    }
+    mcdc_buf d = MCDC_BUF_INIT(1 << 20);
+    rc = mcdc_buf_puts(&d, "{\"warnings\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && i)
+            rc = mcdc_buf_putc(&d, ',');
+        if (rc == 0)
+            rc = mcdc_json_quote(&d, w[i], strlen(w[i]));
+        free(w[i]);
+    }
+    free(w);
+    if (rc == 0)
+        rc = mcdc_buf_puts(&d, "]}");
+    if (rc < 0) {
+        mcdc_buf_dispose(&d);
+        return rc;
+    }
+    *out = mcdc_buf_detach(&d);
+    return 0;
+}
+
 static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
 {
     int64_t t0 = mcdc_time_mono_us();
@@ -504,6 +539,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         (rc = mcdc_stream__add_start_row(&fr, s, N, r)) < 0)
         goto done;
     if (s->o.facts_path) {
+        if ((rc = source_warnings(s, &m.detail)) < 0)
+            goto done;
         mcdc_stream__set_batch_row(&fr, s, N, &bf, r, &m);
         if ((rc = mcdc_stream__write_facts(s, &fr, s->facts_app_id, N, &facts_version)) < 0)
             goto done;
@@ -536,6 +573,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     emit(s, &p);
     mcdc_buf_dispose(&js);
 done:
+    free(m.detail);
     mcdc_stream__facts_rows_clear(&fr);
     mcdc_stream__read_dispose(&x);
     return rc;

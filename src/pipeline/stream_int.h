@@ -112,6 +112,7 @@ typedef struct batch_metrics {
     int64_t source_max_ts_us;  /* commit time of max_lsn after the read */
     bool    has_server_now;
     int64_t server_now_us;     /* the source's clock after the read */
+    char   *detail;            /* {"warnings": [...]} the source raised, or NULL; owned */
 } batch_metrics;
 
 /* ---- reading rows into a bronze data file ---------------------------------------------- */

@@ -30,7 +30,7 @@ grep -q "^sqlserver-smoke: ok$" "$T/smoke.out" || die "$(cat "$T/smoke.out")"
 printf '%s\n' "$conn" > "$T/conn.txt"
 MSSQL_CDC=$MCDC_BIN bash "$smoke" --timeout 30 --record "$T/rec;x" "@$T/conn.txt" > "$T/smoke2.out" 2>&1 || die "the second run failed: $(cat "$T/smoke2.out")"
 case "$(cat "$T/smoke.out" "$T/smoke2.out")" in *"$PW"*) die "the password is shown" ;; esac
-grep -q '"text":"SELECT sys.fn_cdc_get_max_lsn()"' "$T/rec;x/transcript.jsonl" || die "transcript: $(head -c 1000 "$T/rec;x/transcript.jsonl")"
+grep -qF '"text":"SELECT sys.fn_cdc_get_max_lsn(), SYSUTCDATETIME(), DATEPART(TZOFFSET, SYSDATETIMEOFFSET())"' "$T/rec;x/transcript.jsonl" || die "transcript: $(head -c 1000 "$T/rec;x/transcript.jsonl")"
 grep -q 'dbo_mcdc_smoke' "$T/rec;x/transcript.jsonl" || die "the transcript does not name the capture instance"
 grep -rqF -- "$PW" "$T/rec;x" && die "the password is in the transcript"
 [ "$(ls -A "$T/rec;x")" = transcript.jsonl ] || die "the record directory holds $(ls -A "$T/rec;x")"

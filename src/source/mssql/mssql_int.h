@@ -98,6 +98,11 @@ typedef struct mssql_source {
     mssql_plan     *plans;
     size_t          n_plans;
     mcdc_ratelimit  offset_warn;  /* the server's offset differs from the zone's */
+    bool            srv_offset;   /* the last clock check found them different: commit times
+                                     are converted with srv_offset_min, not the zone */
+    int             srv_offset_min;
+    char          **warnings;     /* raised since the last take_warnings (owned) */
+    size_t          n_warnings;
     long            record_off;   /* record=: bytes of the dump already in the transcript */
 } mssql_source;
 

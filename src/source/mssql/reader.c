@@ -96,7 +96,7 @@ static void q_close(q *x)
  * then local times are sequenced, not converted one by one. Errs on the side of yes. */
 static bool near_change(const mssql_source *s, int64_t lo, int64_t hi)
 {
-    if (s->tz_fixed || !s->tz) return false;
+    if (s->tz_fixed || !s->tz || s->srv_offset) return false;
     if (hi - lo > 6 * 24 * US_PER_HOUR) return true;
     /* a local time is within 14 h of its UTC instant; look 4 h beyond that either side */
     int32_t a = mcdc_tz_offset_at(s->tz, lo - 18 * US_PER_HOUR), b = mcdc_tz_offset_at(s->tz, hi + 18 * US_PER_HOUR);
@@ -105,7 +105,40 @@ static bool near_change(const mssql_source *s, int64_t lo, int64_t hi)
 
 static int64_t to_utc(const mssql_source *s, int64_t local)
 {
+    if (s->srv_offset) return local - (int64_t)s->srv_offset_min * 60000000;
     return s->tz ? mcdc_tz_local_to_utc(s->tz, local, false, NULL) : local;
+}
+
+/* Queue @p text for take_warnings (once while it is queued). */
+static void queue_warning(mssql_source *s, const char *text)
+{
+    for (size_t i = 0; i < s->n_warnings; i++)
+        if (!strcmp(s->warnings[i], text)) return;
+    if (s->n_warnings >= 64) return;
+    char **nw = realloc(s->warnings, (s->n_warnings + 1) * sizeof *nw);
+    if (!nw) return;
+    s->warnings = nw;
+    if ((s->warnings[s->n_warnings] = strdup(text))) s->n_warnings++;
+}
+
+/* The server's UTC offset @p offset_min at UTC instant @p now_us against the one its zone
+ * gives there: a difference (Windows and IANA rules diverge, or a fixed offset from before
+ * SQL Server 2022 that moved) is a warning in the log (rate-limited) and for the batch's facts
+ * row, and until the next check finds them equal, commit times are converted with the
+ * server's offset. */
+static void clock_check(mssql_source *s, int64_t now_us, int64_t offset_min)
+{
+    if (!s->tz) return;
+    int32_t zone_min = mcdc_tz_offset_at(s->tz, now_us) / 60;
+    s->srv_offset = zone_min != offset_min;
+    s->srv_offset_min = (int)offset_min;
+    if (!s->srv_offset) return;
+    char t[MCDC_TIME_STRLEN], msg[512];
+    snprintf(msg, sizeof msg, "the server's UTC offset is %+d min at %sZ but zone %s gives %+d min (Windows and "
+             "IANA rules differ): commit times are converted with the server's offset", (int)offset_min,
+             mcdc_time_format(t, now_us, 0, false), mcdc_tz_name(s->tz), (int)zone_min);
+    if (mcdc_ratelimit_allow(&s->offset_warn, mcdc_time_mono_us())) mcdc_log(MCDC_LOG_WARN, MSSQL_LOGGER, "%s", msg);
+    queue_warning(s, msg);
 }
 
 typedef struct ts_entry {
@@ -637,6 +670,8 @@ typedef struct lsn_ctx {
     mcdc_mssql_query q;
     const char      *text;  /* min_lsn's capture instance */
     mcdc_lsn         out;
+    bool             has_clock; /* max_lsn: the server's clock and offset came with it */
+    int64_t          now_us, offset_min;
 } lsn_ctx;
 
 static int lsn_fn(mssql_source *s, void *payload)
@@ -650,6 +685,11 @@ static int lsn_fn(mssql_source *s, void *payload)
     if (rc == 0 && (got = q_fetch(s, &x, mcdc_mssql_statement_get(c->q)->name)) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->out, &null);
     if (rc == 0 && got < 0) rc = got;
     if (null) c->out = mcdc_lsn_zero();
+    if (rc == 0 && got > 0 && c->q == MCDC_MSSQL_Q_MAX_LSN) {
+        bool n1 = true, n2 = true;
+        if ((rc = mssql__get_local_us(s, x.st, 2, &c->now_us, &n1)) == 0) rc = mssql__get_int64(s, x.st, 3, &c->offset_min, &n2);
+        c->has_clock = rc == 0 && !n1 && !n2;
+    }
     q_close(&x);
     return rc;
 }
@@ -659,6 +699,7 @@ static int op_max_lsn(mcdc_source *b, mcdc_lsn *out)
     lsn_ctx c = { .q = MCDC_MSSQL_Q_MAX_LSN };
     int rc = mssql__retry(S(b), "reading max_lsn", lsn_fn, &c);
     if (rc == 0) *out = c.out;
+    if (rc == 0 && c.has_clock) clock_check(S(b), c.now_us, c.offset_min);
     return rc;
 }
 
@@ -752,13 +793,7 @@ static int op_server_now(mcdc_source *b, int64_t *out_us)
     int rc = mssql__retry(s, "reading the server's clock", now_fn, &c);
     if (rc < 0) return rc;
     *out_us = c.utc_us;
-    if (s->tz && !s->tz_fixed) {
-        int32_t zone_min = mcdc_tz_offset_at(s->tz, c.utc_us) / 60;
-        if (zone_min != c.offset_min && mcdc_ratelimit_allow(&s->offset_warn, mcdc_time_mono_us()))
-            mcdc_log(MCDC_LOG_WARN, MSSQL_LOGGER, "the server's UTC offset is %+d min but zone %s gives %+d min now "
-                     "(Windows and IANA rules differ); commit times near it may be off by the difference",
-                     (int)c.offset_min, mcdc_tz_name(s->tz), (int)zone_min);
-    }
+    clock_check(s, c.utc_us, c.offset_min);
     return 0;
 }
 
@@ -1202,6 +1237,8 @@ static int row_commit_ts(read_ctx *c, mssql_source *s, const mcdc_lsn *lsn, int6
         }
         /* keep the plain sequencer in step, for pages after this one */
         mcdc_tz_sequencer_init(&c->seq, s->tz, local, *out);
+    } else if (s->srv_offset) {
+        *out = to_utc(s, local);
     } else {
         *out = mcdc_tz_sequencer_next(&c->seq, local);
     }
@@ -1727,6 +1764,30 @@ static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *k
     return rc;
 }
 
+/* The isolation and lock timeout of the snapshot reads (snap_fn sends them): a value the
+ * connection string gave differently is a contradiction, refused. */
+static int op_snapshot_reads(mcdc_source *b, mcdc_isolation isolation, int64_t lock_timeout_ms)
+{
+    mssql_source *s = S(b);
+    mcdc_mssql_isolation want = isolation == MCDC_ISOLATION_SNAPSHOT ? MCDC_MSSQL_ISO_SNAPSHOT : MCDC_MSSQL_ISO_READ_COMMITTED;
+    if (isolation != MCDC_ISOLATION_SOURCE && s->cfg.isolation_given && s->cfg.isolation != want) {
+        mcdc_error_set(MCDC_EINVAL, "%s: isolationLevel=%s in the connection string, but %s asked for", s->cfg.masked,
+                       s->cfg.isolation == MCDC_MSSQL_ISO_SNAPSHOT ? "snapshot" : "readCommitted",
+                       want == MCDC_MSSQL_ISO_SNAPSHOT ? "snapshot" : "read-committed");
+        return mcdc_error_hint("a setting has one spelling: drop one of them");
+    }
+    if (lock_timeout_ms >= 0 && s->cfg.lock_timeout_ms >= 0 && s->cfg.lock_timeout_ms != lock_timeout_ms) {
+        mcdc_error_set(MCDC_EINVAL, "%s: lockTimeoutMs=%lld in the connection string, but %lld ms asked for",
+                       s->cfg.masked, (long long)s->cfg.lock_timeout_ms, (long long)lock_timeout_ms);
+        return mcdc_error_hint("a setting has one spelling: drop one of them");
+    }
+    if (lock_timeout_ms > INT32_MAX)
+        return mcdc_error_set(MCDC_EINVAL, "lock timeout %lld ms: at most %d ms", (long long)lock_timeout_ms, INT32_MAX);
+    if (isolation != MCDC_ISOLATION_SOURCE) s->cfg.isolation = want;
+    if (lock_timeout_ms >= 0) s->cfg.lock_timeout_ms = lock_timeout_ms;
+    return 0;
+}
+
 static const char *op_server_time_zone(mcdc_source *b)
 {
     mssql_source *s = S(b);
@@ -1747,14 +1808,26 @@ static void op_close(mcdc_source *b)
     free(s->plans);
     mcdc_tz_free(s->tz);
     mcdc_mssql_conn_free(&s->cfg);
+    for (size_t i = 0; i < s->n_warnings; i++) free(s->warnings[i]);
+    free(s->warnings);
     free(s->base.description);
     free(s);
+}
+
+static int op_take_warnings(mcdc_source *b, char ***out, size_t *n_out)
+{
+    mssql_source *s = S(b);
+    *out = s->warnings;
+    *n_out = s->n_warnings;
+    s->warnings = NULL;
+    s->n_warnings = 0;
+    return 0;
 }
 
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn,
+    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -61,12 +61,15 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_MAX_LSN] = {
         "max_lsn",
-        "SELECT sys.fn_cdc_get_max_lsn()",
+        "SELECT sys.fn_cdc_get_max_lsn(), SYSUTCDATETIME(), DATEPART(TZOFFSET, SYSDATETIMEOFFSET())",
         "",
-        "sys.fn_cdc_get_max_lsn",
+        "sys.fn_cdc_get_max_lsn, SYSUTCDATETIME, SYSDATETIMEOFFSET",
         NO_GRANT,
         "Every batch and every idle poll: the highest LSN capture has processed (NULL before the first "
-        "capture, read as zero). A batch never reads past it.",
+        "capture, read as zero); a batch never reads past it. With it, the server's clock and UTC offset "
+        "now, compared with the offset its time zone gives at that instant: a difference (Windows and IANA "
+        "rules diverge) is a warning in the log and in the batch's facts row, and the batch's commit times "
+        "are converted with the server's offset.",
     },
     [MCDC_MSSQL_Q_MIN_LSN] = {
         "min_lsn",

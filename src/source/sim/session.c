@@ -53,6 +53,8 @@ int mcdc_sim_session_open(mcdc_sim_session **out, const char *path, const mcdc_s
     if (!s) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     s->product_version = pv;
     s->engine_edition = opts->engine_edition ? opts->engine_edition : 3;
+    s->has_utc_offset = opts->has_utc_offset;
+    s->utc_offset_min = opts->utc_offset_min;
     s->spid = atomic_fetch_add(&next_spid, 1);
     s->lock_timeout = -1;
     snprintf(s->language, sizeof s->language, "us_english");

@@ -90,8 +90,11 @@ typedef struct mcdc_sim_server_options {
     int         engine_edition;  /* SERVERPROPERTY('EngineEdition'): 2 Standard, 3 Enterprise, 5 Azure
                                     SQL Database, ...; 0 means 3 */
     const char *database;        /* the served database's name; NULL for the simulator's own */
+    bool        has_utc_offset;  /* the clock functions report utc_offset_min as the server's UTC
+                                    offset instead of its zone's (sim serve --utc-offset) */
+    int         utc_offset_min;
 } mcdc_sim_server_options;
-#define MCDC_SIM_SERVER_OPTIONS_INIT { 16, 3, NULL }
+#define MCDC_SIM_SERVER_OPTIONS_INIT { 16, 3, NULL, false, 0 }
 
 /** Open a session on the simulator database at @p path for an authenticated login.
  *  @p opts may be NULL (the defaults). A login->database other than the served one is

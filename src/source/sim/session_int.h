@@ -31,6 +31,8 @@ struct mcdc_sim_session {
     char           db_name[130];   /* DB_NAME() */
     int            product_version; /* 13..16 */
     int            engine_edition;
+    bool           has_utc_offset; /* sim serve --utc-offset: the clock's offset, not the zone's */
+    int            utc_offset_min;
     int            spid;
     sim_grant_list grants;         /* what the login may read */
     sim_arena      arena;          /* per call (batch or RPC): tokens, trees, values */

@@ -206,14 +206,16 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
         if ((rc = nargs(err, e, 0))) return rc;
         int64_t us = now_us(s);
         bool utc = is_fn(e, "sysutcdatetime") || is_fn(e, "getutcdate");
+        int64_t zone_local = s->has_utc_offset ? us + (int64_t)s->utc_offset_min * 60000000
+                                               : s->sim->tz ? mcdc_tz_utc_to_local(s->sim->tz, us) : us;
         if (is_fn(e, "sysdatetimeoffset")) {
-            int64_t local = s->sim->tz ? mcdc_tz_utc_to_local(s->sim->tz, us) : us;
+            int64_t local = zone_local;
             v.k = V_DTO;
             v.u.i = us * TICKS_PER_US;
             v.off = (int16_t)((local - us) / 60000000);
             return bind_val(cc, out, (sim_type){ST_DATETIMEOFFSET, 0, 0, 7}, v, false);
         }
-        int64_t w = utc ? us : (s->sim->tz ? mcdc_tz_utc_to_local(s->sim->tz, us) : us);
+        int64_t w = utc ? us : zone_local;
         v.k = V_DT;
         v.u.i = w * TICKS_PER_US;
         bool dt = is_fn(e, "getdate") || is_fn(e, "getutcdate");

@@ -225,6 +225,8 @@ int mcdc_tds_serve(const mcdc_tds_server_options *o)
     s->ctx.sopts = (mcdc_sim_server_options)MCDC_SIM_SERVER_OPTIONS_INIT;
     if (o->product_version) s->ctx.sopts.product_version = o->product_version;
     if (o->engine_edition) s->ctx.sopts.engine_edition = o->engine_edition;
+    s->ctx.sopts.has_utc_offset = o->has_utc_offset;
+    s->ctx.sopts.utc_offset_min = o->utc_offset_min;
     s->ctx.sopts.database = s->ctx.database;
     s->ctx.engine = &tds_engine_sim;
     s->ctx.faults = &s->faults;
