@@ -355,6 +355,10 @@ typedef struct mcdc_stream_progress {
     int64_t     duration_ms; /* the trigger's duration */
     int         rc;          /* TERMINATED: the run's result code (0 or negative) */
     const char *json;        /* BATCH and IDLE: the event as one line of JSON */
+    double      read_bytes;  /* BATCH: bytes read from the source (facts read_mb x 1e6);
+                                0 for a replay bronze already held */
+    bool        has_headroom;
+    double      headroom_hours; /* BATCH: facts retention_headroom_hours */
 } mcdc_stream_progress;
 
 /** A listener. Runs on the stream's thread: it must not block (hand work to another

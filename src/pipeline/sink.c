@@ -306,7 +306,18 @@ void mcdc_stream__facts_rows_clear(facts_rows *f)
         free(f->detail[i]);
 }
 
-/* What a batch measured beyond its facts. */
+bool mcdc_stream__headroom_hours(double *out, const batch_metrics *m, const mcdc_batch_range *r,
+                                 const mcdc_batch_facts *bf)
+{
+    if (!m->has_watermark)
+        return false;
+    int64_t ref = r->end.has_commit_ts ? r->end.commit_ts_us
+                                        : (bf->rows > 0 ? bf->max_commit_ts_us : INT64_MIN);
+    if (ref == INT64_MIN)
+        return false;
+    *out = round((double)(ref - m->watermark_ts_us) / 3600e6 * 100.0) / 100.0;
+    return true;
+}
 
 /* The batch's own row, in slot 0 (reserved when the batch started). */
 void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
@@ -340,14 +351,11 @@ void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
     fset_str(v, MCDC_FACTS_END_LSN, mcdc_stream__lsn_text(t[2], &r->end.lsn));
     if (r->end.has_commit_ts)
         fset_i64(v, MCDC_FACTS_END_COMMIT_TS, r->end.commit_ts_us);
-    if (m->has_watermark) {
+    if (m->has_watermark)
         fset_i64(v, MCDC_FACTS_RETENTION_WATERMARK_TS, m->watermark_ts_us);
-        int64_t ref = r->end.has_commit_ts ? r->end.commit_ts_us
-                                            : (bf->rows > 0 ? bf->max_commit_ts_us : INT64_MIN);
-        if (ref != INT64_MIN)
-            fset_dbl(v, MCDC_FACTS_RETENTION_HEADROOM_HOURS,
-                     round((double)(ref - m->watermark_ts_us) / 3600e6 * 100.0) / 100.0);
-    }
+    double headroom;
+    if (mcdc_stream__headroom_hours(&headroom, m, r, bf))
+        fset_dbl(v, MCDC_FACTS_RETENTION_HEADROOM_HOURS, headroom);
     if (m->has_source_max) {
         fset_i64(v, MCDC_FACTS_SOURCE_MAX_COMMIT_TS, m->source_max_ts_us);
         if (m->has_server_now)

@@ -175,6 +175,11 @@ int mcdc_stream__write_adopted_event(mcdc_stream *s, const mcdc_offset *after,
                                      int64_t first_batch, const char *from_owner);
 void mcdc_stream__facts_rows_clear(facts_rows *f);
 /* Fill slot 0 with the batch's row. */
+/* The retention headroom of a batch, in hours rounded to 0.01 (facts column
+ * retention_headroom_hours): its end's commit time minus min_lsn's after the read. False
+ * when either is unknown. */
+bool mcdc_stream__headroom_hours(double *out, const batch_metrics *m, const mcdc_batch_range *r,
+                                 const mcdc_batch_facts *bf);
 void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
                                 const mcdc_batch_facts *bf, const mcdc_batch_range *r,
                                 const batch_metrics *m);

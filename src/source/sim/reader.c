@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcdc/log.h"
 #include "mcdc/time.h"
 #include "source/sim/commit_times.h"
 
@@ -73,6 +74,7 @@ static int commit_ts_of(sim_source *src, const mcdc_lsn *lsn, int64_t *out_us)
 static int op_max_lsn(mcdc_source *b, mcdc_lsn *out)
 {
     sim_source *src = (sim_source *)b;
+    mcdc_log(MCDC_LOG_DEBUG, "sim", "query: max_lsn"); /* counted by tests of the shared poll */
     int rc = refresh(src);
     return rc < 0 ? rc : sim__max_lsn(src->sim, out, NULL);
 }
