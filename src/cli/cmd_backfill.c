@@ -117,6 +117,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     bo.facts = mcdc_cli_get(a, "facts");
     bo.status_only = mcdc_cli_has(a, "status");
     bo.progress_path = mcdc_cli_get(a, "progress");
+    if (mcdc_cli_local_path_check(a, "progress"))
+        return MCDC_EXIT_USAGE;
     bo.range = mcdc_cli_get(a, "range");
     const char *iso = mcdc_cli_get(a, "isolation");
     if (iso && !strcmp(iso, "snapshot"))

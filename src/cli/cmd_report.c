@@ -28,6 +28,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     long long max_versions = 2000;
     if (!f || !c)
         return mcdc_cli_usage_error(a->cmd, "report needs --facts NAME and --control NAME");
+    if (mcdc_cli_local_path_check(a, "out"))
+        return MCDC_EXIT_USAGE;
     if (mv) {
         char *end;
         max_versions = strtoll(mv, &end, 10);

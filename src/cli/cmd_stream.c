@@ -142,6 +142,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.checkpoint = mcdc_cli_get(a, "checkpoint");
     so.facts = mcdc_cli_get(a, "facts");
     so.progress_path = mcdc_cli_get(a, "progress");
+    if (mcdc_cli_local_path_check(a, "progress"))
+        return MCDC_EXIT_USAGE;
     so.bootstrap = mcdc_cli_has(a, "bootstrap");
     so.adopt = mcdc_cli_has(a, "adopt");
     if (mcdc_cli_get(a, "bootstrap-mode")) {
