@@ -84,11 +84,13 @@ typedef struct mcdc_backfill_options {
                                     * this, or unknown; 0: never */
     const char  *range;            /* "LO..HI" (JSON key values, null open): a partial
                                     * backfill of LO <= key < HI; NULL: the open snapshot */
+    int          isolation;        /* mcdc_isolation of the reads; 0: the source's own */
+    int64_t      lock_timeout_ms;  /* of the reads; -1: the source's own */
 } mcdc_backfill_options;
 
 #define MCDC_BACKFILL_DEFAULT_CHUNK_ROWS 1000000
 #define MCDC_BACKFILL_OPTIONS_INIT \
-    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL, 0, NULL }
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL, 0, NULL, 0, -1 }
 
 /** Read the open chunked snapshot's chunks until done or a limit stops it.
  *  @param[out] out  where it stands at the end (also on most failures).
@@ -101,7 +103,8 @@ typedef struct mcdc_backfill_options {
  *          snapshot mode open; MCDC_ESOURCE for a stale max_lsn below S (a readable
  *          secondary behind the primary) and source errors; MCDC_ECONFLICT when another
  *          backfill committed the same wave; MCDC_EUNSUPPORTED when the source cannot
- *          plan chunks; MCDC_EINVAL when the progress file cannot be opened
+ *          plan chunks or set the reads' isolation; MCDC_EINVAL when the isolation or lock
+ *          timeout contradicts the source's or cannot be honoured by it; MCDC_EINVAL when the progress file cannot be opened
  *          (before anything is written); table and I/O codes. */
 int mcdc_backfill_run(const mcdc_backfill_options *opts, mcdc_backfill_status *out);
 
@@ -119,6 +122,17 @@ typedef struct mcdc_chunked_snapshot {
  *  @return 0; table and I/O codes. */
 int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
                                const char *target);
+
+/** One snapshot_chunk facts row: a chunk read into bronze and the rows it read. */
+typedef struct mcdc_snapshot_chunk_fact {
+    int64_t chunk, wave, rows;
+} mcdc_snapshot_chunk_fact;
+
+/** As mcdc_chunked_snapshot_find, and the snapshot_chunk rows of that snapshot (its S),
+ *  sorted by chunk, in @p *chunks (caller frees with free(); NULL when none).
+ *  @return 0; MCDC_ENOMEM; table and I/O codes. */
+int mcdc_chunked_snapshot_chunks(mcdc_chunked_snapshot *out, mcdc_snapshot_chunk_fact **chunks,
+                                 size_t *n_chunks, const char *facts_path, const char *target);
 
 #ifdef __cplusplus
 }

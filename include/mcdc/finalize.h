@@ -313,6 +313,29 @@ typedef struct mcdc_freshness {
     int64_t      source_lag_us;   /* now - source_max_commit_ts */
 } mcdc_freshness;
 
+/** A consistent cut across tables of one database (finalize/cut.c). */
+typedef struct mcdc_cut {
+    mcdc_lsn  lsn;           /* the newest LSN at which every listed table is complete */
+    bool      has_commit_ts;
+    int64_t   commit_ts_us;  /* its commit time (the end_commit_ts of the batch ending there) */
+    bool      lossless;      /* false: a recorded gap of a listed table begins at or below lsn */
+    mcdc_lsn *ends;          /* owned: each table's newest committed batch end, in list order */
+    size_t    n_tables;
+} mcdc_cut;
+
+/** The newest LSN L at which each of @p tables (bronze targets, as the streams name them)
+ *  holds every commit: the smallest of their newest batch ends in the facts table (batch
+ *  rows, event NULL). Reads only.
+ *  @return 0; MCDC_EINVAL, naming the table and how to go on, for a table without a
+ *          control row or a batch row, one whose chunked snapshot is open, a table listed
+ *          twice, or an L below a table's first state (its bootstrap or resnapshot, or a
+ *          stream started at latest there); MCDC_EINVAL for a facts table that does not
+ *          exist or is not one; codes of the Delta layer. */
+int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts_path,
+                      const char *const *tables, size_t n_tables);
+/** Free what a cut owns; accepts NULL. */
+void mcdc_cut_clear(mcdc_cut *c);
+
 /** Measure the freshness of @p table_name's verdict.
  *  @param facts_path  the facts table's directory, or NULL: its batch rows (event NULL)
  *                     whose target is @p table_name give the newest end offset seen, so a

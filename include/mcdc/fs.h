@@ -63,6 +63,10 @@ int mcdc_fs_temp_open(int *out_fd, char tmp_path[MCDC_PATH_MAX], const char *pat
  *  cap (the message names the file and the cap); MCDC_EIO. */
 int mcdc_fs_read_all(mcdc_buf *out, const char *path);
 
+/** The same for the open file @p fd, read from its current offset to its end; @p path
+ *  names it in messages. The caller closes @p fd. */
+int mcdc_fs_read_fd(mcdc_buf *out, int fd, const char *path);
+
 /** Create @p path and any missing parents (mode 0777 before umask), like mkdir -p.
  *  Each directory created is fsynced into its parent.
  *  @return 0 (also when it exists); MCDC_EEXISTS when a part is not a directory; MCDC_EIO. */

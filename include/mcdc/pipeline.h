@@ -355,6 +355,10 @@ typedef struct mcdc_stream_progress {
     int64_t     duration_ms; /* the trigger's duration */
     int         rc;          /* TERMINATED: the run's result code (0 or negative) */
     const char *json;        /* BATCH and IDLE: the event as one line of JSON */
+    double      read_bytes;  /* BATCH: bytes read from the source (facts read_mb x 1e6);
+                                0 for a replay bronze already held */
+    bool        has_headroom;
+    double      headroom_hours; /* BATCH: facts retention_headroom_hours */
 } mcdc_stream_progress;
 
 /** A listener. Runs on the stream's thread: it must not block (hand work to another
@@ -398,11 +402,16 @@ typedef struct mcdc_stream_options {
                                       * and fail_on_data_loss true) */
     int64_t      resnapshot_interval_us; /* at most one automatic re-snapshot per this long,
                                       * on the source's clock; default 7 days, 0: no limit */
+    int          schema_change;      /* MCDC_SCHEMA_CHANGE_CLASSIFY (default): go on through
+                                      * DDL the stream can follow; _FAIL: stop at any DDL */
 } mcdc_stream_options;
 
 /** What a stream does on finding changes purged before it read them. */
 enum { MCDC_ON_DATA_LOSS_FAIL = 0, MCDC_ON_DATA_LOSS_SKIP = 1, MCDC_ON_DATA_LOSS_RESNAPSHOT = 2 };
 #define MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US (7LL * 24 * 3600 * 1000000)
+
+/** What a stream does at DDL on its source table (--schema-change). */
+enum { MCDC_SCHEMA_CHANGE_CLASSIFY = 0, MCDC_SCHEMA_CHANGE_FAIL = 1 };
 
 /** How --bootstrap takes its snapshot. */
 enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
@@ -410,7 +419,7 @@ enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
 #define MCDC_STREAM_OPTIONS_INIT                                                            \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
       MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0, \
-      MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US }
+      MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US, MCDC_SCHEMA_CHANGE_CLASSIFY }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {

@@ -209,6 +209,13 @@ int mcdc_fs_read_all(mcdc_buf *out, const char *path)
             return mcdc_error_set(MCDC_ENOTFOUND, "%s: no such file", path);
         return IOERR("open %s", path);
     }
+    int rc = mcdc_fs_read_fd(out, fd, path);
+    close(fd);
+    return rc;
+}
+
+int mcdc_fs_read_fd(mcdc_buf *out, int fd, const char *path)
+{
     size_t start = out->len;
     int rc = 0;
     for (;;) {
@@ -244,7 +251,6 @@ int mcdc_fs_read_all(mcdc_buf *out, const char *path)
         out->len += (size_t)r;
         out->ptr[out->len] = '\0';
     }
-    close(fd);
     if (rc < 0) {
         out->len = start;
         if (out->ptr)

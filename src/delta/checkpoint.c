@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "delta/internal.h"
+#include "mcdc/storage.h"
 #include "mcdc/failpoint.h"
-#include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "mcdc/parquet.h"
 
@@ -316,10 +316,10 @@ int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s)
          * the refusal (none, when the name was taken at open) */
         mcdc_error_clear();
         mcdc_parquet_reader *r = NULL;
-        struct stat st;
+        mcdc_storage_info st;
         if ((rc = mcdc_parquet_reader_open(&r, path, NULL)) == 0) {
             rows = mcdc_parquet_reader_num_rows(r);
-            res.file_size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+            res.file_size = mcdc_storage_stat(&st, path) == 0 ? st.size : 0;
         }
         mcdc_parquet_reader_free(r);
     }
@@ -381,8 +381,8 @@ int mcdc_delta__cleanup_log(const mcdc_delta_snapshot *s)
         char name[32];
         mcdc_delta__commit_name(name, cp.version);
         char *p = mcdc_delta__join(logdir, name);
-        struct stat st;
-        bool old = p && stat(p, &st) == 0 && (int64_t)st.st_mtim.tv_sec * 1000 < cutoff;
+        mcdc_storage_info st;
+        bool old = p && mcdc_storage_stat(&st, p) == 0 && st.mtime_ms / 1000 * 1000 < cutoff;
         free(p);
         if (old) {
             keep_from = cp.version;
@@ -395,16 +395,17 @@ int mcdc_delta__cleanup_log(const mcdc_delta_snapshot *s)
         char name[32];
         mcdc_delta__commit_name(name, l.commits[i]);
         char *p = mcdc_delta__join(logdir, name);
-        if (p && unlink(p) == 0)
+        if (p && mcdc_storage_delete(p) == 0)
             n_deleted++;
         free(p);
     }
     for (size_t i = 0; keep_from > 0 && i < l.n_cps && l.cps[i].version < keep_from; i++) {
         char *p = mcdc_delta__join(logdir, l.cps[i].name);
-        if (p && unlink(p) == 0)
+        if (p && mcdc_storage_delete(p) == 0)
             n_deleted++;
         free(p);
     }
+    mcdc_error_clear();
     if (n_deleted)
         mcdc_log(MCDC_LOG_INFO, "delta", "%s: removed %zu log files before version %lld "
                  "(older than the log retention)", s->table_path, n_deleted, (long long)keep_from);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "delta/internal.h"
+#include "mcdc/storage.h"
 #include "mcdc/failpoint.h"
 
 /* ---- settings ----------------------------------------------------------------------- */
@@ -503,8 +504,8 @@ int mcdc_delta__compact_run(const mcdc_delta_snapshot *snap, const mcdc_delta__c
             /* no version of ours was written: nobody can ever reference the new files */
             for (size_t i = 0; i < n_added; i++) {
                 char *abs = mcdc_delta_file_abspath(snap, added[i].path);
-                if (abs)
-                    unlink(abs);
+                if (abs && mcdc_storage_delete(abs) < 0)
+                    mcdc_error_clear(); /* debris for vacuum */
                 free(abs);
             }
         }

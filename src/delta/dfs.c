@@ -1,25 +1,23 @@
 /*
- * delta/dfs.c: the file operations the Delta layer relies on, over core's fs.h.
+ * delta/dfs.c: the file operations the Delta layer relies on, over core's storage seam
+ * (mcdc/storage.h), so a table may live on a local disk or an object store.
  *
  * Guarantees: a file created by mcdc_delta__create_noreplace is either absent or whole
- * under its final name (temp file written and fsynced, then link(2), which fails with
- * EEXIST rather than replace), and its directory is fsynced before success is returned;
- * mcdc_delta__replace_atomic does the same with rename(2) for files that may be
- * replaced (_last_checkpoint). Reads are capped. Failpoints: delta.commit.before_link
+ * under its final name and never replaces one (locally: temp file written and fsynced,
+ * then a no-replace rename or link(2), then an fsync of the directory);
+ * mcdc_delta__replace_atomic replaces atomically (_last_checkpoint). Reads are capped. Failpoints: delta.commit.before_link
  * (temp commit written, not linked), delta.commit.after_link.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "delta/internal.h"
 #include "mcdc/failpoint.h"
-#include "mcdc/fs.h"
+#include "mcdc/storage.h"
 
 char *mcdc_delta__join(const char *a, const char *b)
 {
@@ -47,52 +45,32 @@ int mcdc_delta__read_file(mcdc_buf *out, const char *path, size_t max)
     size_t saved = out->max;
     if (max < out->max)
         out->max = max;
-    int rc = mcdc_fs_read_all(out, path);
+    int rc = mcdc_storage_read(out, NULL, path);
     out->max = saved;
     return rc;
 }
 
 int mcdc_delta__mkdirs(const char *dir)
 {
-    return mcdc_fs_mkdirs(dir);
+    return mcdc_storage_mkdirs(dir);
 }
 
 int mcdc_delta__create_noreplace(const char *dir, const char *name, const void *data, size_t len)
 {
-    char tmp[MCDC_PATH_MAX];
     char *dst = mcdc_delta__join(dir, name);
     if (!dst)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    int fd = -1;
-    int rc = mcdc_fs_temp_open(&fd, tmp, dst);
-    if (rc < 0) {
-        free(dst);
-        return rc;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left && rc == 0) {
-        ssize_t n = write(fd, p, left);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            rc = mcdc_error_set(MCDC_EIO, "%s: write: %s", tmp, strerror(errno));
-        else {
-            p += n;
-            left -= (size_t)n;
-        }
-    }
+    mcdc_storage_writer *w = NULL;
+    int rc = mcdc_storage_writer_open(&w, dst, MCDC_STORAGE_NOREPLACE);
     if (rc == 0)
-        rc = mcdc_fs_fsync_fd(fd, tmp);
-    close(fd);
+        rc = mcdc_storage_writer_write(w, data, len);
     if (rc == 0) {
         mcdc_failpoint("delta.commit.before_link");
-        rc = mcdc_fs_publish_noreplace(tmp, dst);
+        rc = mcdc_storage_writer_commit(w);
         if (rc == 0)
             mcdc_failpoint("delta.commit.after_link");
     }
-    if (rc < 0)
-        unlink(tmp);
+    mcdc_storage_writer_free(w);
     free(dst);
     return rc;
 }
@@ -102,7 +80,7 @@ int mcdc_delta__replace_atomic(const char *dir, const char *name, const void *da
     char *dst = mcdc_delta__join(dir, name);
     if (!dst)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    int rc = mcdc_fs_write_atomic(dst, data, len);
+    int rc = mcdc_storage_put(dst, data, len);
     free(dst);
     return rc;
 }
@@ -110,12 +88,9 @@ int mcdc_delta__replace_atomic(const char *dir, const char *name, const void *da
 char *mcdc_delta_uuid(char out[37])
 {
     unsigned char r[16];
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    ssize_t got = fd >= 0 ? read(fd, r, sizeof r) : -1;
-    if (fd >= 0)
-        close(fd);
+    ssize_t got = getrandom(r, sizeof r, 0);
     if (got != (ssize_t)sizeof r) {
-        /* no urandom: mix clock, pid and address bits; still unique per process call */
+        /* no entropy source: mix clock, pid and address bits; still unique per process call */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t a = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid() << 40;

@@ -34,7 +34,7 @@
 #include <zlib.h>
 
 #include "delta/internal.h"
-#include "mcdc/fs.h"
+#include "mcdc/storage.h"
 
 #define DV_MAGIC 1681511377u        /* portable, little-endian framing */
 #define DV_MAGIC_NATIVE 1681511376u /* native, big-endian framing */
@@ -308,7 +308,7 @@ int mcdc_delta__dv_load(uint64_t **out, size_t *n_out, const char *table, const 
         if (!path)
             return mcdc_error_set(MCDC_ECORRUPT, "deletion vector: bad location '%s'",
                                   dv->path_or_inline_dv);
-        rc = mcdc_fs_read_all(&file, path);
+        rc = mcdc_storage_read(&file, NULL, path);
         size_t off = dv->offset >= 0 ? (size_t)dv->offset : 1;
         if (rc == 0 && (file.len < 1 || (uint8_t)file.ptr[0] != 1))
             rc = mcdc_error_set(MCDC_ECORRUPT, "%s: not a deletion vector file (version byte)", path);

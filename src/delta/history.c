@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "delta/internal.h"
+#include "mcdc/storage.h"
 
 typedef struct hctx {
     mcdc_delta_history_entry *e;
@@ -108,9 +109,13 @@ int mcdc_delta_history(mcdc_delta_history_entry **out, size_t *n_out, const char
         e->timestamp_ms = -1;
         hctx c = { e };
         rc = mcdc_delta__read_json_actions(p, on_action, &c);
-        struct stat st;
-        if (rc == 0 && e->timestamp_ms < 0 && stat(p, &st) == 0)
-            e->timestamp_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        mcdc_storage_info st;
+        if (rc == 0 && e->timestamp_ms < 0) {
+            if (mcdc_storage_stat(&st, p) == 0)
+                e->timestamp_ms = st.mtime_ms;
+            else
+                mcdc_error_clear();
+        }
         free(p);
     }
     free(logdir);

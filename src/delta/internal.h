@@ -149,17 +149,16 @@ int64_t mcdc_delta__now_ms(void);
 
 /* ---- replay (snapshot.c) and the snapshot cache (snapshot_cache.c) ------------------- */
 
-/* What tells one file from another at the same name: a recreated table's commit file has
- * another inode, size or change time. */
+/* What tells one file from another at the same name: the storage's change token (a
+ * recreated table's commit file has another inode, size or change time locally, another
+ * size or ETag on an object store). */
 typedef struct mcdc_delta__file_id {
-    bool     valid;     /* false: unknown (the file could not be stat'ed) */
-    uint64_t dev, ino;
-    int64_t  size;
-    int64_t  mtime_ns;  /* modification time, ns since the epoch */
-    int64_t  ctime_ns;  /* inode change time */
+    bool valid;        /* false: unknown (the file could not be stat'ed) */
+    char token[96];    /* mcdc_storage_info.token */
+    int64_t mtime_ms;  /* the file's modification time, ms since the epoch */
 } mcdc_delta__file_id;
 
-/* stat(2) @p path into @p out (out->valid false when it fails; never an error). */
+/* The change token of @p path into @p out (out->valid false when it fails; never an error). */
 void mcdc_delta__file_id_of(mcdc_delta__file_id *out, const char *path);
 /* Both valid and equal. */
 bool mcdc_delta__file_id_same(const mcdc_delta__file_id *a, const mcdc_delta__file_id *b);

@@ -17,7 +17,6 @@
  *      when it is empty, garbled or unreadable a warning says so (once per table and
  *      process) and the listing decides.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 
 #include "delta/internal.h"
 
@@ -114,20 +114,17 @@ int mcdc_delta__list(mcdc_delta__listing *out, const char *table)
     char *logdir = mcdc_delta__join(table, "_delta_log");
     if (!logdir)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    DIR *d = opendir(logdir);
-    if (!d) {
-        int e = errno;
-        int rc = e == ENOENT || e == ENOTDIR
-                     ? mcdc_error_set(MCDC_ENOTFOUND, "%s: not a Delta table (no _delta_log)", table)
-                     : mcdc_error_set(MCDC_EIO, "%s: %s", logdir, strerror(e));
+    mcdc_storage_listing names;
+    int rc = mcdc_storage_list(&names, logdir, 0);
+    if (rc < 0) {
+        if (rc == MCDC_ENOTFOUND)
+            rc = mcdc_error_set(MCDC_ENOTFOUND, "%s: not a Delta table (no _delta_log)", table);
         free(logdir);
         return rc;
     }
     size_t cap_c = 0, cap_p = 0;
-    int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        const char *nm = de->d_name;
+    for (size_t i = 0; i < names.n; i++) {
+        const char *nm = names.entries[i].name;
         size_t n = strlen(nm);
         if (n < 21 || !all_digits(nm, 20) || nm[20] != '.')
             continue;
@@ -166,7 +163,7 @@ int mcdc_delta__list(mcdc_delta__listing *out, const char *table)
             out->cps[out->n_cps++] = cp;
         }
     }
-    closedir(d);
+    mcdc_storage_listing_dispose(&names);
     free(logdir);
     if (rc < 0) {
         mcdc_delta__listing_free(out);

@@ -659,7 +659,7 @@ int mcdc_delta__snapshot_load(mcdc_delta_snapshot **out, const char *path, int64
     mcdc_delta__file_id after = { 0 };
     if (cpath)
         mcdc_delta__file_id_of(&after, cpath);
-    s->timestamp_ms = after.valid ? after.mtime_ns / 1000000 : -1;
+    s->timestamp_ms = after.valid ? after.mtime_ms : -1;
     free(cpath);
     /* the state can be cached only when the commit file it ends on was the same one
      * before and after the replay (no table recreated meanwhile) */

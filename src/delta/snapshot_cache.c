@@ -15,7 +15,8 @@
  *      successor was probed and found absent, i.e. the latest at the time of the call.
  *      Commit files appear whole (link of a fsynced temp file) and are never rewritten.
  * (C2) Identity: a cached state is used only while its version's commit file has the
- *      same device, inode, size, mtime and ctime as when the state was read, checked after
+ *      change token (locally device, inode, size, mtime and ctime; size and ETag on an
+ *      object store) as when the state was read, checked after
  *      the probes; a table deleted and recreated at the path is loaded afresh, as is one
  *      whose new commits carry a metaData with another table id.
  * (C3) Sharing: a cached snapshot is shared read-only by reference count; it is changed
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include "delta/internal.h"
+#include "mcdc/storage.h"
 #include "mcdc/log.h"
 
 #define DEFAULT_TABLES     8
@@ -77,22 +79,20 @@ static mcdc_delta_cache_stats g_stats;
 
 void mcdc_delta__file_id_of(mcdc_delta__file_id *out, const char *path)
 {
-    struct stat st;
+    mcdc_storage_info info;
     memset(out, 0, sizeof *out);
-    if (stat(path, &st) != 0)
+    if (mcdc_storage_stat(&info, path) != 0 || !info.token[0]) {
+        mcdc_error_clear();
         return;
+    }
     out->valid = true;
-    out->dev = (uint64_t)st.st_dev;
-    out->ino = (uint64_t)st.st_ino;
-    out->size = (int64_t)st.st_size;
-    out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    out->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+    memcpy(out->token, info.token, sizeof out->token);
+    out->mtime_ms = info.mtime_ms;
 }
 
 bool mcdc_delta__file_id_same(const mcdc_delta__file_id *a, const mcdc_delta__file_id *b)
 {
-    return a->valid && b->valid && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+    return a->valid && b->valid && strcmp(a->token, b->token) == 0;
 }
 
 /* ---- references --------------------------------------------------------------------- */
@@ -310,43 +310,24 @@ static int read_commit(pending *p, const char *logdir, int64_t v, mcdc_delta__fi
     char *path = mcdc_delta__join(logdir, name);
     if (!path)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
+    mcdc_buf buf = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
+    mcdc_storage_info info;
+    int rc = mcdc_storage_read(&buf, &info, path);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        mcdc_buf_dispose(&buf);
         free(path);
-        return e == ENOENT ? 0 : mcdc_error_set(MCDC_EIO, "%s: %s", name, strerror(e));
+        return 0;
     }
-    struct stat st;
-    int rc = fstat(fd, &st) == 0 ? 0 : mcdc_error_set(MCDC_EIO, "%s: fstat", name);
-    if (rc == 0 && (st.st_size < 0 || (uint64_t)st.st_size > MCDC_DELTA_MAX_COMMIT_BYTES))
+    if (rc == MCDC_ENOMEM && buf.len == 0 && info.size > MCDC_DELTA_MAX_COMMIT_BYTES)
         rc = mcdc_error_set(MCDC_ECORRUPT, "%s: commit file too large", name);
-    char *buf = NULL;
-    size_t len = 0;
     if (rc == 0) {
-        buf = malloc((size_t)st.st_size + 1);
-        if (!buf)
-            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        id->valid = info.token[0] != '\0';
+        memcpy(id->token, info.token, sizeof id->token);
+        id->mtime_ms = info.mtime_ms;
+        rc = mcdc_delta__parse_json_actions(path, buf.ptr ? buf.ptr : "", buf.len, collect, p);
     }
-    while (rc == 0 && len < (size_t)st.st_size) {
-        ssize_t k = read(fd, buf + len, (size_t)st.st_size - len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            rc = mcdc_error_set(MCDC_EIO, "%s: short read", name);
-        else
-            len += (size_t)k;
-    }
-    close(fd);
-    if (rc == 0) {
-        id->valid = true;
-        id->dev = (uint64_t)st.st_dev;
-        id->ino = (uint64_t)st.st_ino;
-        id->size = (int64_t)st.st_size;
-        id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-        id->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-        rc = mcdc_delta__parse_json_actions(path, buf, len, collect, p);
-    }
-    free(buf);
+    mcdc_buf_dispose(&buf);
     free(path);
     return rc < 0 ? rc : 1;
 }
@@ -832,7 +813,7 @@ int mcdc_delta__snapshot_private_latest(mcdc_delta_snapshot **s, const char *pat
         mcdc_error_clear();
         if (usable) {
             cur->version = v;
-            cur->timestamp_ms = last.mtime_ns / 1000000;
+            cur->timestamp_ms = last.mtime_ms;
             cur->priv->id = last;
             *s = cur;
             return 0;
@@ -958,7 +939,7 @@ int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_
         }
         if (rc == 0) {
             base->version = v;
-            base->timestamp_ms = last.mtime_ns / 1000000;
+            base->timestamp_ms = last.mtime_ms;
             base->priv->id = last;
             e2->used = ++g_clock;
             pthread_mutex_unlock(&g_mu);
@@ -988,7 +969,7 @@ int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_
         return open_full(out, path, version, true);
     }
     s->version = v;
-    s->timestamp_ms = last.mtime_ns / 1000000;
+    s->timestamp_ms = last.mtime_ms;
     s->priv->id = last;
     pthread_mutex_lock(&g_mu);
     mcdc_delta_snapshot *old = install_locked(path, s);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "delta/internal.h"
+#include "mcdc/storage.h"
 #include "mcdc/failpoint.h"
 #include "mcdc/parquet.h"
 #include "mcdc/time.h"
@@ -78,8 +79,8 @@ void mcdc_delta_writer_free(mcdc_delta_writer *w)
     for (size_t i = 0; i < w->n_done; i++) {
         /* written but never handed out: nobody will commit it */
         char *p = mcdc_delta__join(w->table, w->done[i].path);
-        if (p)
-            unlink(p);
+        if (p && mcdc_storage_delete(p) < 0)
+            mcdc_error_clear(); /* debris for vacuum */
         free(p);
         mcdc_delta_file_clear(&w->done[i]);
     }

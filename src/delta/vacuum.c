@@ -12,16 +12,13 @@
  * A retention shorter than 7 days is refused unless forced. Deleting is best effort per
  * file: a file that cannot be removed is reported and the walk goes on.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "delta/internal.h"
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 
 typedef struct keep_set {
     char  **paths; /* sorted absolute paths */
@@ -74,45 +71,45 @@ typedef struct walk {
     mcdc_delta_vacuum_result   *res;
 } walk;
 
-static int walk_dir(walk *w, const char *dir, int depth)
+/* True when a segment of the relative name @p rel starts with '_' or '.' (V3). */
+static bool hidden_below(const char *rel)
 {
-    if (depth > 64)
-        return 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return mcdc_error_set(MCDC_EIO, "%s: %s", dir, strerror(errno));
-    struct dirent *de;
-    int rc = 0;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || de->d_name[0] == '_')
+    for (const char *seg = rel; seg; seg = strchr(seg, '/') ? strchr(seg, '/') + 1 : NULL)
+        if (*seg == '_' || *seg == '.')
+            return true;
+    return false;
+}
+
+static int walk_table(walk *w, const char *table)
+{
+    mcdc_storage_listing l;
+    int rc = mcdc_storage_list(&l, table, MCDC_STORAGE_LIST_RECURSIVE | MCDC_STORAGE_LIST_INFO);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < l.n; i++) {
+        const mcdc_storage_entry *e = &l.entries[i];
+        if (hidden_below(e->name))
             continue; /* (V3) */
-        char *p = mcdc_delta__join(dir, de->d_name);
+        char *p = mcdc_delta__join(table, e->name);
         if (!p) {
             rc = mcdc_error_set(MCDC_ENOMEM, "vacuum: out of memory");
             break;
         }
-        struct stat st;
-        if (lstat(p, &st) == 0) {
-            if (S_ISDIR(st.st_mode)) {
-                rc = walk_dir(w, p, depth + 1);
-            } else if (S_ISREG(st.st_mode)) {
-                int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-                if (!keep_has(w->keep, p) && mtime < w->cutoff_ms) { /* (V1), (V2) */
-                    if (w->dry_run || unlink(p) == 0) {
-                        w->res->n_deleted++;
-                        w->res->bytes_deleted += st.st_size;
-                    } else {
-                        mcdc_log(MCDC_LOG_WARN, "delta", "vacuum: %s: %s", p, strerror(errno));
-                        w->res->n_failed++;
-                    }
-                } else {
-                    w->res->n_kept++;
-                }
+        if (!keep_has(w->keep, p) && e->mtime_ms < w->cutoff_ms) { /* (V1), (V2) */
+            if (w->dry_run || mcdc_storage_delete(p) == 0) {
+                w->res->n_deleted++;
+                w->res->bytes_deleted += (int64_t)e->size;
+            } else {
+                mcdc_log(MCDC_LOG_WARN, "delta", "vacuum: %s", mcdc_error_last()->message);
+                mcdc_error_clear();
+                w->res->n_failed++;
             }
+        } else {
+            w->res->n_kept++;
         }
         free(p);
     }
-    closedir(d);
+    mcdc_storage_listing_dispose(&l);
     return rc;
 }
 
@@ -143,7 +140,7 @@ int mcdc_delta_vacuum(const char *path, int64_t retention_us, bool force, bool d
     if (rc == 0) {
         qsort(k.paths, k.n, sizeof *k.paths, cmp_str);
         walk w = { &k, cutoff_ms, dry_run, &res };
-        rc = walk_dir(&w, path, 0);
+        rc = walk_table(&w, path);
     }
     for (size_t i = 0; i < k.n; i++)
         free(k.paths[i]);

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "mcdc/error.h"
@@ -95,18 +94,8 @@ static int fetch(pqr_col *c, size_t off, size_t len, uint8_t **buf, size_t *cap,
         return rc;
     uint8_t *b = *buf;
     uint64_t at = c->chunk_off + off;
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(r->fd, b + got, len - got, (off_t)(at + got));
-        if (n < 0)
-            return pqr_col_fail(c, mcdc_error_set(MCDC_EIO, "read at byte %" PRIu64 " failed: %s",
-                                                  at + got, strerror(errno)));
-        if (n == 0)
-            return pqr_col_fail(c, mcdc_error_set(MCDC_ECORRUPT, "file ends at byte %" PRIu64
-                                                  " inside the column chunk",
-                                                  at + got));
-        got += (size_t)n;
-    }
+    if ((rc = mcdc_storage_file_read(r->file, b, len, at)) < 0)
+        return pqr_col_fail(c, rc);
     *p = b;
     return 0;
 }

@@ -13,15 +13,12 @@
  * same errors at the same rows). Invariants R1-R4: reader_int.h.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "mcdc/error.h"
 #include "mcdc/parquet.h"
@@ -250,18 +247,7 @@ static int read_at(mcdc_parquet_reader *r, void *dst, size_t len, uint64_t off)
         memcpy(dst, r->mem + off, len);
         return 0;
     }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(r->fd, (char *)dst + got, len - got, (off_t)(off + got));
-        if (n < 0)
-            return mcdc_error_set(MCDC_EIO, "%s: read at byte %" PRIu64 ": %s", r->name, off + got,
-                                  strerror(errno));
-        if (n == 0)
-            return mcdc_error_set(MCDC_ECORRUPT, "%s: file ends at byte %" PRIu64, r->name,
-                                  off + got);
-        got += (size_t)n;
-    }
-    return 0;
+    return mcdc_storage_file_read(r->file, dst, len, off);
 }
 
 static int select_all(mcdc_parquet_reader *r);
@@ -341,7 +327,6 @@ static mcdc_parquet_reader *reader_new(const char *name, const mcdc_parquet_read
     if (!r)
         return NULL;
     r->name = strdup(name ? name : "(parquet)");
-    r->fd = -1;
     mcdc_parquet_read_options def = MCDC_PARQUET_READ_OPTIONS_INIT;
     r->opt = opt ? *opt : def;
     /* the JSON text of one row's nested cells: twice the largest page, so that a page of
@@ -357,22 +342,17 @@ static mcdc_parquet_reader *reader_new(const char *name, const mcdc_parquet_read
     return r;
 }
 
-int mcdc_parquet_reader_open_fd(mcdc_parquet_reader **out, int fd, const char *name,
-                                const mcdc_parquet_read_options *opt)
+/* Open over @p file (taken over, closed on failure too). */
+static int open_file(mcdc_parquet_reader **out, mcdc_storage_file *file, uint64_t size,
+                     const char *name, const mcdc_parquet_read_options *opt)
 {
-    MCDC_ASSERT_ARG(out);
-    *out = NULL;
     mcdc_parquet_reader *r = reader_new(name, opt);
-    if (!r)
+    if (!r) {
+        mcdc_storage_file_close(file);
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    r->fd = fd;
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        int rc = mcdc_error_set(MCDC_EIO, "%s: %s", r->name, strerror(errno));
-        mcdc_parquet_reader_free(r);
-        return rc;
     }
-    r->file_len = (uint64_t)st.st_size;
+    r->file = file;
+    r->file_len = size;
     int rc = open_common(r);
     if (rc < 0) {
         mcdc_parquet_reader_free(r);
@@ -382,22 +362,26 @@ int mcdc_parquet_reader_open_fd(mcdc_parquet_reader **out, int fd, const char *n
     return 0;
 }
 
+int mcdc_parquet_reader_open_fd(mcdc_parquet_reader **out, int fd, const char *name,
+                                const mcdc_parquet_read_options *opt)
+{
+    MCDC_ASSERT_ARG(out);
+    *out = NULL;
+    mcdc_storage_file *f;
+    mcdc_storage_info info;
+    int rc = mcdc_storage_file_from_fd(&f, &info, fd, name);
+    return rc < 0 ? rc : open_file(out, f, info.size, name, opt);
+}
+
 int mcdc_parquet_reader_open(mcdc_parquet_reader **out, const char *path,
                              const mcdc_parquet_read_options *opt)
 {
     MCDC_ASSERT_ARG(out && path);
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mcdc_error_set(errno == ENOENT ? MCDC_ENOTFOUND : MCDC_EIO, "%s: %s", path,
-                              strerror(errno));
-    int rc = mcdc_parquet_reader_open_fd(out, fd, path, opt);
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
-    (*out)->own_fd = true;
-    return 0;
+    mcdc_storage_file *f;
+    mcdc_storage_info info;
+    int rc = mcdc_storage_file_open(&f, &info, path);
+    return rc < 0 ? rc : open_file(out, f, info.size, path, opt);
 }
 
 int mcdc_parquet_reader_open_mem(mcdc_parquet_reader **out, const void *data, size_t len,
@@ -463,8 +447,7 @@ void mcdc_parquet_reader_free(mcdc_parquet_reader *r)
     mcdc_pq__file_metadata_dispose(&r->md);
     mcdc_buf_dispose(&r->rowtext);
     mcdc_codec__dctx_dispose(&r->dctx);
-    if (r->own_fd && r->fd >= 0)
-        close(r->fd);
+    mcdc_storage_file_close(r->file);
     free(r->name);
     free(r);
 }

@@ -23,6 +23,7 @@
 
 #include "mcdc/buf.h"
 #include "mcdc/parquet.h"
+#include "mcdc/storage.h"
 #include "mcdc/value.h"
 #include "parquet/codec.h"
 #include "parquet/decode.h"
@@ -151,8 +152,7 @@ typedef struct pqr_pred {
 
 struct mcdc_parquet_reader {
     char                 *name;       /* file name for messages (owned) */
-    int                   fd;         /* -1 for a memory buffer */
-    bool                  own_fd;
+    mcdc_storage_file    *file;       /* the object read from; NULL for a memory buffer (owned) */
     const uint8_t        *mem;        /* the whole file when opened from memory (borrowed) */
     uint64_t              file_len;
     mcdc_parquet_read_options opt;

@@ -1,6 +1,6 @@
 /*
- * parquet/writer.c: the Parquet file writer: temporary file, flat rows, row groups, footer,
- * fsync and the no-replace link into place.
+ * parquet/writer.c: the Parquet file writer: a streamed storage writer (a temporary file
+ * locally), flat rows, row groups, footer, and the no-replace commit into place.
  *
  * Lifecycle (each edge names its function):
  *
@@ -12,23 +12,18 @@
  * (F1) Bytes reach the temporary file in file order; w->offset is the offset of the next.
  * (F2) A row group is written whole (all its column chunks, in schema order) before the
  *      next row of the following group is encoded; memory holds at most one row group.
- * (F3) The path shows a file only after the footer is on disk and fsynced; an existing
- *      file at the path is never replaced (renameat2 RENAME_NOREPLACE or link(2) fails
- *      with EEXIST).
+ * (F3) The path shows a file only after the footer is stored durably; an existing file
+ *      at the path is never replaced (the storage seam's no-replace commit: locally
+ *      renameat2 RENAME_NOREPLACE or link(2), which fail with EEXIST).
  * File layout and metadata: format.h; pages: colwrite.c.
  */
 #include "parquet/writer.h"
-#include "mcdc/fs.h"
+#include "mcdc/storage.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
+#include <strings.h>
 #include <zstd.h>
 
 #define OBUF_FLUSH ((size_t)1 << 20)
@@ -66,17 +61,7 @@ int mcdc_pq__writer_fail(mcdc_parquet_writer *w, int rc)
 
 static int write_all(mcdc_parquet_writer *w, const void *p, size_t n)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(w->fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return mcdc_error_set(MCDC_EIO, "%s: write: %s", w->tmp_path, strerror(errno));
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    return mcdc_storage_writer_write(w->out, p, n);
 }
 
 static int obuf_flush(mcdc_parquet_writer *w)
@@ -133,14 +118,12 @@ int mcdc_pq__writer_create(mcdc_parquet_writer **out, const char *path,
         return mcdc_error_set(MCDC_EINVAL, "parquet writer: page_bytes must be 1 KiB..1 GiB, "
                               "row_group_bytes at least page_bytes, page_max_values 1..64 Mi, "
                               "dictionary_max_bytes at most 1 GiB");
-    struct stat st;
-    if (lstat(path, &st) == 0)
+    if (mcdc_storage_exists(path))
         return mcdc_error_set(MCDC_EEXISTS, "%s: file exists", path);
 
     mcdc_parquet_writer *w = calloc(1, sizeof *w);
     if (!w)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    w->fd = -1;
     w->obuf = (mcdc_buf)MCDC_BUF_INIT(OBUF_FLUSH * 2);
     w->cfg = (mcdc_pq_write_config){ (int)opts->codec, opts->codec_level, opts->page_bytes,
                                      opts->page_max_values, opts->dictionary,
@@ -173,40 +156,9 @@ int mcdc_pq__writer_create(mcdc_parquet_writer **out, const char *path,
         }
     }
 
-    /* ".<name>.<random>.tmp" next to the target: hidden from Delta and Spark readers. */
-    char *dcopy = strdup(path), *bcopy = strdup(path);
-    if (!dcopy || !bcopy) {
-        free(dcopy);
-        free(bcopy);
-        goto nomem;
-    }
-    const char *dir = dirname(dcopy), *base = basename(bcopy);
-    size_t tlen = strlen(dir) + strlen(base) + 48;
-    w->tmp_path = malloc(tlen);
-    if (!w->tmp_path) {
-        free(dcopy);
-        free(bcopy);
-        goto nomem;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)w;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        snprintf(w->tmp_path, tlen, "%s/.%s.%016llx.tmp", dir, base, (unsigned long long)seed);
-        w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (w->fd >= 0 || errno != EEXIST)
-            break;
-    }
-    free(dcopy);
-    free(bcopy);
-    if (w->fd < 0) {
-        rc = mcdc_error_set(MCDC_EIO, "%s: cannot create a temporary file there: %s", path,
-                            strerror(errno));
-        free(w->tmp_path);
-        w->tmp_path = NULL;
+    /* a hidden temp file next to the target (locally): invisible to Delta and Spark readers */
+    if ((rc = mcdc_storage_writer_open(&w->out, path, MCDC_STORAGE_NOREPLACE)) < 0)
         goto fail;
-    }
     if ((rc = sink(w, MCDC_PQ_MAGIC, 4)) < 0)
         goto fail;
     mcdc_pq_schema_element root = { .name = "schema", .has_num_children = true };
@@ -481,14 +433,10 @@ int mcdc_parquet_writer_close(mcdc_parquet_writer *w, mcdc_parquet_write_result 
         rc = write_footer(w);
     if (rc == 0)
         rc = obuf_flush(w);
-    if (rc == 0 && fsync(w->fd) < 0)
-        rc = mcdc_error_set(MCDC_EIO, "%s: fsync: %s", w->tmp_path, strerror(errno));
-    if (w->fd >= 0 && close(w->fd) < 0 && rc == 0)
-        rc = mcdc_error_set(MCDC_EIO, "%s: close: %s", w->tmp_path, strerror(errno));
-    w->fd = -1;
     if (rc == 0) {
-        /* renameat2(RENAME_NOREPLACE), or link(2) where unsupported; fsyncs the dir */
-        rc = mcdc_fs_publish_noreplace(w->tmp_path, w->path);
+        /* durable, then published without replacing (locally: fsync, renameat2
+         * RENAME_NOREPLACE or link(2), fsync of the directory) */
+        rc = mcdc_storage_writer_commit(w->out);
         w->linked = rc == 0;
     }
     if (rc == 0 && result && (rc = collect_result(w, result)) < 0)
@@ -517,12 +465,8 @@ void mcdc_parquet_writer_free(mcdc_parquet_writer *w)
 {
     if (!w)
         return;
-    if (w->fd >= 0)
-        close(w->fd);
-    if (w->tmp_path && !w->linked)
-        unlink(w->tmp_path);
+    mcdc_storage_writer_free(w->out); /* not committed: nothing is left behind */
     free(w->path);
-    free(w->tmp_path);
     free(w->created_by);
     for (size_t i = 0; i < w->n_kv; i++) {
         free(w->kv[i].key);

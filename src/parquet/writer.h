@@ -6,6 +6,7 @@
 #define MCDC_PARQUET_WRITER_H
 
 #include "mcdc/parquet.h"
+#include "mcdc/storage.h"
 #include "parquet/colwrite.h"
 #include "parquet/format.h"
 
@@ -33,12 +34,11 @@ typedef struct mcdc_pq_staged {
 
 struct mcdc_parquet_writer {
     char    *path;                 /* final path; owned */
-    char    *tmp_path;             /* hidden temporary file in the same directory; owned */
-    int      fd;                   /* the temporary file, -1 once closed */
+    mcdc_storage_writer *out;      /* the object being written (locally a hidden temp file); owned */
     bool     linked;               /* the file is at path: keep it */
     int      failed;               /* first error that left the writer unusable, or 0 */
     bool     closed;               /* close was called */
-    mcdc_buf obuf;                 /* bytes waiting for write(2) */
+    mcdc_buf obuf;                 /* bytes waiting for the storage writer */
     uint64_t offset;               /* file offset of the next byte */
 
     mcdc_pq_write_config cfg;

@@ -12,7 +12,8 @@
  *      rows (a keyed snapshot per bucket by ordinal, one filtered snapshot by hash) and
  *      silver rows (pass 2), sorted by key text, compared by row hash;
  *   5. in flight: the keys named, against the keys changed after silver's applied_lsn in
- *      bronze and the change table (inflight.c).
+ *      bronze and the change table (inflight.c);
+ *   6. with a facts table, the chunk checks of bronze's completed chunked snapshot (chunks.c).
  * Reconcile invariants:
  * (R1) A bucket holds the same keys on both sides: its membership is a function of the
  *      key alone (ordinal floor, or key hash modulo), computed identically by every
@@ -37,6 +38,7 @@
 #include "mcdc/finalize.h"
 #include "mcdc/keyhash.h"
 #include "mcdc/reconcile.h"
+#include "reconcile/chunks.h"
 #include "reconcile/inflight.h"
 #include "reconcile/report.h"
 #include "mcdc/pipeline.h"
@@ -64,6 +66,7 @@ void mcdc_reconcile_result_clear(mcdc_reconcile_result *r)
         free(r->keys[i].key_json);
     free(r->keys);
     free(r->silver_lsn);
+    free(r->chunk_diffs);
     memset(r, 0, sizeof *r);
 }
 
@@ -695,7 +698,7 @@ static char *bound_json(const run *R, int64_t v)
 static int write_report(run *R, int64_t run_at_us)
 {
     mcdc_reconcile_result *r = R->r;
-    size_t n = R->nb + r->n_keys;
+    size_t n = R->nb + r->n_keys + r->n_chunk_diffs;
     mcdc_reconcile__row *rows = calloc(n + 1, sizeof *rows);
     char **owned = calloc(3 * n + 1, sizeof *owned);
     size_t n_owned = 0;
@@ -738,6 +741,18 @@ static int write_report(run *R, int64_t run_at_us)
         w->source_lsn = R->lsn_rows;
         w->key = r->keys[i].key_json;
         w->failure_type = mcdc_reconcile_status_name(r->keys[i].status);
+    }
+    for (size_t i = 0; rc == 0 && i < r->n_chunk_diffs; i++) { /* a chunk row: CHUNK_ROWS */
+        const mcdc_reconcile_chunk *c = &r->chunk_diffs[i];
+        mcdc_reconcile__row *w = &rows[R->nb + r->n_keys + i];
+        mcdc_buf j = MCDC_BUF_INIT(1 << 12);
+        mcdc_buf_printf(&j, "{\"snapshot\":\"%s\",\"chunk\":%lld,\"facts_rows\":", r->chunk_snapshot, (long long)c->chunk);
+        mcdc_buf_printf(&j, c->facts_rows < 0 ? "null" : "%lld", (long long)c->facts_rows);
+        mcdc_buf_printf(&j, ",\"bronze_rows\":%lld}", (long long)c->bronze_rows);
+        w->detail = owned[n_owned++] = mcdc_buf_detach(&j);
+        if (!w->detail) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        w->status = "MISMATCH";
+        w->failure_type = "CHUNK_ROWS";
     }
     if (rc == 0)
         rc = mcdc_reconcile__report_append(R->o->report_path, r->run_id, run_at_us, R->o->silver_name,
@@ -814,6 +829,9 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
         rc = compare_rows(&R);
     if (rc == 0)
         rc = recheck_in_flight(&R);
+    if (rc == 0 && opts->facts_path && opts->bronze_path)
+        rc = mcdc_reconcile__check_chunks(out, opts->facts_path, opts->bronze_name ? opts->bronze_name : opts->bronze_path,
+                                          opts->bronze_path);
     if (rc == 0) {
         out->by_hash = R.by_hash;
         out->buckets = (int64_t)R.nb;

@@ -415,6 +415,7 @@ int mcdc_run_plan_check(const mcdc_run_plan *p,
     for (size_t i = 0; i < p->n_tables; i++) {
         const mcdc_run_table *t = &p->tables[i];
         int rc = 0;
+        mcdc_log_set_context(t->value[MCDC_RUN_KEY_TARGET]);
         if (!srcs[t->source] && (rc = mcdc_source_open(&srcs[t->source],
                                                        c->sources[t->source].spec)) < 0)
             mcdc_error_prefix("source %s", c->sources[t->source].name);
@@ -428,6 +429,7 @@ int mcdc_run_plan_check(const mcdc_run_plan *p,
         if (report)
             report(t, rc, payload);
         mcdc_job_free(j);
+        mcdc_log_set_context(NULL);
         if (rc < 0 && first == 0) {
             first = rc;
             if (!report)

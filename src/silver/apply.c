@@ -822,19 +822,22 @@ static int prepare_silver(ctx *c)
     if ((rc = mcdc_delta_schema_to_flat(&existing, s->schema)) < 0 ||
         (rc = mcdc_silver_schema(&want, c->bronze_flat, existing)) < 0)
         goto done;
-    if (want->n_cols > existing->n_cols) {
-        mcdc_schema *add = mcdc_schema_new();
-        rc = add ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        for (size_t i = existing->n_cols; rc == 0 && i < want->n_cols; i++) {
-            const mcdc_column *col = &want->cols[i];
-            rc = mcdc_schema_add(add, col->name, col->type, col->precision, col->scale, true);
-            if (rc == 0)
-                mcdc_log(MCDC_LOG_INFO, "silver", "%s: adding column %s that bronze gained",
-                         o->silver_path, col->name);
+    bool widens = false;
+    for (size_t i = 0; i < existing->n_cols; i++)
+        widens |= !mcdc_delta_type_same(&existing->cols[i], &want->cols[i]);
+    if (want->n_cols > existing->n_cols || widens) {
+        for (size_t i = existing->n_cols; i < want->n_cols; i++)
+            mcdc_log(MCDC_LOG_INFO, "silver", "%s: adding column %s that bronze gained",
+                     o->silver_path, want->cols[i].name);
+        /* a column bronze widened (its typeWidening was enabled by the user): silver
+         * takes the feature and widens it too (docs/guides/schema-changes.md) */
+        if (widens) {
+            mcdc_log(MCDC_LOG_INFO, "silver", "%s: widening the columns bronze widened",
+                     o->silver_path);
+            rc = mcdc_delta_enable_type_widening(o->silver_path, NULL);
         }
         if (rc == 0)
-            rc = mcdc_delta_add_columns(o->silver_path, add, NULL);
-        mcdc_schema_free(add);
+            rc = mcdc_delta_append_evolving(o->silver_path, NULL, 0, want, NULL, NULL);
         mcdc_delta_snapshot_free(s);
         s = NULL;
         if (rc == 0)

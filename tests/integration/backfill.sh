@@ -145,7 +145,7 @@ set +e; out=$(BF --max-seconds 0.000001 2>/dev/null); rc=$?; set -e
 [ $rc = 1 ] && grep -q "0 waves, 0 chunks, 0 rows this run" <<<"$out" || die "--max-seconds: $rc $out"
 
 # ---- kill -9 at every step of a wave: the rerun resumes where it stopped ---------------------
-for fp in backfill.after_plan backfill.mid_read@2 backfill.after_data_files@2 \
+for fp in backfill.after_plan backfill.mid_read@2 backfill.read_ahead backfill.read_ahead@2 backfill.after_data_files@2 \
           backfill.after_bronze@2 backfill.after_chunk_facts@2 backfill.after_completion; do
   setup_int
   ST --bootstrap --bootstrap-mode chunked >/dev/null 2>&1

@@ -2,7 +2,8 @@
 # Layer check: every #include "mcdc/X.h" in src/<folder>/ names a header of its own layer or
 # of one above it in docs/layers.md; every public header and every src/ folder is in the
 # table; src/cli/cmd_stream.c is a thin client of the run layer (mcdc/run.h and the CLI's
-# own headers only).
+# own headers only); the layers routed through the storage seam (mcdc/storage.h) call no
+# POSIX file function directly.
 set -euo pipefail
 src=${MCDC_SRC:?}
 map=$src/docs/layers.md
@@ -49,5 +50,17 @@ if [ -n "$others" ]; then
   echo "$others"
   fail=1
 fi
+# POSIX file calls above core: none in the layers that go through the storage seam.
+posix='\b(open|openat|creat|fopen|fdopen|close|fclose|read|pread|write|pwrite|fread|fwrite|rename|renameat2?|link|linkat|unlink|unlinkat|remove|opendir|fdopendir|readdir|closedir|scandir|stat|fstat|lstat|fstatat|fsync|fdatasync|ftruncate|truncate|mkdir|rmdir|access|realpath|mkstemp|flock)[[:space:]]*\('
+for d in src/parquet src/delta; do
+  while IFS= read -r file; do
+    # comments out (one-line /* */ and //, and the lines of block comments), then the calls
+    while IFS= read -r hit; do
+      echo "FAIL: ${file#"$src"/}:$hit: a POSIX file call above core (use mcdc/storage.h)"
+      fail=1
+    done < <(sed -E 's:/\*.*\*/::g; s://.*$::; s:^[[:space:]]*(/?\*).*$::' "$file" | grep -nE "$posix" || true)
+  done < <(find "$src/$d" -name '*.[ch]' | sort)
+done
+
 [ "$fail" -eq 0 ] && echo "layers: ok ($rank layers)"
 exit "$fail"

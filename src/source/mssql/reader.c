@@ -1845,6 +1845,30 @@ static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *k
     return rc;
 }
 
+/* The isolation and lock timeout of the snapshot reads (snap_fn sends them): a value the
+ * connection string gave differently is a contradiction, refused. */
+static int op_snapshot_reads(mcdc_source *b, mcdc_isolation isolation, int64_t lock_timeout_ms)
+{
+    mssql_source *s = S(b);
+    mcdc_mssql_isolation want = isolation == MCDC_ISOLATION_SNAPSHOT ? MCDC_MSSQL_ISO_SNAPSHOT : MCDC_MSSQL_ISO_READ_COMMITTED;
+    if (isolation != MCDC_ISOLATION_SOURCE && s->cfg.isolation_given && s->cfg.isolation != want) {
+        mcdc_error_set(MCDC_EINVAL, "%s: isolationLevel=%s in the connection string, but %s asked for", s->cfg.masked,
+                       s->cfg.isolation == MCDC_MSSQL_ISO_SNAPSHOT ? "snapshot" : "readCommitted",
+                       want == MCDC_MSSQL_ISO_SNAPSHOT ? "snapshot" : "read-committed");
+        return mcdc_error_hint("a setting has one spelling: drop one of them");
+    }
+    if (lock_timeout_ms >= 0 && s->cfg.lock_timeout_ms >= 0 && s->cfg.lock_timeout_ms != lock_timeout_ms) {
+        mcdc_error_set(MCDC_EINVAL, "%s: lockTimeoutMs=%lld in the connection string, but %lld ms asked for",
+                       s->cfg.masked, (long long)s->cfg.lock_timeout_ms, (long long)lock_timeout_ms);
+        return mcdc_error_hint("a setting has one spelling: drop one of them");
+    }
+    if (lock_timeout_ms > INT32_MAX)
+        return mcdc_error_set(MCDC_EINVAL, "lock timeout %lld ms: at most %d ms", (long long)lock_timeout_ms, INT32_MAX);
+    if (isolation != MCDC_ISOLATION_SOURCE) s->cfg.isolation = want;
+    if (lock_timeout_ms >= 0) s->cfg.lock_timeout_ms = lock_timeout_ms;
+    return 0;
+}
+
 static const char *op_server_time_zone(mcdc_source *b)
 {
     mssql_source *s = S(b);
@@ -1889,7 +1913,7 @@ static int op_take_warnings(mcdc_source *b, char ***out, size_t *n_out)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings,
+    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcdc/log.h"
 #include "mcdc/time.h"
 #include "source/sim/commit_times.h"
 
@@ -73,6 +74,7 @@ static int commit_ts_of(sim_source *src, const mcdc_lsn *lsn, int64_t *out_us)
 static int op_max_lsn(mcdc_source *b, mcdc_lsn *out)
 {
     sim_source *src = (sim_source *)b;
+    mcdc_log(MCDC_LOG_DEBUG, "sim", "query: max_lsn"); /* counted by tests of the shared poll */
     int rc = refresh(src);
     return rc < 0 ? rc : sim__max_lsn(src->sim, out, NULL);
 }
@@ -575,6 +577,21 @@ static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
     return 0;
 }
 
+/* Snapshot reads here are one SQLite read transaction each, in WAL mode: they see the table
+ * as of their start (SNAPSHOT isolation, which also gives all READ COMMITTED promises) and
+ * never wait for a lock, so either level is honoured and a lock timeout never could be. */
+static int op_snapshot_reads(mcdc_source *b, mcdc_isolation isolation, int64_t lock_timeout_ms)
+{
+    (void)isolation;
+    if (lock_timeout_ms >= 0) {
+        mcdc_error_set(MCDC_EINVAL, "%s: a lock timeout cannot apply to the simulator: its reads take no "
+                       "locks (SQLite WAL readers never wait)", b->description ? b->description : "sim:");
+        return mcdc_error_hint("drop the lock timeout for sim: sources; it is for odbc: (SQL Server), where "
+                               "the connection string's lockTimeoutMs= sets it too");
+    }
+    return 0;
+}
+
 static const char *op_server_time_zone(mcdc_source *b)
 {
     sim_source *src = (sim_source *)b;
@@ -593,7 +610,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
-    sim__key_buckets, op_consistent_lsn,
+    sim__key_buckets, op_consistent_lsn, NULL /* take_warnings */, op_snapshot_reads,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)
