@@ -171,6 +171,24 @@ int mcdc_checkpoint_record_adoption(mcdc_checkpoint *ck, int64_t first_batch,
  *  @return 0; MCDC_EUNSUPPORTED for a URI (object storage is not supported yet); MCDC_EIO. */
 int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches);
 
+/** The last committed end offset of a stream's checkpoint (of its newest re-snapshot
+ *  generation): the end of offsets/<N> for the largest N in commits/ (architecture §5).
+ *  An offsets/<N> without commits/<N> is a batch that will be replayed, not a processed
+ *  one, and is never used. Reads only and takes no lock, so it runs beside the stream
+ *  (the finalization job, a tracker's seed, `run --status`).
+ *  @param[out] batch_id  N; may be NULL.
+ *  @return 0; MCDC_ENOTFOUND when the directory does not exist or no batch finished yet;
+ *          MCDC_ECORRUPT naming the file for an unreadable or malformed offsets/<N> (or
+ *          a missing one for a finished batch); MCDC_EIO. */
+int mcdc_checkpoint_read_last(mcdc_offset *out, int64_t *batch_id, const char *dir);
+
+/** Check that the checkpoint at @p dir belongs to the stream of @p table (the target its
+ *  metadata records, compared as given), so a verdict is never advanced for a table from
+ *  another table's checkpoint. Reads only.
+ *  @return 0; MCDC_EINVAL naming the checkpoint's target; MCDC_ENOTFOUND when there is
+ *          no such directory; MCDC_ECORRUPT when its metadata is missing or malformed. */
+int mcdc_checkpoint_check_target(const char *dir, const char *table);
+
 /** Record batch @p c->batch_id as finished (C2): call only after its bronze and facts
  *  commits. It must be the newest recorded range, not yet finished.
  *  @return 0; MCDC_EINVAL out of sequence; MCDC_EEXISTS; MCDC_EIO. */
