@@ -95,4 +95,56 @@ out=$(SA 2>&1) || die "silver apply at completion: $out"
 [ "$(silver_rows)" = "$(source_rows)" ] || { diff <(silver_rows) <(source_rows) >&2; die "silver differs from the source at completion"; }
 case " $(silver_keys) " in *" 0 "*) ;; *) die "key 0, inserted after its chunk's read, deleted at completion" ;; esac
 grep -q "finalized_until none" <<<"$out" && die "verdict still held after completion: $out"
+
+# range deletes (rule W2): a re-snapshot after data loss whose gap held deletes; silver
+# still has the deleted keys from the older snapshot until the wave of their chunk
+# arrives, which deletes them (silver's image is older than the chunk's stamp), while a
+# key inserted after its chunk was read stays
+RS() { M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.r --app-id r1 \
+         --checkpoint "$T/ckr" --facts ops.facts --control ops.control --on-data-loss resnapshot \
+         --bootstrap --bootstrap-mode chunked; }
+BR() { M backfill --source "sim:$DB" --capture-instance dbo_orders --target bronze.r --app-id r1 \
+         --facts ops.facts --chunk-rows 10 --target-wave-seconds 0 "$@"; }
+SR() { M silver apply --bronze bronze.r --silver silver.r --capture-instance dbo_orders --keys order_id \
+         --control ops.control --facts ops.facts; }
+r_keys() { M table cat silver.r --format csv --columns order_id | tail -n +2 | sort -n | paste -sd' ' -; }
+r_amount() { M table cat silver.r --format csv --columns order_id,amount | grep "^$1," | cut -d, -f2; }
+r_rows() { M table cat silver.r --format csv --columns order_id,amount | tail -n +2 | sort; }
+RS >/dev/null 2>&1 || die "r: open"
+sim_exec 2026-10-01T10:00:00 "UPDATE dbo.orders SET amount = 1.50 WHERE order_id = 1"
+sim_capture 2026-10-01T10:00:01
+RS >/dev/null 2>&1 || die "r: stream"
+BR >/dev/null 2>&1 || die "r: backfill"
+RS >/dev/null 2>&1 || die "r: stream after the backfill"
+SR >/dev/null 2>&1 || die "r: silver"
+[ "$(r_rows)" = "$(source_rows)" ] || die "r: silver differs from the source after the bootstrap"
+sim_exec 2026-10-02T10:00:00 "DELETE FROM dbo.orders WHERE order_id IN (40, 41); UPDATE dbo.orders SET amount = 420.00 WHERE order_id = 42"
+sim_exec 2026-10-04T10:00:00 "UPDATE dbo.orders SET amount = 430.00 WHERE order_id = 43"
+sim_capture 2026-10-04T10:00:01
+M sim cleanup "$DB" --retention 1d --at 2026-10-04T11:00:00 >/dev/null
+RS >/dev/null 2>&1 || die "r: the re-snapshot"
+grep -q '"generation":1' "$T/ckr/generation" || die "r: not generation 1"
+SR >/dev/null 2>&1 || die "r: silver with the re-snapshot open"
+case " $(r_keys) " in *" 40 "*) ;; *) die "r: key 40 gone before its chunk arrived" ;; esac
+for w in $(seq 1 12); do
+  set +e; BR --max-waves 1 >/dev/null 2>&1; rc=$?; set -e
+  [ $rc = 1 ] || die "r: wave $w: exit $rc (want chunks left)"
+  if [ $w = 2 ]; then # chunk [11, 21) is read: 15 (deleted earlier) comes back after it
+    sim_exec 2026-10-04T12:00:00 "INSERT INTO dbo.orders VALUES (15, 15.50)"
+    sim_capture 2026-10-04T12:00:01
+    RS >/dev/null 2>&1 || die "r: stream of the insert"
+  fi
+  SR >/dev/null 2>&1 || die "r: silver after wave $w"
+  st=$(BR --status 2>&1 || true)
+  done_=$(grep -oE '[0-9]+/[0-9]+ chunks' <<<"$st" | head -1); done_=${done_% chunks}
+  [ "${done_%%/*}" -ge $(( ${done_#*/} - 1 )) ] 2>/dev/null && break
+done
+case " $(r_keys) " in *" 40 "*|*" 41 "*) die "r: keys deleted in the gap still in silver after their wave: $(r_keys)" ;; esac
+case " $(r_keys) " in *" 15 "*) ;; *) die "r: key 15, inserted after its chunk was read, deleted: $(r_keys)" ;; esac
+[ "$(r_amount 42)" = 420.00 ] || die "r: key 42 after its wave: $(r_amount 42)"
+[ "$(r_amount 43)" = 430.00 ] || die "r: key 43: $(r_amount 43)"
+BR >/dev/null 2>&1 || die "r: backfill to completion"
+RS >/dev/null 2>&1 || die "r: stream after completion"
+SR >/dev/null 2>&1 || die "r: silver at completion"
+[ "$(r_rows)" = "$(source_rows)" ] || { diff <(r_rows) <(source_rows) >&2; die "r: silver differs from the source at completion"; }
 echo "ok"
