@@ -7,3 +7,4 @@
 . "$(dirname "$0")/odbc_lib.bash"
 start_source() { serve_start; STREAM_SRC=$SRC; }
 . "$(dirname "$0")/schema_changes_body.bash"
+echo ok

@@ -9,4 +9,11 @@
 # A newer instance without a key column stops the stream at S with exit 5.
 . "$(dirname "$0")/stream_lib.bash"
 start_source() { STREAM_SRC="sim:$DB"; }
+# the DBA's script has the documented steps, in order
+sql=$MCDC_SRC/sql/switch_capture_instance.sql
+for step in "EXEC sys.sp_cdc_enable_table" "@captured_column_list = N'\$(Columns)'" "GRANT SELECT ON cdc." \
+    "sys.fn_cdc_get_min_lsn(capture_instance)" "capture_instance_switched" "EXEC sys.sp_cdc_disable_table"; do
+  grep -qF "$step" "$sql" || die "sql/switch_capture_instance.sql lacks: $step"
+done
+[ "$(grep -nF "EXEC sys.sp_cdc_enable_table" "$sql" | cut -d: -f1)" -lt "$(grep -nF "EXEC sys.sp_cdc_disable_table" "$sql" | cut -d: -f1)" ] || die "disable before enable"
 . "$(dirname "$0")/ci_switch_body.bash"

@@ -9,3 +9,22 @@
 . "$(dirname "$0")/stream_lib.bash"
 start_source() { STREAM_SRC="sim:$DB"; }
 . "$(dirname "$0")/schema_changes_body.bash"
+# the same setting in a run config: a bad value is refused before anything runs
+cat > "$T/run.yaml" <<YAML
+sources:
+  shop: {source: "sim:$DB"}
+tables:
+  - source: shop
+    capture_instance: dbo_orders
+    target: bronze.r
+    app_id: r
+    checkpoint: $T/ck/r
+    options: {schemaChangePolicy: "sometimes"}
+YAML
+set +e
+M run --config "$T/run.yaml" >/dev/null 2>"$T/err"; rc=$?
+set -e
+[ $rc = 2 ] || die "run config schemaChangePolicy=sometimes: exit $rc"
+grep -q "schemaChangePolicy=sometimes: expected classify or fail" "$T/err" || die "run config: $(cat "$T/err")"
+[ ! -e "$MSSQL_CDC_WAREHOUSE/bronze/r" ] || die "run config: bronze.r written"
+echo ok
