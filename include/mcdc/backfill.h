@@ -152,6 +152,8 @@ typedef struct mcdc_chunked_snapshot {
     mcdc_lsn snapshot;       /* its S */
     int64_t  chunks_done;    /* snapshot_chunk rows of S */
     int64_t  chunks_total;   /* chunks of its plan; 0 before planning */
+    char     app_id[256];    /* the app id of its generation (its waves' txn is
+                              * "<app_id>#snap.<S>" in bronze) */
 } mcdc_chunked_snapshot;
 
 /** Read the facts table at @p facts_path (a missing one: nothing found) for the newest
@@ -159,6 +161,13 @@ typedef struct mcdc_chunked_snapshot {
  *  @return 0; table and I/O codes. */
 int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
                                const char *target);
+
+/** The highest chunk of waves 0..@p wave of the newest chunked snapshot of @p target, as
+ *  its snapshot_chunk facts rows say, into @p out (-1 when the rows of wave @p wave are
+ *  not there yet: a wave's rows follow its bronze commit). Reads only.
+ *  @return 0; table and I/O codes. */
+int mcdc_chunked_snapshot_last_chunk(const char *facts_path, const char *target, int64_t wave,
+                                     int64_t *out);
 
 /** One snapshot_chunk facts row: a chunk read into bronze and the rows it read. */
 typedef struct mcdc_snapshot_chunk_fact {

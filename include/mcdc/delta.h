@@ -515,6 +515,26 @@ bool mcdc_delta_type_widens(const mcdc_column *from, const mcdc_column *to);
 int mcdc_delta_evolve_plan(mcdc_schema **out, const mcdc_delta_snapshot *snap,
                            const mcdc_delta_evolution *ev);
 
+/** Whether two columns have the same Delta type (decimals: precision and scale too). */
+bool mcdc_delta_type_same(const mcdc_column *a, const mcdc_column *b);
+
+/** Append data files written with @p schema, evolving the table to hold it in the same
+ *  commit (mcdc_delta_commit_options.evolve): columns the table lacks are added, columns
+ *  whose type @p schema widens are widened. A schema the table already holds is an
+ *  ordinary mcdc_delta_append. With @p n_files 0, only the schema change is committed.
+ *  @return 0; MCDC_ESCHEMA (nothing written) as mcdc_delta_evolve_plan: a change that is
+ *          not a widening, or a widening on a table without delta.enableTypeWidening=true;
+ *          codes of mcdc_delta_append. */
+int mcdc_delta_append_evolving(const char *path, const mcdc_delta_file *files, size_t n_files,
+                               const mcdc_schema *schema, const mcdc_delta_commit_options *opts,
+                               mcdc_delta_commit_result *result);
+
+/** Let the table's column types widen: set delta.enableTypeWidening=true and add the
+ *  typeWidening reader and writer feature (protocol 3, 7) in one commit. Engines without
+ *  the feature can no longer read the table. Nothing is written when both are there.
+ *  @return 0; MCDC_ENOTFOUND when there is no table; codes of mcdc_delta_commit. */
+int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *result);
+
 /* ------------------------------------------------------------------------------------ */
 /* Rows: scanning and writing                                                           */
 /* ------------------------------------------------------------------------------------ */

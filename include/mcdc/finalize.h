@@ -66,26 +66,6 @@ bool mcdc_finalize_covers(const mcdc_verdict *v, int64_t period_end_us);
  *  @return 0; MCDC_EINVAL naming the value and the choices. */
 int mcdc_finalize_granularity_parse(mcdc_granularity *out, const char *s);
 
-/* ---- Checkpoint (the separate finalization job) ------------------------------------ */
-
-/** The last committed end offset of a stream's checkpoint directory: the "end" offset of
- *  offsets/<N> for the largest N present in commits/ (architecture §5). An offsets/<N>
- *  without commits/<N> is a batch that will be replayed, not a processed one, and is
- *  never used. Reads only; takes no lock, so it can run beside the stream.
- *  @param[out] out       the end offset (its commit time may be unknown).
- *  @param[out] batch_id  N; may be NULL.
- *  @return 0; MCDC_ENOTFOUND when the directory does not exist or no batch finished yet;
- *          MCDC_ECORRUPT naming the file for an unreadable or malformed offsets/<N> (or
- *          a missing one for a finished batch); MCDC_EIO. */
-int mcdc_finalize_checkpoint_last(mcdc_offset *out, int64_t *batch_id, const char *dir);
-
-/** Check that the checkpoint at @p dir belongs to the stream of @p table (the target its
- *  metadata records, compared as given), so a verdict is never advanced for a table from
- *  another table's checkpoint. Reads only.
- *  @return 0; MCDC_EINVAL naming the checkpoint's target; MCDC_ENOTFOUND when there is
- *          no such directory; MCDC_ECORRUPT when its metadata is missing or malformed. */
-int mcdc_finalize_checkpoint_check_target(const char *dir, const char *table);
-
 /* ---- Tracker (continuous finalization) ---------------------------------------------- */
 
 /** Where a tracker writes: advance the verdict for one end offset and return the table's

@@ -31,6 +31,16 @@
  *      changes nothing and resurrects nothing.
  * (S4) Only rows of the allowed capture instances are taken (case-insensitive); a row of
  *      another instance is an error, never silently dropped.
+ * (W1) An open chunked snapshot at S (backfill waves) is applied as its waves arrive: the
+ *      rows of the waves new since the last apply (by chunk, the control row's
+ *      snapshot_wave) go into the change set with every bronze change after S (and every
+ *      change not applied yet), so by S1 a wave's row, stamped with its wave's L, loses
+ *      to a change after L to its key (a delete after the stamp stays deleted, also when
+ *      silver applied it before the wave arrived) and, at equal LSN, to a change (a row
+ *      without _command_id and _seqval ranks below one with them). A key missing from a
+ *      chunk is not deleted while the snapshot is open; at completion silver is rebuilt
+ *      from the snapshot's rows and the changes after S, latest per key, deletes applied.
+ *      The verdict is held while the snapshot is open.
  *
  * Caveats:
  * - Not thread-safe; one owner at a time. The one exception: after
@@ -315,8 +325,8 @@ typedef struct mcdc_silver_apply_result {
     double       seconds_merge;   /* the rest of the merge: reading and writing silver
                                      files (a rebuild's snapshot rows included) */
     double       seconds_commit;  /* the merge commit, the position and the verdict */
-    bool         snapshot_open;   /* a chunked snapshot of bronze is open: nothing was
-                                     applied, the position and verdict are unchanged */
+    bool         snapshot_open;   /* a chunked snapshot of bronze is open: its waves so
+                                     far were applied (rule W1), the verdict is held */
 } mcdc_silver_apply_result;
 
 /** Apply what bronze holds beyond silver's position, then record the position and

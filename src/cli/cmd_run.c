@@ -155,7 +155,7 @@ static int status(const mcdc_run_config *cfg)
         printf("%s: %s", t->table, mcdc_run_state_name(t->state));
         mcdc_offset end;
         int64_t batch = -1;
-        if (mcdc_finalize_checkpoint_last(&end, &batch, t->checkpoint) == 0) {
+        if (mcdc_checkpoint_read_last(&end, &batch, t->checkpoint) == 0) {
             printf(", batch %" PRId64 " ending ", batch);
             print_offset(&end);
         } else {

@@ -231,8 +231,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         print_verdict(&b, &r.finalized_until, false);
         mcdc_buf_putc(&b, '\n');
     } else if (r.snapshot_open) {
-        mcdc_buf_printf(&b, "bronze %s has a chunked snapshot still open: nothing applied until "
-                        "its backfill completes; applied_lsn ", bronze);
+        mcdc_buf_printf(&b, "applied %s from %s version %lld while its chunked snapshot is "
+                        "open (the waves so far and the changes): %llu changed keys, %llu "
+                        "inserted, %llu updated, %llu deleted; the verdict is held until its "
+                        "backfill completes; applied_lsn ", silver, bronze,
+                        (long long)r.bronze_version, (unsigned long long)r.changed_keys,
+                        (unsigned long long)r.rows_inserted, (unsigned long long)r.rows_updated,
+                        (unsigned long long)r.rows_deleted);
         print_lsn(&b, r.has_applied_lsn, &r.applied_lsn, false);
         mcdc_buf_puts(&b, ", finalized_until ");
         print_verdict(&b, &r.finalized_until, false);

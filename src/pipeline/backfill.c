@@ -167,6 +167,7 @@ static void release(bf *b)
     mcdc_schema_free(b->s.captured);
     mcdc_schema_free(b->s.bronze_schema);
     mcdc_schema_free(b->s.bronze_missing);
+    mcdc_schema_free(b->s.bronze_widened);
     free(b->s.bronze_map);
     mcdc_schema_free(b->s.facts_schema);
     mcdc_snap__state_clear(&b->state);
@@ -461,12 +462,6 @@ static int commit_wave(bf *b, mcdc_delta_file *adds, size_t n_adds, const char *
             return rc;
         s->bronze_exists = true;
     }
-    if (s->bronze_missing) {
-        if ((rc = mcdc_stream__evolve_bronze(s)) < 0)
-            return rc;
-        mcdc_schema_free(s->bronze_missing);
-        s->bronze_missing = NULL;
-    }
     mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     co.operation = "WRITE";
     co.user_metadata = um;
@@ -475,7 +470,8 @@ static int commit_wave(bf *b, mcdc_delta_file *adds, size_t n_adds, const char *
     co.expect_key = "mcdc.owner";
     co.expect_value = s->family;
     mcdc_delta_commit_result res = { 0 };
-    rc = mcdc_delta_append(b->o->target_path, adds, n_adds, &co, &res);
+    /* bronze's new columns go into the commit of the rows written with them */
+    rc = mcdc_delta_append_evolving(b->o->target_path, adds, n_adds, s->bronze_schema, &co, &res);
     if (rc == MCDC_EALREADY || rc == MCDC_ECONFLICT)
         for (size_t i = 0; i < n_adds; i++)
             mcdc_datafile__remove(b->o->target_path, adds[i].path);

@@ -24,6 +24,7 @@
  * the stream family with no bootstrap/resnapshot row at or above its S.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,6 +301,28 @@ int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_pat
     out->snapshot = st.S.lsn;
     out->chunks_done = (int64_t)st.n_chunks;
     out->chunks_total = (int64_t)json_array_size(json_object_get(st.plan, "chunks"));
+    snprintf(out->app_id, sizeof out->app_id, "%s", st.app_id ? st.app_id : "");
+    mcdc_snap__state_clear(&st);
+    return 0;
+}
+
+int mcdc_chunked_snapshot_last_chunk(const char *facts_path, const char *target, int64_t wave,
+                                     int64_t *out)
+{
+    *out = -1;
+    snap_state st;
+    int rc = mcdc_snap__state_read(&st, facts_path, target, NULL);
+    if (rc < 0)
+        return rc;
+    bool seen = false;
+    for (size_t i = 0; i < st.n_chunks; i++) {
+        if (st.chunks[i].wave == wave)
+            seen = true;
+        if (st.chunks[i].wave <= wave && st.chunks[i].chunk > *out)
+            *out = st.chunks[i].chunk;
+    }
+    if (!seen)
+        *out = -1;
     mcdc_snap__state_clear(&st);
     return 0;
 }

@@ -390,8 +390,12 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     mcdc_batch_facts bf = MCDC_BATCH_FACTS_INIT;
     facts_rows fr = { .n = 1 }; /* slot 0: the batch row, filled at the end */
     read_ctx x;
-    int rc = mcdc_stream__read_init(&x, s);
-    if (rc < 0)
+    int rc;
+    /* a replay meets its range's DDL again (its plan was an earlier run's) */
+    if (replay && mcdc_lsn_cmp(&r->start.lsn, &r->end.lsn) < 0 &&
+        (rc = mcdc_stream__plan_ddl(s, &r->start.lsn, &r->end.lsn, N)) < 0)
+        return rc;
+    if ((rc = mcdc_stream__read_init(&x, s)) < 0)
         return rc;
     int64_t bronze_version = -1, facts_version = -1;
     /* the batch's gap (failOnDataLoss=false): one data_skipped row, inside the batch, however
@@ -534,6 +538,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
 
     if (g.has && (rc = mcdc_stream__add_skip_row(&fr, s, N, &g.from, &g.to, r, g.certain)) < 0)
         goto done;
+    if ((rc = mcdc_stream__add_ddl_rows(&fr, s, N)) < 0)
+        goto done;
     /* (L, L]: where a stream started at latest begins; only such a batch has start = end */
     if (mcdc_lsn_cmp(&r->start.lsn, &r->end.lsn) == 0 &&
         (rc = mcdc_stream__add_start_row(&fr, s, N, r)) < 0)
@@ -664,6 +670,9 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
                  PRId64, s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
                  mcdc_stream__lsn_text(b, &last), batch_id);
     }
+    /* DDL in the range: classified (or refused) before anything is recorded or read */
+    if ((rc = mcdc_stream__plan_ddl(s, &after->lsn, &out->end.lsn, batch_id)) < 0)
+        return rc;
     out->planned_at_us = mcdc_time_now_us();
     *has = true;
     return 0;
@@ -738,6 +747,7 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
     else
         mcdc_delta_uuid(s->run_id);
     s->progress_fd = -1;
+    s->ddl_batch = -1;
     *out = s;
     return 0;
 }
@@ -773,10 +783,13 @@ static void release_run_state(mcdc_stream *s)
     s->bronze_schema = NULL;
     mcdc_schema_free(s->bronze_missing);
     s->bronze_missing = NULL;
+    mcdc_schema_free(s->bronze_widened);
+    s->bronze_widened = NULL;
     free(s->bronze_map);
     s->bronze_map = NULL;
     mcdc_schema_free(s->facts_schema);
     s->facts_schema = NULL;
+    mcdc_stream__ddl_clear(s);
     free(s->facts_app_id);
     s->facts_app_id = NULL;
     s->checked = s->opened = false;
@@ -1220,13 +1233,11 @@ fail:
     return rc;
 }
 
-/* The writes that come before the first batch: bronze's new columns, its owner (or the
- * adoption), the facts table. */
+/* The writes that come before the first batch: bronze's owner (or the adoption), the facts
+ * table. Bronze's new columns go into the commit of the first batch that writes rows. */
 static int prepare_writes(mcdc_stream *s)
 {
     int rc;
-    if ((rc = mcdc_stream__evolve_bronze(s)) < 0)
-        return rc;
     mcdc_batch_commit lc;
     bool has_commit = mcdc_checkpoint_last_commit(s->ck, &lc) == 0;
     mcdc_error_clear();

@@ -200,7 +200,7 @@ int mcdc_job_open(mcdc_job *j)
         /* the control table is created or checked before anything is read; the tracker
          * starts from the checkpoint's last committed offset */
         mcdc_offset seed;
-        bool has_seed = mcdc_finalize_checkpoint_last(&seed, NULL, j->o.stream.checkpoint) == 0;
+        bool has_seed = mcdc_checkpoint_read_last(&seed, NULL, j->o.stream.checkpoint) == 0;
         mcdc_error_clear();
         j->control.path = j->o.control_path;
         j->control.table_name = j->o.stream.target;

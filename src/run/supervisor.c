@@ -11,8 +11,9 @@
  * this poll without a round (ADR 0026). available-now and once tables end after one
  * successful round. Guarantees: every table is checked before anything is written; a
  * failed round backs off (doubling from backoff_min_us, capped at backoff_max_us) and is
- * retried, without holding up the others; a data loss or a schema change stops only its
- * table (state error) unless on_error is stop-all; mcdc_run_stop lets the rounds in flight
+ * retried, without holding up the others (a refusal of the checks, such as a capture
+ * instance disabled, shows the table in state error while it is retried); a data loss or
+ * a schema change stops only its table (state error) unless on_error is stop-all; mcdc_run_stop lets the rounds in flight
  * finish their batch and write their verdict, and waits for them up to the drain timeout;
  * mcdc_run_reload starts the tables a new plan adds, stops those it drops and leaves every
  * table whose settings did not change running as it was. Each worker's log lines carry
@@ -427,8 +428,13 @@ static void *worker(void *arg)
                 stop_all_locked(s);
             }
         } else if (rc < 0) {
+            /* a refusal of the checks (the capture instance gone, a checkpoint of another
+             * stream, a login refused) waits for an operator: the table is in error, and
+             * still retried, so it comes back once mended */
+            bool needs_operator = rc == MCDC_EINVAL || rc == MCDC_ENOTFOUND || rc == MCDC_EPERM ||
+                            rc == MCDC_ECORRUPT;
             sl->failures++;
-            sl->state = MCDC_RUN_STATE_BACKOFF;
+            sl->state = needs_operator ? MCDC_RUN_STATE_ERROR : MCDC_RUN_STATE_BACKOFF;
             sl->due_mono_us = mcdc_time_mono_us() + backoff(s->o, sl->failures);
         } else {
             sl->failures = 0;
@@ -690,7 +696,8 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
     http = NULL;
     for (size_t i = 0; i < s->n; i++) /* drained: what was not done is stopped */
         if (!s->slots[i]->done)
-            record(s, s->slots[i], MCDC_RUN_STATE_STOPPED, s->slots[i]->failures, "");
+            record(s, s->slots[i], MCDC_RUN_STATE_STOPPED, s->slots[i]->failures,
+                   s->slots[i]->failures ? s->slots[i]->message : "");
 out:
     mcdc_run_http_stop(http);
     for (size_t i = 0; i < s->n; i++) {

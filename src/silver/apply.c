@@ -33,9 +33,13 @@
  *   commit that adds or removes silver files conflicts and the apply fails cleanly
  *   (MCDC_ECONFLICT); run it again.
  * Chunked snapshots (backfill waves, `_chunk` set, needs the facts table): while one is
- * open nothing is applied and the verdict is held; once its completion row is written,
- * its S is the newest snapshot and silver is rebuilt from its rows (each ranked by its
- * wave's stamp L) and the changes after S, latest per key, deletes applied.
+ * open its waves are applied as they arrive (rule W1): the waves in the pinned bronze
+ * (its txn <app>#snap.<S>) beyond the control row's snapshot_wave are read by their
+ * files' _chunk stats and ranked with every change after S; the position records
+ * open_snapshot_lsn and snapshot_wave, and the verdict is held. Once its completion row
+ * is written, its S is the newest snapshot and silver is rebuilt from its rows (each
+ * ranked by its wave's stamp L) and the changes after S, latest per key, deletes applied.
+ * The facts are read before bronze is pinned, so what they announce is in the pin.
  */
 #include "mcdc/silver.h"
 
@@ -155,6 +159,8 @@ typedef struct bstats {
     bool     has_snap;        /* _snapshot max known (some row has one) */
     mcdc_lsn snap_min, snap_max;
     bool     has_chunk_rows;  /* nullCount proves some _chunk is set */
+    bool     has_chunk_range; /* _chunk min and max known */
+    int64_t  chunk_min, chunk_max;
     bool     has_rows;
     int64_t  rows;            /* numRecords */
 } bstats;
@@ -188,6 +194,12 @@ static void bronze_stats(const mcdc_delta_file *f, bstats *st)
         st->has_rows = true;
         st->rows = json_integer_value(nr);
     }
+    json_t *c0 = json_object_get(mn, "_chunk"), *c1 = json_object_get(mx, "_chunk");
+    if (json_is_integer(c0) && json_is_integer(c1)) {
+        st->has_chunk_range = true;
+        st->chunk_min = json_integer_value(c0);
+        st->chunk_max = json_integer_value(c1);
+    }
     json_t *cn = json_object_get(nc, "_chunk");
     if (json_is_integer(nr) && json_is_integer(cn) && json_integer_value(cn) < json_integer_value(nr))
         st->has_chunk_rows = true;
@@ -201,6 +213,10 @@ typedef struct position {
     mcdc_lsn applied;
     bool     has_snapshot;
     mcdc_lsn snapshot;
+    bool     has_open;        /* open_snapshot_lsn: an open chunked snapshot being applied */
+    mcdc_lsn open;
+    bool     has_wave;        /* snapshot_wave: its last wave applied */
+    int32_t  wave;
 } position;
 
 static int mutate_position(mcdc_control_row *row, bool exists, void *payload)
@@ -214,18 +230,30 @@ static int mutate_position(mcdc_control_row *row, bool exists, void *payload)
                   (want_a && row->applied_lsn && strcmp(want_a, row->applied_lsn) == 0);
     bool same_s = (!want_s && !row->snapshot_lsn) ||
                   (want_s && row->snapshot_lsn && strcmp(want_s, row->snapshot_lsn) == 0);
-    if (same_a && same_s)
+    char o[MCDC_LSN_STRLEN];
+    const char *want_o = p->has_open ? mcdc_lsn_format(o, &p->open) : NULL;
+    bool same_o = (!want_o && !row->open_snapshot_lsn) ||
+                  (want_o && row->open_snapshot_lsn && strcmp(want_o, row->open_snapshot_lsn) == 0);
+    bool same_w = row->has_snapshot_wave == p->has_wave &&
+                  (!p->has_wave || row->snapshot_wave == p->wave);
+    if (same_a && same_s && same_o && same_w)
         return MCDC_EALREADY;
     char *na = want_a ? strdup(want_a) : NULL, *ns = want_s ? strdup(want_s) : NULL;
-    if ((want_a && !na) || (want_s && !ns)) {
+    char *no = want_o ? strdup(want_o) : NULL;
+    if ((want_a && !na) || (want_s && !ns) || (want_o && !no)) {
         free(na);
         free(ns);
+        free(no);
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     }
     free(row->applied_lsn);
     free(row->snapshot_lsn);
+    free(row->open_snapshot_lsn);
     row->applied_lsn = na;
     row->snapshot_lsn = ns;
+    row->open_snapshot_lsn = no;
+    row->has_snapshot_wave = p->has_wave;
+    row->snapshot_wave = p->wave;
     return 0;
 }
 
@@ -382,6 +410,8 @@ static bool prefault(void *arg)
     return mcdc_silver_changes_prefault(arg);
 }
 
+static int feed_files(ctx *c, const mcdc_delta_file **read, size_t n_read);
+
 /* Feed every change row beyond @p after (all when !has_after) to the change set. */
 static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 {
@@ -400,6 +430,40 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
         else
             read[n_read++] = f;
     }
+    int rc = feed_files(c, read, n_read);
+    free(read);
+    return rc;
+}
+
+/* Feed the rows of an open chunked snapshot at @p S whose chunk is above @p after_chunk
+ * (the waves that arrived since the last apply; every file of a wave holds one chunk)
+ * to the change set, whose options take the op-0 rows of S. A file without chunk stats
+ * is read again (its rows rank as before: applying them twice changes nothing). */
+static int read_waves(ctx *c, const mcdc_lsn *S, int64_t after_chunk)
+{
+    const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
+    if (!read)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_read = 0;
+    for (size_t i = 0; i < c->bronze->n_files; i++) {
+        const mcdc_delta_file *f = &c->bronze->files[i];
+        bstats st;
+        bronze_stats(f, &st);
+        bool take = st.has_chunk_rows && (!st.has_op || st.op_min == 0) &&
+                    (!st.has_snap || (mcdc_lsn_cmp(&st.snap_min, S) <= 0 &&
+                                      mcdc_lsn_cmp(S, &st.snap_max) <= 0)) &&
+                    (!st.has_chunk_range || st.chunk_max > after_chunk);
+        if (take)
+            read[n_read++] = f;
+    }
+    int rc = feed_files(c, read, n_read);
+    free(read);
+    return rc;
+}
+
+/* Feed the rows of @p read (bronze files) to the change set, in order. */
+static int feed_files(ctx *c, const mcdc_delta_file **read, size_t n_read)
+{
     int rc = 0;
     uint64_t rows = 0;
     for (size_t i = 0; i < n_read; i++) {
@@ -440,7 +504,6 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
         mcdc_delta_scan_free(sc);
         free(arr);
     }
-    free(read);
     return rc;
 }
 
@@ -822,19 +885,22 @@ static int prepare_silver(ctx *c)
     if ((rc = mcdc_delta_schema_to_flat(&existing, s->schema)) < 0 ||
         (rc = mcdc_silver_schema(&want, c->bronze_flat, existing)) < 0)
         goto done;
-    if (want->n_cols > existing->n_cols) {
-        mcdc_schema *add = mcdc_schema_new();
-        rc = add ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        for (size_t i = existing->n_cols; rc == 0 && i < want->n_cols; i++) {
-            const mcdc_column *col = &want->cols[i];
-            rc = mcdc_schema_add(add, col->name, col->type, col->precision, col->scale, true);
-            if (rc == 0)
-                mcdc_log(MCDC_LOG_INFO, "silver", "%s: adding column %s that bronze gained",
-                         o->silver_path, col->name);
+    bool widens = false;
+    for (size_t i = 0; i < existing->n_cols; i++)
+        widens |= !mcdc_delta_type_same(&existing->cols[i], &want->cols[i]);
+    if (want->n_cols > existing->n_cols || widens) {
+        for (size_t i = existing->n_cols; i < want->n_cols; i++)
+            mcdc_log(MCDC_LOG_INFO, "silver", "%s: adding column %s that bronze gained",
+                     o->silver_path, want->cols[i].name);
+        /* a column bronze widened (its typeWidening was enabled by the user): silver
+         * takes the feature and widens it too (docs/guides/schema-changes.md) */
+        if (widens) {
+            mcdc_log(MCDC_LOG_INFO, "silver", "%s: widening the columns bronze widened",
+                     o->silver_path);
+            rc = mcdc_delta_enable_type_widening(o->silver_path, NULL);
         }
         if (rc == 0)
-            rc = mcdc_delta_add_columns(o->silver_path, add, NULL);
-        mcdc_schema_free(add);
+            rc = mcdc_delta_append_evolving(o->silver_path, NULL, 0, want, NULL, NULL);
         mcdc_delta_snapshot_free(s);
         s = NULL;
         if (rc == 0)
@@ -998,11 +1064,24 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         goto done;
     pos.has_applied = text_lsn(&pos.applied, srow.applied_lsn);
     pos.has_snapshot = text_lsn(&pos.snapshot, srow.snapshot_lsn);
+    pos.has_open = text_lsn(&pos.open, srow.open_snapshot_lsn);
+    pos.has_wave = srow.has_snapshot_wave;
+    pos.wave = srow.snapshot_wave;
     out->finalized_until = srow.finalized_until;
     out->has_applied_lsn = pos.has_applied;
     out->applied_lsn = pos.applied;
     out->has_snapshot_lsn = pos.has_snapshot;
     out->snapshot_lsn = pos.snapshot;
+
+    /* 4 (facts first: what they announce is in the bronze pinned after them): the newest
+     * completed snapshot, and a chunked one still open */
+    bool has_fsnap = false;
+    mcdc_lsn fsnap;
+    mcdc_chunked_snapshot cso;
+    memset(&cso, 0, sizeof cso);
+    if (o->facts_path && ((rc = facts_snapshot(o->facts_path, o->bronze_name, &has_fsnap, &fsnap)) < 0 ||
+                          (rc = mcdc_chunked_snapshot_find(&cso, o->facts_path, o->bronze_name)) < 0))
+        goto done;
 
     /* 3: bronze, pinned */
     rc = mcdc_delta_snapshot_open(&c.bronze, o->bronze_path, -1);
@@ -1018,35 +1097,42 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     if ((rc = mcdc_delta_schema_to_flat(&c.bronze_flat, c.bronze->schema)) < 0)
         goto done;
 
-    /* 4-7: the newest snapshot, and whether to rebuild */
-    bool has_snap = false, has_fsnap = false;
-    mcdc_lsn snap, fsnap;
-    if (o->facts_path && (rc = facts_snapshot(o->facts_path, o->bronze_name, &has_fsnap, &fsnap)) < 0)
-        goto done;
+    /* 5-7: the newest snapshot, and whether to rebuild */
+    bool has_snap = false;
+    mcdc_lsn snap;
     if ((rc = bronze_snapshot(&c, &pos, &has_snap, &snap)) < 0)
         goto done;
     if (has_fsnap)
         lsn_max(&has_snap, &snap, &fsnap);
-    /* a chunked snapshot still open: silver waits for all of it (its verdict is held) */
-    if (o->facts_path) {
-        mcdc_chunked_snapshot cso;
-        if ((rc = mcdc_chunked_snapshot_find(&cso, o->facts_path, o->bronze_name)) < 0)
-            goto done;
-        if (cso.is_open && (!has_snap || mcdc_lsn_cmp(&cso.snapshot, &snap) > 0)) {
-            char l[MCDC_LSN_STRLEN];
-            mcdc_log(MCDC_LOG_INFO, "silver", "%s: the chunked snapshot at %s is open (%lld of "
-                     "%lld chunks in bronze): silver waits until it is complete", o->bronze_name,
-                     mcdc_lsn_format(l, &cso.snapshot), (long long)cso.chunks_done,
-                     (long long)cso.chunks_total);
-            out->snapshot_open = true;
-            goto done;
-        }
-    }
     bool rebuild = !pos.has_applied ||
                    (has_snap && (!pos.has_snapshot || mcdc_lsn_cmp(&snap, &pos.snapshot) > 0));
     if (rebuild && !has_snap && pos.has_snapshot) {
         has_snap = true; /* a first call after a lost position: rebuild from the same one */
         snap = pos.snapshot;
+    }
+    /* a chunked snapshot still open (newer than every completed one): its waves are applied
+     * as they arrive (rule W1 in mcdc/silver.h) and the verdict is held. A rebuild from
+     * an older completed snapshot comes first; the waves follow on the next call. */
+    bool waves = false;
+    mcdc_lsn open_S = { { 0 } };
+    int64_t after_chunk = -1, new_wave = -1;
+    if (cso.is_open && (!has_snap || mcdc_lsn_cmp(&cso.snapshot, &snap) > 0)) {
+        out->snapshot_open = true;
+        open_S = cso.snapshot;
+        waves = !rebuild || !has_snap;
+        char snap_app[300], l[MCDC_LSN_STRLEN];
+        snprintf(snap_app, sizeof snap_app, "%s#snap.%s", cso.app_id, mcdc_lsn_format(l, &open_S));
+        new_wave = mcdc_delta_snapshot_txn(c.bronze, snap_app); /* the waves pinned */
+        if (waves && !rebuild && pos.has_open && mcdc_lsn_cmp(&pos.open, &open_S) == 0 &&
+            pos.has_wave &&
+            (rc = mcdc_chunked_snapshot_last_chunk(o->facts_path, o->bronze_name, pos.wave,
+                                                   &after_chunk)) < 0)
+            goto done;
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: the chunked snapshot at %s is open (%lld of %lld "
+                 "chunks in bronze): %s; the verdict is held until it is complete",
+                 o->bronze_name, l, (long long)cso.chunks_done, (long long)cso.chunks_total,
+                 !waves ? "silver is rebuilt from the newest complete snapshot first"
+                 : new_wave < 0 ? "no wave has arrived yet" : "applying the waves that arrived");
     }
 
     if ((rc = prepare_silver(&c)) < 0)
@@ -1058,7 +1144,16 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     co.capture_instances = o->capture_instances;
     co.n_capture_instances = o->n_capture_instances;
     co.max_bytes = o->max_bytes;
-    if (rebuild) {
+    if (waves) {
+        /* W1: the new waves' rows ranked with every change after S (and every change not
+         * applied yet) of bronze */
+        co.has_snapshot = true;
+        co.snapshot = open_S;
+        co.has_after = !rebuild;
+        co.after = pos.applied;
+        if (co.has_after && mcdc_lsn_cmp(&open_S, &co.after) < 0)
+            co.after = open_S;
+    } else if (rebuild) {
         co.has_after = has_snap;
         co.after = snap;
     } else {
@@ -1075,6 +1170,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     c.env.target_rows = (size_t)o->target_file_rows;
     int64_t t_phase = mcdc_time_mono_us();
     rc = read_changes(&c, co.has_after, &co.after);
+    if (rc == 0 && waves && new_wave >= 0)
+        rc = read_waves(&c, &open_S, after_chunk);
     out->seconds_read = seconds_since(t_phase);
     if (rc < 0)
         goto done;
@@ -1085,7 +1182,10 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
 
     /* 9-12: the merge */
     t_phase = mcdc_time_mono_us();
-    rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
+    if (waves)
+        rc = rebuild ? merge_rebuild(&c, false, NULL) : merge_incremental(&c);
+    else
+        rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
     out->seconds_merge = seconds_since(t_phase) - out->seconds_sort;
     if (rc < 0)
         goto done;
@@ -1100,10 +1200,20 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     /* The position after this merge: every bronze change at or below it is in silver
      * from this version on, none above (what an as-of read starts from). */
     newpos = pos;
-    if (rebuild) {
+    if (waves) {
+        /* the open snapshot and its last wave applied; a first build from its waves and
+         * the changes alone has applied everything up to its S at least */
+        newpos.has_open = true;
+        newpos.open = open_S;
+        newpos.has_wave = new_wave >= 0;
+        newpos.wave = (int32_t)new_wave;
+        if (rebuild)
+            lsn_max(&newpos.has_applied, &newpos.applied, &open_S);
+    } else if (rebuild) {
         newpos.has_snapshot = has_snap;
         newpos.snapshot = snap;
         newpos.has_applied = false;
+        newpos.has_open = newpos.has_wave = false;
         if (has_snap)
             lsn_max(&newpos.has_applied, &newpos.applied, &snap);
     }
@@ -1163,8 +1273,9 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     out->snapshot_lsn = newpos.snapshot;
     mcdc_failpoint("silver.after_position");
 
-    /* 14: the verdict, capped at bronze's as read before bronze */
-    if (o->facts_path && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
+    /* 14: the verdict, capped at bronze's as read before bronze; held while a chunked
+     * snapshot is open */
+    if (o->facts_path && !out->snapshot_open && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
         mcdc_offset end;
         end.lsn = brow.end_lsn;
         end.has_commit_ts = true;

@@ -2,8 +2,8 @@
  * snapshot read by backfill in chunks of 10 rows, every chunk's rows in bronze equal its
  * snapshot_chunk facts row (exit 0); a row planted out of one chunk of bronze (a Delta
  * commit that rewrites the file holding it) is reported for that chunk alone (exit 1), in
- * the JSON, the text and the report table (a CHUNK_ROWS row); a facts table that does not
- * exist is a usage error. The CLI (MCDC_BIN) builds the tables and gives the exit codes. */
+ * the JSON, the text and the report table (a CHUNK_ROWS row), and the HTML report shows
+ * that last run; a facts table that does not exist is a usage error. The CLI (MCDC_BIN) builds the tables and gives the exit codes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -158,7 +158,7 @@ static void drop_one_row_of_chunk(int64_t chunk)
 static void test_reconcile_chunks__each_chunk_matches_then_a_planted_row_is_named(void **state)
 {
     (void)state;
-    assert_int_equal(0, rec("--facts ops.facts --format json"));
+    assert_int_equal(0, rec("--facts ops.facts --format json --report ops.rec"));
     assert_non_null(strstr(slurp("out.txt"), "\"chunks\":{\"snapshot\":\"0x00E31CC6D40C5800001B\",\"state\":\"complete\","
                                              "\"checked\":3,\"mismatched\":0,\"differ\":[]}"));
     /* without --facts nothing is said of chunks */
@@ -179,6 +179,19 @@ static void test_reconcile_chunks__each_chunk_matches_then_a_planted_row_is_name
     assert_string_equal("CHUNK_ROWS,MISMATCH,\"{\"\"snapshot\"\":\"\"0x00E31CC6D40C5800001B\"\",\"\"chunk\"\":1,"
                         "\"\"facts_rows\"\":10,\"\"bronze_rows\"\":9}\"\n",
                         slurp("rep.txt"));
+    /* the HTML report shows the last run (the mismatch), not the clean one before it */
+    assert_int_equal(0, sh("%s --warehouse %s/lake report --facts ops.facts --control ops.control --reconcile ops.rec "
+                           "--out %s/r.html 2>/dev/null", bin(), dir, dir));
+    const char *html = slurp("r.html");
+    assert_non_null(strstr(html, "<tr><td>silver.t</td><td class='bad'>MISMATCH</td>"));
+    assert_non_null(strstr(html, "</td><td>1</td><td>1</td><td>1</td><td>0</td><td>0</td><td>1 chunks</td></tr>"));
+    assert_non_null(strstr(html, "<pre>CHUNK_ROWS {&quot;snapshot&quot;:&quot;0x00E31CC6D40C5800001B&quot;,&quot;chunk&quot;:1,"));
+    assert_null(strstr(html, "class='ok'"));
+    /* a table that is not a reconcile report, or none at all: exit 2 */
+    assert_int_equal(2, sh("%s --warehouse %s/lake report --facts ops.facts --control ops.control --reconcile ops.facts "
+                           ">/dev/null 2>&1", bin(), dir));
+    assert_int_equal(2, sh("%s --warehouse %s/lake report --facts ops.facts --control ops.control --reconcile ops.none "
+                           ">/dev/null 2>&1", bin(), dir));
 }
 
 static void test_reconcile_chunks__a_facts_table_that_does_not_exist_is_a_usage_error(void **state)
