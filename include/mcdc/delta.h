@@ -233,6 +233,19 @@ int mcdc_delta_schema_find(const mcdc_delta_schema *s, const char *name);
 int mcdc_delta_type_to_json(mcdc_buf *out, const mcdc_delta_type *t);
 /** Append the schemaString of a flat schema; every field gets "metadata":{}. */
 int mcdc_delta_schema_json_from_flat(mcdc_buf *out, const mcdc_schema *flat);
+/** Whether Delta engines refuse @p name as a Parquet column name (a space or one of
+ *  ,;{}()= newline tab): a table created with such a column uses column mapping in name
+ *  mode (mcdc_delta_create). */
+bool mcdc_delta_name_needs_mapping(const char *name);
+/** The columns of @p logical as the data files of the table at @p table_path name them:
+ *  physical names and Parquet field ids under column mapping (the table's own mapping
+ *  when it exists; for a table not created yet, the mapping mcdc_delta_create will give
+ *  it, so a first data file may be written before the table), else the names as they are.
+ *  @param[out] out  the schema (free with mcdc_schema_free()).
+ *  @param[out] ids  one field id per column under column mapping (free()), else NULL.
+ *  @return 0; snapshot codes; MCDC_ENOMEM. */
+int mcdc_delta_physical_schema(mcdc_schema **out, int32_t **ids, const char *table_path,
+                               const mcdc_schema *logical);
 /** A flat schema of the top-level primitive fields (logical names), for tables whose
  *  columns are all primitive. @return 0; MCDC_EUNSUPPORTED naming a nested column. */
 int mcdc_delta_schema_to_flat(mcdc_schema **out, const mcdc_delta_schema *s);
@@ -414,7 +427,11 @@ typedef int (*mcdc_delta_build_fn)(const mcdc_delta_snapshot *snap, mcdc_delta_a
 
 /** Create the table at @p path (version 0) with @p schema partitioned by
  *  @p partition_columns and @p configuration (mcdc.schema_version is added when absent).
- *  Protocol (1,2), or (3,7) with timestampNtz when a timestamp_ntz column exists.
+ *  Protocol (1,2), or (3,7) with timestampNtz when a timestamp_ntz column exists. When a
+ *  column name needs it (mcdc_delta_name_needs_mapping), column mapping in name mode:
+ *  each field gets an id and a physical name, the configuration
+ *  delta.columnMapping.mode = name and maxColumnId, the protocol (2,5) or, with
+ *  timestampNtz, columnMapping in both feature lists.
  *  When another writer created the table first, its table is taken if its schema holds
  *  the same columns and types.
  *  @param[out] result  may be NULL.

@@ -61,6 +61,7 @@
 #include "silver/changes.h"
 #include "silver/feed.h"
 #include "silver/rewrite.h"
+#include "silver/scd2.h"
 
 #define CONF_KEYS   "mcdc.silver.keys"
 #define LOCK_NAME   "_mcdc_silver_apply.lock"
@@ -982,6 +983,15 @@ int mcdc_silver_apply_check(const mcdc_silver_apply_options *o)
     mcdc_delta_snapshot *silver = NULL, *bronze = NULL;
     int rc = check_table(o->silver_path, o->silver_name, "silver", "--silver", &silver);
     if (rc == 0 && silver) {
+        const char *mode = mcdc_delta_snapshot_config(silver, "mcdc.silver.mode", "scd1");
+        const char *want = o->mode == MCDC_SILVER_SCD2 ? "scd2" : "scd1";
+        if (strcmp(mode, want) != 0) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with mode %s, not %s",
+                                o->silver_name, mode, want);
+            mcdc_error_hint("apply with --mode %s, or into a new silver table", mode);
+        }
+    }
+    if (rc == 0 && silver) {
         const char *stored = mcdc_delta_snapshot_config(silver, CONF_KEYS, NULL);
         if (stored && !same_keys(stored, o->keys, o->n_keys)) {
             rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with keys (%s), not the "
@@ -1036,6 +1046,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     int rc = mcdc_silver_apply_check(o); /* every input before the first write */
     if (rc < 0)
         return rc;
+    if (o->mode == MCDC_SILVER_SCD2)
+        return mcdc_silver__apply_scd2(o, out);
     rc = mcdc_fs_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
