@@ -37,10 +37,15 @@
  *      change not applied yet), so by S1 a wave's row, stamped with its wave's L, loses
  *      to a change after L to its key (a delete after the stamp stays deleted, also when
  *      silver applied it before the wave arrived) and, at equal LSN, to a change (a row
- *      without _command_id and _seqval ranks below one with them). A key missing from a
- *      chunk is not deleted while the snapshot is open; at completion silver is rebuilt
- *      from the snapshot's rows and the changes after S, latest per key, deletes applied.
- *      The verdict is held while the snapshot is open.
+ *      without _command_id and _seqval ranks below one with them). At completion silver
+ *      is rebuilt from the snapshot's rows and the changes after S, latest per key,
+ *      deletes applied. The verdict is held while the snapshot is open.
+ * (W2) Range deletes, for a silver keyed by one integer column: a key silver holds in a
+ *      new chunk [lo, hi) stamped L, with no image at or above L in the change set (the
+ *      chunk's row or a later change), is deleted only if silver's image of it has
+ *      _start_lsn < L (it was gone by L: a delete lost in a gap, an older snapshot's
+ *      row); a key inserted after L keeps its row. Other keys are left to the
+ *      completion's rebuild, as are chunks whose stamp is not known yet.
  *
  * Caveats:
  * - Not thread-safe; one owner at a time. The one exception: after
