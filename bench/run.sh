@@ -4,7 +4,7 @@
 # 1. Throughput, in steady state: N changes (default 200,000) in one table, read by one
 #    `mssql-cdc stream` (available-now), against the same N changes spread over N_TABLES
 #    tables (default 50) of one simulated database, read by one `mssql-cdc run`
-#    (available-now, --workers the cores). Both first read a warm-up of the same size (so
+#    (available-now, --workers $WORKERS, default the cores). Both first read a warm-up of the same size (so
 #    bronze, checkpoints and facts exist, as in a service that runs), then the timed N.
 #    Measured twice: bronze alone, and with facts and control (each table's batch also
 #    commits to the shared facts and control tables). Prints changes/s of both sides and
@@ -20,6 +20,7 @@ build=$(cd "${1:-$here/build}" && pwd)
 n=${2:-200000}
 tables=${3:-50}
 idle=${4:-30}
+workers=${WORKERS:-$(nproc)} # the run's --workers (default the cores, as run's own default)
 bin=$build/mssql-cdc
 dir=$(mktemp -d)
 pids=()
@@ -85,7 +86,7 @@ one_stream() { # one_stream [FACTS]
 }
 many_run() { # many_run [FACTS]
   config many.db available-now "$tables" "" "${1:-}"
-  "$bin" run --config "run-many.db-$tables.yaml" >run.out
+  "$bin" run --config "run-many.db-$tables.yaml" --workers "$workers" >run.out
   grep -q "^run: $tables tables, 0 stopped in error" run.out || { tail -5 run.out; exit 1; }
 }
 
@@ -108,7 +109,7 @@ for facts in "" facts; do
   r_one=$(echo "$n_one / $s_one" | bc)
   r_many=$(echo "$n_many / $s_many" | bc)
   what=${facts:+with facts and control}
-  echo "${what:-bronze alone}: one stream $n_one changes in $s_one s ($r_one changes/s); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $(nproc) workers); ratio $(echo "scale=3; $r_many / $r_one" | bc)"
+  echo "${what:-bronze alone}: one stream $n_one changes in $s_one s ($r_one changes/s); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $workers workers); ratio $(echo "scale=3; $r_many / $r_one" | bc)"
 done
 
 # --- 2. idle ----------------------------------------------------------------------------------
