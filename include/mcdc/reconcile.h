@@ -69,9 +69,14 @@ typedef struct mcdc_reconcile_options {
                                          target); NULL: bronze_path */
     const char        *facts_path;    /* the facts table: chunk checks of bronze's newest
                                          completed chunked snapshot; NULL: none */
+    int                threads;       /* silver files read at once for tier 1; 0: one per
+                                         CPU, at most 8 */
+    int64_t            settle_us;     /* keys no change explains are re-checked once more
+                                         after capture has passed the time of the source
+                                         read, waiting at most this long; 0: no wait */
 } mcdc_reconcile_options;
 
-#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL, NULL, NULL, NULL, NULL }
+#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL, NULL, NULL, NULL, NULL, 0, 0 }
 
 /** How one key differs. */
 typedef enum {

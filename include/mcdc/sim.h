@@ -138,6 +138,11 @@ int mcdc_sim_rewind(mcdc_sim *sim, const mcdc_lsn *to, mcdc_sim_rewind_result *o
 
 /** Enable a capture instance on @p table (at most two per table). */
 int mcdc_sim_enable(mcdc_sim *sim, const char *table, const char *ci, int64_t at_us);
+/** mcdc_sim_enable capturing only the columns of @p columns (comma-separated names, as
+ *  sp_cdc_enable_table's @captured_column_list; NULL: every column). An unknown name is
+ *  MCDC_EINVAL. */
+int mcdc_sim_enable_columns(mcdc_sim *sim, const char *table, const char *ci, const char *columns,
+                            int64_t at_us);
 /** Disable a capture instance: its change table and DDL history are gone at once. */
 int mcdc_sim_disable(mcdc_sim *sim, const char *ci, int64_t at_us);
 /** Run ALTER TABLE t ADD c TYPE | DROP COLUMN c | ALTER COLUMN c TYPE, with DDL history. */

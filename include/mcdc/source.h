@@ -197,6 +197,7 @@ struct mcdc_source {
                                          wraps (NULL: every column); borrowed from the wrapper.
                                          A source may leave out the columns it does not name
                                          before mapping their types. */
+    int num_partitions;               /* set by mcdc_source_set_partitions (0: one) */
 };
 
 /** Open a source from its text form: "sim:PATH", "odbc:CONNECTION-STRING" or "@FILE" (the
@@ -207,6 +208,12 @@ struct mcdc_source {
 int mcdc_source_open(mcdc_source **out, const char *spec);
 /** Close a source; accepts NULL. */
 void mcdc_source_close(mcdc_source *src);
+
+/** `--option numPartitions=N`: read each batch's range over N connections at once, in LSN
+ *  ranges that end on commits (about as many change rows each, at least a page), delivered
+ *  in LSN order. The SQL Server source does; the simulator reads one range whatever N. Set
+ *  it before mcdc_source_select_columns. @return 0; MCDC_EINVAL for N outside 1..64. */
+int mcdc_source_set_partitions(mcdc_source *src, int n);
 
 /** Select or retype captured columns (`--columns`, `--option columns=`): @p spec is
  *  "name [TYPE], name [TYPE], ..." with Spark/Delta type names (boolean, tinyint, smallint,

@@ -26,6 +26,7 @@ static const mcdc_opt opts[] = {
     { "bucket-rows", 0, MCDC_OPT_VALUE, "N", "rows per bucket (default 1000000)" },
     { "sample", 0, MCDC_OPT_VALUE, "FRACTION", "share of matching buckets compared row by row, 0..1 (default 0.01)" },
     { "seed", 0, MCDC_OPT_VALUE, "N", "seed of the sample (default: from the clock)" },
+    { "settle", 0, MCDC_OPT_VALUE, "SECONDS", "re-check unexplained keys once capture has passed the source read, waiting at most SECONDS (default 0)" },
     { "facts", 0, MCDC_OPT_VALUE, "NAME", "the facts table: check each chunk of bronze's completed chunked snapshot against it" },
     { "report", 0, MCDC_OPT_VALUE, "NAME", "append a row per bucket and per key named to this report table (kind reconcile)" },
     { "format", 0, MCDC_OPT_VALUE, "text|json", "output format (default text)" },
@@ -157,6 +158,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         if (*end || end == s || !(f >= 0.0 && f <= 1.0))
             return mcdc_cli_usage_error(a->cmd, "--sample must be a fraction from 0 to 1, not '%s'", s);
         o.sample = f;
+    }
+    if (mcdc_cli_has(a, "settle")) {
+        const char *s = mcdc_cli_get(a, "settle");
+        double f = strtod(s, &end);
+        if (*end || end == s || !(f >= 0.0 && f <= 3600.0))
+            return mcdc_cli_usage_error(a->cmd, "--settle must be seconds from 0 to 3600, not '%s'", s);
+        o.settle_us = (int64_t)(f * 1e6);
     }
     if (mcdc_cli_has(a, "seed")) {
         const char *s = mcdc_cli_get(a, "seed");

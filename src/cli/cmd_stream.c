@@ -41,13 +41,13 @@ static const mcdc_opt opts[] = {
     { "keys", 0, MCDC_OPT_VALUE, "K1[,K2]", "silver's key columns (default: the capture instance's unique index)" },
     { "columns", 0, MCDC_OPT_VALUE, "'NAME [TYPE], ...'", "read only these captured columns, in this order, retyped where a TYPE is given" },
     { "schema-change", 0, MCDC_OPT_VALUE, "P", "at DDL on the source: classify (default: go on where the stream can follow) or fail (stop at any DDL, exit 5)" },
-    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone, columns, schemaChangePolicy)" },
+    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone, columns, schemaChangePolicy, numPartitions)" },
     { 0 }
 };
 
 static const char *const known_options[] = {
     "captureInstance", "maxCommitsPerBatch", "startingLsn", "failOnDataLoss",
-    "includeCommandId", "sourceTimeZone", "columns", "schemaChangePolicy", NULL
+    "includeCommandId", "sourceTimeZone", "columns", "schemaChangePolicy", "numPartitions", NULL
 };
 
 static mcdc_job *volatile running; /* the job a signal stops */
@@ -282,6 +282,17 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         so.facts_path = facts_path;
     }
 
+    long n_parts = 0;
+    const char *np = mcdc_options_get_str(o, "numPartitions", NULL);
+    if (np) {
+        char *end = NULL;
+        n_parts = strtol(np, &end, 10);
+        if (!*np || *end || n_parts < 1 || n_parts > 64) {
+            mcdc_error_set(MCDC_EINVAL, "numPartitions=%s: expected an integer from 1 to 64", np);
+            mcdc_error_hint("give the number of connections one batch is read over, e.g. --option numPartitions=4");
+            goto usage;
+        }
+    }
     const char *spec = mcdc_cli_get(a, "source");
     if (!spec)
         spec = getenv("MSSQL_CDC_SOURCE");
@@ -292,6 +303,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     if ((rc = mcdc_source_open(&src, spec)) < 0)
         goto usage; /* unknown scheme, bad connection string: exit 2; unreachable server: 3 */
+    if (n_parts && (rc = mcdc_source_set_partitions(src, (int)n_parts)) < 0)
+        goto usage;
     if (columns && (rc = mcdc_source_select_columns(&src, columns)) < 0)
         goto usage; /* a malformed list: exit 2; its names are checked with the source's */
     so.source = src;

@@ -118,6 +118,7 @@ static int prepare(bf *b)
     s->o = (mcdc_stream_options)MCDC_STREAM_OPTIONS_INIT;
     s->o.source = o->source;
     s->o.capture_instance = o->capture_instance;
+    snprintf(s->ci, sizeof s->ci, "%s", o->capture_instance);
     s->o.target = o->target;
     s->o.target_path = o->target_path;
     s->o.facts = o->facts;

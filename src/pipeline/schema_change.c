@@ -82,12 +82,44 @@ static bool contains_word(const char *text, const char *word)
     return false;
 }
 
+/* The column a DDL statement names after ADD, DROP COLUMN or ALTER COLUMN, into @p out
+ * ("" when none): sys.sp_cdc_get_ddl_history gives the statement, not the column. */
+void mcdc_stream__ddl_column(char out[130], const char *ddl)
+{
+    static const char *const kw[] = { "ALTER COLUMN", "DROP COLUMN", "ADD" };
+    out[0] = 0;
+    for (size_t k = 0; ddl && k < sizeof kw / sizeof *kw && !out[0]; k++) {
+        size_t n = strlen(kw[k]);
+        for (const char *p = ddl; *p && !out[0]; p++) {
+            if (strncasecmp(p, kw[k], n) != 0 || (p > ddl && p[-1] != ' ' && p[-1] != '\t') ||
+                (p[n] != ' ' && p[n] != '\t' && p[n] != '['))
+                continue;
+            const char *q = p + n;
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (strncasecmp(q, "COLUMN ", 7) == 0) /* ADD COLUMN x (not T-SQL, but harmless) */
+                q += 7;
+            char close = *q == '[' ? ']' : *q == '"' ? '"' : 0;
+            if (close)
+                q++;
+            size_t i = 0;
+            while (q[i] && i < 129 && (close ? q[i] != close : q[i] != ' ' && q[i] != '\t' &&
+                                                           q[i] != ',' && q[i] != '('))
+                i++;
+            memcpy(out, q, i);
+            out[i] = 0;
+        }
+    }
+}
+
 /* What the stream makes of one DDL entry, after the statement text. */
 static int describe(mcdc_buf *d, mcdc_stream *s, const mcdc_ddl_entry *e, const mcdc_schema *old,
                     const mcdc_schema *now)
 {
     int rc = mcdc_buf_puts(d, e->ddl_command ? e->ddl_command : "");
-    const char *col = e->column_name;
+    char parsed[130];
+    mcdc_stream__ddl_column(parsed, e->ddl_command);
+    const char *col = e->column_name ? e->column_name : parsed[0] ? parsed : NULL;
     int ko = col ? mcdc_schema_find(old, col) : -1, kn = col ? mcdc_schema_find(now, col) : -1;
     char t1[48], t2[48];
     if (rc < 0 || !col)
@@ -96,10 +128,10 @@ static int describe(mcdc_buf *d, mcdc_stream *s, const mcdc_ddl_entry *e, const 
         return mcdc_buf_printf(d, " -- column %s is not captured by %s: to capture it, enable a "
                                "new capture instance with it and switch the stream to it "
                                "(sql/switch_capture_instance.sql; docs/guides/schema-changes.md)",
-                               col, s->o.capture_instance);
+                               col, s->ci);
     if (kn >= 0 && contains_word(e->ddl_command ? e->ddl_command : "", "DROP COLUMN"))
         return mcdc_buf_printf(d, " -- column %s stays captured by %s and reads NULL from here on; "
-                               "bronze keeps it", col, s->o.capture_instance);
+                               "bronze keeps it", col, s->ci);
     int kw = col && s->bronze_widened ? mcdc_schema_find(s->bronze_widened, col) : -1;
     const mcdc_column *was = kw >= 0 ? &s->bronze_widened->cols[kw] : ko >= 0 ? &old->cols[ko] : NULL;
     if (was && kn >= 0 && !mcdc_delta_type_same(was, &now->cols[kn]))
@@ -108,7 +140,7 @@ static int describe(mcdc_buf *d, mcdc_stream *s, const mcdc_ddl_entry *e, const 
                                mcdc_type_name(t2, sizeof t2, &now->cols[kn]));
     if (kn >= 0 && ko < 0)
         return mcdc_buf_printf(d, " -- column %s is captured by %s now: added to bronze", col,
-                               s->o.capture_instance);
+                               s->ci);
     if (kn >= 0)
         return mcdc_buf_printf(d, " -- column %s keeps its type %s in bronze", col,
                                mcdc_type_name(t1, sizeof t1, &now->cols[kn]));
@@ -119,7 +151,7 @@ static int ddl_fail_error(mcdc_stream *s, const mcdc_ddl_entry *e, size_t n)
 {
     char l[MCDC_LSN_STRLEN];
     mcdc_error_set(MCDC_ESCHEMA, "%s: DDL on the source table at %s: %s%s (--schema-change fail)",
-                   s->o.capture_instance, mcdc_lsn_format(l, &e->ddl_lsn),
+                   s->ci, mcdc_lsn_format(l, &e->ddl_lsn),
                    e->ddl_command ? e->ddl_command : "", n > 1 ? " (and more)" : "");
     return mcdc_error_hint("nothing of the batch was read or written; review the change "
                            "(docs/guides/schema-changes.md), then run the stream again with "
@@ -142,13 +174,42 @@ static int cannot_hold(mcdc_stream *s, const mcdc_column *o, const mcdc_column *
 {
     char t1[48], t2[48], l[MCDC_LSN_STRLEN];
     mcdc_error_set(MCDC_ESCHEMA, "%s: column %s changed from %s to %s at %s: the stream's %s "
-                   "cannot hold every %s value", s->o.capture_instance, o->name,
+                   "cannot hold every %s value", s->ci, o->name,
                    mcdc_type_name(t1, sizeof t1, o), mcdc_type_name(t2, sizeof t2, n),
                    mcdc_lsn_format(l, at), t1, t2);
     return mcdc_error_hint("nothing of the batch was read or written; the stream cannot go on "
                            "through this change: stream the table to a new --target with a new "
                            "--checkpoint and --app-id (with --bootstrap), or capture the column "
                            "again in a new capture instance (docs/guides/schema-changes.md)");
+}
+
+int mcdc_stream__take_columns(mcdc_stream *s, mcdc_schema *now)
+{
+    /* bronze's write schema again, from the new columns (reads only; the batch's commit
+     * evolves bronze) */
+    mcdc_schema *old = s->captured;
+    mcdc_schema *old_bs = s->bronze_schema, *old_missing = s->bronze_missing;
+    int *old_map = s->bronze_map;
+    s->captured = now;
+    s->bronze_schema = NULL;
+    s->bronze_missing = NULL;
+    s->bronze_map = NULL;
+    int rc = mcdc_stream__prepare_bronze(s);
+    if (rc < 0) {
+        mcdc_schema_free(s->bronze_schema);
+        mcdc_schema_free(s->bronze_missing);
+        free(s->bronze_map);
+        s->captured = old;
+        s->bronze_schema = old_bs;
+        s->bronze_missing = old_missing;
+        s->bronze_map = old_map;
+        return rc;
+    }
+    mcdc_schema_free(old);
+    mcdc_schema_free(old_bs);
+    mcdc_schema_free(old_missing);
+    free(old_map);
+    return 0;
 }
 
 int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn *upto,
@@ -160,7 +221,7 @@ int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn 
     mcdc_ddl_entry *e = NULL;
     size_t n = 0;
     mcdc_schema *now = NULL;
-    int rc = s->o.source->ops->ddl_history(s->o.source, s->o.capture_instance, after, upto, &e,
+    int rc = s->o.source->ops->ddl_history(s->o.source, s->ci, after, upto, &e,
                                            &n);
     if (rc < 0 || n == 0)
         goto done;
@@ -168,7 +229,7 @@ int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn 
         rc = ddl_fail_error(s, &e[0], n);
         goto done;
     }
-    if ((rc = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance, &now)) < 0)
+    if ((rc = s->o.source->ops->captured_columns(s->o.source, s->ci, &now)) < 0)
         goto done;
     /* the stream's columns must hold the new types (the first DDL that changed each) */
     bool changed = now->n_cols != s->captured->n_cols;
@@ -184,11 +245,14 @@ int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn 
         changed = true;
         if (!mcdc_stream__type_holds(o, &now->cols[k])) {
             const mcdc_lsn *at = &e[0].ddl_lsn;
-            for (size_t j = 0; j < n; j++)
-                if (e[j].column_name && strcasecmp(e[j].column_name, o->name) == 0) {
+            for (size_t j = 0; j < n; j++) {
+                char c[130];
+                mcdc_stream__ddl_column(c, e[j].ddl_command);
+                if (strcasecmp(e[j].column_name ? e[j].column_name : c, o->name) == 0) {
                     at = &e[j].ddl_lsn;
                     break;
                 }
+            }
             rc = cannot_hold(s, o, &now->cols[k], at);
             goto done;
         }
@@ -219,32 +283,8 @@ int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn 
     }
     s->n_ddl = n_rows;
     s->ddl_batch = batch_id;
-    if (rc == 0 && changed) {
-        /* bronze's write schema again, from the new columns (reads only; the batch's
-         * commit evolves bronze) */
-        mcdc_schema *old = s->captured;
-        mcdc_schema *old_bs = s->bronze_schema, *old_missing = s->bronze_missing;
-        int *old_map = s->bronze_map;
-        s->captured = now;
-        s->bronze_schema = NULL;
-        s->bronze_missing = NULL;
-        s->bronze_map = NULL;
-        if ((rc = mcdc_stream__prepare_bronze(s)) < 0) {
-            mcdc_schema_free(s->bronze_schema);
-            mcdc_schema_free(s->bronze_missing);
-            free(s->bronze_map);
-            s->captured = old;
-            s->bronze_schema = old_bs;
-            s->bronze_missing = old_missing;
-            s->bronze_map = old_map;
-        } else {
-            mcdc_schema_free(old);
-            mcdc_schema_free(old_bs);
-            mcdc_schema_free(old_missing);
-            free(old_map);
-            now = NULL;
-        }
-    }
+    if (rc == 0 && changed && (rc = mcdc_stream__take_columns(s, now)) == 0)
+        now = NULL;
 done:
     if (rc < 0)
         mcdc_stream__ddl_clear(s);

@@ -183,7 +183,7 @@ int mcdc_stream__prepare_bronze(mcdc_stream *s)
                     rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s in bronze and %s in "
                                         "the capture instance %s now: bronze does not have "
                                         "delta.enableTypeWidening=true", s->o.target, w->name,
-                                        a, b, s->o.capture_instance);
+                                        a, b, s->ci);
                     mcdc_stream__schema_hint(s);
                     break;
                 }
@@ -209,7 +209,7 @@ int mcdc_stream__prepare_bronze(mcdc_stream *s)
                 continue;
             rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s in bronze but the capture "
                                 "instance %s gives %s, which %s cannot hold", s->o.target,
-                                w->name, a, s->o.capture_instance, b, a);
+                                w->name, a, s->ci, b, a);
             mcdc_error_hint("nothing was read or written; the stream cannot go on through this "
                             "change: stream the table to a new --target with a new --checkpoint "
                             "and --app-id (with --bootstrap), or capture the column again in a "
@@ -577,8 +577,8 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
         v->is_null = false;
         switch (s->bronze_map[i]) {
         case BCOL_CI:
-            v->v.s.ptr = s->o.capture_instance;
-            v->v.s.len = strlen(s->o.capture_instance);
+            v->v.s.ptr = s->ci;
+            v->v.s.len = strlen(s->ci);
             break;
         case BCOL_START:
             v->v.s.ptr = x->start_text;

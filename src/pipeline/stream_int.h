@@ -91,6 +91,16 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     mcdc_offset  loss_after;      /* the last offset read before the gap */
     mcdc_lsn     loss_min;        /* min_lsn that showed the gap */
 
+    /* capture-instance switch (ci_switch.c) */
+    char         ci[256];         /* the instance the batch about to run reads: the configured
+                                     one, from a newer instance's start LSN on that one (a
+                                     configured instance that was disabled: the newest of
+                                     its source table) */
+    char        *switch_detail;   /* the capture_instance_switched row of batch switch_batch:
+                                     "old -> new" and the columns no longer captured; owned */
+    int64_t      switch_batch;    /* -1 none */
+    mcdc_lsn     switch_lsn;      /* S, the newer instance's start LSN */
+
     /* schema changes (schema_change.c): what the plan of batch ddl_batch found */
     ddl_event   *ddl;             /* n_ddl entries, owned; NULL none */
     size_t       n_ddl;
@@ -259,11 +269,36 @@ bool mcdc_stream__owner_changed(mcdc_stream *s);
 /* The error of a bronze commit refused because the table changed owner (O3). */
 int mcdc_stream__owner_lost(mcdc_stream *s);
 
+/* ---- ci_switch.c ---------------------------------------------------------------------- */
+
+/* The capture instance batch @p batch_id reads, from its start (after): the newest instance
+ * of the stream's chain (the configured one and newer ones of its source table) whose start
+ * LSN S is at or below increment(after); *upto is cut to decrement(S') of the next newer
+ * one, so a batch never straddles a switch. When that instance is not the one s->ci had,
+ * the stream switches: its captured columns replace s->captured (MCDC_ESCHEMA at S when
+ * it lacks a key column of the old one or has a type the stream cannot hold), bronze's
+ * write schema is prepared again, and the batch gets a capture_instance_switched row.
+ * Reads only (capture_instances, and captured_columns and key_columns on a switch). */
+int mcdc_stream__plan_instance(mcdc_stream *s, const mcdc_lsn *after, mcdc_lsn *upto,
+                               int64_t batch_id);
+/* Add the capture_instance_switched row of batch @p batch_id, if it switched. */
+int mcdc_stream__add_switch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id);
+/* Forget a planned switch row. */
+void mcdc_stream__switch_clear(mcdc_stream *s);
+/* Resolve the configured capture instance into s->ci and s->source_table: itself, or, when
+ * it was disabled, the newest instance of bronze's recorded source table. MCDC_ENOTFOUND
+ * (message set) when neither exists. */
+int mcdc_stream__resolve_instance(mcdc_stream *s);
+
 /* ---- schema_change.c ----------------------------------------------------------------- */
 
 /* Whether values of type @p from fit a column of type @p to without loss (the widening
  * rule, anchor-features §1): the same type, or a widening. */
 bool mcdc_stream__type_holds(const mcdc_column *from, const mcdc_column *to);
+/* The column a DDL statement names after ADD, DROP COLUMN or ALTER COLUMN (brackets and
+ * quotes removed) into @p out, "" when none: SQL Server's DDL history gives only the
+ * statement. */
+void mcdc_stream__ddl_column(char out[130], const char *ddl);
 /* Before batch @p batch_id reads (after, upto]: the DDL history of the capture instance
  * in that range (one question), and when there is some, its captured columns (one more).
  * --schema-change fail: any DDL is MCDC_ESCHEMA. classify: a captured type the stream's
@@ -274,6 +309,9 @@ int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn 
                           int64_t batch_id);
 /* Add the schema_change rows of batch @p batch_id (planned by mcdc_stream__plan_ddl). */
 int mcdc_stream__add_ddl_rows(facts_rows *f, mcdc_stream *s, int64_t batch_id);
+/* Make @p now (taken on success) the stream's captured columns and prepare bronze's write
+ * schema and map again (reads only); on failure nothing changes and @p now is the caller's. */
+int mcdc_stream__take_columns(mcdc_stream *s, mcdc_schema *now);
 /* Forget what mcdc_stream__plan_ddl found. */
 void mcdc_stream__ddl_clear(mcdc_stream *s);
 /* Add the hint to a bronze commit refused by MCDC_ESCHEMA (no type widening). */

@@ -57,6 +57,8 @@ typedef struct change_set {
 
 struct mcdc_silver_as_of_reader {
     bool                 is_silver;
+    bool                 is_scd2;     /* silver with history: rows valid at L */
+    int                  from_col, to_col;
     mcdc_delta_snapshot *snap;        /* the table read: bronze latest, or silver at a version */
     mcdc_delta_scan     *scan;
     mcdc_schema          out_schema;  /* the first n_out columns of the scan's */
@@ -610,10 +612,37 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
     int pos[64];
     size_t n_extra = 0;
     mcdc_delta_snapshot *table = NULL;
+    r->is_scd2 = r->is_silver &&
+                 !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.mode", "scd1"), "scd2");
+    if (r->is_silver &&
+        !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.soft_deletes", "false"), "true")) {
+        rc = REFUSE("read bronze as of the LSN, or the table as it is now",
+                    "as-of reads of a silver table with soft deletes are not supported yet");
+        goto fail;
+    }
     if (!r->is_silver) {
         extra[n_extra++] = "_start_lsn";
         table = bronze;
         bronze = NULL;
+        r->res.table_version = table->version;
+    } else if (r->is_scd2) {
+        /* every version is in the table: the rows valid at L, once silver covers L */
+        int64_t v;
+        mcdc_lsn covered;
+        mcdc_lsn top = { { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF } };
+        if ((rc = silver_version_at(path, &top, &v, &covered)) < 0)
+            goto fail;
+        if (mcdc_lsn_cmp(&covered, &l) < 0) {
+            char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+            rc = REFUSE("run silver apply --mode scd2 first, then read",
+                        "the scd2 table covers bronze up to %s, not yet LSN %s",
+                        mcdc_lsn_format(a, &covered), mcdc_lsn_format(b, &l));
+            goto fail;
+        }
+        extra[n_extra++] = "_valid_from_lsn";
+        extra[n_extra++] = "_valid_to_lsn";
+        table = latest;
+        latest = NULL;
         r->res.table_version = table->version;
     } else {
         if (!(keys_copy = strdup(mcdc_delta_snapshot_config(latest, "mcdc.silver.keys", "")))) {
@@ -678,11 +707,15 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
     r->snap = table;
     if (rc < 0)
         goto fail;
-    if (r->is_silver)
+    if (r->is_scd2) {
+        r->from_col = pos[0];
+        r->to_col = pos[1];
+    } else if (r->is_silver) {
         for (size_t k = 0; k < r->n_keys; k++)
             r->key_cols[k] = pos[k];
-    else
+    } else {
         r->lsn_col = pos[0];
+    }
     const mcdc_schema *s = mcdc_delta_scan_schema(r->scan);
     r->out_schema.cols = s->cols;
     r->out_schema.n_cols = r->n_out;
@@ -720,6 +753,20 @@ int mcdc_silver_as_of_next(mcdc_silver_as_of_reader *r, const mcdc_value **row)
 {
     int rc;
     while (!r->silver_done && (rc = mcdc_delta_scan_next(r->scan, row)) == 1) {
+        if (r->is_scd2) {
+            mcdc_lsn from, to;
+            if (lsn_of(&from, &(*row)[r->from_col]) < 0)
+                return mcdc_error_set(MCDC_ECORRUPT, "scd2 silver: a row without a valid _valid_from_lsn");
+            if (mcdc_lsn_cmp(&from, &r->res.lsn) > 0)
+                continue;
+            if (!(*row)[r->to_col].is_null) {
+                if (lsn_of(&to, &(*row)[r->to_col]) < 0)
+                    return mcdc_error_set(MCDC_ECORRUPT, "scd2 silver: a malformed _valid_to_lsn");
+                if (mcdc_lsn_cmp(&to, &r->res.lsn) <= 0)
+                    continue;
+            }
+            return 1;
+        }
         if (!r->is_silver) {
             mcdc_lsn l;
             if (lsn_of(&l, &(*row)[r->lsn_col]) < 0)

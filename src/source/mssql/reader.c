@@ -1366,10 +1366,9 @@ static int read_page_fn(mssql_source *s, void *payload)
     return 0;
 }
 
-static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
-                           mcdc_change_cb cb, void *payload)
+int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                      int64_t seed_local, mcdc_change_cb cb, void *payload)
 {
-    mssql_source *s = S(b);
     mssql_ci *ci;
     mssql_plan *p;
     int rc = mssql__find_ci(s, ci_name, &ci);
@@ -1385,7 +1384,7 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     c.page_after = *after;
     c.cb = cb;
     c.payload = payload;
-    mcdc_tz_sequencer_init(&c.seq, s->tz, INT64_MIN, INT64_MIN);
+    mcdc_tz_sequencer_init(&c.seq, s->tz, seed_local, seed_local == INT64_MIN ? INT64_MIN : to_utc(s, seed_local));
     if ((rc = mssql__ct_name(&c.ct, p->ci)) == 0) rc = rowset_alloc(&c.r, p);
     if (rc < 0) {
         mcdc_buf_dispose(&c.ct);
@@ -1407,6 +1406,88 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
         s->ci_loaded = false;
     }
     return rc < 0 ? rc : c.cb_rc;
+}
+
+static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                           mcdc_change_cb cb, void *payload)
+{
+    mssql_source *s = S(b);
+    if (s->base.num_partitions > 1 && !s->is_sibling)
+        return mssql__read_partitioned(s, ci_name, after, upto, cb, payload);
+    return mssql__read_range(s, ci_name, after, upto, INT64_MIN, cb, payload);
+}
+
+/* ---- split points of a partitioned read ----------------------------------------------------- */
+
+typedef struct split_ctx {
+    const char *ct;
+    mcdc_lsn    after, upto;
+    int64_t     n;           /* CHANGE_COUNT: the answer; PAGE_END: rows asked */
+    mcdc_lsn    end;
+    int64_t     end_local;
+    bool        have_end;
+    bool        count;       /* count the rows, else find the end of n rows */
+} split_ctx;
+
+static int split_fn(mssql_source *s, void *payload)
+{
+    split_ctx *c = payload;
+    mcdc_mssql_fill fill = { .ct = c->ct };
+    mcdc_mssql_query id = c->count ? MCDC_MSSQL_Q_CHANGE_COUNT : MCDC_MSSQL_Q_PAGE_END;
+    q x;
+    bool null = true;
+    int rc = q_open(s, &x, id, &fill), got = 0, i = 1;
+    if (rc == 0 && !c->count) rc = mssql__bind_int64(s, x.st, i++, &c->n, &x.ind[0]);
+    if (rc == 0) rc = mssql__bind_lsn(s, x.st, i++, &c->after, &x.ind[1]);
+    if (rc == 0) rc = mssql__bind_lsn(s, x.st, i++, &c->upto, &x.ind[2]);
+    if (rc == 0) rc = q_run(s, &x, id);
+    if (rc == 0 && (got = q_fetch(s, &x, "planning partitions")) > 0) {
+        if (c->count) {
+            rc = mssql__get_int64(s, x.st, 1, &c->n, &null);
+        } else if ((rc = mssql__get_lsn(s, x.st, 1, &c->end, &null)) == 0) {
+            bool n3;
+            rc = mssql__get_local_us(s, x.st, 3, &c->end_local, &n3);
+        }
+    }
+    if (rc == 0 && got < 0) rc = got;
+    q_close(&x);
+    c->have_end = rc == 0 && got > 0 && !null;
+    return rc;
+}
+
+int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, int n,
+                       int64_t min_rows, mcdc_lsn *splits, int64_t *split_local, int *n_out)
+{
+    mssql_ci *ci;
+    mssql_plan *p;
+    *n_out = 0;
+    int rc = mssql__find_ci(s, ci_name, &ci);
+    if (rc == 0) rc = mssql__get_plan(s, ci, &p);
+    if (rc < 0) return rc;
+    mcdc_buf ct = MCDC_BUF_INIT(1024);
+    if ((rc = mssql__ct_name(&ct, p->ci)) < 0) {
+        mcdc_buf_dispose(&ct);
+        return rc;
+    }
+    split_ctx c = { .ct = ct.ptr, .after = *after, .upto = *upto, .count = true };
+    rc = mssql__retry(s, "planning partitions", split_fn, &c);
+    int64_t total = c.n, per = n > 0 ? total / n : total;
+    if (per < min_rows) per = min_rows;
+    mcdc_lsn prev = *after;
+    for (int k = 1; rc == 0 && k < n && total >= 2 * min_rows; k++) {
+        split_ctx e = { .ct = ct.ptr, .after = prev, .upto = *upto, .n = per };
+        if ((rc = mssql__retry(s, "planning partitions", split_fn, &e)) < 0) break;
+        if (!e.have_end || mcdc_lsn_cmp(&e.end, upto) >= 0) break;
+        /* what is left must be worth a partition of its own */
+        total -= per;
+        if (total < min_rows) break;
+        splits[*n_out] = e.end;
+        split_local[*n_out] = e.end_local;
+        (*n_out)++;
+        prev = e.end;
+    }
+    mcdc_buf_dispose(&ct);
+    return rc;
 }
 
 /* ---- snapshots ----------------------------------------------------------------------------- */
@@ -1810,6 +1891,11 @@ static void op_close(mcdc_source *b)
     mcdc_mssql_conn_free(&s->cfg);
     for (size_t i = 0; i < s->n_warnings; i++) free(s->warnings[i]);
     free(s->warnings);
+    mssql__close_siblings(s);
+    if (s->conn_text) {
+        memset(s->conn_text, 0, strlen(s->conn_text));
+        free(s->conn_text);
+    }
     free(s->base.description);
     free(s);
 }
@@ -1952,6 +2038,10 @@ int mcdc_mssql_source_open(mcdc_source **out, const char *conn)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     snprintf(s->base.description, dl, "odbc:%s", s->cfg.masked);
+    if (!(s->conn_text = strdup(conn))) {
+        op_close(&s->base);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
     if ((rc = mssql__retry(s, "connecting", connect_fn, NULL)) < 0 || (rc = setup_time_zone(s)) < 0) {
         mcdc_error saved = *mcdc_error_last();
         op_close(&s->base);

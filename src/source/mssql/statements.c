@@ -196,6 +196,16 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "transactions, so a batch is read in pages without holding it in memory), and the page's first and "
         "last commit times (near a change of the server's UTC offset, commit times are sequenced).",
     },
+    [MCDC_MSSQL_Q_CHANGE_COUNT] = {
+        "change_count",
+        "SELECT COUNT_BIG(*) FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ?",
+        "binary(10), binary(10)",
+        "cdc.[<ci>_CT]",
+        CT_GRANT,
+        "With numPartitions=N only, once per batch: the change rows of (after, upto], split into N ranges "
+        "of about as many rows that end on commits (page_end gives each split point), read over N "
+        "connections at once.",
+    },
     [MCDC_MSSQL_Q_CHANGES] = {
         "changes",
         "SELECT c.__$start_lsn, c.__$seqval, c.__$operation, c.__$update_mask, c.__$command_id,"
