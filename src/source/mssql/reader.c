@@ -712,6 +712,43 @@ static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
     return rc;
 }
 
+typedef struct time_lsn_ctx {
+    SQL_TIMESTAMP_STRUCT at; /* server local */
+    mcdc_lsn             out;
+} time_lsn_ctx;
+
+static int time_lsn_fn(mssql_source *s, void *payload)
+{
+    time_lsn_ctx *c = payload;
+    q x;
+    bool null = true;
+    int rc = q_open(s, &x, MCDC_MSSQL_Q_TIME_TO_LSN, NULL), got = 0;
+    if (rc == 0) rc = mssql__bind_timestamp(s, x.st, 1, &c->at, &x.ind[0]);
+    if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_TIME_TO_LSN);
+    if (rc == 0 && (got = q_fetch(s, &x, "mapping a time to an LSN")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->out, &null);
+    if (rc == 0 && got < 0) rc = got;
+    if (null) c->out = mcdc_lsn_zero();
+    q_close(&x);
+    return rc;
+}
+
+/* Statement time_to_lsn, with the UTC time turned into the server's local time (the
+ * clock cdc.lsn_time_mapping is written in). */
+static int op_time_to_lsn(mcdc_source *b, int64_t utc_us, mcdc_lsn *out)
+{
+    mssql_source *s = S(b);
+    int64_t local = utc_us;
+    if (s->srv_offset) local = utc_us + (int64_t)s->srv_offset_min * 60000000;
+    else if (s->tz) local = utc_us + (int64_t)mcdc_tz_offset_at(s->tz, utc_us) * 1000000;
+    time_lsn_ctx c;
+    memset(&c, 0, sizeof c);
+    mssql__us_to_ts(&c.at, local);
+    c.at.fraction = c.at.fraction / 1000000 * 1000000; /* datetime2(3) */
+    int rc = mssql__retry(s, "mapping a time to an LSN", time_lsn_fn, &c);
+    if (rc == 0) *out = c.out;
+    return rc;
+}
+
 static int op_min_lsn(mcdc_source *b, const char *ci_name, mcdc_lsn *out)
 {
     mssql_source *s = S(b);
@@ -1913,7 +1950,7 @@ static int op_take_warnings(mcdc_source *b, char ***out, size_t *n_out)
 static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
-    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads,
+    op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

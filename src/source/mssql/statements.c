@@ -297,6 +297,15 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "the server's time when the read ended, recorded as the read's consistent_lsn (a row read may be newer "
         "than the LSN stamped before the read). NULL before the first capture, read as zero.",
     },
+    [MCDC_MSSQL_Q_TIME_TO_LSN] = {
+        "time_to_lsn",
+        "SELECT sys.fn_cdc_map_time_to_lsn('largest less than or equal', ?)",
+        "datetime2(3)",
+        "sys.fn_cdc_map_time_to_lsn (cdc.lsn_time_mapping)",
+        NO_GRANT,
+        "seed --as-of TIME: the largest commit LSN at or before that time (given in the server's clock), "
+        "which the seeded rows are stamped with. NULL when no commit that old is mapped (read as zero).",
+    },
 };
 
 const mcdc_mssql_statement *mcdc_mssql_statement_get(mcdc_mssql_query q)
