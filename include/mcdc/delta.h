@@ -190,7 +190,8 @@ typedef enum {
     MCDC_DELTA_TYPE_PRIMITIVE = 1,
     MCDC_DELTA_TYPE_STRUCT,
     MCDC_DELTA_TYPE_ARRAY,
-    MCDC_DELTA_TYPE_MAP
+    MCDC_DELTA_TYPE_MAP,
+    MCDC_DELTA_TYPE_VARIANT /* variantType: read as the JSON text of each value */
 } mcdc_delta_type_kind;
 
 typedef struct mcdc_delta_field mcdc_delta_field;
@@ -575,7 +576,8 @@ int mcdc_delta_scan_open(mcdc_delta_scan **out, const mcdc_delta_snapshot *snap,
 /** The output columns: logical names and table types; a nested column is a STRING whose
  *  cells hold its JSON text (see mcdc_delta_scan_is_nested). Borrowed from the scan. */
 const mcdc_schema *mcdc_delta_scan_schema(const mcdc_delta_scan *s);
-/** Whether output column @p i is nested (its cells are JSON text). */
+/** Whether output column @p i is nested (its cells are JSON text; a variant column's
+ *  cells are each value's JSON text, decoded from its metadata and value binaries). */
 bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i);
 /** The next row (borrowed until the next call). Files are read in path order; rows
  *  deleted by a deletion vector are skipped; partition values come from the log.
