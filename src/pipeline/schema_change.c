@@ -82,12 +82,44 @@ static bool contains_word(const char *text, const char *word)
     return false;
 }
 
+/* The column a DDL statement names after ADD, DROP COLUMN or ALTER COLUMN, into @p out
+ * ("" when none): sys.sp_cdc_get_ddl_history gives the statement, not the column. */
+void mcdc_stream__ddl_column(char out[130], const char *ddl)
+{
+    static const char *const kw[] = { "ALTER COLUMN", "DROP COLUMN", "ADD" };
+    out[0] = 0;
+    for (size_t k = 0; ddl && k < sizeof kw / sizeof *kw && !out[0]; k++) {
+        size_t n = strlen(kw[k]);
+        for (const char *p = ddl; *p && !out[0]; p++) {
+            if (strncasecmp(p, kw[k], n) != 0 || (p > ddl && p[-1] != ' ' && p[-1] != '\t') ||
+                (p[n] != ' ' && p[n] != '\t' && p[n] != '['))
+                continue;
+            const char *q = p + n;
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (strncasecmp(q, "COLUMN ", 7) == 0) /* ADD COLUMN x (not T-SQL, but harmless) */
+                q += 7;
+            char close = *q == '[' ? ']' : *q == '"' ? '"' : 0;
+            if (close)
+                q++;
+            size_t i = 0;
+            while (q[i] && i < 129 && (close ? q[i] != close : q[i] != ' ' && q[i] != '\t' &&
+                                                           q[i] != ',' && q[i] != '('))
+                i++;
+            memcpy(out, q, i);
+            out[i] = 0;
+        }
+    }
+}
+
 /* What the stream makes of one DDL entry, after the statement text. */
 static int describe(mcdc_buf *d, mcdc_stream *s, const mcdc_ddl_entry *e, const mcdc_schema *old,
                     const mcdc_schema *now)
 {
     int rc = mcdc_buf_puts(d, e->ddl_command ? e->ddl_command : "");
-    const char *col = e->column_name;
+    char parsed[130];
+    mcdc_stream__ddl_column(parsed, e->ddl_command);
+    const char *col = e->column_name ? e->column_name : parsed[0] ? parsed : NULL;
     int ko = col ? mcdc_schema_find(old, col) : -1, kn = col ? mcdc_schema_find(now, col) : -1;
     char t1[48], t2[48];
     if (rc < 0 || !col)
@@ -213,11 +245,14 @@ int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn 
         changed = true;
         if (!mcdc_stream__type_holds(o, &now->cols[k])) {
             const mcdc_lsn *at = &e[0].ddl_lsn;
-            for (size_t j = 0; j < n; j++)
-                if (e[j].column_name && strcasecmp(e[j].column_name, o->name) == 0) {
+            for (size_t j = 0; j < n; j++) {
+                char c[130];
+                mcdc_stream__ddl_column(c, e[j].ddl_command);
+                if (strcasecmp(e[j].column_name ? e[j].column_name : c, o->name) == 0) {
                     at = &e[j].ddl_lsn;
                     break;
                 }
+            }
             rc = cannot_hold(s, o, &now->cols[k], at);
             goto done;
         }

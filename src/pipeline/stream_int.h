@@ -295,6 +295,10 @@ int mcdc_stream__resolve_instance(mcdc_stream *s);
 /* Whether values of type @p from fit a column of type @p to without loss (the widening
  * rule, anchor-features §1): the same type, or a widening. */
 bool mcdc_stream__type_holds(const mcdc_column *from, const mcdc_column *to);
+/* The column a DDL statement names after ADD, DROP COLUMN or ALTER COLUMN (brackets and
+ * quotes removed) into @p out, "" when none: SQL Server's DDL history gives only the
+ * statement. */
+void mcdc_stream__ddl_column(char out[130], const char *ddl);
 /* Before batch @p batch_id reads (after, upto]: the DDL history of the capture instance
  * in that range (one question), and when there is some, its captured columns (one more).
  * --schema-change fail: any DDL is MCDC_ESCHEMA. classify: a captured type the stream's

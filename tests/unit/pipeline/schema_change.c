@@ -1,5 +1,6 @@
 /* Unit tests for pipeline/schema_change.c: the widening rule ("holds", anchor-features §1)
- * that decides whether a stream goes on through an ALTER COLUMN. */
+ * that decides whether a stream goes on through an ALTER COLUMN, and the column a DDL
+ * statement names. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -42,9 +43,29 @@ static void test_pipeline_schema_change__holds_is_the_widening_rule(void **state
             fail_msg("case %zu: expected %s", i, cases[i].holds ? "holds" : "does not hold");
 }
 
+static void test_pipeline_schema_change__the_column_of_a_ddl_statement(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        { "ALTER TABLE dbo.orders ADD note NVARCHAR(20) NULL", "note" },
+        { "alter table [dbo].[orders] add [Order Date] datetime2 null", "Order Date" },
+        { "ALTER TABLE dbo.orders DROP COLUMN customer", "customer" },
+        { "ALTER TABLE dbo.orders ALTER COLUMN qty BIGINT NULL", "qty" },
+        { "ALTER TABLE dbo.orders ALTER COLUMN \"amount\" DECIMAL(18,2)", "amount" },
+        { "ALTER TABLE dbo.address ADD zip INT", "zip" },   /* not the ADD inside "address" */
+        { "TRUNCATE TABLE dbo.orders", "" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out[130];
+        mcdc_stream__ddl_column(out, cases[i][0]);
+        assert_string_equal(cases[i][1], out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pipeline_schema_change__the_column_of_a_ddl_statement),
         cmocka_unit_test(test_pipeline_schema_change__holds_is_the_widening_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
