@@ -38,6 +38,7 @@
  * wave's stamp L) and the changes after S, latest per key, deletes applied.
  */
 #include "mcdc/silver.h"
+#include "mcdc/storage.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -970,11 +971,13 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     int rc = mcdc_silver_apply_check(o); /* every input before the first write */
     if (rc < 0)
         return rc;
-    rc = mcdc_fs_mkdirs(o->silver_path);
+    rc = mcdc_storage_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
+    /* On an object store there is no flock: two applies are kept apart by the Delta
+     * commit's conflict check on what each read (invariant 7), as they would be here too. */
     mcdc_fs_lock *lock = NULL;
-    if ((rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
+    if (!mcdc_storage_is_s3(o->silver_path) && (rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
         if (rc == MCDC_ELOCKED)
             mcdc_error_hint("another silver apply of %s is running; wait for it", o->silver_name);
         return rc;
