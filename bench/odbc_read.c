@@ -3,7 +3,11 @@
  * plain ODBC fetch loop reading the same statement.
  *
  *   bench_odbc_read PORT CI [PAGE_ROWS]
+ *   bench_odbc_read PORT CI PAGE_ROWS N1,N2,...
  *
+ * The second form reads with the source only, once per numPartitions value (one batch over N
+ * connections), and prints each one's rows/s against the first value's (exit 1 when the row
+ * counts differ).
  * PORT is a running `mssql-cdc sim serve` (login bench / bench-pw, database bench; see
  * bench/odbc_read.sh), CI the capture instance. Phases, each over every change row:
  *   source  the SQL Server source (odbc:...) read_changes from min_lsn to max_lsn: block
@@ -83,6 +87,45 @@ static int plain_loop(const char *conn, const char *sql, const mcdc_lsn *after, 
     return rc;
 }
 
+/* The second form: the source read with numPartitions = each of @p list. */
+static int partitions(const char *spec, const char *ci, const char *list)
+{
+    double base = 0;
+    int64_t n_first = -1;
+    for (const char *p = list; *p;) {
+        int n = atoi(p);
+        mcdc_source *src = NULL;
+        mcdc_lsn min, max, after;
+        int rc = mcdc_source_open(&src, spec);
+        if (rc == 0) rc = mcdc_source_set_partitions(src, n);
+        if (rc == 0) rc = src->ops->min_lsn(src, ci, &min);
+        if (rc == 0) rc = src->ops->max_lsn(src, &max);
+        if (rc == 0) rc = mcdc_lsn_decrement(&after, &min);
+        int64_t rows = 0, t0 = mcdc_time_mono_us(), c0 = cpu_us();
+        if (rc == 0) rc = src->ops->read_changes(src, ci, &after, &max, count_change, &rows);
+        int64_t t = mcdc_time_mono_us() - t0, c = cpu_us() - c0;
+        if (rc < 0) {
+            fprintf(stderr, "numPartitions=%d: %s\n", n, mcdc_error_last()->message);
+            return 3;
+        }
+        mcdc_source_close(src);
+        double r = rows / (t / 1e6);
+        if (n_first < 0) {
+            n_first = rows;
+            base = r;
+        }
+        printf("numPartitions=%-3d %10" PRId64 " rows  %7.2f s  %10.0f rows/s  %5.2fx  client %5.2f us CPU/row\n", n, rows,
+               t / 1e6, r, r / base, (double)c / (double)rows);
+        if (rows != n_first) {
+            printf("FAIL: numPartitions=%d read %" PRId64 " rows, not %" PRId64 "\n", n, rows, n_first);
+            return 1;
+        }
+        while (*p && *p != ',') p++;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -94,6 +137,7 @@ int main(int argc, char **argv)
     snprintf(text, sizeof text, "Server=127.0.0.1;Port=%s;Database=bench;UID=bench;PWD=bench-pw;pageRows=%s", argv[1],
              argc > 3 ? argv[3] : "10000");
     snprintf(spec, sizeof spec, "odbc:%s", text);
+    if (argc > 4) return partitions(spec, ci, argv[4]);
     mcdc_source *src = NULL;
     mcdc_lsn min, max, after;
     int rc = mcdc_source_open(&src, spec);

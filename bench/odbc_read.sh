@@ -4,6 +4,8 @@
 # (bench_odbc_read), by freebcp queryout where the server takes it, and streamed into bronze
 # through odbc: (mssql-cdc stream), whose time must stay within 1.3 times the source's read.
 # Figures: docs/benchmarks.md.
+# Then, against a second server with --latency 1ms (PART_LATENCY), the source alone with
+# numPartitions = 1, 2 and 4 (PARTITIONS): one batch over that many connections.
 #   bench/odbc_read.sh [BUILD_DIR] [N_CHANGES] [LATENCY] [PAGE_ROWS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,4 +54,14 @@ awk -v s="$src_s" -v ns="$((t1 - t0))" 'BEGIN {
   st = ns / 1e9; r = st / s
   printf "stream      %.2f s, %.2f times the source read alone (%s)\n", st, r, r <= 1.3 ? "ok: within 1.3" : "FAIL: over 1.3"
   exit r <= 1.3 ? 0 : 1 }' || status=1
+# numPartitions over a server with a network's latency
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+: > "$dir/serve.log"
+"$bin" sim serve "$db" --listen 127.0.0.1:0 --database bench --user bench --password-file "$dir/pw" \
+  --latency "${PART_LATENCY:-1ms}" 2> "$dir/serve.log" &
+pid=$!
+for _ in $(seq 1 100); do grep -q '^listening on ' "$dir/serve.log" && break; sleep 0.1; done
+port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$dir/serve.log")
+echo "sim serve --latency ${PART_LATENCY:-1ms}:"
+"$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" "${PARTITIONS:-1,2,4}" || status=1
 exit $status

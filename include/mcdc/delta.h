@@ -190,7 +190,8 @@ typedef enum {
     MCDC_DELTA_TYPE_PRIMITIVE = 1,
     MCDC_DELTA_TYPE_STRUCT,
     MCDC_DELTA_TYPE_ARRAY,
-    MCDC_DELTA_TYPE_MAP
+    MCDC_DELTA_TYPE_MAP,
+    MCDC_DELTA_TYPE_VARIANT /* variantType: read as the JSON text of each value */
 } mcdc_delta_type_kind;
 
 typedef struct mcdc_delta_field mcdc_delta_field;
@@ -233,6 +234,19 @@ int mcdc_delta_schema_find(const mcdc_delta_schema *s, const char *name);
 int mcdc_delta_type_to_json(mcdc_buf *out, const mcdc_delta_type *t);
 /** Append the schemaString of a flat schema; every field gets "metadata":{}. */
 int mcdc_delta_schema_json_from_flat(mcdc_buf *out, const mcdc_schema *flat);
+/** Whether Delta engines refuse @p name as a Parquet column name (a space or one of
+ *  ,;{}()= newline tab): a table created with such a column uses column mapping in name
+ *  mode (mcdc_delta_create). */
+bool mcdc_delta_name_needs_mapping(const char *name);
+/** The columns of @p logical as the data files of the table at @p table_path name them:
+ *  physical names and Parquet field ids under column mapping (the table's own mapping
+ *  when it exists; for a table not created yet, the mapping mcdc_delta_create will give
+ *  it, so a first data file may be written before the table), else the names as they are.
+ *  @param[out] out  the schema (free with mcdc_schema_free()).
+ *  @param[out] ids  one field id per column under column mapping (free()), else NULL.
+ *  @return 0; snapshot codes; MCDC_ENOMEM. */
+int mcdc_delta_physical_schema(mcdc_schema **out, int32_t **ids, const char *table_path,
+                               const mcdc_schema *logical);
 /** A flat schema of the top-level primitive fields (logical names), for tables whose
  *  columns are all primitive. @return 0; MCDC_EUNSUPPORTED naming a nested column. */
 int mcdc_delta_schema_to_flat(mcdc_schema **out, const mcdc_delta_schema *s);
@@ -414,7 +428,11 @@ typedef int (*mcdc_delta_build_fn)(const mcdc_delta_snapshot *snap, mcdc_delta_a
 
 /** Create the table at @p path (version 0) with @p schema partitioned by
  *  @p partition_columns and @p configuration (mcdc.schema_version is added when absent).
- *  Protocol (1,2), or (3,7) with timestampNtz when a timestamp_ntz column exists.
+ *  Protocol (1,2), or (3,7) with timestampNtz when a timestamp_ntz column exists. When a
+ *  column name needs it (mcdc_delta_name_needs_mapping), column mapping in name mode:
+ *  each field gets an id and a physical name, the configuration
+ *  delta.columnMapping.mode = name and maxColumnId, the protocol (2,5) or, with
+ *  timestampNtz, columnMapping in both feature lists.
  *  When another writer created the table first, its table is taken if its schema holds
  *  the same columns and types.
  *  @param[out] result  may be NULL.
@@ -515,6 +533,26 @@ bool mcdc_delta_type_widens(const mcdc_column *from, const mcdc_column *to);
 int mcdc_delta_evolve_plan(mcdc_schema **out, const mcdc_delta_snapshot *snap,
                            const mcdc_delta_evolution *ev);
 
+/** Whether two columns have the same Delta type (decimals: precision and scale too). */
+bool mcdc_delta_type_same(const mcdc_column *a, const mcdc_column *b);
+
+/** Append data files written with @p schema, evolving the table to hold it in the same
+ *  commit (mcdc_delta_commit_options.evolve): columns the table lacks are added, columns
+ *  whose type @p schema widens are widened. A schema the table already holds is an
+ *  ordinary mcdc_delta_append. With @p n_files 0, only the schema change is committed.
+ *  @return 0; MCDC_ESCHEMA (nothing written) as mcdc_delta_evolve_plan: a change that is
+ *          not a widening, or a widening on a table without delta.enableTypeWidening=true;
+ *          codes of mcdc_delta_append. */
+int mcdc_delta_append_evolving(const char *path, const mcdc_delta_file *files, size_t n_files,
+                               const mcdc_schema *schema, const mcdc_delta_commit_options *opts,
+                               mcdc_delta_commit_result *result);
+
+/** Let the table's column types widen: set delta.enableTypeWidening=true and add the
+ *  typeWidening reader and writer feature (protocol 3, 7) in one commit. Engines without
+ *  the feature can no longer read the table. Nothing is written when both are there.
+ *  @return 0; MCDC_ENOTFOUND when there is no table; codes of mcdc_delta_commit. */
+int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *result);
+
 /* ------------------------------------------------------------------------------------ */
 /* Rows: scanning and writing                                                           */
 /* ------------------------------------------------------------------------------------ */
@@ -538,7 +576,8 @@ int mcdc_delta_scan_open(mcdc_delta_scan **out, const mcdc_delta_snapshot *snap,
 /** The output columns: logical names and table types; a nested column is a STRING whose
  *  cells hold its JSON text (see mcdc_delta_scan_is_nested). Borrowed from the scan. */
 const mcdc_schema *mcdc_delta_scan_schema(const mcdc_delta_scan *s);
-/** Whether output column @p i is nested (its cells are JSON text). */
+/** Whether output column @p i is nested (its cells are JSON text; a variant column's
+ *  cells are each value's JSON text, decoded from its metadata and value binaries). */
 bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i);
 /** The next row (borrowed until the next call). Files are read in path order; rows
  *  deleted by a deletion vector are skipped; partition values come from the log.

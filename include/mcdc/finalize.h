@@ -66,26 +66,6 @@ bool mcdc_finalize_covers(const mcdc_verdict *v, int64_t period_end_us);
  *  @return 0; MCDC_EINVAL naming the value and the choices. */
 int mcdc_finalize_granularity_parse(mcdc_granularity *out, const char *s);
 
-/* ---- Checkpoint (the separate finalization job) ------------------------------------ */
-
-/** The last committed end offset of a stream's checkpoint directory: the "end" offset of
- *  offsets/<N> for the largest N present in commits/ (architecture §5). An offsets/<N>
- *  without commits/<N> is a batch that will be replayed, not a processed one, and is
- *  never used. Reads only; takes no lock, so it can run beside the stream.
- *  @param[out] out       the end offset (its commit time may be unknown).
- *  @param[out] batch_id  N; may be NULL.
- *  @return 0; MCDC_ENOTFOUND when the directory does not exist or no batch finished yet;
- *          MCDC_ECORRUPT naming the file for an unreadable or malformed offsets/<N> (or
- *          a missing one for a finished batch); MCDC_EIO. */
-int mcdc_finalize_checkpoint_last(mcdc_offset *out, int64_t *batch_id, const char *dir);
-
-/** Check that the checkpoint at @p dir belongs to the stream of @p table (the target its
- *  metadata records, compared as given), so a verdict is never advanced for a table from
- *  another table's checkpoint. Reads only.
- *  @return 0; MCDC_EINVAL naming the checkpoint's target; MCDC_ENOTFOUND when there is
- *          no such directory; MCDC_ECORRUPT when its metadata is missing or malformed. */
-int mcdc_finalize_checkpoint_check_target(const char *dir, const char *table);
-
 /* ---- Tracker (continuous finalization) ---------------------------------------------- */
 
 /** Where a tracker writes: advance the verdict for one end offset and return the table's
@@ -312,6 +292,29 @@ typedef struct mcdc_freshness {
                                              source_max_commit_ts) */
     int64_t      source_lag_us;   /* now - source_max_commit_ts */
 } mcdc_freshness;
+
+/** A consistent cut across tables of one database (finalize/cut.c). */
+typedef struct mcdc_cut {
+    mcdc_lsn  lsn;           /* the newest LSN at which every listed table is complete */
+    bool      has_commit_ts;
+    int64_t   commit_ts_us;  /* its commit time (the end_commit_ts of the batch ending there) */
+    bool      lossless;      /* false: a recorded gap of a listed table begins at or below lsn */
+    mcdc_lsn *ends;          /* owned: each table's newest committed batch end, in list order */
+    size_t    n_tables;
+} mcdc_cut;
+
+/** The newest LSN L at which each of @p tables (bronze targets, as the streams name them)
+ *  holds every commit: the smallest of their newest batch ends in the facts table (batch
+ *  rows, event NULL). Reads only.
+ *  @return 0; MCDC_EINVAL, naming the table and how to go on, for a table without a
+ *          control row or a batch row, one whose chunked snapshot is open, a table listed
+ *          twice, or an L below a table's first state (its bootstrap or resnapshot, or a
+ *          stream started at latest there); MCDC_EINVAL for a facts table that does not
+ *          exist or is not one; codes of the Delta layer. */
+int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts_path,
+                      const char *const *tables, size_t n_tables);
+/** Free what a cut owns; accepts NULL. */
+void mcdc_cut_clear(mcdc_cut *c);
 
 /** Measure the freshness of @p table_name's verdict.
  *  @param facts_path  the facts table's directory, or NULL: its batch rows (event NULL)

@@ -45,6 +45,13 @@ const char *mcdc_log_level_name(mcdc_log_level level);
 /** Log one message (a single line; a trailing newline is not needed). */
 void mcdc_log(mcdc_log_level level, const char *logger, const char *fmt, ...) MCDC_PRINTF(3, 4);
 
+/** Set the calling thread's context (the table it works for, e.g. "bronze.orders"; NULL
+ *  or "" clears it), copied (up to 255 bytes). A sink reads it with mcdc_log_context, since
+ *  it runs on the logging thread; threads a job starts take their starter's context. */
+void mcdc_log_set_context(const char *ctx);
+/** The calling thread's context, or NULL when none. */
+const char *mcdc_log_context(void);
+
 /** "Once, then at most every interval": a rate limiter for repeated warnings. */
 typedef struct mcdc_ratelimit {
     int64_t interval_us; /* minimum time between two allowed events */

@@ -171,6 +171,24 @@ int mcdc_checkpoint_record_adoption(mcdc_checkpoint *ck, int64_t first_batch,
  *  @return 0; MCDC_EUNSUPPORTED for a URI (object storage is not supported yet); MCDC_EIO. */
 int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches);
 
+/** The last committed end offset of a stream's checkpoint (of its newest re-snapshot
+ *  generation): the end of offsets/<N> for the largest N in commits/ (architecture §5).
+ *  An offsets/<N> without commits/<N> is a batch that will be replayed, not a processed
+ *  one, and is never used. Reads only and takes no lock, so it runs beside the stream
+ *  (the finalization job, a tracker's seed, `run --status`).
+ *  @param[out] batch_id  N; may be NULL.
+ *  @return 0; MCDC_ENOTFOUND when the directory does not exist or no batch finished yet;
+ *          MCDC_ECORRUPT naming the file for an unreadable or malformed offsets/<N> (or
+ *          a missing one for a finished batch); MCDC_EIO. */
+int mcdc_checkpoint_read_last(mcdc_offset *out, int64_t *batch_id, const char *dir);
+
+/** Check that the checkpoint at @p dir belongs to the stream of @p table (the target its
+ *  metadata records, compared as given), so a verdict is never advanced for a table from
+ *  another table's checkpoint. Reads only.
+ *  @return 0; MCDC_EINVAL naming the checkpoint's target; MCDC_ENOTFOUND when there is
+ *          no such directory; MCDC_ECORRUPT when its metadata is missing or malformed. */
+int mcdc_checkpoint_check_target(const char *dir, const char *table);
+
 /** Record batch @p c->batch_id as finished (C2): call only after its bronze and facts
  *  commits. It must be the newest recorded range, not yet finished.
  *  @return 0; MCDC_EINVAL out of sequence; MCDC_EEXISTS; MCDC_EIO. */
@@ -355,6 +373,10 @@ typedef struct mcdc_stream_progress {
     int64_t     duration_ms; /* the trigger's duration */
     int         rc;          /* TERMINATED: the run's result code (0 or negative) */
     const char *json;        /* BATCH and IDLE: the event as one line of JSON */
+    double      read_bytes;  /* BATCH: bytes read from the source (facts read_mb x 1e6);
+                                0 for a replay bronze already held */
+    bool        has_headroom;
+    double      headroom_hours; /* BATCH: facts retention_headroom_hours */
 } mcdc_stream_progress;
 
 /** A listener. Runs on the stream's thread: it must not block (hand work to another
@@ -398,11 +420,16 @@ typedef struct mcdc_stream_options {
                                       * and fail_on_data_loss true) */
     int64_t      resnapshot_interval_us; /* at most one automatic re-snapshot per this long,
                                       * on the source's clock; default 7 days, 0: no limit */
+    int          schema_change;      /* MCDC_SCHEMA_CHANGE_CLASSIFY (default): go on through
+                                      * DDL the stream can follow; _FAIL: stop at any DDL */
 } mcdc_stream_options;
 
 /** What a stream does on finding changes purged before it read them. */
 enum { MCDC_ON_DATA_LOSS_FAIL = 0, MCDC_ON_DATA_LOSS_SKIP = 1, MCDC_ON_DATA_LOSS_RESNAPSHOT = 2 };
 #define MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US (7LL * 24 * 3600 * 1000000)
+
+/** What a stream does at DDL on its source table (--schema-change). */
+enum { MCDC_SCHEMA_CHANGE_CLASSIFY = 0, MCDC_SCHEMA_CHANGE_FAIL = 1 };
 
 /** How --bootstrap takes its snapshot. */
 enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
@@ -410,7 +437,7 @@ enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
 #define MCDC_STREAM_OPTIONS_INIT                                                            \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
       MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0, \
-      MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US }
+      MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US, MCDC_SCHEMA_CHANGE_CLASSIFY }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {

@@ -14,8 +14,12 @@
  * differ) or DUPLICATE (silver holds the key more than once); a named key changed after
  * silver's applied_lsn is IN_FLIGHT instead.
  *
- * With a report table, one Delta row per bucket and per key named is appended per run
- * (kind `reconcile`, columns as anchor-features §2.8, with run_id), in one commit.
+ * Chunk checks (with a facts table): for a completed chunked snapshot of bronze, each
+ * chunk's rows in bronze equal its snapshot_chunk facts row.
+ *
+ * With a report table, one Delta row per bucket, per key named and per chunk that differs is
+ * appended per run (kind `reconcile`, columns as anchor-features §2.8, with run_id), in one
+ * commit.
  *
  * Caveats:
  * - Never writes to the source, silver, bronze or control; only the report table.
@@ -61,9 +65,18 @@ typedef struct mcdc_reconcile_options {
                                          table, is IN_FLIGHT; NULL: no such re-check */
     const char        *report_name;   /* the report table as given, or NULL: no report */
     const char        *report_path;   /* its directory (created on the first run) */
+    const char        *bronze_name;   /* bronze as the stream was given it (the facts rows'
+                                         target); NULL: bronze_path */
+    const char        *facts_path;    /* the facts table: chunk checks of bronze's newest
+                                         completed chunked snapshot; NULL: none */
+    int                threads;       /* silver files read at once for tier 1; 0: one per
+                                         CPU, at most 8 */
+    int64_t            settle_us;     /* keys no change explains are re-checked once more
+                                         after capture has passed the time of the source
+                                         read, waiting at most this long; 0: no wait */
 } mcdc_reconcile_options;
 
-#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL, NULL, NULL }
+#define MCDC_RECONCILE_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 1000000, 0.01, 0, false, NULL, NULL, NULL, NULL, NULL, 0, 0 }
 
 /** How one key differs. */
 typedef enum {
@@ -83,6 +96,20 @@ typedef struct mcdc_reconcile_key {
     mcdc_reconcile_status status;
 } mcdc_reconcile_key;
 
+/** Where the chunked snapshot checked by the chunk checks stands. */
+typedef enum {
+    MCDC_RECONCILE_CHUNKS_NONE = 0, /* bronze never had a chunked snapshot: nothing checked */
+    MCDC_RECONCILE_CHUNKS_OPEN,     /* its newest is still open: not checked */
+    MCDC_RECONCILE_CHUNKS_COMPLETE  /* completed: every chunk checked */
+} mcdc_reconcile_chunk_state;
+
+/** A chunk whose rows in bronze differ from its snapshot_chunk facts row. */
+typedef struct mcdc_reconcile_chunk {
+    int64_t chunk;       /* its index; -1 for bronze rows of S with a chunk outside the plan */
+    int64_t facts_rows;  /* its facts row's rows; -1 when it has none */
+    int64_t bronze_rows; /* rows of bronze with _snapshot = S and this _chunk */
+} mcdc_reconcile_chunk;
+
 /** What a run found. Release with mcdc_reconcile_result_clear(). */
 typedef struct mcdc_reconcile_result {
     int64_t             silver_version; /* the silver version compared (pinned) */
@@ -98,11 +125,20 @@ typedef struct mcdc_reconcile_result {
     double              seconds;        /* wall time of the run */
     mcdc_reconcile_key *keys;           /* owned, in key text order */
     size_t              n_keys;
+    /* chunk checks (opts->facts_path) */
+    bool                chunks_checked; /* the facts table was read */
+    mcdc_reconcile_chunk_state chunk_state;
+    char                chunk_snapshot[MCDC_LSN_STRLEN]; /* its S ("" for none) */
+    int64_t             chunks;         /* chunks checked */
+    int64_t             chunks_mismatched;
+    mcdc_reconcile_chunk *chunk_diffs;  /* owned, by chunk */
+    size_t              n_chunk_diffs;
 } mcdc_reconcile_result;
 
 /** Compare silver with the source table of the capture instance.
  *  Every input is checked before the source's table is read.
- *  @return 0 with @p out filled (mismatches are in it, not an error); MCDC_EINVAL for a
+ *  @return 0 with @p out filled (mismatches and chunks that differ are in it, not an
+ *          error); MCDC_EINVAL for a
  *          bad option, an unknown key column or a silver without the captured columns;
  *          MCDC_ENOTFOUND for a silver or control table that does not exist or an unknown
  *          capture instance; MCDC_EUNSUPPORTED for a source without key_buckets or a

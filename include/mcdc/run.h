@@ -241,9 +241,13 @@ typedef struct mcdc_run_options {
     void  (*on_event)(const mcdc_run_event *e, void *payload);
     void   *payload;
     const char *metrics_listen; /* HOST:PORT: serve /metrics, /healthz, /readyz; NULL: none */
+    /* after mcdc_run_reload: the new plan, checked (mcdc_run_plan_check), which must live
+     * until mcdc_run_plan_run returns; < 0 (the error recorded) keeps the tables as they
+     * are. Called on the thread of mcdc_run_plan_run with @p payload. NULL: no reload. */
+    int   (*reload)(const mcdc_run_plan **out, void *payload);
 } mcdc_run_options;
 
-#define MCDC_RUN_OPTIONS_INIT { 1, 0, 30000000, 1000000, 60000000, NULL, NULL, NULL }
+#define MCDC_RUN_OPTIONS_INIT { 1, 0, 30000000, 1000000, 60000000, NULL, NULL, NULL, NULL }
 
 /** The end of a run, per table: its final state and, for an error, its message. */
 typedef struct mcdc_run_summary {
@@ -256,7 +260,10 @@ typedef struct mcdc_run_summary {
 /** Run every table of @p p on a pool of workers until each table's trigger ends (an
  *  interval trigger never ends) or mcdc_run_stop is called. Each table is a job per round
  *  (validated, checkpoint taken, tracker and follower started, batches, verdict, silver);
- *  an interval table's next round starts its interval after the last one started. A failed
+ *  an interval table polls every interval on its source's grid, and the tables of a source
+ *  share one max_lsn query per poll: a table that has read up to it has no round. Under
+ *  systemd (NOTIFY_SOCKET) it reports READY=1 once the workers run, STOPPING=1 and
+ *  RELOADING=1, and pings WATCHDOG=1 at half of WATCHDOG_USEC. A failed
  *  round backs off (doubling, capped) and is retried; a data loss or schema change stops
  *  only that table (state error) unless the config says `on_error: stop-all`. Every table
  *  is checked before any writes (mcdc_run_plan_check).
@@ -265,6 +272,12 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
 
 /** Ask the running mcdc_run_plan_run to drain and return. Async-signal-safe. */
 void mcdc_run_stop(void);
+
+/** Ask the running mcdc_run_plan_run to take a new plan from its options' reload: the
+ *  tables it adds start, those it drops (or whose settings changed) stop after their batch
+ *  in flight and write their verdict, every other table goes on untouched. A refused
+ *  reload (an invalid config) is logged and changes nothing. Async-signal-safe. */
+void mcdc_run_reload(void);
 
 /* ---- Metrics and health (metrics.c, http.c) --------------------------------------------- */
 
@@ -288,16 +301,30 @@ typedef struct mcdc_run_table_metrics {
     int64_t        verdict_us;        /* finalized_until */
     bool           ready;             /* a successful round, and not stuck */
     const char    *message;           /* the last error ("" when none) */
+    double         bytes;             /* bytes read from the source (facts read_mb x 1e6) */
+    bool           has_headroom;      /* the last batch's retention headroom */
+    double         headroom_hours;
 } mcdc_run_table_metrics;
+
+/** What the metrics say of one source of the config: the operations its connections
+ *  asked (label query= the operation: max_lsn, read_changes, ...) and those that failed. */
+typedef struct mcdc_run_source_metrics {
+    const char            *source;      /* its name in the config (label source=) */
+    size_t                 n_queries;
+    const char *const     *query_names; /* n_queries names */
+    const uint64_t        *queries;     /* n_queries counts */
+    uint64_t               errors;
+} mcdc_run_source_metrics;
 
 /** The upper bounds (seconds) of the batch duration histogram's buckets. */
 extern const double mcdc_run_duration_bounds[MCDC_RUN_DURATION_BUCKETS];
 
-/** Append the Prometheus text exposition (format 0.0.4) of @p n tables, the process's
- *  uptime and resident memory to @p out.
+/** Append the Prometheus text exposition (format 0.0.4) of @p n tables, @p n_src
+ *  sources, the process's uptime and resident memory to @p out.
  *  @return 0; MCDC_ENOMEM. */
 int mcdc_run_metrics_text(mcdc_buf *out, const mcdc_run_table_metrics *t, size_t n,
-                          int64_t now_us, int64_t uptime_us);
+                          const mcdc_run_source_metrics *src, size_t n_src, int64_t now_us,
+                          int64_t uptime_us);
 
 /** An HTTP server of the metrics and health endpoints; each request calls @p fill for
  *  the body of a path ("/metrics", "/healthz", "/readyz"), which returns the status. */

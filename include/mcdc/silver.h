@@ -31,6 +31,21 @@
  *      changes nothing and resurrects nothing.
  * (S4) Only rows of the allowed capture instances are taken (case-insensitive); a row of
  *      another instance is an error, never silently dropped.
+ * (W1) An open chunked snapshot at S (backfill waves) is applied as its waves arrive: the
+ *      rows of the waves new since the last apply (by chunk, the control row's
+ *      snapshot_wave) go into the change set with every bronze change after S (and every
+ *      change not applied yet), so by S1 a wave's row, stamped with its wave's L, loses
+ *      to a change after L to its key (a delete after the stamp stays deleted, also when
+ *      silver applied it before the wave arrived) and, at equal LSN, to a change (a row
+ *      without _command_id and _seqval ranks below one with them). At completion silver
+ *      is rebuilt from the snapshot's rows and the changes after S, latest per key,
+ *      deletes applied. The verdict is held while the snapshot is open.
+ * (W2) Range deletes, for a silver keyed by one integer column: a key silver holds in a
+ *      new chunk [lo, hi) stamped L, with no image at or above L in the change set (the
+ *      chunk's row or a later change), is deleted only if silver's image of it has
+ *      _start_lsn < L (it was gone by L: a delete lost in a gap, an older snapshot's
+ *      row); a key inserted after L keeps its row. Other keys are left to the
+ *      completion's rebuild, as are chunks whose stamp is not known yet.
  *
  * Caveats:
  * - Not thread-safe; one owner at a time. The one exception: after
@@ -263,6 +278,18 @@ const int *mcdc_silver_changes_key_index(const mcdc_silver_changes *cs, size_t *
 /* The apply (apply.c)                                                                  */
 
 /** One silver apply. Start from MCDC_SILVER_APPLY_OPTIONS_INIT. Strings are borrowed. */
+/** What silver keeps (silver apply --mode).
+ *  - SCD1: the source table as it is now, one row per key, deletes hard.
+ *  - SCD2: one row per version of a key (silver/scd2.c): the captured columns, then
+ *    _valid_from_lsn, _valid_to_lsn (NULL for the current version), _valid_from_ts,
+ *    _valid_to_ts (commit times) and _is_current. A version is a transaction's effect on a
+ *    key (its final state after the transaction by rule S1); an update to the same values,
+ *    or a key inserted and deleted in one transaction, opens none; a delete closes the
+ *    current version. Only files holding a current version of a changed key are rewritten;
+ *    new versions go into a new file. A snapshot newer than the one the table was built
+ *    from is refused (MCDC_EUNSUPPORTED). */
+typedef enum { MCDC_SILVER_SCD1 = 0, MCDC_SILVER_SCD2 = 1 } mcdc_silver_mode;
+
 typedef struct mcdc_silver_apply_options {
     int                version;        /* 1 */
     const char        *bronze_name;    /* bronze as given: its control row and facts target */
@@ -283,10 +310,16 @@ typedef struct mcdc_silver_apply_options {
     size_t             max_bytes;      /* memory cap of the change set; 0: 4 GiB */
     int                threads;        /* silver files rewritten at once (each holds at
                                           most one file); 0: the online CPUs, at most 8 */
+    mcdc_silver_mode   mode;           /* scd1 (the default) or scd2; recorded in the table
+                                          (mcdc.silver.mode) and checked on every call */
+    bool               soft_deletes;   /* scd1 only: a deleted key stays, with _deleted true,
+                                          _deleted_lsn and _deleted_ts and its last values;
+                                          live rows _deleted false (mcdc.silver.soft_deletes) */
 } mcdc_silver_apply_options;
 
 #define MCDC_SILVER_APPLY_OPTIONS_INIT \
-    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0, 0 }
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0, 0, \
+      MCDC_SILVER_SCD1, false }
 
 /** What an apply did. */
 typedef struct mcdc_silver_apply_result {
@@ -315,8 +348,8 @@ typedef struct mcdc_silver_apply_result {
     double       seconds_merge;   /* the rest of the merge: reading and writing silver
                                      files (a rebuild's snapshot rows included) */
     double       seconds_commit;  /* the merge commit, the position and the verdict */
-    bool         snapshot_open;   /* a chunked snapshot of bronze is open: nothing was
-                                     applied, the position and verdict are unchanged */
+    bool         snapshot_open;   /* a chunked snapshot of bronze is open: its waves so
+                                     far were applied (rule W1), the verdict is held */
 } mcdc_silver_apply_result;
 
 /** Apply what bronze holds beyond silver's position, then record the position and
@@ -379,6 +412,8 @@ typedef struct mcdc_silver_as_of_reader mcdc_silver_as_of_reader;
  *  Bronze: its rows with _start_lsn <= L. Silver: the newest version whose merge commit
  *  records a position C <= L (userMetadata silver_apply.applied_lsn), with bronze's
  *  changes in (C, L] applied over it, latest per key (rule S1), deletes removed.
+ *  An scd2 silver table (mcdc_silver_mode) holds every version: its rows valid at L
+ *  (_valid_from_lsn <= L < _valid_to_lsn, or current), once its newest commit covers L.
  *  @p columns (NULL: all of the table's, in its order) are the output columns.
  *  Rows come in no particular order (silver's rows of that version, then the images).
  *  @return 0; MCDC_EINVAL, naming why and how to go on, when the read cannot be exact:

@@ -138,6 +138,11 @@ int mcdc_sim_rewind(mcdc_sim *sim, const mcdc_lsn *to, mcdc_sim_rewind_result *o
 
 /** Enable a capture instance on @p table (at most two per table). */
 int mcdc_sim_enable(mcdc_sim *sim, const char *table, const char *ci, int64_t at_us);
+/** mcdc_sim_enable capturing only the columns of @p columns (comma-separated names, as
+ *  sp_cdc_enable_table's @captured_column_list; NULL: every column). An unknown name is
+ *  MCDC_EINVAL. */
+int mcdc_sim_enable_columns(mcdc_sim *sim, const char *table, const char *ci, const char *columns,
+                            int64_t at_us);
 /** Disable a capture instance: its change table and DDL history are gone at once. */
 int mcdc_sim_disable(mcdc_sim *sim, const char *ci, int64_t at_us);
 /** Run ALTER TABLE t ADD c TYPE | DROP COLUMN c | ALTER COLUMN c TYPE, with DDL history. */
@@ -154,12 +159,15 @@ typedef struct mcdc_sim_workload_options {
     int         rows_per_transaction;               /* changes per transaction (default 1) */
     int64_t     capture_every_us; /* a capture cycle (10 scans of 500) this often; <0 never */
     bool        realtime;       /* commit each transaction when the host clock reaches it */
+    int64_t     heartbeat_every_us; /* > 0: the heartbeat (mcdc_sim_heartbeat_setup) beats
+                                       this often among the transactions; 0: none */
 } mcdc_sim_workload_options;
 #define MCDC_SIM_WORKLOAD_OPTIONS_INIT \
-    { NULL, 0, 1, MCDC_SIM_NOW, 10000, 60, 30, 10, 1, 5 * INT64_C(1000000), false }
+    { NULL, 0, 1, MCDC_SIM_NOW, 10000, 60, 30, 10, 1, 5 * INT64_C(1000000), false, 0 }
 
 typedef struct mcdc_sim_workload_result {
     int64_t n_transactions, n_inserts, n_updates, n_deletes, n_changes, n_scans;
+    int64_t n_beats;     /* heartbeat beats among them (not counted in n_transactions) */
     int64_t end_us;      /* the last commit time */
     int64_t elapsed_us;  /* host time taken */
     int64_t pending;     /* commits still waiting for a capture scan at the end (0 unless
@@ -173,6 +181,38 @@ typedef struct mcdc_sim_workload_result {
  *  one database at once share its clock: each commits at the later of its time and the
  *  clock. */
 int mcdc_sim_workload(mcdc_sim *sim, const mcdc_sim_workload_options *opts, mcdc_sim_workload_result *out);
+
+/** The optional heartbeat of sql/heartbeat.sql: the table dbo.cdc_heartbeat(id tinyint
+ *  PK, beat_at datetime2(3)) with one row and CDC enabled (capture instance
+ *  dbo_cdc_heartbeat), created at @p at_us when absent. Idempotent: a table, instance or row
+ *  already there is kept. @p created (may be NULL) tells whether anything was made.
+ *  @return 0; the codes of mcdc_sim_create_table() and mcdc_sim_enable(). */
+int mcdc_sim_heartbeat_setup(mcdc_sim *sim, int64_t at_us, bool *created);
+
+/** Heartbeat beats, as the script's Agent job runs them. Start from
+ *  MCDC_SIM_HEARTBEAT_OPTIONS_INIT. */
+typedef struct mcdc_sim_heartbeat_options {
+    int64_t every_us; /* between beats (default 10 s) */
+    int64_t beats;    /* how many (default 1) */
+    int64_t start_us; /* first beat (MCDC_SIM_NOW: the clock + every, or now with realtime) */
+    bool    realtime; /* beat when the host clock reaches each beat's time */
+} mcdc_sim_heartbeat_options;
+#define MCDC_SIM_HEARTBEAT_OPTIONS_INIT { 10 * INT64_C(1000000), 1, MCDC_SIM_NOW, false }
+
+typedef struct mcdc_sim_heartbeat_result {
+    bool     created;          /* the table or its instance was set up by this call */
+    int64_t  n_beats;
+    int64_t  first_us, last_us; /* commit times of the first and last beat */
+    mcdc_lsn max_lsn;          /* after the last beat's capture scan */
+} mcdc_sim_heartbeat_result;
+
+/** Set the heartbeat up (mcdc_sim_heartbeat_setup, at the first beat's time) and beat:
+ *  each beat updates the row (beat_at = its time, UTC) in its own transaction, then runs a
+ *  capture cycle, so max_lsn is that commit after each beat (when the setup made the row,
+ *  its INSERT is the first beat). @return 0; MCDC_EINVAL for bad options; as
+ *  mcdc_sim_exec() and mcdc_sim_capture(). */
+int mcdc_sim_heartbeat(mcdc_sim *sim, const mcdc_sim_heartbeat_options *opts,
+                       mcdc_sim_heartbeat_result *out);
 
 /** A query result row: column names and types (the value model), values. Borrowed. Called
  *  once with @p values NULL before the rows (the header: names are final, types of computed

@@ -91,6 +91,13 @@ typedef struct mcdc_key_bucket {
     int64_t     key_min, key_max; /* by ordinal only */
 } mcdc_key_bucket;
 
+/** The isolation of a snapshot read of the source table. */
+typedef enum {
+    MCDC_ISOLATION_SOURCE = 0,         /* as the source was opened (odbc: isolationLevel=) */
+    MCDC_ISOLATION_READ_COMMITTED = 1, /* READ COMMITTED */
+    MCDC_ISOLATION_SNAPSHOT = 2        /* SNAPSHOT (ALLOW_SNAPSHOT_ISOLATION ON) */
+} mcdc_isolation;
+
 /** The operations of a source. Every function returns 0 or a negative mcdc_error_code
  *  and records the reason (MCDC_ESOURCE for a refusal of the source, MCDC_ENOTFOUND for
  *  an unknown capture instance). */
@@ -169,6 +176,18 @@ typedef struct mcdc_source_ops {
      *  frees each string and the array with free(). The stream puts them in the batch's
      *  facts row (detail {"warnings": [...]}). NULL in a source that never has any. */
     int (*take_warnings)(mcdc_source *src, char ***out, size_t *n_out);
+    /** The isolation level (MCDC_ISOLATION_SOURCE: the source's own setting) and lock
+     *  timeout (milliseconds, 0 fails at once; -1: the source's own) of the snapshot reads
+     *  of the source table (snapshot(), key_at, key_count) from now on. NULL in a source
+     *  that has no such setting.
+     *  @return 0; MCDC_EINVAL when a value contradicts one the source was opened with (the
+     *          connection string's isolationLevel or lockTimeoutMs) or cannot be honoured by
+     *          the source (the message says why), nothing changed. */
+    int (*snapshot_reads)(mcdc_source *src, mcdc_isolation isolation, int64_t lock_timeout_ms);
+    /** The largest commit LSN at or before UTC time @p utc_us (T-SQL:
+     *  fn_cdc_map_time_to_lsn('largest less than or equal', <that time on the server's
+     *  clock>)), zero when no commit that old is mapped. NULL in a source that cannot. */
+    int (*time_to_lsn)(mcdc_source *src, int64_t utc_us, mcdc_lsn *out);
 } mcdc_source_ops;
 
 /** A selection of captured columns (--columns); see mcdc_source_select_columns. */
@@ -182,6 +201,7 @@ struct mcdc_source {
                                          wraps (NULL: every column); borrowed from the wrapper.
                                          A source may leave out the columns it does not name
                                          before mapping their types. */
+    int num_partitions;               /* set by mcdc_source_set_partitions (0: one) */
 };
 
 /** Open a source from its text form: "sim:PATH", "odbc:CONNECTION-STRING" or "@FILE" (the
@@ -192,6 +212,12 @@ struct mcdc_source {
 int mcdc_source_open(mcdc_source **out, const char *spec);
 /** Close a source; accepts NULL. */
 void mcdc_source_close(mcdc_source *src);
+
+/** `--option numPartitions=N`: read each batch's range over N connections at once, in LSN
+ *  ranges that end on commits (about as many change rows each, at least a page), delivered
+ *  in LSN order. The SQL Server source does; the simulator reads one range whatever N. Set
+ *  it before mcdc_source_select_columns. @return 0; MCDC_EINVAL for N outside 1..64. */
+int mcdc_source_set_partitions(mcdc_source *src, int n);
 
 /** Select or retype captured columns (`--columns`, `--option columns=`): @p spec is
  *  "name [TYPE], name [TYPE], ..." with Spark/Delta type names (boolean, tinyint, smallint,

@@ -19,6 +19,7 @@
 #include "mcdc/buf.h"
 #include "mcdc/time.h"
 #include "mcdc/value.h"
+#include "mcdc/warehouse.h"
 
 /* The global options (main.c parses them), for the error of one given after the command. */
 static const char *const global_opts[] = { "warehouse", "log-level", "log-format", "version" };
@@ -101,6 +102,15 @@ bool mcdc_cli_has(const mcdc_cli_args *a, const char *name)
 {
     int i = opt_index(a, name);
     return i >= 0 && (a->value[i] != NULL || a->n_list[i] > 0);
+}
+
+int mcdc_cli_local_path_check(const mcdc_cli_args *a, const char *name)
+{
+    const char *v = mcdc_cli_get(a, name);
+    if (!v || !mcdc_warehouse_is_uri(v))
+        return 0;
+    return mcdc_cli_error(MCDC_EXIT_USAGE, "give a path on this machine",
+                          "--%s %s: a local file or directory is expected here, not a URI", name, v);
 }
 
 const char *const *mcdc_cli_list(const mcdc_cli_args *a, const char *name, int *n)

@@ -78,6 +78,10 @@ struct mcdc_cli_command {
 const char *mcdc_cli_get(const mcdc_cli_args *a, const char *name);
 /** True when switch or value @p name was given. */
 bool mcdc_cli_has(const mcdc_cli_args *a, const char *name);
+/** 0 when option @p name is absent or names a local path; else print an error (exit 2)
+ *  saying the option takes a file or directory on this machine, not a URI (s3://...), and
+ *  return 2. For options that are never table locations (--dir, --out, --progress). */
+int mcdc_cli_local_path_check(const mcdc_cli_args *a, const char *name);
 /** The values of LIST option @p name; *n gets their count. */
 const char *const *mcdc_cli_list(const mcdc_cli_args *a, const char *name, int *n);
 

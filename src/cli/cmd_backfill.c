@@ -34,6 +34,8 @@ static const mcdc_opt opts[] = {
     { "progress", 0, MCDC_OPT_VALUE, "FILE", "append one JSON line per wave (the progress line's figures)" },
     { "status", 0, MCDC_OPT_SWITCH, NULL, "print where the snapshot stands; read nothing else" },
     { "range", 0, MCDC_OPT_VALUE, "LO..HI", "partial backfill of LO <= key < HI (JSON key values; null: open); no bootstrap row" },
+    { "isolation", 0, MCDC_OPT_VALUE, "snapshot|read-committed", "isolation of the reads (default: the source's; odbc: isolationLevel=)" },
+    { "lock-timeout", 0, MCDC_OPT_VALUE, "DURATION", "a read waiting this long on a lock fails (odbc: only; lockTimeoutMs=)" },
     { 0 }
 };
 
@@ -115,7 +117,24 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     bo.facts = mcdc_cli_get(a, "facts");
     bo.status_only = mcdc_cli_has(a, "status");
     bo.progress_path = mcdc_cli_get(a, "progress");
+    if (mcdc_cli_local_path_check(a, "progress"))
+        return MCDC_EXIT_USAGE;
     bo.range = mcdc_cli_get(a, "range");
+    const char *iso = mcdc_cli_get(a, "isolation");
+    if (iso && !strcmp(iso, "snapshot"))
+        bo.isolation = MCDC_ISOLATION_SNAPSHOT;
+    else if (iso && !strcmp(iso, "read-committed"))
+        bo.isolation = MCDC_ISOLATION_READ_COMMITTED;
+    else if (iso)
+        return mcdc_cli_usage_error(a->cmd, "--isolation %s: expected snapshot or read-committed", iso);
+    if (mcdc_cli_get(a, "lock-timeout")) {
+        int64_t us = 0;
+        if ((rc = mcdc_duration_parse(&us, mcdc_cli_get(a, "lock-timeout"))) < 0)
+            goto fail;
+        if (us < 0 || us / 1000 > INT32_MAX)
+            return mcdc_cli_usage_error(a->cmd, "--lock-timeout %s: from 0ms to 24d", mcdc_cli_get(a, "lock-timeout"));
+        bo.lock_timeout_ms = us / 1000;
+    }
     if (mcdc_cli_get(a, "min-headroom") &&
         ((rc = mcdc_duration_parse(&bo.min_headroom_us, mcdc_cli_get(a, "min-headroom"))) < 0 ||
          bo.min_headroom_us <= 0)) {
@@ -183,6 +202,8 @@ const mcdc_cli_command mcdc_cmd_backfill = {
     "mssql-cdc backfill --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
     "    --app-id orders-v3 --facts ops.ingestion_facts --status\n"
     "mssql-cdc backfill --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
-    "    --app-id orders-v3 --facts ops.ingestion_facts --range 1000..2000",
+    "    --app-id orders-v3 --facts ops.ingestion_facts --range 1000..2000\n"
+    "mssql-cdc backfill --source @sqlserver.src --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v3 --facts ops.ingestion_facts --isolation snapshot --lock-timeout 5s",
     run
 };

@@ -269,6 +269,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     demo d;
     memset(&d, 0, sizeof d);
     const char *dir = mcdc_cli_get(a, "dir") ? mcdc_cli_get(a, "dir") : "demo";
+    if (mcdc_cli_local_path_check(a, "dir"))
+        return MCDC_EXIT_USAGE;
     if (mcdc_fs_mkdirs(dir) < 0)
         return mcdc_cli_fail();
     if (!realpath(dir, d.dir))

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "fin_common.h"
 #include "mcdc/finalize.h"
+#include "mcdc/pipeline.h"
 
 static const mcdc_opt opts[] = {
     { "control",       0, MCDC_OPT_REQUIRED, "NAME", "the control table (created on first use)" },
@@ -44,8 +45,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     memset(&end, 0, sizeof end);
     int64_t batch = -1;
     if (ck) {
-        if (mcdc_finalize_checkpoint_check_target(ck, table) < 0 ||
-            mcdc_finalize_checkpoint_last(&end, &batch, ck) < 0)
+        if (mcdc_checkpoint_check_target(ck, table) < 0 ||
+            mcdc_checkpoint_read_last(&end, &batch, ck) < 0)
             return mcdc_cli_fail();
         if (!end.has_commit_ts) {
             return mcdc_cli_error(MCDC_EXIT_USAGE, "nothing to finalize until a batch ends on a mapped commit",

@@ -7,7 +7,8 @@
  * runs them, printing one line per batch (prefixed with the table) and each table's end.
  * SIGINT and SIGTERM drain: the batches in flight finish and write their verdicts, then
  * the process exits 0; at --drain-timeout what is still in flight is abandoned (its
- * checkpoint replays it) and the exit code is 3. Reference: docs/reference/cli-run.md.
+ * checkpoint replays it) and the exit code is 3. SIGHUP reads the config again: new
+ * tables start, removed ones stop, the others run on untouched. Reference: docs/reference/cli-run.md.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -30,8 +31,51 @@ static const mcdc_opt opts[] = {
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    mcdc_run_stop();
+    if (sig == SIGHUP)
+        mcdc_run_reload();
+    else
+        mcdc_run_stop();
+}
+
+/* What a reload needs: the config file, the warehouse, and every config and plan loaded
+ * (the tables a run keeps point into them until it returns). */
+typedef struct reloader {
+    const char        *path, *warehouse;
+    bool               warehouse_flag;  /* --warehouse given: it wins over warehouse: */
+    mcdc_run_config  **cfgs;
+    mcdc_run_plan    **plans;
+    size_t             n;
+} reloader;
+
+/* SIGHUP: load the config again, expand and check it; an invalid one is refused (the run
+ * goes on with the tables it has) */
+static int reload(const mcdc_run_plan **out, void *payload)
+{
+    reloader *r = payload;
+    mcdc_run_config *cfg = NULL;
+    mcdc_run_plan *plan = NULL;
+    int rc = mcdc_run_config_load(&cfg, r->path);
+    if (rc == 0)
+        rc = mcdc_run_plan_make(&plan, cfg, r->warehouse_flag || !cfg->warehouse ? r->warehouse : NULL);
+    if (rc == 0)
+        rc = mcdc_run_plan_check(plan, NULL, NULL);
+    mcdc_run_config **c = rc == 0 ? realloc(r->cfgs, (r->n + 1) * sizeof *c) : NULL;
+    if (c)
+        r->cfgs = c;
+    mcdc_run_plan **p = c ? realloc(r->plans, (r->n + 1) * sizeof *p) : NULL;
+    if (p)
+        r->plans = p;
+    if (rc == 0 && (!c || !p))
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    if (rc < 0) {
+        mcdc_run_plan_free(plan);
+        mcdc_run_config_free(cfg);
+        return rc;
+    }
+    r->cfgs[r->n] = cfg;
+    r->plans[r->n++] = plan;
+    *out = plan;
+    return 0;
 }
 
 static const char *val(const mcdc_run_table *t, mcdc_run_key k)
@@ -111,7 +155,7 @@ static int status(const mcdc_run_config *cfg)
         printf("%s: %s", t->table, mcdc_run_state_name(t->state));
         mcdc_offset end;
         int64_t batch = -1;
-        if (mcdc_finalize_checkpoint_last(&end, &batch, t->checkpoint) == 0) {
+        if (mcdc_checkpoint_read_last(&end, &batch, t->checkpoint) == 0) {
             printf(", batch %" PRId64 " ending ", batch);
             print_offset(&end);
         } else {
@@ -188,6 +232,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     ro.on_event = on_event;
     ro.metrics_listen = mcdc_cli_get(a, "metrics-listen");
+    ro.reload = reload;
+    reloader rl = { path, ctx->warehouse, ctx->warehouse_flag, NULL, NULL, 0 };
+    ro.payload = &rl;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -195,10 +242,12 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     mcdc_run_summary sum;
     int rc = mcdc_run_plan_run(plan, &ro, &sum);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     if (rc < 0) {
         exit_code = mcdc_cli_fail();
         goto done;
@@ -213,6 +262,12 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     if (sum.n_error)
         exit_code = mcdc_cli_exit_code(sum.first_error_rc);
+    for (size_t i = 0; i < rl.n; i++) {
+        mcdc_run_plan_free(rl.plans[i]);
+        mcdc_run_config_free(rl.cfgs[i]);
+    }
+    free(rl.plans);
+    free(rl.cfgs);
 done:
     mcdc_run_plan_free(plan);
     mcdc_run_config_free(cfg);

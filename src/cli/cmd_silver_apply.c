@@ -30,6 +30,8 @@ static const mcdc_opt opts[] = {
     { "granularity", 0, MCDC_OPT_VALUE, "minute|hour|day", "the verdict's period (default hour)" },
     { "target-file-rows", 0, MCDC_OPT_VALUE, "N", "rows per silver file (default 262144)" },
     { "format", 0, MCDC_OPT_VALUE, "text|json", "output format (default text)" },
+    { "mode", 0, MCDC_OPT_VALUE, "scd1|scd2", "scd1: the table as it is now (default); scd2: one row per version of a key" },
+    { "soft-deletes", 0, MCDC_OPT_SWITCH, NULL, "scd1: keep a deleted key, flagged _deleted with its delete's LSN and time" },
     { "allow-missing-bronze", 0, MCDC_OPT_SWITCH, NULL, "a --bronze that does not exist yet is no error: nothing is applied" },
     { 0 }
 };
@@ -118,6 +120,14 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     if (format && !json && strcmp(format, "text") != 0)
         return mcdc_cli_usage_error(a->cmd, "--format must be text or json, not '%s'", format);
     mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
+    const char *mode = mcdc_cli_get(a, "mode");
+    if (mode && !strcmp(mode, "scd2"))
+        o.mode = MCDC_SILVER_SCD2;
+    else if (mode && strcmp(mode, "scd1") != 0)
+        return mcdc_cli_usage_error(a->cmd, "--mode must be scd1 or scd2, not '%s'", mode);
+    o.soft_deletes = mcdc_cli_has(a, "soft-deletes");
+    if (o.soft_deletes && o.mode == MCDC_SILVER_SCD2)
+        return mcdc_cli_usage_error(a->cmd, "--soft-deletes is for --mode scd1: an scd2 table closes a deleted key's version");
     if (mcdc_cli_has(a, "granularity") &&
         mcdc_granularity_parse(&o.granularity, mcdc_cli_get(a, "granularity")) < 0)
         return mcdc_cli_fail();
@@ -231,8 +241,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         print_verdict(&b, &r.finalized_until, false);
         mcdc_buf_putc(&b, '\n');
     } else if (r.snapshot_open) {
-        mcdc_buf_printf(&b, "bronze %s has a chunked snapshot still open: nothing applied until "
-                        "its backfill completes; applied_lsn ", bronze);
+        mcdc_buf_printf(&b, "applied %s from %s version %lld while its chunked snapshot is "
+                        "open (the waves so far and the changes): %llu changed keys, %llu "
+                        "inserted, %llu updated, %llu deleted; the verdict is held until its "
+                        "backfill completes; applied_lsn ", silver, bronze,
+                        (long long)r.bronze_version, (unsigned long long)r.changed_keys,
+                        (unsigned long long)r.rows_inserted, (unsigned long long)r.rows_updated,
+                        (unsigned long long)r.rows_deleted);
         print_lsn(&b, r.has_applied_lsn, &r.applied_lsn, false);
         mcdc_buf_puts(&b, ", finalized_until ");
         print_verdict(&b, &r.finalized_until, false);

@@ -19,6 +19,7 @@ static const mcdc_opt opts[] = {
     {"rows-per-transaction", 0, MCDC_OPT_VALUE, "K", "changes per transaction (default 1)"},
     {"capture-every", 0, MCDC_OPT_VALUE, "DURATION", "run a capture cycle this often, and one at the end (default 5s; 'never' for none)"},
     {"realtime", 0, MCDC_OPT_SWITCH, NULL, "commit each transaction when the host clock reaches its time (workloads at once share the clock)"},
+    {"heartbeat", 0, MCDC_OPT_VALUE, "DURATION", "also beat the heartbeat of sql/heartbeat.sql this often (set up when absent), e.g. 10s"},
     {0},
 };
 
@@ -72,6 +73,11 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     o.seed = (uint64_t)seed;
     o.rows_per_transaction = (int)rows;
     o.realtime = mcdc_cli_has(a, "realtime");
+    if (mcdc_cli_get(a, "heartbeat")) {
+        if ((rc = mcdc_sim_cli_duration(a, "heartbeat", 0, &o.heartbeat_every_us))) return rc;
+        if (o.heartbeat_every_us <= 0)
+            return mcdc_cli_usage_error(a->cmd, "bad --heartbeat: the time between beats must be above zero");
+    }
     mcdc_sim *sim;
     if (mcdc_sim_open(&sim, a->pos[0], false, NULL) < 0) return mcdc_cli_fail();
     mcdc_sim_workload_result r;
@@ -86,6 +92,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
            (long long)r.n_transactions, (long long)r.n_inserts, (long long)r.n_updates, (long long)r.n_deletes,
            (long long)r.n_changes, (long long)r.n_scans, mcdc_time_format(t, r.end_us, 3, true), secs,
            secs > 0 ? (double)(r.n_inserts + r.n_updates + r.n_deletes) / secs : 0.0);
+    if (r.n_beats > 0) printf("%lld heartbeat beats (dbo.cdc_heartbeat)\n", (long long)r.n_beats);
     if (r.pending > 0)
         printf("%lld commits wait for a capture scan: run 'mssql-cdc sim capture %s'\n", (long long)r.pending,
                a->pos[0]);

@@ -40,13 +40,14 @@ static const mcdc_opt opts[] = {
     { "silver", 0, MCDC_OPT_VALUE, "NAME", "silver table applied after the batches (needs --control)" },
     { "keys", 0, MCDC_OPT_VALUE, "K1[,K2]", "silver's key columns (default: the capture instance's unique index)" },
     { "columns", 0, MCDC_OPT_VALUE, "'NAME [TYPE], ...'", "read only these captured columns, in this order, retyped where a TYPE is given" },
-    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone, columns)" },
+    { "schema-change", 0, MCDC_OPT_VALUE, "P", "at DDL on the source: classify (default: go on where the stream can follow) or fail (stop at any DDL, exit 5)" },
+    { "option", 0, MCDC_OPT_LIST, "KEY=VALUE", "source option (captureInstance, maxCommitsPerBatch, startingLsn, failOnDataLoss, includeCommandId, sourceTimeZone, columns, schemaChangePolicy, numPartitions)" },
     { 0 }
 };
 
 static const char *const known_options[] = {
     "captureInstance", "maxCommitsPerBatch", "startingLsn", "failOnDataLoss",
-    "includeCommandId", "sourceTimeZone", "columns", NULL
+    "includeCommandId", "sourceTimeZone", "columns", "schemaChangePolicy", "numPartitions", NULL
 };
 
 static mcdc_job *volatile running; /* the job a signal stops */
@@ -124,6 +125,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     const char *mcpb = mcdc_cli_get(a, "max-commits-per-batch");
     const char *start = mcdc_cli_get(a, "starting-lsn");
     const char *columns = mcdc_cli_get(a, "columns");
+    const char *policy = mcdc_cli_get(a, "schema-change");
     if ((rc = merge_setting(&columns, "columns", o, "columns")) < 0 ||
         (rc = merge_setting(&ci, "capture-instance", o, "captureInstance")) < 0 ||
         (rc = merge_setting(&mcpb, "max-commits-per-batch", o, "maxCommitsPerBatch")) < 0 ||
@@ -142,6 +144,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     so.checkpoint = mcdc_cli_get(a, "checkpoint");
     so.facts = mcdc_cli_get(a, "facts");
     so.progress_path = mcdc_cli_get(a, "progress");
+    if (mcdc_cli_local_path_check(a, "progress"))
+        return MCDC_EXIT_USAGE;
     so.bootstrap = mcdc_cli_has(a, "bootstrap");
     so.adopt = mcdc_cli_has(a, "adopt");
     if (mcdc_cli_get(a, "bootstrap-mode")) {
@@ -181,6 +185,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
             goto usage;
         so.starting_given = true;
     }
+    if (policy && strcmp(policy, "classify") && strcmp(policy, "fail")) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--schema-change %s: expected classify or fail",
+                                         policy);
+        goto done;
+    }
+    so.schema_change = policy && !strcmp(policy, "fail") ? MCDC_SCHEMA_CHANGE_FAIL
+                                                         : MCDC_SCHEMA_CHANGE_CLASSIFY;
     if (so.adopt && (so.bootstrap || so.starting_given)) {
         exit_code = mcdc_cli_usage_error(a->cmd, "--adopt and %s: pass one or the other "
                                          "(--adopt resumes where the table's owner left off)",
@@ -271,6 +282,17 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         so.facts_path = facts_path;
     }
 
+    long n_parts = 0;
+    const char *np = mcdc_options_get_str(o, "numPartitions", NULL);
+    if (np) {
+        char *end = NULL;
+        n_parts = strtol(np, &end, 10);
+        if (!*np || *end || n_parts < 1 || n_parts > 64) {
+            mcdc_error_set(MCDC_EINVAL, "numPartitions=%s: expected an integer from 1 to 64", np);
+            mcdc_error_hint("give the number of connections one batch is read over, e.g. --option numPartitions=4");
+            goto usage;
+        }
+    }
     const char *spec = mcdc_cli_get(a, "source");
     if (!spec)
         spec = getenv("MSSQL_CDC_SOURCE");
@@ -281,6 +303,8 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     if ((rc = mcdc_source_open(&src, spec)) < 0)
         goto usage; /* unknown scheme, bad connection string: exit 2; unreachable server: 3 */
+    if (n_parts && (rc = mcdc_source_set_partitions(src, (int)n_parts)) < 0)
+        goto usage;
     if (columns && (rc = mcdc_source_select_columns(&src, columns)) < 0)
         goto usage; /* a malformed list: exit 2; its names are checked with the source's */
     so.source = src;

@@ -7,8 +7,8 @@
  *
  * Order: a table with a natural order is printed in it, whatever its files hold: bronze
  * (mcdc.kind = bronze) in change order (_start_lsn, _command_id, _seqval, _operation),
- * silver (mcdc.silver.keys) by its keys; such a table's rows are held in memory to be
- * sorted (row_sort.h). Any other table streams file by file in path order. --columns
+ * silver (mcdc.silver.keys) by its keys (scd2: then _valid_from_lsn); such a table's
+ * rows are held in memory to be sorted (row_sort.h). Any other table streams file by file in path order. --columns
  * picks and orders the printed columns (a name unknown or given twice is exit 2 naming
  * it, before anything is read); --limit stops after N rows.
  *
@@ -194,6 +194,9 @@ static int plan_columns(plan *p, const mcdc_cli_args *a, const mcdc_delta_snapsh
         char *save = NULL;
         for (char *t = strtok_r(p->keys_copy, ",", &save); t && n_order < 64; t = strtok_r(NULL, ",", &save))
             order[n_order++] = t;
+        /* scd2: a key's versions in the order they were valid */
+        if (!strcmp(mcdc_delta_snapshot_config(snap, "mcdc.silver.mode", "scd1"), "scd2") && n_order < 64)
+            order[n_order++] = "_valid_from_lsn";
     }
     for (size_t k = 0; k < n_order; k++) {
         int f = mcdc_delta_schema_find(s, order[k]);

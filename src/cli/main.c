@@ -40,11 +40,19 @@ static void stderr_sink(mcdc_log_level level, const char *logger, const char *ms
     if (!strcmp(log_format, "json")) {
         fprintf(stderr, "{\"ts\":\"%s\",\"level\":\"%s\",\"logger\":\"", ts, mcdc_log_level_name(level));
         json_escape(stderr, logger);
+        if (mcdc_log_context()) {
+            fputs("\",\"table\":\"", stderr);
+            json_escape(stderr, mcdc_log_context());
+        }
         fputs("\",\"msg\":\"", stderr);
         json_escape(stderr, msg);
         fputs("\"}\n", stderr);
     } else {
-        fprintf(stderr, "%s %-5s %s: %s\n", ts, mcdc_log_level_name(level), logger, msg);
+        if (mcdc_log_context())
+            fprintf(stderr, "%s %-5s %s [%s]: %s\n", ts, mcdc_log_level_name(level), logger,
+                    mcdc_log_context(), msg);
+        else
+            fprintf(stderr, "%s %-5s %s: %s\n", ts, mcdc_log_level_name(level), logger, msg);
     }
     funlockfile(stderr);
 }

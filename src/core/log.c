@@ -2,7 +2,8 @@
  * core/log.c: the process-wide log sink, the level threshold and the rate limiter.
  *
  * Guarantees: never prints by itself; formatting happens only for messages that pass
- * the threshold; a message longer than 4 KiB is cut, never overflows.
+ * the threshold; a message longer than 4 KiB is cut, never overflows; a thread's context
+ * (the table it works for) is its own copy.
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -14,6 +15,17 @@
 static mcdc_log_sink sink_fn;       /* set before threads start */
 static void *sink_payload;
 static atomic_int threshold = MCDC_LOG_INFO;
+static _Thread_local char context[256]; /* this thread's table, "" when none */
+
+void mcdc_log_set_context(const char *ctx)
+{
+    snprintf(context, sizeof context, "%s", ctx ? ctx : "");
+}
+
+const char *mcdc_log_context(void)
+{
+    return context[0] ? context : NULL;
+}
 
 void mcdc_log_set_sink(mcdc_log_sink sink, void *payload)
 {

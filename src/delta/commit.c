@@ -500,8 +500,10 @@ int mcdc_delta_create(const char *path, const mcdc_schema *schema,
     char *logdir = mcdc_delta__join(path, "_delta_log");
     char uuid[37];
     mcdc_delta_action md = { .kind = MCDC_DELTA_ACTION_METADATA };
-    int rc = logdir ? mcdc_delta_schema_json_from_flat(&sj, schema)
-                    : mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    bool mapped = mcdc_delta__schema_needs_mapping(schema); /* colmap.c */
+    int rc = !logdir  ? mcdc_error_set(MCDC_ENOMEM, "out of memory")
+             : mapped ? mcdc_delta__schema_json_mapped(&sj, schema)
+                      : mcdc_delta_schema_json_from_flat(&sj, schema);
     if (rc < 0)
         goto done;
     md.u.metadata.id = mcdc_delta_uuid(uuid);
@@ -514,6 +516,13 @@ int mcdc_delta_create(const char *path, const mcdc_schema *schema,
         rc = mcdc_delta_map_set(&conf, configuration->kv[i].key, configuration->kv[i].value);
     if (rc == 0 && !mcdc_delta_map_get(&conf, "mcdc.schema_version", NULL))
         rc = mcdc_delta_map_set(&conf, "mcdc.schema_version", "1");
+    if (rc == 0 && mapped) {
+        char n[32];
+        snprintf(n, sizeof n, "%zu", schema->n_cols);
+        rc = mcdc_delta_map_set(&conf, "delta.columnMapping.mode", "name");
+        if (rc == 0)
+            rc = mcdc_delta_map_set(&conf, "delta.columnMapping.maxColumnId", n);
+    }
     md.u.metadata.configuration = conf;
     mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     o.operation = "CREATE TABLE";
@@ -521,10 +530,15 @@ int mcdc_delta_create(const char *path, const mcdc_schema *schema,
     if (rc == 0)
         rc = put_commit_info(&b, &o, -1, true, md.u.metadata.created_time);
     if (rc == 0)
-        rc = mcdc_buf_puts(&b, ntz ? "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
-                                     "\"readerFeatures\":[\"timestampNtz\"],"
-                                     "\"writerFeatures\":[\"timestampNtz\"]}}\n"
-                                   : "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n");
+        rc = mcdc_buf_puts(&b, ntz && mapped
+                                   ? "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
+                                     "\"readerFeatures\":[\"timestampNtz\",\"columnMapping\"],"
+                                     "\"writerFeatures\":[\"timestampNtz\",\"columnMapping\"]}}\n"
+                               : ntz ? "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
+                                       "\"readerFeatures\":[\"timestampNtz\"],"
+                                       "\"writerFeatures\":[\"timestampNtz\"]}}\n"
+                               : mapped ? "{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}\n"
+                                        : "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n");
     if (rc == 0)
         rc = mcdc_delta_action_to_json(&b, &md);
     if (rc == 0)
@@ -566,84 +580,24 @@ done:
 
 /* ---- schema evolution --------------------------------------------------------------- */
 
-typedef struct addcol_ctx {
-    const mcdc_schema *cols;
-} addcol_ctx;
-
-static int build_add_columns(const mcdc_delta_snapshot *snap, mcdc_delta_action **out,
-                             size_t *n_out, void *payload)
+static int build_nothing(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n_out,
+                         void *payload)
 {
-    addcol_ctx *c = payload;
+    (void)snap;
+    (void)payload;
     *out = NULL;
     *n_out = 0;
-    json_t *root = json_loads(snap->metadata.schema_string, 0, NULL);
-    json_t *fields = root ? json_object_get(root, "fields") : NULL;
-    if (!json_is_array(fields)) {
-        json_decref(root);
-        return mcdc_error_set(MCDC_ECORRUPT, "%s: schemaString is malformed", snap->table_path);
-    }
-    size_t added = 0;
-    int rc = 0;
-    char tname[48];
-    for (size_t i = 0; rc == 0 && i < c->cols->n_cols; i++) {
-        const mcdc_column *col = &c->cols->cols[i];
-        int at = mcdc_delta_schema_find(snap->schema, col->name);
-        if (at >= 0) {
-            const mcdc_delta_field *f = &snap->schema->fields[at];
-            if (f->type.kind != MCDC_DELTA_TYPE_PRIMITIVE || f->type.prim.type != col->type ||
-                f->type.prim.scale != col->scale || f->type.prim.precision != col->precision)
-                rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s exists with another type",
-                                    snap->table_path, col->name);
-            continue;
-        }
-        if (!col->nullable) {
-            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: new column %s must be nullable",
-                                snap->table_path, col->name);
-            break;
-        }
-        json_t *f = json_pack("{s:s,s:s,s:b,s:{}}", "name", col->name, "type",
-                              mcdc_type_name(tname, sizeof tname, col), "nullable", 1, "metadata");
-        if (!f || json_array_append_new(fields, f) < 0)
-            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
-        added++;
-    }
-    if (rc == 0 && added) {
-        char *js = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        mcdc_delta_action *a = calloc(1, sizeof *a);
-        if (!js || !a) {
-            free(js);
-            free(a);
-            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
-        } else {
-            /* a copy of the current metadata with the new schema */
-            mcdc_buf tmp = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
-            mcdc_delta_action cur = { .kind = MCDC_DELTA_ACTION_METADATA };
-            cur.u.metadata = snap->metadata;
-            cur.u.metadata.schema_string = js;
-            rc = mcdc_delta_action_to_json(&tmp, &cur);
-            if (rc == 0)
-                rc = mcdc_delta_action_parse(a, tmp.ptr, tmp.len);
-            mcdc_buf_dispose(&tmp);
-            free(js);
-            if (rc == 0) {
-                *out = a;
-                *n_out = 1;
-            } else {
-                mcdc_delta_action_clear(a);
-                free(a);
-            }
-        }
-    }
-    json_decref(root);
-    return rc;
+    return 0;
 }
 
 int mcdc_delta_add_columns(const char *path, const mcdc_schema *columns,
                            mcdc_delta_commit_result *result)
 {
-    addcol_ctx c = { columns };
+    mcdc_delta_evolution ev = MCDC_DELTA_EVOLUTION_INIT; /* evolve.c: (E1), (E4) */
+    ev.add = columns;
     mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     o.operation = "ADD COLUMNS";
     o.read_pred.op = MCDC_DELTA_PRED_NONE;
-    return mcdc_delta_commit(path, build_add_columns, &c, &o, result);
+    o.evolve = &ev;
+    return mcdc_delta_commit(path, build_nothing, NULL, &o, result);
 }

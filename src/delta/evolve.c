@@ -18,8 +18,8 @@
  *      those versions implied) unless the table supports typeWidening or
  *      typeWidening-preview already.
  * (E4) on a column-mapped table a new column gets delta.columnMapping.id (the table's
- *      delta.columnMapping.maxColumnId + 1, which is raised) and a physical name
- *      col-<uuid>.
+ *      delta.columnMapping.maxColumnId + 1, which is raised) and the physical name
+ *      mcdc_delta_physical_schema gives it (delta/colmap.c).
  * Design: PROTOCOL.md "Type Widening", "Column Mapping"; docs/decisions/0025.
  */
 #include <stdio.h>
@@ -274,8 +274,8 @@ static int make_plan(plan *p, const mcdc_delta_snapshot *snap, const mcdc_delta_
         }
         json_t *md = json_object();
         if (md && max_id >= 0) {
-            char phys[48], uuid[37];
-            snprintf(phys, sizeof phys, "col-%s", mcdc_delta_uuid(uuid));
+            char phys[48]; /* as mcdc_delta_physical_schema names it in the data files */
+            mcdc_delta__physical_name(phys, c->name);
             json_object_set_new(md, "delta.columnMapping.id", json_integer(++max_id));
             json_object_set_new(md, "delta.columnMapping.physicalName", json_string(phys));
             p->max_id = max_id;

@@ -188,6 +188,25 @@ int mcdc_delta__snapshot_private_latest(mcdc_delta_snapshot **s, const char *pat
 bool mcdc_delta__snapshot_unref(mcdc_delta_snapshot *s);
 
 
+/* ---- column mapping (colmap.c) ------------------------------------------------------ */
+
+/* Whether a column of @p s needs column mapping (mcdc_delta_name_needs_mapping). */
+bool mcdc_delta__schema_needs_mapping(const mcdc_schema *s);
+/* The physical name this library gives the logical column @p logical: "col-" + a
+ * UUID-shaped text of SHA-256 over the name (the same every time). */
+void mcdc_delta__physical_name(char out[48], const char *logical);
+/* The schemaString of a flat schema under column mapping: ids 1..n, physical names. */
+int mcdc_delta__schema_json_mapped(mcdc_buf *out, const mcdc_schema *flat);
+
+/* ---- variant values (variant.c) ---------------------------------------------------- */
+
+/* Append the JSON text of the Variant value @p value with its @p meta dictionary
+ * (Parquet VariantEncoding.md). MCDC_ECORRUPT for a malformed encoding (nothing is read
+ * past either buffer); MCDC_EUNSUPPORTED for a metadata version or primitive type this
+ * build does not know; MCDC_ENOMEM. */
+int mcdc_delta__variant_to_json(mcdc_buf *out, const uint8_t *meta, size_t meta_len,
+                                const uint8_t *value, size_t value_len);
+
 /* ---- schema evolution (evolve.c) ---------------------------------------------------- */
 
 /* Append to @p acts the metaData (and, for a first widening, the protocol) that apply

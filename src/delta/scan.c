@@ -370,6 +370,55 @@ static void widen_cell(mcdc_value *v, const mcdc_column *from, const mcdc_column
     }
 }
 
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The JSON text of a variant cell: the reader's {"metadata": "0x..", "value": "0x.."}
+ * decoded (delta/variant.c). A null value binary (a shredded variant) is refused. */
+static int unhex(uint8_t **out, size_t *n, json_t *s)
+{
+    const char *t = json_string_value(s);
+    size_t len = t ? strlen(t) : 0;
+    *out = NULL;
+    *n = 0;
+    if (!t || len < 2 || t[0] != '0' || (t[1] != 'x' && t[1] != 'X') || len % 2)
+        return mcdc_error_set(MCDC_ECORRUPT, "variant: metadata or value is not a binary");
+    uint8_t *b = malloc(len / 2 + 1);
+    if (!b)
+        return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+    for (size_t i = 2; i < len; i += 2) {
+        int hi = hexval(t[i]), lo = hexval(t[i + 1]);
+        if (hi < 0 || lo < 0) {
+            free(b);
+            return mcdc_error_set(MCDC_ECORRUPT, "variant: bad hex in a binary");
+        }
+        b[(i - 2) / 2] = (uint8_t)(hi * 16 + lo);
+    }
+    *out = b;
+    *n = (len - 2) / 2;
+    return 0;
+}
+
+static int variant_text(mcdc_buf *out, json_t *v)
+{
+    if (json_is_object(v) && json_is_null(json_object_get(v, "value")))
+        return mcdc_error_set(MCDC_EUNSUPPORTED, "variant: a shredded value (typed_value), "
+                              "which this build does not read");
+    uint8_t *m = NULL, *x = NULL;
+    size_t nm = 0, nx = 0;
+    int rc = unhex(&m, &nm, json_object_get(v, "metadata"));
+    if (rc == 0)
+        rc = unhex(&x, &nx, json_object_get(v, "value"));
+    if (rc == 0)
+        rc = mcdc_delta__variant_to_json(out, m, nm, x, nx);
+    free(m);
+    free(x);
+    return rc;
+}
+
 /* A nested value in the table's terms: struct fields under their logical names (found by
  * physical name under column mapping), in schema order, and a field the file's struct
  * lacks (written before the field was added) as null. */
@@ -378,6 +427,12 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
     if (!v || json_is_null(v))
         return json_incref(v);
     switch (t->kind) {
+    case MCDC_DELTA_TYPE_VARIANT: {
+        mcdc_buf b = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
+        json_t *r = variant_text(&b, v) == 0 ? json_loadb(b.ptr, b.len, JSON_DECODE_ANY, NULL) : NULL;
+        mcdc_buf_dispose(&b);
+        return r; /* NULL: the cell fails (rename_cell) */
+    }
     case MCDC_DELTA_TYPE_STRUCT: {
         if (!json_is_object(v))
             return json_incref(v);
@@ -429,8 +484,22 @@ static int rename_cell(mcdc_delta_scan *s, size_t i)
     if (!j)
         return mcdc_error_set(MCDC_ECORRUPT, "scan: nested value of column %s is not JSON",
                               s->schema->cols[i].name);
-    json_t *r = rename_nested(j, &s->snap->schema->fields[s->field[i]].type,
-                              s->snap->column_mapping != MCDC_DELTA_CM_NONE);
+    const mcdc_delta_type *t = &s->snap->schema->fields[s->field[i]].type;
+    if (t->kind == MCDC_DELTA_TYPE_VARIANT) { /* the decoded text as it is (decimals exact) */
+        mcdc_buf b = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
+        int rc = variant_text(&b, j);
+        json_decref(j);
+        if (rc == 0 && mcdc_buf_putc(&b, '\0') == 0) {
+            s->renamed[i] = mcdc_buf_detach(&b);
+            c->v.s.ptr = s->renamed[i];
+            c->v.s.len = strlen(s->renamed[i]);
+        }
+        mcdc_buf_dispose(&b);
+        if (rc < 0)
+            mcdc_error_prefix("column %s", s->schema->cols[i].name);
+        return rc;
+    }
+    json_t *r = rename_nested(j, t, s->snap->column_mapping != MCDC_DELTA_CM_NONE);
     json_decref(j);
     s->renamed[i] = r ? json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
     json_decref(r);

@@ -4,8 +4,8 @@
  * Parses structs, arrays, maps and the primitive types of value.h ("decimal(p, s)" with
  * or without the space), keeps each field's nullability and metadata, and pulls out the
  * column-mapping keys (delta.columnMapping.physicalName / .id) so readers can find a
- * column by its physical name or Parquet field id. Types this build cannot read
- * ("variant", "void", intervals) are refused by name. Writes the schemaString of a flat
+ * column by its physical name or Parquet field id. "variant" (the variantType feature) is
+ * a kind of its own; types this build cannot read ("void", intervals) are refused by name. Writes the schemaString of a flat
  * mcdc_schema for new tables. Design: reference/specs.md §1.3.
  */
 #include <stdlib.h>
@@ -81,6 +81,10 @@ static int parse_type(mcdc_delta_type *t, json_t *j, const char *where, int dept
     if (depth > MAX_DEPTH)
         return mcdc_error_set(MCDC_ECORRUPT, "schema %s: nested more than %d levels", where,
                               MAX_DEPTH);
+    if (json_is_string(j) && strcmp(json_string_value(j), "variant") == 0) {
+        t->kind = MCDC_DELTA_TYPE_VARIANT; /* variantType (PROTOCOL.md "Variant Data Type") */
+        return 0;
+    }
     if (json_is_string(j)) {
         const char *name = json_string_value(j);
         t->kind = MCDC_DELTA_TYPE_PRIMITIVE;
@@ -95,6 +99,10 @@ static int parse_type(mcdc_delta_type *t, json_t *j, const char *where, int dept
     const char *kind = json_string_value(json_object_get(j, "type"));
     if (!kind)
         return mcdc_error_set(MCDC_ECORRUPT, "schema %s: type object lacks \"type\"", where);
+    if (strcmp(kind, "variant") == 0) {
+        t->kind = MCDC_DELTA_TYPE_VARIANT;
+        return 0;
+    }
     if (strcmp(kind, "struct") == 0) {
         json_t *fields = json_object_get(j, "fields");
         if (!json_is_array(fields))
@@ -198,6 +206,8 @@ int mcdc_delta_type_to_json(mcdc_buf *b, const mcdc_delta_type *t)
     switch (t->kind) {
     case MCDC_DELTA_TYPE_PRIMITIVE:
         return mcdc_buf_printf(b, "\"%s\"", mcdc_type_name(name, sizeof name, &t->prim));
+    case MCDC_DELTA_TYPE_VARIANT:
+        return mcdc_buf_puts(b, "\"variant\"");
     case MCDC_DELTA_TYPE_ARRAY:
         rc = mcdc_buf_puts(b, "{\"type\":\"array\",\"elementType\":");
         if (!rc)
@@ -261,9 +271,10 @@ int mcdc_delta_schema_to_flat(mcdc_schema **out, const mcdc_delta_schema *s)
         if (f->type.kind != MCDC_DELTA_TYPE_PRIMITIVE) {
             mcdc_schema_free(flat);
             return mcdc_error_set(MCDC_EUNSUPPORTED, "schema: column %s is nested (%s)", f->name,
-                                  f->type.kind == MCDC_DELTA_TYPE_STRUCT  ? "struct"
-                                  : f->type.kind == MCDC_DELTA_TYPE_ARRAY ? "array"
-                                                                          : "map");
+                                  f->type.kind == MCDC_DELTA_TYPE_STRUCT    ? "struct"
+                                  : f->type.kind == MCDC_DELTA_TYPE_ARRAY   ? "array"
+                                  : f->type.kind == MCDC_DELTA_TYPE_VARIANT ? "variant"
+                                                                            : "map");
         }
         int rc = mcdc_schema_add(flat, f->name, f->type.prim.type, f->type.prim.precision,
                                  f->type.prim.scale, f->nullable);

@@ -305,7 +305,7 @@ static int apply_action(mcdc_delta_action *a, void *payload)
 
 static const char *const readable_features[] = {
     "columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck",
-    "typeWidening", "typeWidening-preview",
+    "typeWidening", "typeWidening-preview", "variantType", "variantType-preview",
 };
 
 /* Every delta.typeChanges entry of the schema (any depth) is a widening this build

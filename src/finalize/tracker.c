@@ -36,6 +36,7 @@ struct mcdc_tracker {
     mcdc_finalize_store  store;     /* immutable after start */
     mcdc_tracker_options opts;      /* immutable after start */
     char                 run_id[128];
+    char                 log_ctx[256];  /* the starter's log context, for the worker's lines */
     char                 table[256];/* for messages; "" when not given */
     pthread_t            thread;
     bool                 thread_joined; /* set by join/free, on the caller's thread */
@@ -184,6 +185,7 @@ static void apply(mcdc_tracker *t, const mcdc_offset *off, bool final, bool firs
 static void *worker(void *arg)
 {
     mcdc_tracker *t = arg;
+    mcdc_log_set_context(t->log_ctx);
     pthread_mutex_lock(&t->mu);
     for (;;) {
         while (!t->has_slot && !t->terminated && !t->abandon)
@@ -246,6 +248,7 @@ int mcdc_tracker_start(mcdc_tracker **out, const mcdc_finalize_store *store,
     if (o.table_name)
         snprintf(t->table, sizeof t->table, "%s", o.table_name);
     t->rl = (mcdc_ratelimit)MCDC_RATELIMIT_INIT(o.warn_interval_us);
+    snprintf(t->log_ctx, sizeof t->log_ctx, "%s", mcdc_log_context() ? mcdc_log_context() : "");
 
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

@@ -12,6 +12,9 @@
  *      wave's userMetadata (backfill.after_data_files before, backfill.after_bronze after);
  *   4. one snapshot_chunk facts row per chunk, txn{<app>#snapchunks.<S>, wave}
  *                                                                      backfill.after_chunk_facts
+ * Steps 3 and 4 of wave w run on the backfill's thread while steps 1 and 2 of wave w + 1 run
+ * on a read-ahead thread (backfill.read_ahead as it starts); at most one wave is read ahead,
+ * and only the backfill's thread commits, in wave order.
  * and after the last chunk the completion row (`bootstrap`, txn{<app>#events, 0})
  *                                                                      backfill.after_completion.
  * Resuming (invariants):
@@ -27,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -114,6 +118,7 @@ static int prepare(bf *b)
     s->o = (mcdc_stream_options)MCDC_STREAM_OPTIONS_INIT;
     s->o.source = o->source;
     s->o.capture_instance = o->capture_instance;
+    snprintf(s->ci, sizeof s->ci, "%s", o->capture_instance);
     s->o.target = o->target;
     s->o.target_path = o->target_path;
     s->o.facts = o->facts;
@@ -141,11 +146,29 @@ static int prepare(bf *b)
     return 0;
 }
 
+/* --isolation and the lock timeout of the snapshot reads, set on the source before any
+ * read (a source that cannot honour them refuses, nothing written). */
+static int read_settings(bf *b)
+{
+    const mcdc_backfill_options *o = b->o;
+    if (o->isolation == MCDC_ISOLATION_SOURCE && o->lock_timeout_ms < 0)
+        return 0;
+    if (o->isolation < MCDC_ISOLATION_SOURCE || o->isolation > MCDC_ISOLATION_SNAPSHOT)
+        return mcdc_error_set(MCDC_EINVAL, "backfill: isolation %d: not a level", o->isolation);
+    if (!o->source->ops->snapshot_reads) {
+        mcdc_error_set(MCDC_EUNSUPPORTED, "%s: this source has no isolation or lock timeout to set",
+                       o->source->description ? o->source->description : "source");
+        return mcdc_error_hint("drop --isolation and --lock-timeout for this source");
+    }
+    return o->source->ops->snapshot_reads(o->source, (mcdc_isolation)o->isolation, o->lock_timeout_ms);
+}
+
 static void release(bf *b)
 {
     mcdc_schema_free(b->s.captured);
     mcdc_schema_free(b->s.bronze_schema);
     mcdc_schema_free(b->s.bronze_missing);
+    mcdc_schema_free(b->s.bronze_widened);
     free(b->s.bronze_map);
     mcdc_schema_free(b->s.facts_schema);
     mcdc_snap__state_clear(&b->state);
@@ -440,12 +463,6 @@ static int commit_wave(bf *b, mcdc_delta_file *adds, size_t n_adds, const char *
             return rc;
         s->bronze_exists = true;
     }
-    if (s->bronze_missing) {
-        if ((rc = mcdc_stream__evolve_bronze(s)) < 0)
-            return rc;
-        mcdc_schema_free(s->bronze_missing);
-        s->bronze_missing = NULL;
-    }
     mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     co.operation = "WRITE";
     co.user_metadata = um;
@@ -454,7 +471,8 @@ static int commit_wave(bf *b, mcdc_delta_file *adds, size_t n_adds, const char *
     co.expect_key = "mcdc.owner";
     co.expect_value = s->family;
     mcdc_delta_commit_result res = { 0 };
-    rc = mcdc_delta_append(b->o->target_path, adds, n_adds, &co, &res);
+    /* bronze's new columns go into the commit of the rows written with them */
+    rc = mcdc_delta_append_evolving(b->o->target_path, adds, n_adds, s->bronze_schema, &co, &res);
     if (rc == MCDC_EALREADY || rc == MCDC_ECONFLICT)
         for (size_t i = 0; i < n_adds; i++)
             mcdc_datafile__remove(b->o->target_path, adds[i].path);
@@ -528,136 +546,167 @@ static int read_chunk(bf *b, int64_t idx, const mcdc_lsn *L, const mcdc_offset *
     return rc;
 }
 
-/* Read chunks [b->next, b->next + width) stamped L, commit them and their facts rows. */
-static int run_wave(bf *b, int64_t width, double *seconds)
+/* One wave read into data files, not committed yet. Filled by read_wave (on the read-ahead
+ * thread or the backfill's), then owned by commit_read on the backfill's thread. */
+typedef struct wave_read {
+    int64_t wave, first, width; /* wave number, its first chunk, its chunks */
+    mcdc_lsn L;                 /* the stamp, max_lsn before the read */
+    mcdc_offset Lo;             /* L with its commit time */
+    wave_chunk *wc;             /* width entries */
+    mcdc_delta_file *adds;      /* n_adds data files (chunks with rows) */
+    size_t n_adds;
+    int64_t rows;
+    int64_t t0_us;              /* monotonic start of the read */
+    double read_seconds;
+    int rc;                     /* the read's outcome */
+    mcdc_error err;             /* its error record (a thread's is its own) */
+} wave_read;
+
+/* Free a wave's read; @p remove also deletes its data files (read, never committed). */
+static void wave_read_clear(bf *b, wave_read *w, bool remove)
+{
+    for (size_t i = 0; i < w->n_adds; i++) {
+        if (remove)
+            mcdc_datafile__remove(b->o->target_path, w->adds[i].path);
+        mcdc_delta_file_clear(&w->adds[i]);
+    }
+    free(w->adds);
+    free(w->wc);
+    memset(w, 0, sizeof *w);
+}
+
+/* Read chunks [w->first, w->first + w->width) stamped L = max_lsn now into data files.
+ * Touches only the source, @p w and the table directory (no state of b it shares with a
+ * commit), so it may run beside commit_read of the wave before. */
+static int read_wave(bf *b, wave_read *w)
 {
     mcdc_stream *s = &b->s;
-    int64_t t0 = mcdc_time_mono_us();
-    mcdc_lsn L;
-    mcdc_offset Lo;
     char Ltxt[MCDC_LSN_STRLEN], Stxt[MCDC_LSN_STRLEN];
-    int rc = mcdc_stream__max_lsn(s, &L);
+    w->t0_us = mcdc_time_mono_us();
+    int rc = mcdc_stream__max_lsn(s, &w->L);
     if (rc < 0)
         return rc;
-    if (mcdc_lsn_cmp(&L, &b->snap) < 0) {
+    if (mcdc_lsn_cmp(&w->L, &b->snap) < 0) {
         mcdc_error_set(MCDC_ESOURCE, "%s: max_lsn %s is below the snapshot's LSN %s: the source "
                        "is behind the one the snapshot was opened on (a readable secondary?)",
                        s->o.source->description ? s->o.source->description : "source",
-                       mcdc_stream__lsn_text(Ltxt, &L), mcdc_stream__lsn_text(Stxt, &b->snap));
+                       mcdc_stream__lsn_text(Ltxt, &w->L), mcdc_stream__lsn_text(Stxt, &b->snap));
         return mcdc_error_hint("point --source at the primary, or wait until the secondary "
                                "caught up; nothing was written");
     }
-    if ((rc = mcdc_stream__offset_at(s, &L, &Lo)) < 0)
+    if ((rc = mcdc_stream__offset_at(s, &w->L, &w->Lo)) < 0)
         return rc;
-    if (b->next + width > (int64_t)b->n_chunks)
-        width = (int64_t)b->n_chunks - b->next;
-    wave_chunk *wc = calloc((size_t)width, sizeof *wc);
-    mcdc_delta_file *adds = calloc((size_t)width, sizeof *adds);
-    size_t n_adds = 0;
-    int64_t rows = 0;
-    if (!wc || !adds) {
-        free(wc);
-        free(adds);
+    w->wc = calloc((size_t)w->width, sizeof *w->wc);
+    w->adds = calloc((size_t)w->width, sizeof *w->adds);
+    if (!w->wc || !w->adds)
         return mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
-    }
-    for (int64_t i = 0; rc == 0 && i < width; i++) {
+    for (int64_t i = 0; rc == 0 && i < w->width; i++) {
         bool has = false;
-        rc = read_chunk(b, b->next + i, &L, &Lo, &wc[i], &adds[n_adds], &has);
+        rc = read_chunk(b, w->first + i, &w->L, &w->Lo, &w->wc[i], &w->adds[w->n_adds], &has);
         if (has)
-            n_adds++;
-        rows += wc[i].rows;
+            w->n_adds++;
+        w->rows += w->wc[i].rows;
     }
-    json_t *um = NULL;
-    char *umtxt = NULL;
-    mcdc_lsn pending_cl = mcdc_lsn_zero(); /* b->consistent once the wave is committed */
-    bool has_pending_cl = false;
-    if (rc == 0) {
-        char ts[MCDC_TIME_STRLEN] = "";
-        if (Lo.has_commit_ts)
-            mcdc_time_format(ts, Lo.commit_ts_us, 3, false);
-        json_t *chs = json_array();
-        mcdc_lsn wave_cl = mcdc_lsn_zero();
-        bool has_cl = false;
-        for (int64_t i = 0; chs && i < width; i++) {
-            json_t *c = json_array_get(b->chunks, (size_t)wc[i].idx);
-            char mx[MCDC_LSN_STRLEN], cl[MCDC_LSN_STRLEN];
-            json_t *e = json_pack("{s:I,s:O,s:O,s:I,s:s,s:f}", "chunk", (json_int_t)wc[i].idx, "lo",
-                                  json_array_get(c, 0), "hi", json_array_get(c, 1), "rows",
-                                  (json_int_t)wc[i].rows, "max_lsn",
-                                  mcdc_stream__lsn_text(mx, &wc[i].max_lsn), "read_seconds",
-                                  wc[i].seconds);
-            if (e && wc[i].has_consistent) {
-                json_object_set_new(e, "consistent_lsn",
-                                    json_string(mcdc_stream__lsn_text(cl, &wc[i].consistent)));
-                if (!has_cl || mcdc_lsn_cmp(&wc[i].consistent, &wave_cl) > 0)
-                    wave_cl = wc[i].consistent;
-                has_cl = true;
-            }
-            json_array_append_new(chs, e);
+    w->read_seconds = (double)(mcdc_time_mono_us() - w->t0_us) / 1e6;
+    return rc;
+}
+
+/* Commit a wave read: its data files with its userMetadata in one bronze commit, then its
+ * facts rows; then b's position moves past it. On failure its files are removed when they
+ * were not committed. */
+static int commit_read(bf *b, wave_read *w)
+{
+    char Ltxt[MCDC_LSN_STRLEN], Stxt[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN] = "";
+    if (w->Lo.has_commit_ts)
+        mcdc_time_format(ts, w->Lo.commit_ts_us, 3, false);
+    json_t *chs = json_array();
+    mcdc_lsn wave_cl = mcdc_lsn_zero();
+    bool has_cl = false;
+    for (int64_t i = 0; chs && i < w->width; i++) {
+        json_t *c = json_array_get(b->chunks, (size_t)w->wc[i].idx);
+        char mx[MCDC_LSN_STRLEN], cl[MCDC_LSN_STRLEN];
+        json_t *e = json_pack("{s:I,s:O,s:O,s:I,s:s,s:f}", "chunk", (json_int_t)w->wc[i].idx, "lo",
+                              json_array_get(c, 0), "hi", json_array_get(c, 1), "rows",
+                              (json_int_t)w->wc[i].rows, "max_lsn",
+                              mcdc_stream__lsn_text(mx, &w->wc[i].max_lsn), "read_seconds",
+                              w->wc[i].seconds);
+        if (e && w->wc[i].has_consistent) {
+            json_object_set_new(e, "consistent_lsn",
+                                json_string(mcdc_stream__lsn_text(cl, &w->wc[i].consistent)));
+            if (!has_cl || mcdc_lsn_cmp(&w->wc[i].consistent, &wave_cl) > 0)
+                wave_cl = w->wc[i].consistent;
+            has_cl = true;
         }
-        um = b->partial ? json_pack("{s:s,s:[OO]}", "range_id", b->range_id, "range", b->range_lo,
-                                    b->range_hi)
-                        : json_pack("{s:s}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->snap));
-        if (um && json_object_update_new(um, json_pack("{s:I,s:s,s:s,s:I,s:o}", "wave", (json_int_t)b->wave,
-                                                   "lsn", mcdc_stream__lsn_text(Ltxt, &L), "commit_ts",
-                                                   ts, "rows", (json_int_t)rows, "chunks", chs)) < 0) {
-            json_decref(um);
-            um = NULL;
-        }
-        if (um && has_cl) {
-            char cl[MCDC_LSN_STRLEN];
-            json_object_set_new(um, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &wave_cl)));
-            if (!b->has_consistent || mcdc_lsn_cmp(&wave_cl, &b->consistent) > 0)
-                pending_cl = wave_cl;
-            else
-                pending_cl = b->consistent;
-            has_pending_cl = true;
-        }
-        if (!um || !(umtxt = json_dumps(um, JSON_COMPACT | JSON_PRESERVE_ORDER)))
-            rc = mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
+        json_array_append_new(chs, e);
     }
+    json_t *um = b->partial ? json_pack("{s:s,s:[OO]}", "range_id", b->range_id, "range", b->range_lo,
+                                        b->range_hi)
+                            : json_pack("{s:s}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->snap));
+    if (um && json_object_update_new(um, json_pack("{s:I,s:s,s:s,s:I,s:o}", "wave", (json_int_t)w->wave,
+                                               "lsn", mcdc_stream__lsn_text(Ltxt, &w->L), "commit_ts",
+                                               ts, "rows", (json_int_t)w->rows, "chunks", chs)) < 0) {
+        json_decref(um);
+        um = NULL;
+    }
+    if (um && has_cl) {
+        char cl[MCDC_LSN_STRLEN];
+        json_object_set_new(um, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &wave_cl)));
+    }
+    char *umtxt = um ? json_dumps(um, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    int rc = umtxt ? 0 : mcdc_error_set(MCDC_ENOMEM, "backfill: out of memory");
     if (rc == 0) {
         mcdc_failpoint("backfill.after_data_files");
-        rc = commit_wave(b, adds, n_adds, umtxt, b->wave);
+        rc = commit_wave(b, w->adds, w->n_adds, umtxt, w->wave);
     } else {
-        for (size_t i = 0; i < n_adds; i++) /* read but not committed: not left behind */
-            mcdc_datafile__remove(b->o->target_path, adds[i].path);
+        for (size_t i = 0; i < w->n_adds; i++) /* read but not committed: not left behind */
+            mcdc_datafile__remove(b->o->target_path, w->adds[i].path);
     }
     if (rc == 0) {
         mcdc_failpoint("backfill.after_bronze");
-        rc = write_chunk_facts(b, um, b->wave);
+        rc = write_chunk_facts(b, um, w->wave);
     }
     if (rc == 0) {
         mcdc_failpoint("backfill.after_chunk_facts");
         b->st->run_waves++;
-        b->st->run_chunks += width;
-        b->st->run_rows += rows;
-        b->st->chunks_done += width;
-        b->st->rows_done += rows;
-        b->st->waves = b->wave + 1;
-        b->next += width;
-        b->wave++;
-        b->last_lsn = L;
+        b->st->run_chunks += w->width;
+        b->st->run_rows += w->rows;
+        b->st->chunks_done += w->width;
+        b->st->rows_done += w->rows;
+        b->st->waves = w->wave + 1;
+        b->next = w->first + w->width;
+        b->wave = w->wave + 1;
+        b->last_lsn = w->L;
         b->has_last_lsn = true;
-        if (has_pending_cl) {
-            b->consistent = pending_cl;
+        if (has_cl && (!b->has_consistent || mcdc_lsn_cmp(&wave_cl, &b->consistent) > 0)) {
+            b->consistent = wave_cl;
             b->has_consistent = true;
         }
     }
-    for (size_t i = 0; i < n_adds; i++)
-        mcdc_delta_file_clear(&adds[i]);
-    free(adds);
     json_decref(um);
     free(umtxt);
-    free(wc);
-    *seconds = (double)(mcdc_time_mono_us() - t0) / 1e6;
     return rc;
+}
+
+typedef struct read_ahead {
+    bf *b;
+    wave_read *w;
+} read_ahead;
+
+/* The read-ahead thread: one wave, its outcome and error record kept in the wave. */
+static void *read_ahead_main(void *arg)
+{
+    read_ahead *r = arg;
+    mcdc_failpoint("backfill.read_ahead");
+    r->w->rc = read_wave(r->b, r->w);
+    if (r->w->rc < 0)
+        r->w->err = *mcdc_error_last();
+    return NULL;
 }
 
 /* --min-headroom: wait until the stream's retention headroom (its newest batch's, less
  * the row's age) is at least the minimum, or until --max-seconds is spent (*go false). A
  * backfill must not push the stream into data loss. */
-static int wait_for_headroom(bf *b, int64_t t_start, bool *go)
+static int wait_for_headroom(bf *b, int64_t t_start, bool wait, bool *go)
 {
     *go = true;
     if (!b->o->min_headroom_us)
@@ -674,6 +723,10 @@ static int wait_for_headroom(bf *b, int64_t t_start, bool *go)
         if (has && left_s * 1e6 >= (double)b->o->min_headroom_us) {
             if (said)
                 mcdc_log(MCDC_LOG_INFO, LOGGER, "retention headroom back to %.0fs: going on", left_s);
+            return 0;
+        }
+        if (!wait) { /* no read ahead while it is low; the next wave waits for it */
+            *go = false;
             return 0;
         }
         if (!said) {
@@ -694,47 +747,115 @@ static int wait_for_headroom(bf *b, int64_t t_start, bool *go)
     }
 }
 
-/* Waves until every chunk of b->chunks is in bronze or a limit stops them. */
+/* May a wave start now (the limits, the headroom), and how many chunks: the width from the
+ * last read's pace. @p in_flight waves are read but not committed yet. */
+static int may_start(bf *b, int64_t t_start, int64_t first, int64_t in_flight, bool wait,
+                     double per_chunk, int64_t *width, bool *go)
+{
+    const mcdc_backfill_options *o = b->o;
+    *go = false;
+    if (first >= (int64_t)b->n_chunks)
+        return 0;
+    if (o->max_waves && b->st->run_waves + in_flight >= o->max_waves)
+        return 0;
+    if (o->max_us && mcdc_time_mono_us() - t_start >= o->max_us)
+        return 0;
+    int rc = wait_for_headroom(b, t_start, wait, go);
+    if (rc < 0 || !*go)
+        return rc;
+    int64_t elapsed = mcdc_time_mono_us() - t_start;
+    *width = 1;
+    if (b->st->run_waves + in_flight > 0 && o->target_wave_us > 0 && per_chunk > 0) {
+        double budget = (double)o->target_wave_us / 1e6;
+        if (o->max_us && (double)(o->max_us - elapsed) / 1e6 < budget)
+            budget = (double)(o->max_us - elapsed) / 1e6;
+        *width = (int64_t)(budget / per_chunk);
+        if (*width < 1) *width = 1;
+        if (*width > MAX_WAVE_CHUNKS) *width = MAX_WAVE_CHUNKS;
+    }
+    if (first + *width > (int64_t)b->n_chunks)
+        *width = (int64_t)b->n_chunks - first;
+    return 0;
+}
+
+/* Waves until every chunk of b->chunks is in bronze or a limit stops them. While a wave is
+ * committed (bronze, then its facts rows) on this thread, the next one is read on another
+ * (at most one reading and one committing): a crash leaves the read-ahead's data files
+ * uncommitted, as a crash during any read does, and the rerun reads that wave again. */
 static int run_waves(bf *b, int64_t t_start)
 {
     const mcdc_backfill_options *o = b->o;
     mcdc_backfill_status *out = b->st;
     int rc = 0;
-    int64_t width = 1;
     double per_chunk = 0;
-    while (rc == 0 && b->next < (int64_t)b->n_chunks) {
-        int64_t elapsed = mcdc_time_mono_us() - t_start;
-        if (o->max_waves && out->run_waves >= o->max_waves)
-            break;
-        if (o->max_us && elapsed >= o->max_us)
-            break;
-        bool go;
-        if ((rc = wait_for_headroom(b, t_start, &go)) < 0 || !go)
-            break;
-        elapsed = mcdc_time_mono_us() - t_start;
-        if (out->run_waves > 0 && o->target_wave_us > 0 && per_chunk > 0) {
-            double budget = (double)o->target_wave_us / 1e6;
-            if (o->max_us && (double)(o->max_us - elapsed) / 1e6 < budget)
-                budget = (double)(o->max_us - elapsed) / 1e6;
-            width = (int64_t)(budget / per_chunk);
-            if (width < 1) width = 1;
-            if (width > MAX_WAVE_CHUNKS) width = MAX_WAVE_CHUNKS;
+    wave_read cur, ahead;
+    memset(&cur, 0, sizeof cur);
+    memset(&ahead, 0, sizeof ahead);
+    bool have_cur = false;
+    for (;;) {
+        bool go = false;
+        int64_t width = 1;
+        if (!have_cur) {
+            if ((rc = may_start(b, t_start, b->next, 0, true, per_chunk, &width, &go)) < 0 || !go)
+                break;
+            cur.wave = b->wave;
+            cur.first = b->next;
+            cur.width = width;
+            if ((rc = read_wave(b, &cur)) < 0) {
+                wave_read_clear(b, &cur, true);
+                break;
+            }
+            have_cur = true;
         }
-        int64_t w = b->wave;
-        int64_t chunks_before = out->run_chunks, rows_before = out->run_rows;
-        double secs = 0;
-        if ((rc = run_wave(b, width, &secs)) < 0)
+        if (cur.width > 0 && cur.read_seconds > 0)
+            per_chunk = cur.read_seconds / (double)cur.width;
+        /* read the next wave while this one commits */
+        pthread_t th;
+        read_ahead ra = { b, &ahead };
+        bool reading = false;
+        if ((rc = may_start(b, t_start, cur.first + cur.width, 1, false, per_chunk, &width, &go)) < 0) {
+            wave_read_clear(b, &cur, true);
             break;
-        int64_t did = out->run_chunks - chunks_before;
-        per_chunk = did > 0 ? secs / (double)did : 0;
+        }
+        if (go) {
+            ahead.wave = cur.wave + 1;
+            ahead.first = cur.first + cur.width;
+            ahead.width = width;
+            if (pthread_create(&th, NULL, read_ahead_main, &ra) == 0)
+                reading = true;
+            else
+                memset(&ahead, 0, sizeof ahead); /* no thread: read after the commit */
+        }
+        int64_t w = cur.wave, rows = cur.rows, t0 = cur.t0_us;
+        rc = commit_read(b, &cur);
+        wave_read_clear(b, &cur, false);
+        have_cur = false;
+        if (reading) {
+            pthread_join(th, NULL);
+            if (rc == 0 && ahead.rc < 0) {
+                mcdc_error_set(ahead.err.code, "%s", ahead.err.message);
+                if (ahead.err.hint[0])
+                    mcdc_error_hint("%s", ahead.err.hint);
+                rc = ahead.rc;
+            }
+            if (rc < 0) {
+                wave_read_clear(b, &ahead, true);
+                break;
+            }
+            cur = ahead;
+            memset(&ahead, 0, sizeof ahead);
+            have_cur = true;
+        }
+        if (rc < 0)
+            break;
+        double secs = (double)(mcdc_time_mono_us() - t0) / 1e6;
+        double rate = secs > 0 ? (double)rows / secs : 0;
+        double left = per_chunk * (double)((int64_t)b->n_chunks - b->next);
         if (o->progress) {
-            double rate = secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0;
-            double left = per_chunk * (double)((int64_t)b->n_chunks - b->next);
             out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
             o->progress(out, w, rate, left, o->progress_payload);
         }
-        progress_line(b, w, secs > 0 ? (double)(out->run_rows - rows_before) / secs : 0,
-                      per_chunk * (double)((int64_t)b->n_chunks - b->next));
+        progress_line(b, w, rate, left);
     }
     return rc;
 }
@@ -926,7 +1047,7 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
     b.st = out;
     b.progress_fd = -1;
     int64_t t_start = mcdc_time_mono_us();
-    if ((rc = prepare(&b)) < 0)
+    if ((rc = prepare(&b)) < 0 || (rc = read_settings(&b)) < 0)
         goto done;
     if ((rc = reread_state(&b)) < 0)
         goto done;

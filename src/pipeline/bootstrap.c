@@ -169,7 +169,7 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
     x.snapshot = &S->lsn;
     x.has_snapshot_ts = S->has_commit_ts;
     x.snapshot_ts_us = S->commit_ts_us;
-    if ((rc = s->o.source->ops->snapshot(s->o.source, s->o.capture_instance, NULL, NULL,
+    if ((rc = s->o.source->ops->snapshot(s->o.source, s->ci, NULL, NULL,
                                          mcdc_stream__on_snapshot_row, &x)) < 0)
         goto done;
     int64_t rows = x.facts.rows;
@@ -177,7 +177,7 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
         char lsn[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN] = "";
         if (S->has_commit_ts)
             mcdc_time_format(ts, S->commit_ts_us, 3, false);
-        json_t *j = json_pack("{s:s,s:s,s:s,s:I}", "snapshot", s->o.capture_instance, "lsn",
+        json_t *j = json_pack("{s:s,s:s,s:s,s:I}", "snapshot", s->ci, "lsn",
                               mcdc_stream__lsn_text(lsn, &S->lsn), "commit_ts", ts, "rows", (json_int_t)rows);
         char *um = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(j);
@@ -194,7 +194,7 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
     mcdc_failpoint("stream.bootstrap.after_snapshot");
     s->res->n_snapshot_rows = rows;
     mcdc_log(MCDC_LOG_INFO, LOGGER, "bootstrap: %" PRId64 " rows of %s as of %s", rows,
-             s->o.capture_instance, mcdc_stream__lsn_text((char[MCDC_LSN_STRLEN]){ 0 }, &S->lsn));
+             s->ci, mcdc_stream__lsn_text((char[MCDC_LSN_STRLEN]){ 0 }, &S->lsn));
     rc = mcdc_stream__write_bootstrap_event(s, S, rows, true, started, (mcdc_time_mono_us() - t0) / 1000);
     if (rc == 0)
         mcdc_failpoint("stream.bootstrap.after_event");

@@ -504,6 +504,75 @@ int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches)
     return rc;
 }
 
+/* ---- reading without the lock (finalization, run --status) ------------------------------ */
+
+int mcdc_checkpoint_read_last(mcdc_offset *out, int64_t *batch_id, const char *base)
+{
+    MCDC_ASSERT_ARG(out && base);
+    /* the newest re-snapshot generation's checkpoint (pipeline/generation.c) */
+    mcdc_generation g;
+    char dir[4096];
+    int rc = mcdc_generation_read(&g, base);
+    if (rc < 0 || (rc = mcdc_generation_checkpoint(dir, sizeof dir, base, g.n)) < 0)
+        return rc;
+    if (!mcdc_fs_exists(dir))
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no such directory", dir);
+    char *p = path_join(dir, "commits");
+    if (!p)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    uint64_t *nums = NULL;
+    size_t n = 0;
+    rc = mcdc_fs_exists(p) ? mcdc_fs_list_numbered(&nums, &n, p) : 0;
+    free(p);
+    int64_t last = n ? (int64_t)nums[n - 1] : -1; /* sorted */
+    free(nums);
+    if (rc < 0)
+        return rc;
+    if (last < 0)
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no batch committed yet", dir);
+    /* the range of the newest finished batch (C2: a batch without its commit is replayed
+     * with exactly its range, so its end is not processed yet) */
+    mcdc_batch_range r;
+    if ((rc = read_range(&r, dir, last)) == MCDC_ENOTFOUND) {
+        char *q = path_batch(dir, "offsets", last);
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: missing, but batch %" PRId64 " finished",
+                            q ? q : dir, last);
+        free(q);
+    }
+    if (rc < 0)
+        return rc;
+    *out = r.end;
+    if (batch_id)
+        *batch_id = last;
+    return 0;
+}
+
+int mcdc_checkpoint_check_target(const char *dir, const char *table)
+{
+    MCDC_ASSERT_ARG(dir && table);
+    if (!mcdc_fs_exists(dir))
+        return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no such directory", dir);
+    char *p = path_join(dir, "metadata");
+    if (!p)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
+    json_t *j = NULL;
+    int rc = load_json(&j, p);
+    if (rc == MCDC_ENOTFOUND)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: missing: not a stream checkpoint", p);
+    const char *target = rc == 0 ? json_string_value(json_object_get(j, "target")) : NULL;
+    if (rc == 0 && !target) {
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: no \"target\": not a stream checkpoint's "
+                            "metadata", p);
+    } else if (rc == 0 && strcmp(target, table) != 0) {
+        rc = mcdc_error_set(MCDC_EINVAL, "checkpoint %s: belongs to target '%s', not '%s'", dir,
+                            target, table);
+        mcdc_error_hint("pass --table %s, or the checkpoint of %s's stream", target, table);
+    }
+    json_decref(j);
+    free(p);
+    return rc;
+}
+
 /* ---- open / close ---------------------------------------------------------------------- */
 
 int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,

@@ -22,7 +22,7 @@
 
 struct mcdc_datafile {
     mcdc_parquet_writer *w;     /* the open writer; NULL once closed */
-    mcdc_schema *schema;        /* copy */
+    mcdc_schema *schema;        /* the file's columns: physical names under column mapping */
     char        *table_path;    /* the table root */
     char        *name;          /* file name relative to the root */
     int64_t      rows;          /* rows added */
@@ -36,11 +36,19 @@ int mcdc_datafile__open(mcdc_datafile **out, const char *table_path, const mcdc_
     mcdc_delta_uuid(uuid);
     size_t nlen = strlen(uuid) + 40, plen = strlen(table_path) + nlen + 2;
     char *path = malloc(plen);
-    if (!f || !path || !(f->schema = mcdc_schema_copy(schema)) ||
-        !(f->table_path = strdup(table_path)) || !(f->name = malloc(nlen))) {
+    if (!f || !path || !(f->table_path = strdup(table_path)) || !(f->name = malloc(nlen))) {
         free(path);
         mcdc_datafile__discard(f);
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", table_path);
+    }
+    /* the file's columns: physical names and field ids under column mapping, so stats are
+     * keyed by physical name too (delta/colmap.c) */
+    int32_t *ids = NULL;
+    int rc = mcdc_delta_physical_schema(&f->schema, &ids, table_path, schema);
+    if (rc < 0) {
+        free(path);
+        mcdc_datafile__discard(f);
+        return rc;
     }
     snprintf(f->name, nlen, "part-00000-%s-c000.snappy.parquet", uuid);
     snprintf(path, plen, "%s/%s", table_path, f->name);
@@ -49,10 +57,12 @@ int mcdc_datafile__open(mcdc_datafile **out, const char *table_path, const mcdc_
      * encoding time (bench/stream); snappy still compresses repeated values. */
     mcdc_parquet_writer_options wo = MCDC_PARQUET_WRITER_OPTIONS_INIT;
     wo.dictionary = false;
-    int rc = mcdc_storage_mkdirs(table_path); /* a table's first file may come before its log */
+    wo.field_ids = ids;
+    rc = mcdc_storage_mkdirs(table_path); /* a table's first file may come before its log */
     if (rc == 0)
-        rc = mcdc_parquet_writer_open(&f->w, path, schema, &wo);
+        rc = mcdc_parquet_writer_open(&f->w, path, f->schema, &wo);
     free(path);
+    free(ids);
     if (rc < 0) {
         mcdc_datafile__discard(f);
         return rc;

@@ -125,6 +125,7 @@ int mcdc_stream__find_capture_instance(mcdc_stream *s)
     mcdc_capture_instance *a = NULL;
     size_t n = 0;
     s->source_table[0] = 0;
+    snprintf(s->ci, sizeof s->ci, "%s", s->o.capture_instance);
     if (!s->o.source->ops->capture_instances)
         return 0; /* a source that cannot list them: captured_columns is the check */
     int rc = s->o.source->ops->capture_instances(s->o.source, NULL, &a, &n);
@@ -135,9 +136,17 @@ int mcdc_stream__find_capture_instance(mcdc_stream *s)
         if (strcasecmp(a[i].name, s->o.capture_instance) == 0) {
             snprintf(s->source_table, sizeof s->source_table, "%s.%s", a[i].source_schema,
                      a[i].source_table);
+            snprintf(s->ci, sizeof s->ci, "%s", a[i].name);
             found = true;
         }
     }
+    /* disabled after a switch: its table's newest instance (ci_switch.c) */
+    if (!found && (rc = mcdc_stream__resolve_instance(s)) != MCDC_ENOTFOUND) {
+        mcdc_capture_instances_free(a, n);
+        return rc;
+    }
+    rc = 0;
+    mcdc_error_clear();
     if (!found) {
         mcdc_buf list = MCDC_BUF_INIT(1 << 16);
         for (size_t i = 0; i < n && rc == 0; i++)

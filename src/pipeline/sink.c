@@ -6,8 +6,9 @@
  * A batch is never held in memory: each row goes to the Parquet writer as the source
  * hands it over, and the facts are counted from the same rows (invariant 5). A batch
  * without rows opens no file and writes no bronze commit. Bronze's schema rules: captured
- * columns it lacks are added (nullable) before writing; columns it has that the capture
- * instance no longer captures are written NULL; a type change stops with MCDC_ESCHEMA.
+ * columns it lacks are added (nullable) and widened types widen (delta.enableTypeWidening
+ * only), both in the commit that adds the rows; columns it has that the capture instance
+ * no longer captures are written NULL; any other type change stops with MCDC_ESCHEMA.
  * Design: docs/architecture.md §3, §5; anchor-features §2.3-§2.5.
  */
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mcdc/failpoint.h"
 #include "mcdc/log.h"
@@ -132,6 +134,12 @@ int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const
     return rc;
 }
 
+static bool is_integer(mcdc_type_id t)
+{
+    return t == MCDC_TYPE_BYTE || t == MCDC_TYPE_SHORT || t == MCDC_TYPE_INT ||
+           t == MCDC_TYPE_LONG;
+}
+
 /* Bronze's write schema and the map from its columns to where values come from. When
  * bronze exists its schema rules: captured columns it lacks are added first; columns it
  * has that are no longer captured are written NULL. */
@@ -162,17 +170,50 @@ int mcdc_stream__prepare_bronze(mcdc_stream *s)
                 rc = mcdc_schema_add(missing, w->name, w->type, w->precision, w->scale, true);
                 continue;
             }
-            const mcdc_column *h = &have->cols[k];
-            if (h->type != w->type || (w->type == MCDC_TYPE_DECIMAL &&
-                                       (h->precision != w->precision || h->scale != w->scale))) {
-                char a[64], b[64];
-                rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s in bronze but the "
-                                    "capture instance %s gives %s", s->o.target, w->name,
-                                    mcdc_type_name(a, sizeof a, h),
-                                    s->o.capture_instance, mcdc_type_name(b, sizeof b, w));
-                mcdc_error_hint("a type change needs a decision: write to a new target, or "
-                                "change bronze's column type first");
+            mcdc_column *h = &have->cols[k];
+            if (mcdc_delta_type_same(h, w))
+                continue;
+            char a[64], b[64];
+            mcdc_type_name(a, sizeof a, h);
+            mcdc_type_name(b, sizeof b, w);
+            if (mcdc_delta_type_widens(h, w) && mcdc_stream__type_holds(h, w)) {
+                /* a widening: bronze's column widens in the batch's commit, where allowed */
+                if (strcasecmp(mcdc_delta_snapshot_config(snap, "delta.enableTypeWidening",
+                                                          "false"), "true") != 0) {
+                    rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s in bronze and %s in "
+                                        "the capture instance %s now: bronze does not have "
+                                        "delta.enableTypeWidening=true", s->o.target, w->name,
+                                        a, b, s->ci);
+                    mcdc_stream__schema_hint(s);
+                    break;
+                }
+                if (!s->bronze_widened && !(s->bronze_widened = mcdc_schema_new())) {
+                    rc = mcdc_error_set(MCDC_ENOMEM, "bronze schema: out of memory");
+                    break;
+                }
+                if (mcdc_schema_find(s->bronze_widened, h->name) < 0 &&
+                    (rc = mcdc_schema_add(s->bronze_widened, h->name, h->type, h->precision,
+                                          h->scale, true)) < 0)
+                    break;
+                h->type = w->type;
+                h->precision = w->precision;
+                h->scale = w->scale;
+                continue;
             }
+            /* a narrower type that bronze's column holds as it is (integers; decimals of
+             * one scale) */
+            bool same_repr = (is_integer(h->type) && is_integer(w->type)) ||
+                             (h->type == w->type &&
+                              (h->type != MCDC_TYPE_DECIMAL || h->scale == w->scale));
+            if (mcdc_stream__type_holds(w, h) && same_repr)
+                continue;
+            rc = mcdc_error_set(MCDC_ESCHEMA, "%s: column %s is %s in bronze but the capture "
+                                "instance %s gives %s, which %s cannot hold", s->o.target,
+                                w->name, a, s->ci, b, a);
+            mcdc_error_hint("nothing was read or written; the stream cannot go on through this "
+                            "change: stream the table to a new --target with a new --checkpoint "
+                            "and --app-id (with --bootstrap), or capture the column again in a "
+                            "new capture instance (docs/guides/schema-changes.md)");
         }
         for (size_t i = 0; i < missing->n_cols && rc == 0; i++) {
             const mcdc_column *c = &missing->cols[i]; /* added by the run, before writing */
@@ -221,20 +262,6 @@ int mcdc_stream__prepare_bronze(mcdc_stream *s)
 done:
     mcdc_delta_snapshot_free(snap);
     mcdc_schema_free(want);
-    return rc;
-}
-
-int mcdc_stream__evolve_bronze(mcdc_stream *s)
-{
-    if (!s->bronze_missing)
-        return 0;
-    mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: adding %zu column(s) the capture instance captures",
-             s->o.target, s->bronze_missing->n_cols);
-    int rc = mcdc_delta_add_columns(s->o.target_path, s->bronze_missing, NULL);
-    if (rc == 0) {
-        mcdc_schema_free(s->bronze_missing);
-        s->bronze_missing = NULL;
-    }
     return rc;
 }
 
@@ -306,7 +333,18 @@ void mcdc_stream__facts_rows_clear(facts_rows *f)
         free(f->detail[i]);
 }
 
-/* What a batch measured beyond its facts. */
+bool mcdc_stream__headroom_hours(double *out, const batch_metrics *m, const mcdc_batch_range *r,
+                                 const mcdc_batch_facts *bf)
+{
+    if (!m->has_watermark)
+        return false;
+    int64_t ref = r->end.has_commit_ts ? r->end.commit_ts_us
+                                        : (bf->rows > 0 ? bf->max_commit_ts_us : INT64_MIN);
+    if (ref == INT64_MIN)
+        return false;
+    *out = round((double)(ref - m->watermark_ts_us) / 3600e6 * 100.0) / 100.0;
+    return true;
+}
 
 /* The batch's own row, in slot 0 (reserved when the batch started). */
 void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
@@ -340,14 +378,11 @@ void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
     fset_str(v, MCDC_FACTS_END_LSN, mcdc_stream__lsn_text(t[2], &r->end.lsn));
     if (r->end.has_commit_ts)
         fset_i64(v, MCDC_FACTS_END_COMMIT_TS, r->end.commit_ts_us);
-    if (m->has_watermark) {
+    if (m->has_watermark)
         fset_i64(v, MCDC_FACTS_RETENTION_WATERMARK_TS, m->watermark_ts_us);
-        int64_t ref = r->end.has_commit_ts ? r->end.commit_ts_us
-                                            : (bf->rows > 0 ? bf->max_commit_ts_us : INT64_MIN);
-        if (ref != INT64_MIN)
-            fset_dbl(v, MCDC_FACTS_RETENTION_HEADROOM_HOURS,
-                     round((double)(ref - m->watermark_ts_us) / 3600e6 * 100.0) / 100.0);
-    }
+    double headroom;
+    if (mcdc_stream__headroom_hours(&headroom, m, r, bf))
+        fset_dbl(v, MCDC_FACTS_RETENTION_HEADROOM_HOURS, headroom);
     if (m->has_source_max) {
         fset_i64(v, MCDC_FACTS_SOURCE_MAX_COMMIT_TS, m->source_max_ts_us);
         if (m->has_server_now)
@@ -447,6 +482,21 @@ int mcdc_stream__add_start_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
     return 0;
 }
 
+int mcdc_stream__add_text_event_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
+                                    const char *event, const mcdc_offset *at, const char *detail)
+{
+    int idx, rc;
+    if ((rc = fset_event_row(f, s, batch_id, event, &idx)) < 0)
+        return rc;
+    mcdc_value *v = f->v[idx];
+    fset_point(v, f->text[idx][0], at);
+    if (!(f->detail[idx] = strdup(detail ? detail : "")))
+        return mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
+    fset_str(v, MCDC_FACTS_DETAIL, f->detail[idx]);
+    fset_str(v, MCDC_FACTS_TARGET, s->o.target);
+    return 0;
+}
+
 /* Write the rows as one facts commit with txn{app_id, version}. */
 int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id, int64_t version,
                        int64_t *out_version)
@@ -527,8 +577,8 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
         v->is_null = false;
         switch (s->bronze_map[i]) {
         case BCOL_CI:
-            v->v.s.ptr = s->o.capture_instance;
-            v->v.s.len = strlen(s->o.capture_instance);
+            v->v.s.ptr = s->ci;
+            v->v.s.len = strlen(s->ci);
             break;
         case BCOL_START:
             v->v.s.ptr = x->start_text;
@@ -679,9 +729,12 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, 
     co.expect_key = "mcdc.owner"; /* (O3): only while the table is still this stream's */
     co.expect_value = s->family;
     mcdc_delta_commit_result res = { 0 };
-    rc = mcdc_delta_append(s->o.target_path, &add, 1, &co, &res);
-    if (rc == MCDC_EALREADY || rc == MCDC_ECONFLICT)
+    /* bronze's schema evolves in the commit that adds the rows written with it */
+    rc = mcdc_delta_append_evolving(s->o.target_path, &add, 1, s->bronze_schema, &co, &res);
+    if (rc == MCDC_EALREADY || rc == MCDC_ECONFLICT || rc == MCDC_ESCHEMA)
         mcdc_datafile__remove(s->o.target_path, add.path);
+    if (rc == MCDC_ESCHEMA)
+        mcdc_stream__schema_hint(s);
     if (rc == MCDC_ECONFLICT && mcdc_stream__owner_changed(s)) {
         rc = mcdc_stream__owner_lost(s); /* (O3) */
     } else if (rc == MCDC_ECONFLICT && r) {

@@ -48,7 +48,7 @@ int mcdc_stream__snapshot_open(mcdc_stream *s, mcdc_offset *S)
     mcdc_snap__state_clear(&st);
 
     snap_keydef k;
-    if ((rc = mcdc_snap__keydef(&k, s->o.source, s->o.capture_instance, s->captured)) < 0)
+    if ((rc = mcdc_snap__keydef(&k, s->o.source, s->ci, s->captured)) < 0)
         return rc;
     mcdc_lsn M;
     bool before = false;
@@ -64,7 +64,7 @@ int mcdc_stream__snapshot_open(mcdc_stream *s, mcdc_offset *S)
     } else if ((rc = mcdc_stream__max_lsn(s, &M)) < 0 || (rc = mcdc_stream__offset_at(s, &M, S)) < 0) {
         goto done;
     }
-    if ((rc = mcdc_snap__extent(s->o.source, s->o.capture_instance, &k, &extent)) < 0)
+    if ((rc = mcdc_snap__extent(s->o.source, s->ci, &k, &extent)) < 0)
         goto done;
     detail = json_pack("{s:s,s:s,s:I,s:n,s:n,s:o,s:O}", "mode", "chunked", "kind", "bootstrap",
                        "generation", (json_int_t)0, "lost_from_ts", "lost_to_ts", "keys",
@@ -101,7 +101,7 @@ int mcdc_stream__snapshot_open(mcdc_stream *s, mcdc_offset *S)
         *S = st.S;
         char l[MCDC_LSN_STRLEN];
         mcdc_log(MCDC_LOG_INFO, LOGGER, "bootstrap: opened a chunked snapshot of %s at %s; "
-                 "run `mssql-cdc backfill` to read its rows", s->o.capture_instance,
+                 "run `mssql-cdc backfill` to read its rows", s->ci,
                  mcdc_stream__lsn_text(l, &S->lsn));
     }
     mcdc_snap__state_clear(&st);

@@ -24,6 +24,7 @@
  * the stream family with no bootstrap/resnapshot row at or above its S.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,6 +301,79 @@ int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_pat
     out->snapshot = st.S.lsn;
     out->chunks_done = (int64_t)st.n_chunks;
     out->chunks_total = (int64_t)json_array_size(json_object_get(st.plan, "chunks"));
+    snprintf(out->app_id, sizeof out->app_id, "%s", st.app_id ? st.app_id : "");
+    mcdc_snap__state_clear(&st);
+    return 0;
+}
+
+int mcdc_chunked_snapshot_plan(char **out, const char *facts_path, const char *target)
+{
+    *out = NULL;
+    snap_state st;
+    int rc = mcdc_snap__state_read(&st, facts_path, target, NULL);
+    if (rc < 0)
+        return rc;
+    json_t *ch = json_object_get(st.plan, "chunks");
+    if (json_is_array(ch) && !(*out = json_dumps(ch, JSON_COMPACT)))
+        rc = mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
+    mcdc_snap__state_clear(&st);
+    return rc;
+}
+
+int mcdc_chunked_snapshot_last_chunk(const char *facts_path, const char *target, int64_t wave,
+                                     int64_t *out)
+{
+    *out = -1;
+    snap_state st;
+    int rc = mcdc_snap__state_read(&st, facts_path, target, NULL);
+    if (rc < 0)
+        return rc;
+    bool seen = false;
+    for (size_t i = 0; i < st.n_chunks; i++) {
+        if (st.chunks[i].wave == wave)
+            seen = true;
+        if (st.chunks[i].wave <= wave && st.chunks[i].chunk > *out)
+            *out = st.chunks[i].chunk;
+    }
+    if (!seen)
+        *out = -1;
+    mcdc_snap__state_clear(&st);
+    return 0;
+}
+
+static int cmp_chunk(const void *a, const void *b)
+{
+    const mcdc_snapshot_chunk_fact *x = a, *y = b;
+    return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+int mcdc_chunked_snapshot_chunks(mcdc_chunked_snapshot *out, mcdc_snapshot_chunk_fact **chunks,
+                                 size_t *n_chunks, const char *facts_path, const char *target)
+{
+    memset(out, 0, sizeof *out);
+    *chunks = NULL;
+    *n_chunks = 0;
+    snap_state st;
+    int rc = mcdc_snap__state_read(&st, facts_path, target, NULL);
+    if (rc < 0)
+        return rc;
+    out->found = st.has_open;
+    out->is_open = st.has_open && !st.completed;
+    out->snapshot = st.S.lsn;
+    out->chunks_done = (int64_t)st.n_chunks;
+    out->chunks_total = (int64_t)json_array_size(json_object_get(st.plan, "chunks"));
+    if (st.n_chunks) {
+        mcdc_snapshot_chunk_fact *c = malloc(st.n_chunks * sizeof *c);
+        if (!c) {
+            mcdc_snap__state_clear(&st);
+            return mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
+        }
+        for (size_t i = 0; i < st.n_chunks; i++)
+            c[i] = (mcdc_snapshot_chunk_fact){ st.chunks[i].chunk, st.chunks[i].wave, st.chunks[i].rows };
+        qsort(c, st.n_chunks, sizeof *c, cmp_chunk);
+        *chunks = c;
+        *n_chunks = st.n_chunks;
+    }
     mcdc_snap__state_clear(&st);
     return 0;
 }

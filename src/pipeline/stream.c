@@ -151,7 +151,7 @@ int mcdc_stream__max_lsn(mcdc_stream *s, mcdc_lsn *out)
 
 static int src_min_lsn(mcdc_stream *s, mcdc_lsn *out)
 {
-    return s->o.source->ops->min_lsn(s->o.source, s->o.capture_instance, out);
+    return s->o.source->ops->min_lsn(s->o.source, s->ci, out);
 }
 
 int mcdc_stream__before_instance_start(mcdc_stream *s, mcdc_lsn *out, bool *found)
@@ -166,7 +166,7 @@ int mcdc_stream__before_instance_start(mcdc_stream *s, mcdc_lsn *out, bool *foun
     if ((rc = s->o.source->ops->capture_instances(s->o.source, NULL, &a, &n)) < 0)
         return rc;
     for (size_t i = 0; i < n && !*found; i++) {
-        if (strcasecmp(a[i].name, s->o.capture_instance) != 0 ||
+        if (strcasecmp(a[i].name, s->ci) != 0 ||
             mcdc_lsn_is_zero(&a[i].enable_lsn))
             continue;
         if ((rc = mcdc_lsn_decrement(out, &a[i].enable_lsn)) < 0)
@@ -218,8 +218,8 @@ static int progress_json(mcdc_buf *b, mcdc_stream *s, const mcdc_stream_progress
                              ts, p->batch_id, p->num_input_rows, rate, plan_ms, wal_ms, add_ms,
                              commit_ms, p->duration_ms);
     if (rc == 0) {
-        char desc[256];
-        snprintf(desc, sizeof desc, "mssql-cdc[%s]", s->o.capture_instance);
+        char desc[300];
+        snprintf(desc, sizeof desc, "mssql-cdc[%s]", s->ci);
         rc = mcdc_json_quote(b, desc, strlen(desc));
     }
     if (rc == 0)
@@ -255,7 +255,7 @@ static int data_loss_error(mcdc_stream *s, const mcdc_offset *after_off, const m
     mcdc_lsn_increment(&from, after);
     mcdc_lsn_decrement(&to, min);
     mcdc_error_set(MCDC_EDATALOSS, "%s: change data from %s to %s is gone (min_lsn is now %s): "
-                   "purged by CDC cleanup%s", s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
+                   "purged by CDC cleanup%s", s->ci, mcdc_stream__lsn_text(a, &from),
                    mcdc_stream__lsn_text(b, &to), mcdc_stream__lsn_text(c, min),
                    during_read ? " while the batch was read" : " before it was read");
     return mcdc_error_hint("recover by itself with --on-data-loss resnapshot (a new snapshot "
@@ -277,14 +277,14 @@ static int source_behind_error(mcdc_stream *s, const mcdc_offset *at, const mcdc
     mcdc_time_format(t1, at->commit_ts_us, 3, false);
     if (max)
         mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: max_lsn is %s, below %s "
-                       "(committed %s) that the stream already read up to", s->o.capture_instance,
+                       "(committed %s) that the stream already read up to", s->ci,
                        mcdc_lsn_format(b, max), a, t1);
     else if (gone)
         mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: no commit has LSN %s any "
-                       "more, which the stream read as committed %s", s->o.capture_instance, a, t1);
+                       "more, which the stream read as committed %s", s->ci, a, t1);
     else
         mcdc_error_set(MCDC_ESOURCE, "%s: the source went backwards: LSN %s is committed %s "
-                       "now, but the stream read it as committed %s", s->o.capture_instance, a,
+                       "now, but the stream read it as committed %s", s->ci, a,
                        mcdc_time_format(t2, *now_ts, 3, false), t1);
     return mcdc_error_hint("nothing was written; the source was restored or failed over to a "
                            "replica that lags, and the commits after %s may never come back: "
@@ -390,8 +390,15 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     mcdc_batch_facts bf = MCDC_BATCH_FACTS_INIT;
     facts_rows fr = { .n = 1 }; /* slot 0: the batch row, filled at the end */
     read_ctx x;
-    int rc = mcdc_stream__read_init(&x, s);
-    if (rc < 0)
+    int rc;
+    /* a replay meets its range's DDL again (its plan was an earlier run's) */
+    if (replay && mcdc_lsn_cmp(&r->start.lsn, &r->end.lsn) < 0) {
+        mcdc_lsn upto = r->end.lsn; /* recorded ranges never straddle a switch */
+        if ((rc = mcdc_stream__plan_instance(s, &r->start.lsn, &upto, N)) < 0 ||
+            (rc = mcdc_stream__plan_ddl(s, &r->start.lsn, &r->end.lsn, N)) < 0)
+            return rc;
+    }
+    if ((rc = mcdc_stream__read_init(&x, s)) < 0)
         return rc;
     int64_t bronze_version = -1, facts_version = -1;
     /* the batch's gap (failOnDataLoss=false): one data_skipped row, inside the batch, however
@@ -461,13 +468,13 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                 mcdc_lsn_decrement(&read_after, &g.to);
             from = g.to;
             mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: changes purged before they were read; skipped "
-                     "ahead (failOnDataLoss=false)", s->o.capture_instance);
+                     "ahead (failOnDataLoss=false)", s->ci);
         }
         int64_t tr = mcdc_time_mono_us();
         x.batch_id = N;
         /* a range (L, L] (the start of a stream at latest) holds nothing: no read */
         if (mcdc_lsn_cmp(&read_after, &r->end.lsn) < 0)
-            rc = s->o.source->ops->read_changes(s->o.source, s->o.capture_instance, &read_after,
+            rc = s->o.source->ops->read_changes(s->o.source, s->ci, &read_after,
                                                 &r->end.lsn, mcdc_stream__on_change, &x);
         if (rc < 0)
             goto done;
@@ -514,7 +521,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         if (mid_read_loss) {
             mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: CDC cleanup moved min_lsn past the start of "
                      "batch %" PRId64 " while it was read: changes may be missing "
-                     "(failOnDataLoss=false; recorded as data_skipped)", s->o.capture_instance, N);
+                     "(failOnDataLoss=false; recorded as data_skipped)", s->ci, N);
         }
         if (x.df) {
             mcdc_buf um = MCDC_BUF_INIT(1 << 16);
@@ -533,6 +540,9 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     }
 
     if (g.has && (rc = mcdc_stream__add_skip_row(&fr, s, N, &g.from, &g.to, r, g.certain)) < 0)
+        goto done;
+    if ((rc = mcdc_stream__add_switch_row(&fr, s, N)) < 0 ||
+        (rc = mcdc_stream__add_ddl_rows(&fr, s, N)) < 0)
         goto done;
     /* (L, L]: where a stream started at latest begins; only such a batch has start = end */
     if (mcdc_lsn_cmp(&r->start.lsn, &r->end.lsn) == 0 &&
@@ -565,7 +575,9 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                                .replayed = replay, .has_end = true, .start = r->start,
                                .end = r->end, .has_latest = s->has_latest, .latest = s->latest,
                                .duration_ms = (mcdc_time_mono_us() - t0) / 1000 +
-                                              s->plan_ms + s->wal_ms };
+                                              s->plan_ms + s->wal_ms,
+                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0 };
+    p.has_headroom = mcdc_stream__headroom_hours(&p.headroom_hours, &m, r, &bf);
     mcdc_buf js = MCDC_BUF_INIT(1 << 16);
     if (progress_json(&js, s, &p, s->plan_ms, s->wal_ms, add_ms,
                       (mcdc_time_mono_us() - tc) / 1000) == 0)
@@ -613,6 +625,9 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
         upto = *cap;
     if (mcdc_lsn_cmp(&upto, &after->lsn) <= 0)
         return 0;
+    /* the instance this batch reads; a newer one's start cuts the range (ci_switch.c) */
+    if ((rc = mcdc_stream__plan_instance(s, &after->lsn, &upto, batch_id)) < 0)
+        return rc;
     memset(out, 0, sizeof *out);
     out->batch_id = batch_id;
     out->start = *after;
@@ -659,9 +674,12 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
         mcdc_lsn_decrement(&last, &out->skip_to);
         mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: changes from %s to %s were purged before they were "
                  "read; skipping them (failOnDataLoss=false), recorded as data_skipped in batch %"
-                 PRId64, s->o.capture_instance, mcdc_stream__lsn_text(a, &from),
+                 PRId64, s->ci, mcdc_stream__lsn_text(a, &from),
                  mcdc_stream__lsn_text(b, &last), batch_id);
     }
+    /* DDL in the range: classified (or refused) before anything is recorded or read */
+    if ((rc = mcdc_stream__plan_ddl(s, &after->lsn, &out->end.lsn, batch_id)) < 0)
+        return rc;
     out->planned_at_us = mcdc_time_now_us();
     *has = true;
     return 0;
@@ -736,6 +754,8 @@ int mcdc_stream_new(mcdc_stream **out, const mcdc_stream_options *opts)
     else
         mcdc_delta_uuid(s->run_id);
     s->progress_fd = -1;
+    s->ddl_batch = -1;
+    s->switch_batch = -1;
     *out = s;
     return 0;
 }
@@ -771,10 +791,14 @@ static void release_run_state(mcdc_stream *s)
     s->bronze_schema = NULL;
     mcdc_schema_free(s->bronze_missing);
     s->bronze_missing = NULL;
+    mcdc_schema_free(s->bronze_widened);
+    s->bronze_widened = NULL;
     free(s->bronze_map);
     s->bronze_map = NULL;
     mcdc_schema_free(s->facts_schema);
     s->facts_schema = NULL;
+    mcdc_stream__ddl_clear(s);
+    mcdc_stream__switch_clear(s);
     free(s->facts_app_id);
     s->facts_app_id = NULL;
     s->checked = s->opened = false;
@@ -834,7 +858,7 @@ static int initial_offset(mcdc_stream *s, mcdc_offset *out, bool *ready)
             return rc;
         if (mcdc_lsn_is_zero(&min)) {
             mcdc_log(MCDC_LOG_INFO, LOGGER, "%s: min_lsn is 0x00: capture has not processed "
-                     "the capture instance yet; nothing to read", s->o.capture_instance);
+                     "the capture instance yet; nothing to read", s->ci);
             return 0;
         }
         if ((rc = mcdc_lsn_decrement(&l, &min)) < 0)
@@ -1147,7 +1171,7 @@ int mcdc_stream_check(mcdc_stream *s)
     if ((rc = mcdc_checkpoint_peek(s->o.checkpoint, &ck_exists, &ck_batches)) < 0)
         goto fail;
     if ((rc = mcdc_stream__find_capture_instance(s)) < 0 ||
-        (rc = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance,
+        (rc = s->o.source->ops->captured_columns(s->o.source, s->ci,
                                                  &s->captured)) < 0)
         goto fail;
     /* the tables: kinds, bronze's source table and owner, then bronze's schema */
@@ -1218,13 +1242,11 @@ fail:
     return rc;
 }
 
-/* The writes that come before the first batch: bronze's new columns, its owner (or the
- * adoption), the facts table. */
+/* The writes that come before the first batch: bronze's owner (or the adoption), the facts
+ * table. Bronze's new columns go into the commit of the first batch that writes rows. */
 static int prepare_writes(mcdc_stream *s)
 {
     int rc;
-    if ((rc = mcdc_stream__evolve_bronze(s)) < 0)
-        return rc;
     mcdc_batch_commit lc;
     bool has_commit = mcdc_checkpoint_last_commit(s->ck, &lc) == 0;
     mcdc_error_clear();

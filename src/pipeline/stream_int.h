@@ -24,6 +24,12 @@
 #define MAX_LISTENERS 8
 #define LOGGER "stream"
 
+/* One DDL the batch about to run crosses: its facts row (schema_change_plan). */
+typedef struct ddl_event {
+    mcdc_lsn lsn;     /* ddl_lsn */
+    char    *detail;  /* the statement text, then what the stream did about it; owned */
+} ddl_event;
+
 struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to its return */
     mcdc_stream_options o;        /* copied; strings borrowed from the caller */
     struct { mcdc_stream_listener_fn fn; void *payload; } listeners[MAX_LISTENERS];
@@ -60,7 +66,10 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     /* what mcdc_stream_check found (reads only) and mcdc_stream_open locked */
     bool         checked;         /* mcdc_stream_check passed */
     bool         opened;          /* mcdc_stream_open passed: ck is held */
-    mcdc_schema *bronze_missing;  /* captured columns bronze lacks, added by the run */
+    mcdc_schema *bronze_widened;  /* bronze's columns (their types in bronze) that the run
+                                     widens in bronze_schema; NULL none */
+    mcdc_schema *bronze_missing;  /* captured columns bronze lacks: in bronze_schema, added
+                                     to bronze by the first commit of rows */
     char         family[256];     /* this stream's owner name (mcdc_stream_family) */
     char         source_table[300]; /* "dbo.orders": the capture instance's source table */
     bool         own_record;      /* bronze lacks kind, source table or owner: record them */
@@ -81,6 +90,21 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     bool         has_loss;        /* the last MCDC_EDATALOSS was found at loss_after */
     mcdc_offset  loss_after;      /* the last offset read before the gap */
     mcdc_lsn     loss_min;        /* min_lsn that showed the gap */
+
+    /* capture-instance switch (ci_switch.c) */
+    char         ci[256];         /* the instance the batch about to run reads: the configured
+                                     one, from a newer instance's start LSN on that one (a
+                                     configured instance that was disabled: the newest of
+                                     its source table) */
+    char        *switch_detail;   /* the capture_instance_switched row of batch switch_batch:
+                                     "old -> new" and the columns no longer captured; owned */
+    int64_t      switch_batch;    /* -1 none */
+    mcdc_lsn     switch_lsn;      /* S, the newer instance's start LSN */
+
+    /* schema changes (schema_change.c): what the plan of batch ddl_batch found */
+    ddl_event   *ddl;             /* n_ddl entries, owned; NULL none */
+    size_t       n_ddl;
+    int64_t      ddl_batch;       /* the batch they belong to; -1 none planned */
 };
 
 enum { /* bronze column sources (negative; >= 0 is a captured column index) */
@@ -91,8 +115,10 @@ enum { /* bronze column sources (negative; >= 0 is a captured column index) */
 
 /* ---- facts rows ---------------------------------------------------------------------- */
 
-#define MAX_FACTS_ROWS 4 /* a batch row and its event rows (a skip planned, found before
-                            and found after the read) */
+#define MAX_DDL_ROWS 8   /* schema_change rows of one batch; more DDL shares the last */
+#define MAX_FACTS_ROWS (4 + MAX_DDL_ROWS + 1) /* a batch row and its event rows (a skip
+                            planned, found before and found after the read; the start of a
+                            stream at latest; DDL; a capture-instance switch) */
 typedef struct facts_rows {
     mcdc_value v[MAX_FACTS_ROWS][MCDC_FACTS_N_COLUMNS];
     char text[MAX_FACTS_ROWS][3][MCDC_TIME_STRLEN]; /* LSN texts the values borrow */
@@ -167,14 +193,17 @@ int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const
 /* Bronze's write schema and column map, reading only: captured columns bronze lacks go
  * to s->bronze_missing (a type change is refused with MCDC_ESCHEMA). */
 int mcdc_stream__prepare_bronze(mcdc_stream *s);
-/* Add s->bronze_missing to bronze's schema (a metaData commit). */
-int mcdc_stream__evolve_bronze(mcdc_stream *s);
 /* The `adopted` event row: this checkpoint's first batch @p first_batch resumes after
  * @p after, taken over from @p from_owner; txn{app_id#adopt, first_batch}. */
 int mcdc_stream__write_adopted_event(mcdc_stream *s, const mcdc_offset *after,
                                      int64_t first_batch, const char *from_owner);
 void mcdc_stream__facts_rows_clear(facts_rows *f);
 /* Fill slot 0 with the batch's row. */
+/* The retention headroom of a batch, in hours rounded to 0.01 (facts column
+ * retention_headroom_hours): its end's commit time minus min_lsn's after the read. False
+ * when either is unknown. */
+bool mcdc_stream__headroom_hours(double *out, const batch_metrics *m, const mcdc_batch_range *r,
+                                 const mcdc_batch_facts *bf);
 void mcdc_stream__set_batch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
                                 const mcdc_batch_facts *bf, const mcdc_batch_range *r,
                                 const batch_metrics *m);
@@ -186,6 +215,9 @@ int mcdc_stream__add_skip_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
  * where a stream started at latest begins. */
 int mcdc_stream__add_start_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
                                const mcdc_batch_range *r);
+/* Append an event row @p event of batch @p batch_id at @p at with text @p detail (copied). */
+int mcdc_stream__add_text_event_row(facts_rows *f, mcdc_stream *s, int64_t batch_id,
+                                    const char *event, const mcdc_offset *at, const char *detail);
 /* Write the rows as one facts commit with txn{app_id, version} (already committed: 0,
  * *out_version -1). */
 int mcdc_stream__write_facts(mcdc_stream *s, facts_rows *f, const char *app_id,
@@ -236,6 +268,54 @@ int mcdc_stream__own_target(mcdc_stream *s, const char *adopted_from);
 bool mcdc_stream__owner_changed(mcdc_stream *s);
 /* The error of a bronze commit refused because the table changed owner (O3). */
 int mcdc_stream__owner_lost(mcdc_stream *s);
+
+/* ---- ci_switch.c ---------------------------------------------------------------------- */
+
+/* The capture instance batch @p batch_id reads, from its start (after): the newest instance
+ * of the stream's chain (the configured one and newer ones of its source table) whose start
+ * LSN S is at or below increment(after); *upto is cut to decrement(S') of the next newer
+ * one, so a batch never straddles a switch. When that instance is not the one s->ci had,
+ * the stream switches: its captured columns replace s->captured (MCDC_ESCHEMA at S when
+ * it lacks a key column of the old one or has a type the stream cannot hold), bronze's
+ * write schema is prepared again, and the batch gets a capture_instance_switched row.
+ * Reads only (capture_instances, and captured_columns and key_columns on a switch). */
+int mcdc_stream__plan_instance(mcdc_stream *s, const mcdc_lsn *after, mcdc_lsn *upto,
+                               int64_t batch_id);
+/* Add the capture_instance_switched row of batch @p batch_id, if it switched. */
+int mcdc_stream__add_switch_row(facts_rows *f, mcdc_stream *s, int64_t batch_id);
+/* Forget a planned switch row. */
+void mcdc_stream__switch_clear(mcdc_stream *s);
+/* Resolve the configured capture instance into s->ci and s->source_table: itself, or, when
+ * it was disabled, the newest instance of bronze's recorded source table. MCDC_ENOTFOUND
+ * (message set) when neither exists. */
+int mcdc_stream__resolve_instance(mcdc_stream *s);
+
+/* ---- schema_change.c ----------------------------------------------------------------- */
+
+/* Whether values of type @p from fit a column of type @p to without loss (the widening
+ * rule, anchor-features §1): the same type, or a widening. */
+bool mcdc_stream__type_holds(const mcdc_column *from, const mcdc_column *to);
+/* The column a DDL statement names after ADD, DROP COLUMN or ALTER COLUMN (brackets and
+ * quotes removed) into @p out, "" when none: SQL Server's DDL history gives only the
+ * statement. */
+void mcdc_stream__ddl_column(char out[130], const char *ddl);
+/* Before batch @p batch_id reads (after, upto]: the DDL history of the capture instance
+ * in that range (one question), and when there is some, its captured columns (one more).
+ * --schema-change fail: any DDL is MCDC_ESCHEMA. classify: a captured type the stream's
+ * type cannot hold is MCDC_ESCHEMA; otherwise s->captured takes the new columns, bronze's
+ * write schema is prepared again (new columns, widened types: evolved in the batch's
+ * commit) and the DDL is kept for the batch's schema_change rows. Writes nothing. */
+int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn *upto,
+                          int64_t batch_id);
+/* Add the schema_change rows of batch @p batch_id (planned by mcdc_stream__plan_ddl). */
+int mcdc_stream__add_ddl_rows(facts_rows *f, mcdc_stream *s, int64_t batch_id);
+/* Make @p now (taken on success) the stream's captured columns and prepare bronze's write
+ * schema and map again (reads only); on failure nothing changes and @p now is the caller's. */
+int mcdc_stream__take_columns(mcdc_stream *s, mcdc_schema *now);
+/* Forget what mcdc_stream__plan_ddl found. */
+void mcdc_stream__ddl_clear(mcdc_stream *s);
+/* Add the hint to a bronze commit refused by MCDC_ESCHEMA (no type widening). */
+void mcdc_stream__schema_hint(mcdc_stream *s);
 
 /* ---- bootstrap.c --------------------------------------------------------------------- */
 

@@ -12,7 +12,8 @@
  *      rows (a keyed snapshot per bucket by ordinal, one filtered snapshot by hash) and
  *      silver rows (pass 2), sorted by key text, compared by row hash;
  *   5. in flight: the keys named, against the keys changed after silver's applied_lsn in
- *      bronze and the change table (inflight.c).
+ *      bronze and the change table (inflight.c);
+ *   6. with a facts table, the chunk checks of bronze's completed chunked snapshot (chunks.c).
  * Reconcile invariants:
  * (R1) A bucket holds the same keys on both sides: its membership is a function of the
  *      key alone (ordinal floor, or key hash modulo), computed identically by every
@@ -22,7 +23,10 @@
  * (R3) Nothing is written but the report table, and that only after every read.
  * (R4) A named key is IN_FLIGHT only when a change to it after silver's applied_lsn is in
  *      bronze or the change table; a bucket is in flight only when every key named in it
- *      is, so a difference no change explains stays a MISMATCH.
+ *      is, so a difference no change explains stays a MISMATCH. (A bucket whose tier-1
+ *      counts differed but whose rows all compared equal in tier 2 names no key: the source
+ *      moved between the two reads, and it is in flight.) applied_lsn is read before
+ *      silver is pinned, so it is never newer than the version compared.
  * Design: docs/decisions/0015-reconcile-buckets-by-key-hash.md; anchor-features §2.8.
  */
 #include <inttypes.h>
@@ -37,8 +41,10 @@
 #include "mcdc/finalize.h"
 #include "mcdc/keyhash.h"
 #include "mcdc/reconcile.h"
+#include "reconcile/chunks.h"
 #include "reconcile/inflight.h"
 #include "reconcile/report.h"
+#include "reconcile/silver_keys.h"
 #include "mcdc/pipeline.h"
 #include "mcdc/time.h"
 
@@ -64,6 +70,7 @@ void mcdc_reconcile_result_clear(mcdc_reconcile_result *r)
         free(r->keys[i].key_json);
     free(r->keys);
     free(r->silver_lsn);
+    free(r->chunk_diffs);
     memset(r, 0, sizeof *r);
 }
 
@@ -121,6 +128,10 @@ typedef struct run {
     int64_t              *named_bucket;
     char                  lsn_counts[MCDC_LSN_STRLEN]; /* max_lsn before tier 1's query */
     char                  lsn_rows[MCDC_LSN_STRLEN];   /* max_lsn before tier 2's rows */
+    bool                  has_read_end;
+    int64_t               read_end_us;   /* the source's clock when tier 2's read ended */
+    char                 *early_lsn;     /* silver's applied_lsn read before silver was pinned */
+    bool                  has_early;
 } run;
 
 static double now_s(void)
@@ -193,6 +204,20 @@ static int check_inputs(run *R)
                        src->description ? src->description : "?");
         return mcdc_error_hint("reconcile a copy on the simulator, or wait for the source's key_buckets query");
     }
+    /* silver's position, read before silver is pinned: a silver apply that commits in
+     * between only makes it older than the version compared, never newer (R4) */
+    mcdc_control_row early;
+    memset(&early, 0, sizeof early);
+    if (mcdc_control_get(&early, o->control_path, o->silver_name) == 0) {
+        R->has_early = true;
+        if (early.applied_lsn && !(R->early_lsn = strdup(early.applied_lsn)))
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    } else {
+        mcdc_error_clear();
+    }
+    mcdc_control_row_clear(&early);
+    if (rc < 0)
+        return rc;
     rc = mcdc_delta_snapshot_open(&R->snap, o->silver_path, -1);
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_set(MCDC_ENOTFOUND, "silver table %s does not exist", o->silver_name);
@@ -234,7 +259,8 @@ static int check_inputs(run *R)
         mcdc_error_hint("check --control and --silver: silver apply writes silver's control row");
     if (rc < 0)
         return rc;
-    if (row.applied_lsn && !(R->r->silver_lsn = strdup(row.applied_lsn)))
+    const char *applied = R->has_early ? R->early_lsn : row.applied_lsn;
+    if (applied && !(R->r->silver_lsn = strdup(applied)))
         rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     mcdc_control_row_clear(&row);
     return rc;
@@ -279,36 +305,14 @@ static int64_t bucket_of(const run *R, int64_t k)
 
 static int silver_keys(run *R)
 {
-    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
-    so.columns = R->keys;
-    so.n_columns = R->n_keys;
-    mcdc_delta_scan *sc = NULL;
-    int rc = mcdc_delta_scan_open(&sc, R->snap, &so);
-    const mcdc_value *row;
-    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &row)) == 1) {
-        rc = 0;
-        for (size_t i = 0; i < R->n_keys; i++)
-            R->key_vals[i] = &row[i];
-        if (R->n_sil == R->cap_sil) {
-            size_t nc = R->cap_sil ? R->cap_sil * 2 : 4096;
-            int64_t *nk = realloc(R->sil_keys, nc * sizeof *nk);
-            if (nk) R->sil_keys = nk;
-            bool *nn = realloc(R->sil_null, nc * sizeof *nn);
-            if (nn) R->sil_null = nn;
-            if (!nk || !nn) {
-                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
-                break;
-            }
-            R->cap_sil = nc;
-        }
-        bool is_null;
-        if ((rc = key_value(R, &R->sil_keys[R->n_sil], &is_null)) < 0)
-            break;
-        R->sil_null[R->n_sil++] = is_null;
-    }
-    mcdc_delta_scan_free(sc);
+    mcdc_reconcile__keys k;
+    int rc = mcdc_reconcile__silver_keys(&k, R->snap, R->keys, R->key_cols, R->n_keys, R->by_hash, R->o->threads);
     if (rc < 0)
         return rc;
+    R->sil_keys = k.k;
+    R->sil_null = k.null;
+    R->n_sil = k.n;
+    R->cap_sil = k.n;
     R->r->silver_rows = (int64_t)R->n_sil;
     return 0;
 }
@@ -342,11 +346,21 @@ static int plan_by_hash(run *R, mcdc_key_bucket_spec *spec)
         R->r->source_rows += sb[i].n_rows;
     }
     free(sb);
-    for (size_t i = 0; i < R->n_sil; i++) {
-        bucket *b = &R->b[R->sil_keys[i] % n];
-        b->sil_rows++;
-        b->sil_sum += R->sil_keys[i];
+    int64_t *rows = calloc((size_t)n, sizeof *rows);
+    mcdc_int128 *sums = calloc((size_t)n, sizeof *sums);
+    if (!rows || !sums) {
+        free(rows);
+        free(sums);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
+    mcdc_reconcile__keys k = { R->sil_keys, R->sil_null, R->n_sil, 1 };
+    mcdc_reconcile__hash_sums(&k, n, rows, sums);
+    for (int64_t i = 0; i < n; i++) {
+        R->b[i].sil_rows = rows[i];
+        R->b[i].sil_sum = sums[i];
+    }
+    free(rows);
+    free(sums);
     return 0;
 }
 
@@ -368,11 +382,11 @@ static int plan_by_ordinal(run *R, mcdc_key_bucket_spec *spec)
     }
     free(sb);
     sb = NULL;
-    for (size_t i = 0; i < R->n_sil; i++) {
-        if (R->sil_null[i]) continue;
-        int64_t k = R->sil_keys[i];
-        if (!have || k < lo) lo = k;
-        if (!have || k > hi) hi = k;
+    mcdc_reconcile__keys keys = { R->sil_keys, R->sil_null, R->n_sil, 1 };
+    int64_t slo, shi;
+    if (mcdc_reconcile__key_range(&keys, &slo, &shi)) {
+        if (!have || slo < lo) lo = slo;
+        if (!have || shi > hi) hi = shi;
         have = true;
     }
     if (!have)
@@ -394,22 +408,27 @@ static int plan_by_ordinal(run *R, mcdc_key_bucket_spec *spec)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < nsb; i++) {
-        if (sb[i].bucket < 0 || sb[i].bucket >= R->n_fine) {
-            rc = mcdc_error_set(MCDC_ESOURCE, "the source returned bucket %" PRId64 " of %" PRId64, sb[i].bucket,
-                                R->n_fine);
-            break;
-        }
-        fine[sb[i].bucket].src_rows += sb[i].n_rows;
-        fine[sb[i].bucket].src_sum += sb[i].key_sum;
+        /* keys the source gained below or past the range since the first query fall in the
+         * first or last bucket, whose tier-2 reads are open on that side */
+        int64_t f = sb[i].bucket < 0 ? 0 : sb[i].bucket >= R->n_fine ? R->n_fine - 1 : sb[i].bucket;
+        fine[f].src_rows += sb[i].n_rows;
+        fine[f].src_sum += sb[i].key_sum;
         R->r->source_rows += sb[i].n_rows;
     }
     free(sb);
-    for (size_t i = 0; rc == 0 && i < R->n_sil; i++) {
-        if (R->sil_null[i]) continue;
-        int64_t f = (int64_t)(((mcdc_int128)R->sil_keys[i] - R->origin) / R->width);
-        fine[f].sil_rows++;
-        fine[f].sil_sum += R->sil_keys[i];
+    int64_t *frows = rc == 0 ? calloc((size_t)R->n_fine, sizeof *frows) : NULL;
+    mcdc_int128 *fsums = rc == 0 ? calloc((size_t)R->n_fine, sizeof *fsums) : NULL;
+    if (rc == 0 && (!frows || !fsums))
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    if (rc == 0) {
+        mcdc_reconcile__fine_sums(&keys, R->origin, R->width, frows, fsums);
+        for (int64_t f = 0; f < R->n_fine; f++) {
+            fine[f].sil_rows = frows[f];
+            fine[f].sil_sum = fsums[f];
+        }
     }
+    free(frows);
+    free(fsums);
     /* merge fine buckets until one holds bucket_rows rows of the larger side */
     bucket cur = { 0 };
     cur.fine_lo = 0;
@@ -532,7 +551,7 @@ static int on_source_row(const mcdc_value *values, void *payload)
     if (bkt >= 0 && values[R->key_idx[0]].is_null)
         return 0; /* by ordinal a NULL key is in no bucket, as on silver's side */
     if (bkt < 0) {
-        int64_t h;
+        int64_t h = 0;
         bool is_null;
         for (size_t i = 0; i < R->n_keys; i++)
             R->key_vals[i] = &values[R->key_idx[i]];
@@ -695,7 +714,7 @@ static char *bound_json(const run *R, int64_t v)
 static int write_report(run *R, int64_t run_at_us)
 {
     mcdc_reconcile_result *r = R->r;
-    size_t n = R->nb + r->n_keys;
+    size_t n = R->nb + r->n_keys + r->n_chunk_diffs;
     mcdc_reconcile__row *rows = calloc(n + 1, sizeof *rows);
     char **owned = calloc(3 * n + 1, sizeof *owned);
     size_t n_owned = 0;
@@ -709,7 +728,7 @@ static int write_report(run *R, int64_t run_at_us)
         w->has_counts = true;
         w->source_rows = b->src_rows;
         w->silver_rows = b->sil_rows;
-        w->status = !b->differs ? "MATCH" : (b->n_named > 0 && b->n_in_flight == b->n_named) ? "IN_FLIGHT" : "MISMATCH";
+        w->status = !b->differs ? "MATCH" : b->n_in_flight == b->n_named ? "IN_FLIGHT" : "MISMATCH";
         w->has_hashed = true;
         w->hashed = b->selected;
         char *d = NULL;
@@ -739,6 +758,18 @@ static int write_report(run *R, int64_t run_at_us)
         w->key = r->keys[i].key_json;
         w->failure_type = mcdc_reconcile_status_name(r->keys[i].status);
     }
+    for (size_t i = 0; rc == 0 && i < r->n_chunk_diffs; i++) { /* a chunk row: CHUNK_ROWS */
+        const mcdc_reconcile_chunk *c = &r->chunk_diffs[i];
+        mcdc_reconcile__row *w = &rows[R->nb + r->n_keys + i];
+        mcdc_buf j = MCDC_BUF_INIT(1 << 12);
+        mcdc_buf_printf(&j, "{\"snapshot\":\"%s\",\"chunk\":%lld,\"facts_rows\":", r->chunk_snapshot, (long long)c->chunk);
+        mcdc_buf_printf(&j, c->facts_rows < 0 ? "null" : "%lld", (long long)c->facts_rows);
+        mcdc_buf_printf(&j, ",\"bronze_rows\":%lld}", (long long)c->bronze_rows);
+        w->detail = owned[n_owned++] = mcdc_buf_detach(&j);
+        if (!w->detail) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        w->status = "MISMATCH";
+        w->failure_type = "CHUNK_ROWS";
+    }
     if (rc == 0)
         rc = mcdc_reconcile__report_append(R->o->report_path, r->run_id, run_at_us, R->o->silver_name,
                                            r->silver_version, r->silver_lsn, rows, n);
@@ -749,8 +780,56 @@ static int write_report(run *R, int64_t run_at_us)
     return rc;
 }
 
+/* Mark IN_FLIGHT the keys named (not yet so) with a change after @p after in bronze or the
+ * change table up to @p upto; *left gets the keys still not in flight. */
+static int mark_in_flight(run *R, const mcdc_lsn *after, const mcdc_lsn *upto, size_t *left)
+{
+    mcdc_reconcile_result *r = R->r;
+    mcdc_reconcile__changed *c = NULL;
+    int rc = mcdc_reconcile__changed_keys(&c, R->o->bronze_path, R->o->source, R->o->capture_instance, after, upto,
+                                          R->keys, R->n_keys, R->cap);
+    if (rc < 0)
+        return rc;
+    *left = 0;
+    for (size_t i = 0; i < r->n_keys; i++) {
+        if (r->keys[i].status == MCDC_RECONCILE_IN_FLIGHT)
+            continue;
+        if (mcdc_reconcile__changed_has(c, R->named_text[i], R->named_len[i])) {
+            r->keys[i].status = MCDC_RECONCILE_IN_FLIGHT;
+            R->b[R->named_bucket[i]].n_in_flight++;
+        } else {
+            (*left)++;
+        }
+    }
+    mcdc_reconcile__changed_free(c);
+    return 0;
+}
+
+/* Whether capture has passed the source's clock at the end of tier 2's read: the commit
+ * time of max_lsn is at or after it (*upto gets that max_lsn). */
+static int capture_passed(run *R, mcdc_lsn *upto, bool *passed)
+{
+    mcdc_source *src = R->o->source;
+    *passed = false;
+    int rc = src->ops->max_lsn(src, upto);
+    if (rc < 0)
+        return rc;
+    int64_t ts;
+    rc = src->ops->lsn_to_commit_ts(src, upto, &ts);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        return 0;
+    }
+    if (rc == 0)
+        *passed = ts >= R->read_end_us;
+    return rc;
+}
+
 /* Re-check the keys named: one changed after silver's applied_lsn, in bronze or in the
- * change table up to max_lsn read now (after the source), is IN_FLIGHT. */
+ * change table up to max_lsn read now (after the source), is IN_FLIGHT. With a settle
+ * time, keys still unexplained are checked once more after capture has passed the time of
+ * the source read (or the settle time is up): a commit the read saw but capture had not
+ * harvested yet is then in the change table. */
 static int recheck_in_flight(run *R)
 {
     mcdc_reconcile_result *r = R->r;
@@ -764,17 +843,19 @@ static int recheck_in_flight(run *R)
                               R->o->silver_name, r->silver_lsn);
     if ((rc = src->ops->max_lsn(src, &upto)) < 0)
         return rc;
-    mcdc_reconcile__changed *c = NULL;
-    if ((rc = mcdc_reconcile__changed_keys(&c, R->o->bronze_path, src, R->o->capture_instance, &after, &upto,
-                                           R->keys, R->n_keys, R->cap)) < 0)
+    size_t left;
+    if ((rc = mark_in_flight(R, &after, &upto, &left)) < 0 || left == 0 || R->o->settle_us <= 0 || !R->has_read_end)
         return rc;
-    for (size_t i = 0; i < r->n_keys; i++)
-        if (mcdc_reconcile__changed_has(c, R->named_text[i], R->named_len[i])) {
-            r->keys[i].status = MCDC_RECONCILE_IN_FLIGHT;
-            R->b[R->named_bucket[i]].n_in_flight++;
-        }
-    mcdc_reconcile__changed_free(c);
-    return 0;
+    double deadline = now_s() + (double)R->o->settle_us / 1e6;
+    mcdc_lsn seen = upto;
+    bool passed = false;
+    while ((rc = capture_passed(R, &upto, &passed)) == 0 && !passed && now_s() < deadline) {
+        struct timespec ts = { 0, 100 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    if (rc < 0 || mcdc_lsn_cmp(&upto, &seen) <= 0)
+        return rc;
+    return mark_in_flight(R, &after, &upto, &left);
 }
 
 int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result *out)
@@ -808,12 +889,21 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
         rc = read_max_lsn(&R, R.lsn_rows);
     if (rc == 0)
         rc = read_source_rows(&R);
+    if (rc == 0 && opts->settle_us > 0 && opts->source->ops->server_now) {
+        if (opts->source->ops->server_now(opts->source, &R.read_end_us) == 0)
+            R.has_read_end = true;
+        else
+            mcdc_error_clear(); /* no clock: no second check */
+    }
     if (rc == 0)
         rc = read_silver_rows(&R);
     if (rc == 0)
         rc = compare_rows(&R);
     if (rc == 0)
         rc = recheck_in_flight(&R);
+    if (rc == 0 && opts->facts_path && opts->bronze_path)
+        rc = mcdc_reconcile__check_chunks(out, opts->facts_path, opts->bronze_name ? opts->bronze_name : opts->bronze_path,
+                                          opts->bronze_path);
     if (rc == 0) {
         out->by_hash = R.by_hash;
         out->buckets = (int64_t)R.nb;
@@ -822,8 +912,8 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
             out->hashed += b->selected;
             if (!b->differs)
                 out->matched++;
-            else if (b->n_named > 0 && b->n_in_flight == b->n_named)
-                out->in_flight++;
+            else if (b->n_in_flight == b->n_named)
+                out->in_flight++; /* every key named in flight; none named: the rows compared equal */
             else
                 out->mismatched++;
         }
@@ -842,6 +932,7 @@ int mcdc_reconcile_run(const mcdc_reconcile_options *opts, mcdc_reconcile_result
     free(R.named_text);
     free(R.named_len);
     free(R.named_bucket);
+    free(R.early_lsn);
     free(R.b);
     free(R.fine_to_bucket);
     free(R.sil_keys);

@@ -2,7 +2,7 @@
  * report/report.c: render the monitoring report as one self-contained HTML page.
  *
  * Guarantees: the page holds no script, no external reference and no font file; every
- * text that comes from data is HTML-escaped; a table without data gets a line saying so
+ * text that comes from data is HTML-escaped (reconcile's keys included); a table without data gets a line saying so
  * instead of an empty chart. Charts are inline SVG drawn here: stacked bars for rows per
  * batch by operation, lines for lags, steps for the verdict against the newest commit.
  * Loading the data is report/load.c.
@@ -63,10 +63,29 @@ int mcdc_report_add_verdict(mcdc_report_data *d, const mcdc_report_verdict *v)
     return 0;
 }
 
+int mcdc_report_add_reconcile(mcdc_report_data *d, const mcdc_report_reconcile *r)
+{
+    mcdc_report_reconcile c = *r;
+    c.silver = dup_or_null(r->silver);
+    c.named = dup_or_null(r->named);
+    if ((r->silver && !c.silver) || (r->named && !c.named)) {
+        free(c.silver);
+        free(c.named);
+        return mcdc_error_set(MCDC_ENOMEM, "report: out of memory");
+    }
+    ADD(d->reconciles, d->n_reconciles, c);
+    return 0;
+}
+
 void mcdc_report_data_free(mcdc_report_data *d)
 {
     if (!d)
         return;
+    for (size_t i = 0; i < d->n_reconciles; i++) {
+        free(d->reconciles[i].silver);
+        free(d->reconciles[i].named);
+    }
+    free(d->reconciles);
     for (size_t i = 0; i < d->n_batches; i++) {
         free(d->batches[i].target);
         free(d->batches[i].event);
@@ -279,6 +298,54 @@ static void bar_chart(mcdc_buf *o, const mcdc_report_batch *const *b, size_t n)
 
 /* ---- page --------------------------------------------------------------------------- */
 
+/* MATCH, IN_FLIGHT (differences a later run clears) or MISMATCH, with its CSS class. */
+static const char *reconcile_verdict(const mcdc_report_reconcile *r, const char **cls)
+{
+    if (r->mismatched > 0 || r->chunks > 0) { *cls = "bad"; return "MISMATCH"; }
+    if (r->in_flight > 0) { *cls = "flight"; return "IN_FLIGHT"; }
+    *cls = "ok";
+    return "MATCH";
+}
+
+/* The last reconcile of each silver table: one row each, then the keys named. */
+static void reconcile_section(mcdc_buf *o, const mcdc_report_data *d)
+{
+    char t1[MCDC_TIME_STRLEN];
+    mcdc_buf_puts(o, "<h2>Last reconcile</h2>\n<table><tr><th>silver</th><th>result</th><th>run at (host)</th>"
+                     "<th>silver version</th><th>buckets</th><th>matched</th><th>in flight</th><th>mismatched</th>"
+                     "<th>keys named</th></tr>\n");
+    for (size_t i = 0; i < d->n_reconciles; i++) {
+        const mcdc_report_reconcile *r = &d->reconciles[i];
+        const char *cls, *v = reconcile_verdict(r, &cls);
+        mcdc_buf_puts(o, "<tr><td>");
+        esc(o, r->silver);
+        mcdc_buf_printf(o, "</td><td class='%s'>%s</td><td>%s</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%lld</td>"
+                        "<td>%lld</td><td>", cls, v, ts(t1, r->run_at_us), (long long)r->silver_version,
+                        (long long)r->buckets, (long long)r->matched, (long long)r->in_flight, (long long)r->mismatched);
+        const struct { const char *name; int64_t n; } k[] = {
+            {"missing", r->missing}, {"extra", r->extra}, {"different", r->different}, {"duplicate", r->duplicate},
+            {"in flight", r->keys_in_flight}, {"chunks", r->chunks}};
+        bool any = false;
+        for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
+            if (k[j].n) {
+                mcdc_buf_printf(o, "%s%lld %s", any ? ", " : "", (long long)k[j].n, k[j].name);
+                any = true;
+            }
+        mcdc_buf_printf(o, "%s</td></tr>\n", any ? "" : "none");
+    }
+    mcdc_buf_puts(o, "</table>\n");
+    for (size_t i = 0; i < d->n_reconciles; i++) {
+        const mcdc_report_reconcile *r = &d->reconciles[i];
+        if (!r->named)
+            continue;
+        mcdc_buf_puts(o, "<p class='meta'>Named by the last reconcile of ");
+        esc(o, r->silver);
+        mcdc_buf_printf(o, " (run <code>%s</code>):</p>\n<pre>", r->run_id);
+        esc(o, r->named);
+        mcdc_buf_puts(o, "</pre>\n");
+    }
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -293,7 +360,9 @@ static const char *CSS =
     ".series{fill:none;stroke-width:2}.legend span{margin-right:16px;font-size:12px}"
     ".legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}"
     "table{border-collapse:collapse;width:100%;font-size:13px}td,th{border-bottom:1px solid #dee2e6;padding:4px 6px;text-align:left}"
-    ".empty{color:#868e96;font-style:italic}.meta{color:#495057;font-size:12px}";
+    ".empty{color:#868e96;font-style:italic}.meta{color:#495057;font-size:12px}"
+    ".ok{color:#2b8a3e;font-weight:600}.flight{color:#e67700;font-weight:600}.bad{color:#c92a2a;font-weight:600}"
+    "pre{background:#f8f9fa;padding:6px 8px;font-size:12px;overflow-x:auto}";
 
 int mcdc_report_render(mcdc_buf *o, const mcdc_report_data *d)
 {
@@ -349,6 +418,8 @@ int mcdc_report_render(mcdc_buf *o, const mcdc_report_data *d)
         }
         mcdc_buf_puts(o, "</table>\n");
     }
+    if (d->n_reconciles)
+        reconcile_section(o, d);
 
     for (size_t t = 0; t < n_tables && rc == 0; t++) {
         const char *name = tables[t];
@@ -397,6 +468,13 @@ int mcdc_report_render(mcdc_buf *o, const mcdc_report_data *d)
             mcdc_buf_puts(o, ".");
         }
         mcdc_buf_puts(o, "</p>\n");
+        for (size_t i = 0; i < d->n_reconciles; i++)
+            if (d->reconciles[i].silver && !strcmp(d->reconciles[i].silver, name)) {
+                const char *cls, *v = reconcile_verdict(&d->reconciles[i], &cls);
+                mcdc_buf_printf(o, "<p class='meta'>Last reconcile %s UTC: <span class='%s'>%s</span>, %lld of %lld buckets "
+                                "matched.</p>\n", ts(t1, d->reconciles[i].run_at_us), cls, v,
+                                (long long)d->reconciles[i].matched, (long long)d->reconciles[i].buckets);
+            }
         if (nb)
             bar_chart(o, bs, nb);
 

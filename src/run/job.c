@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/delta.h"
 #include "mcdc/run.h"
 
 #define MAX_KEYS 64
@@ -31,7 +32,9 @@ struct mcdc_job {
     mcdc_silver_apply_options silver_o;
     char                  keybuf[1024];
     const char           *keys[MAX_KEYS];
-    const char           *cis[1];
+    const char           *cis[3];         /* silver's instances: the configured one and the
+                                             others of its source table, at the start */
+    char                  ci_names[3][256];
 };
 
 /* keep the recorded error across calls that may record their own */
@@ -81,9 +84,37 @@ static int silver_options(mcdc_job *j)
     mcdc_source *src = so->source;
     char **src_keys = NULL, srckeybuf[1024];
     size_t n_keys = 0, n_src_keys = 0;
-    int rc = src->ops->key_columns(src, so->capture_instance, &src_keys, &n_src_keys);
+    /* the configured instance, or, when it was disabled after a switch, the newest of
+     * bronze's recorded source table (as the stream resolves it) */
+    const char *key_ci = so->capture_instance;
+    mcdc_capture_instance *ia = NULL;
+    size_t ni = 0;
+    int rc = src->ops->capture_instances ? src->ops->capture_instances(src, NULL, &ia, &ni) : 0;
     if (rc < 0)
         return rc;
+    const mcdc_capture_instance *mine = NULL;
+    for (size_t i = 0; i < ni; i++)
+        if (strcasecmp(ia[i].name, so->capture_instance) == 0)
+            mine = &ia[i];
+    mcdc_delta_snapshot *bs = NULL;
+    if (!mine && ni && mcdc_delta_snapshot_open(&bs, so->target_path, -1) == 0) {
+        const char *tab = mcdc_delta_snapshot_config(bs, "mcdc.source_table", "");
+        for (size_t i = 0; i < ni; i++) {
+            char full[300];
+            snprintf(full, sizeof full, "%s.%s", ia[i].source_schema, ia[i].source_table);
+            if (strcasecmp(full, tab) == 0)
+                mine = &ia[i]; /* the newest of the table: the list is oldest first */
+        }
+    }
+    mcdc_delta_snapshot_free(bs);
+    mcdc_error_clear();
+    if (mine)
+        key_ci = mine->name;
+    rc = src->ops->key_columns(src, key_ci, &src_keys, &n_src_keys);
+    if (rc < 0) {
+        mcdc_capture_instances_free(ia, ni);
+        return rc;
+    }
     srckeybuf[0] = 0;
     for (size_t i = 0; i < n_src_keys; i++)
         snprintf(srckeybuf + strlen(srckeybuf), sizeof srckeybuf - strlen(srckeybuf), "%s%s",
@@ -115,7 +146,19 @@ static int silver_options(mcdc_job *j)
         mcdc_error_hint("pass --keys k1,k2");
     } else if (rc == 0) {
         mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
-        j->cis[0] = so->capture_instance;
+        /* the instances of the table (a newer one the stream may switch to, the one the
+         * configured instance was before a switch): bronze holds rows of each */
+        size_t n_cis = 0;
+        j->cis[n_cis++] = so->capture_instance;
+        for (size_t i = 0; mine && i < ni && n_cis < 3; i++) {
+            if (strcasecmp(ia[i].name, so->capture_instance) == 0 ||
+                strcasecmp(ia[i].source_schema, mine->source_schema) ||
+                strcasecmp(ia[i].source_table, mine->source_table))
+                continue;
+            snprintf(j->ci_names[n_cis], sizeof j->ci_names[n_cis], "%s", ia[i].name);
+            j->cis[n_cis] = j->ci_names[n_cis];
+            n_cis++;
+        }
         o.bronze_name = so->target;
         o.bronze_path = so->target_path;
         o.silver_name = j->o.silver;
@@ -123,7 +166,7 @@ static int silver_options(mcdc_job *j)
         o.control_path = j->o.control_path;
         o.facts_path = so->facts_path;
         o.capture_instances = j->cis;
-        o.n_capture_instances = 1;
+        o.n_capture_instances = n_cis;
         o.keys = j->keys;
         o.n_keys = n_keys;
         o.granularity = j->o.granularity;
@@ -133,6 +176,7 @@ static int silver_options(mcdc_job *j)
     for (size_t i = 0; i < n_src_keys; i++)
         free(src_keys[i]);
     free(src_keys);
+    mcdc_capture_instances_free(ia, ni);
     return rc;
 }
 
@@ -200,7 +244,7 @@ int mcdc_job_open(mcdc_job *j)
         /* the control table is created or checked before anything is read; the tracker
          * starts from the checkpoint's last committed offset */
         mcdc_offset seed;
-        bool has_seed = mcdc_finalize_checkpoint_last(&seed, NULL, j->o.stream.checkpoint) == 0;
+        bool has_seed = mcdc_checkpoint_read_last(&seed, NULL, j->o.stream.checkpoint) == 0;
         mcdc_error_clear();
         j->control.path = j->o.control_path;
         j->control.table_name = j->o.stream.target;

@@ -1,7 +1,8 @@
 /*
  * run/metrics.c: the Prometheus text exposition of a run's tables (format 0.0.4), written
- * here (no client library): per table rows, batches, batch duration histogram, ingestion
- * and capture lag, verdict age, consecutive and total failures and state; per process
+ * here (no client library): per table rows, bytes, batches, batch duration histogram,
+ * ingestion and capture lag, verdict age, retention headroom, consecutive and total
+ * failures and state; per source its queries (by operation) and errors; per process
  * uptime and resident memory.
  *
  * Guarantees: counters count from 0 in each process; label values are escaped as the
@@ -63,7 +64,8 @@ static long rss_bytes(void)
 }
 
 int mcdc_run_metrics_text(mcdc_buf *out, const mcdc_run_table_metrics *t, size_t n,
-                          int64_t now_us, int64_t uptime_us)
+                          const mcdc_run_source_metrics *src, size_t n_src, int64_t now_us,
+                          int64_t uptime_us)
 {
     int rc = 0;
 #define EACH for (size_t i = 0; rc == 0 && i < n; i++)
@@ -72,6 +74,9 @@ int mcdc_run_metrics_text(mcdc_buf *out, const mcdc_run_table_metrics *t, size_t
     if (rc == 0)
         rc = head(out, "mcdc_batches_total", "counter", "batches committed");
     EACH rc = sample(out, "mcdc_batches_total", NULL, t[i].table, NULL, (double)t[i].batches);
+    if (rc == 0)
+        rc = head(out, "mcdc_bytes_total", "counter", "bytes read from the source (the facts' read_mb)");
+    EACH rc = sample(out, "mcdc_bytes_total", NULL, t[i].table, NULL, t[i].bytes);
     if (rc == 0)
         rc = head(out, "mcdc_batch_duration_seconds", "histogram", "time from a batch's planning to its commit");
     EACH {
@@ -106,6 +111,10 @@ int mcdc_run_metrics_text(mcdc_buf *out, const mcdc_run_table_metrics *t, size_t
         rc = sample(out, "mcdc_verdict_age_seconds", NULL, t[i].table, NULL,
                     (double)(now_us - t[i].verdict_us) / 1e6);
     if (rc == 0)
+        rc = head(out, "mcdc_retention_headroom_hours", "gauge", "the last batch's end minus the oldest change CDC still holds");
+    EACH if (t[i].has_headroom)
+        rc = sample(out, "mcdc_retention_headroom_hours", NULL, t[i].table, NULL, t[i].headroom_hours);
+    if (rc == 0)
         rc = head(out, "mcdc_consecutive_failures", "gauge", "failed rounds since the last successful one");
     EACH rc = sample(out, "mcdc_consecutive_failures", NULL, t[i].table, NULL, (double)t[i].failures);
     if (rc == 0)
@@ -119,6 +128,26 @@ int mcdc_run_metrics_text(mcdc_buf *out, const mcdc_run_table_metrics *t, size_t
         rc = sample(out, "mcdc_table_state", NULL, t[i].table, st, t[i].state == (mcdc_run_state)s ? 1 : 0);
     }
 #undef EACH
+    if (rc == 0)
+        rc = head(out, "mcdc_source_queries_total", "counter", "operations asked of the source, by operation");
+    for (size_t i = 0; rc == 0 && i < n_src; i++)
+        for (size_t k = 0; rc == 0 && k < src[i].n_queries; k++) {
+            rc = mcdc_buf_puts(out, "mcdc_source_queries_total{source=\"");
+            if (rc == 0)
+                rc = label(out, src[i].source);
+            if (rc == 0)
+                rc = mcdc_buf_printf(out, "\",query=\"%s\"} %" PRIu64 "\n", src[i].query_names[k],
+                                     src[i].queries[k]);
+        }
+    if (rc == 0)
+        rc = head(out, "mcdc_source_errors_total", "counter", "operations of the source that failed, and failed connections");
+    for (size_t i = 0; rc == 0 && i < n_src; i++) {
+        rc = mcdc_buf_puts(out, "mcdc_source_errors_total{source=\"");
+        if (rc == 0)
+            rc = label(out, src[i].source);
+        if (rc == 0)
+            rc = mcdc_buf_printf(out, "\"} %" PRIu64 "\n", src[i].errors);
+    }
     if (rc == 0)
         rc = mcdc_buf_printf(out, "# HELP mcdc_uptime_seconds time since the process started\n"
                              "# TYPE mcdc_uptime_seconds gauge\nmcdc_uptime_seconds %.3f\n"

@@ -26,7 +26,7 @@ static const char *const key_names[MCDC_RUN_NKEYS] = {
 };
 
 const char *const mcdc_run__option_keys[] = {
-    "failOnDataLoss", "includeCommandId", "sourceTimeZone", NULL
+    "failOnDataLoss", "includeCommandId", "sourceTimeZone", "schemaChangePolicy", NULL
 };
 
 const char *mcdc_run__key_name(int k)
@@ -183,7 +183,8 @@ static int add_table(mcdc_run_plan *p, size_t cap, const mcdc_run_config *c,
         if (!known) {
             rc = mcdc_error_set(MCDC_EINVAL, "%s line %d: options: unknown option '%.*s'",
                                 c->path, oe->options_line, (int)klen, kv);
-            mcdc_error_hint("options: failOnDataLoss, includeCommandId, sourceTimeZone (the "
+            mcdc_error_hint("options: failOnDataLoss, includeCommandId, sourceTimeZone, "
+                            "schemaChangePolicy (the "
                             "other settings are keys of the table)");
         } else if ((rc = mcdc_options_add(o, kv)) == 0) {
             t->options[t->n_options] = strdup(kv);
@@ -194,6 +195,12 @@ static int add_table(mcdc_run_plan *p, size_t cap, const mcdc_run_config *c,
     if (rc == 0 && ((rc = mcdc_options_get_bool(o, "failOnDataLoss", true, &b)) < 0 ||
                     (rc = mcdc_options_get_bool(o, "includeCommandId", true, &b)) < 0))
         mcdc_error_prefix("%s line %d: options", c->path, oe->options_line);
+    const char *pol = rc == 0 ? mcdc_options_get_str(o, "schemaChangePolicy", NULL) : NULL;
+    if (pol && strcmp(pol, "classify") && strcmp(pol, "fail")) {
+        rc = mcdc_error_set(MCDC_EINVAL, "%s line %d: options: schemaChangePolicy=%s: expected "
+                            "classify or fail", c->path, oe->options_line, pol);
+        mcdc_error_hint("schemaChangePolicy: classify (the default) or fail");
+    }
     mcdc_options_free(o);
     if (!t->options && rc == 0)
         rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
@@ -394,6 +401,10 @@ int mcdc_run__job_options(mcdc_job_options *jo, const mcdc_run_table *t, mcdc_so
             rc = mcdc_options_parse_bool(&b, eq + 1), so->include_command_id = b;
         else if (!strncmp(kv, "sourceTimeZone", klen) && klen == 14)
             jo->source_time_zone = eq + 1;
+        else if (!strncmp(kv, "schemaChangePolicy", klen) && klen == 18) {
+            so->schema_change = strcmp(eq + 1, "fail") ? MCDC_SCHEMA_CHANGE_CLASSIFY
+                                                       : MCDC_SCHEMA_CHANGE_FAIL;
+        }
     }
     jo->control = t->value[MCDC_RUN_KEY_CONTROL];
     jo->control_path = t->control_path;
@@ -415,6 +426,7 @@ int mcdc_run_plan_check(const mcdc_run_plan *p,
     for (size_t i = 0; i < p->n_tables; i++) {
         const mcdc_run_table *t = &p->tables[i];
         int rc = 0;
+        mcdc_log_set_context(t->value[MCDC_RUN_KEY_TARGET]);
         if (!srcs[t->source] && (rc = mcdc_source_open(&srcs[t->source],
                                                        c->sources[t->source].spec)) < 0)
             mcdc_error_prefix("source %s", c->sources[t->source].name);
@@ -428,6 +440,7 @@ int mcdc_run_plan_check(const mcdc_run_plan *p,
         if (report)
             report(t, rc, payload);
         mcdc_job_free(j);
+        mcdc_log_set_context(NULL);
         if (rc < 0 && first == 0) {
             first = rc;
             if (!report)

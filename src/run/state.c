@@ -105,16 +105,17 @@ int mcdc_run_state_read_all(mcdc_run_table_state **out, size_t *n_out, const cha
         json_t *o = json_loadb(b.ptr ? b.ptr : "", b.len, 0, &je);
         mcdc_buf_dispose(&b);
         const char *table = NULL, *ci = NULL, *ck = NULL, *state = NULL, *msg = NULL,
-                   *control = NULL, *cpath = NULL, *updated = NULL;
+                   *updated = NULL;
+        json_t *jcontrol = NULL, *jcpath = NULL; /* null for a table without control */
         json_int_t pid = 0, batches = 0, rows = 0;
         int failures = 0;
         mcdc_run_state st;
-        if (!o || json_unpack(o, "{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:i, s?s, s?s}",
+        if (!o || json_unpack(o, "{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:i, s?o, s?o}",
                               "table", &table, "capture_instance", &ci, "checkpoint", &ck,
                               "state", &state, "message", &msg, "pid", &pid,
                               "updated_at", &updated, "batches", &batches, "rows", &rows,
-                              "failures", &failures, "control", &control,
-                              "control_path", &cpath) != 0 ||
+                              "failures", &failures, "control", &jcontrol,
+                              "control_path", &jcpath) != 0 ||
             state_of(&st, state) < 0) {
             json_decref(o);
             rc = mcdc_error_set(MCDC_ECORRUPT, "run state %s: not a state record", path);
@@ -136,8 +137,8 @@ int mcdc_run_state_read_all(mcdc_run_table_state **out, size_t *n_out, const cha
         t->table = strdup(table);
         t->capture_instance = strdup(ci);
         t->checkpoint = strdup(ck);
-        t->control = dup_or_null(control);
-        t->control_path = dup_or_null(cpath);
+        t->control = dup_or_null(json_string_value(jcontrol));
+        t->control_path = dup_or_null(json_string_value(jcpath));
         t->message = strdup(msg);
         t->state = st;
         t->pid = pid;

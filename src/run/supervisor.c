@@ -4,13 +4,20 @@
  *
  * Each table runs in rounds: a round is one job (src/run/job.c) with the available-now
  * trigger: checks, checkpoint, tracker seeded from it, follower, the batches up to the
- * max_lsn seen at its start, the verdict, silver once more. An interval table's next round
- * is due its interval after the last one started; available-now and once tables end after
- * one successful round. Guarantees: every table is checked before anything is written; a
+ * max_lsn seen at its start, the verdict, silver once more. An interval table polls on its
+ * source's grid (multiples of its interval from the run's start), so the tables of one
+ * source come due together: the first asks the source's max_lsn on the shared poll, the
+ * others take that answer, and a table whose last round already read up to it is idle for
+ * this poll without a round (ADR 0026). available-now and once tables end after one
+ * successful round. Guarantees: every table is checked before anything is written; a
  * failed round backs off (doubling from backoff_min_us, capped at backoff_max_us) and is
- * retried, without holding up the others; a data loss or a schema change stops only its
- * table (state error) unless on_error is stop-all; mcdc_run_stop lets the rounds in flight
- * finish their batch and write their verdict, and waits for them up to the drain timeout.
+ * retried, without holding up the others (a refusal of the checks, such as a capture
+ * instance disabled, shows the table in state error while it is retried); a data loss or
+ * a schema change stops only its table (state error) unless on_error is stop-all; mcdc_run_stop lets the rounds in flight
+ * finish their batch and write their verdict, and waits for them up to the drain timeout;
+ * mcdc_run_reload starts the tables a new plan adds, stops those it drops and leaves every
+ * table whose settings did not change running as it was. Each worker's log lines carry
+ * the table it runs (mcdc_log_set_context).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -23,11 +30,16 @@
 #include "mcdc/run.h"
 #include "run_int.h"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, reload_requested;
 
 void mcdc_run_stop(void)
 {
     stop_requested = 1;
+}
+
+void mcdc_run_reload(void)
+{
+    reload_requested = 1;
 }
 
 const char *mcdc_run_state_name(mcdc_run_state s)
@@ -38,28 +50,37 @@ const char *mcdc_run_state_name(mcdc_run_state s)
 
 typedef struct slot {
     const mcdc_run_table *t;
-    mcdc_source   *src;          /* opened at the first round, kept */
+    const mcdc_run_plan  *plan;  /* the plan t belongs to */
+    mcdc_run__source *rs;        /* its source, shared with the tables of that source */
     mcdc_run_state state;
-    bool           busy, done, once;
+    bool           busy, done, once, removed;
+    struct slot   *after;        /* a table of an earlier plan with the same target: this one
+                                  * starts when that one has stopped */
     int64_t        interval_us;  /* 0: one round */
     int64_t        due_mono_us;
     int            failures;
     mcdc_job      *job;          /* while a round runs */
     int64_t        batches, rows;/* committed by this process */
+    bool           has_caught_up;
+    mcdc_lsn       caught_up;    /* the last successful round read at least up to here */
     /* metrics (under the supervisor's lock) */
     uint64_t       rounds_failed;
     uint64_t       duration_buckets[MCDC_RUN_DURATION_BUCKETS];
-    double         duration_sum_s;
-    bool           has_end_ts, has_latest_ts, has_verdict, had_success;
+    double         duration_sum_s, bytes;
+    bool           has_end_ts, has_latest_ts, has_verdict, had_success, has_headroom;
     int64_t        end_ts_us, latest_ts_us, verdict_us, last_ok_mono_us;
+    double         headroom_hours;
     char           message[1024];
 } slot;
 
 typedef struct sup {
-    const mcdc_run_plan    *plan;
     const mcdc_run_options *o;
-    slot                   *slots;
-    size_t                  n;
+    const char             *state_dir;
+    bool                    stop_all_on_error;
+    slot                  **slots;
+    size_t                  n, cap;
+    mcdc_run__source      **srcs;
+    size_t                  n_srcs;
     pthread_mutex_t         mu, event_mu;
     pthread_cond_t          cv;
     bool                    stopping, stopped_all;
@@ -92,6 +113,7 @@ static void on_progress(const mcdc_stream_progress *p, void *payload)
     pthread_mutex_lock(&lc->s->mu);
     sl->batches++;
     sl->rows += p->num_input_rows;
+    sl->bytes += p->read_bytes;
     double d = (double)p->duration_ms / 1000.0;
     int k = 0;
     while (k < MCDC_RUN_DURATION_BUCKETS - 1 && d > mcdc_run_duration_bounds[k])
@@ -107,6 +129,10 @@ static void on_progress(const mcdc_stream_progress *p, void *payload)
         sl->has_latest_ts = true;
         sl->latest_ts_us = p->latest.commit_ts_us;
     }
+    if (p->has_headroom) {
+        sl->has_headroom = true;
+        sl->headroom_hours = p->headroom_hours;
+    }
     pthread_mutex_unlock(&lc->s->mu);
     mcdc_run_event e = { .kind = MCDC_RUN_EVENT_BATCH, .table = lc->sl->t, .progress = p };
     emit(lc->s, &e);
@@ -116,8 +142,8 @@ static void stop_all_locked(sup *s)
 {
     s->stopping = true;
     for (size_t i = 0; i < s->n; i++)
-        if (s->slots[i].job)
-            mcdc_job_stop(s->slots[i].job);
+        if (s->slots[i]->job)
+            mcdc_job_stop(s->slots[i]->job);
     pthread_cond_broadcast(&s->cv);
 }
 
@@ -134,7 +160,7 @@ static void record(sup *s, const slot *sl, mcdc_run_state state, int failures, c
         .rows = sl->rows, .failures = failures
     };
     mcdc_error saved = *mcdc_error_last();
-    if (mcdc_run_state_write(s->plan->config->state_dir, &st) < 0)
+    if (mcdc_run_state_write(s->state_dir, &st) < 0)
         mcdc_log(MCDC_LOG_WARN, "run", "%s: state not recorded: %s", st.table,
                  mcdc_error_last()->message);
     mcdc_error_set(saved.code, "%s", saved.message);
@@ -142,17 +168,35 @@ static void record(sup *s, const slot *sl, mcdc_run_state state, int failures, c
         mcdc_error_hint("%s", saved.hint);
 }
 
-/* One round of a table's job. Returns its code; the error stays recorded. */
+static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done);
+
+/* One round of a table's job, on a connection of its source's pool. Returns its code;
+ * the error stays recorded. */
 static int round_of(sup *s, slot *sl, mcdc_run_event *done)
 {
-    const mcdc_run_config *c = s->plan->config;
     int rc = 0;
-    if (!sl->src && (rc = mcdc_source_open(&sl->src, c->sources[sl->t->source].spec)) < 0) {
-        mcdc_error_prefix("source %s", c->sources[sl->t->source].name);
+    mcdc_source *src = NULL;
+    if ((rc = mcdc_run__source_acquire(&src, sl->rs)) < 0) {
+        mcdc_error_prefix("source %s", sl->rs->name);
         return rc;
     }
+    rc = round_on(s, sl, src, done);
+    mcdc_error saved = *mcdc_error_last();
+    mcdc_run__source_release(sl->rs, src, rc < 0);
+    if (rc < 0) {
+        mcdc_error_set(saved.code, "%s", saved.message);
+        if (saved.hint[0])
+            mcdc_error_hint("%s", saved.hint);
+    }
+    return rc;
+}
+
+/* The round of round_of on connection @p src. */
+static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
+{
+    int rc;
     mcdc_job_options jo;
-    if ((rc = mcdc_run__job_options(&jo, sl->t, sl->src)) < 0)
+    if ((rc = mcdc_run__job_options(&jo, sl->t, src)) < 0)
         return rc;
     /* the supervisor keeps the interval; each round reads what is there */
     jo.stream.trigger = sl->once ? MCDC_TRIGGER_ONCE : MCDC_TRIGGER_AVAILABLE_NOW;
@@ -165,7 +209,7 @@ static int round_of(sup *s, slot *sl, mcdc_run_event *done)
         return rc;
     }
     pthread_mutex_lock(&s->mu);
-    bool stopping = s->stopping;
+    bool stopping = s->stopping || sl->removed;
     if (!stopping)
         sl->job = j;
     pthread_mutex_unlock(&s->mu);
@@ -200,22 +244,32 @@ static int fill(const char *path, mcdc_buf *body, void *payload)
         mcdc_buf_puts(body, "ok\n");
         return 200;
     }
+    pthread_mutex_lock(&s->mu);
     mcdc_run_table_metrics *m = calloc(s->n + 1, sizeof *m);
-    if (!m) {
+    mcdc_run_source_metrics *sm = calloc(s->n_srcs + 1, sizeof *sm);
+    uint64_t (*q)[MCDC_RUN_SRC_NOPS] = calloc(s->n_srcs + 1, sizeof *q);
+    static const char *names[MCDC_RUN_SRC_NOPS];
+    if (!m || !sm || !q) {
+        pthread_mutex_unlock(&s->mu);
+        free(m);
+        free(sm);
+        free(q);
         mcdc_buf_puts(body, "out of memory\n");
         return 500;
     }
     int64_t now_mono = mcdc_time_mono_us(), now = mcdc_time_now_us();
-    size_t n_unready = 0;
-    pthread_mutex_lock(&s->mu);
+    size_t n_unready = 0, n = 0;
     for (size_t i = 0; i < s->n; i++) {
-        const slot *sl = &s->slots[i];
-        mcdc_run_table_metrics *t = &m[i];
+        const slot *sl = s->slots[i];
+        if (sl->removed)
+            continue;
+        mcdc_run_table_metrics *t = &m[n++];
         t->table = sl->t->value[MCDC_RUN_KEY_TARGET];
-        t->source = s->plan->config->sources[sl->t->source].name;
+        t->source = sl->rs->name;
         t->state = sl->state;
         t->rows = (uint64_t)sl->rows;
         t->batches = (uint64_t)sl->batches;
+        t->bytes = sl->bytes;
         t->failures = sl->failures;
         t->rounds_failed = sl->rounds_failed;
         memcpy(t->duration_buckets, sl->duration_buckets, sizeof t->duration_buckets);
@@ -226,7 +280,9 @@ static int fill(const char *path, mcdc_buf *body, void *payload)
         t->latest_ts_us = sl->latest_ts_us;
         t->has_verdict = sl->has_verdict;
         t->verdict_us = sl->verdict_us;
-        /* stuck: no successful round for 3x the interval plus 60 s */
+        t->has_headroom = sl->has_headroom;
+        t->headroom_hours = sl->headroom_hours;
+        /* stuck: no successful round or idle poll for 3x the interval plus 60 s */
         int64_t limit = 3 * sl->interval_us + 60000000;
         t->ready = sl->state != MCDC_RUN_STATE_ERROR && sl->had_success &&
                    (sl->done || now_mono - sl->last_ok_mono_us <= limit);
@@ -239,19 +295,32 @@ static int fill(const char *path, mcdc_buf *body, void *payload)
                             sl->message[0] ? ": " : "", sl->message);
         }
     }
+    for (int k = 0; k < MCDC_RUN_SRC_NOPS; k++)
+        names[k] = mcdc_run__src_op_name(k);
+    for (size_t i = 0; i < s->n_srcs; i++) {
+        for (int k = 0; k < MCDC_RUN_SRC_NOPS; k++)
+            q[i][k] = __atomic_load_n(&s->srcs[i]->queries[k], __ATOMIC_RELAXED);
+        sm[i] = (mcdc_run_source_metrics){
+            .source = s->srcs[i]->name, .n_queries = MCDC_RUN_SRC_NOPS, .query_names = names,
+            .queries = q[i], .errors = __atomic_load_n(&s->srcs[i]->errors, __ATOMIC_RELAXED)
+        };
+    }
     int status = 200;
     if (!strcmp(path, "/readyz")) {
         if (n_unready)
             status = 503;
         else
-            mcdc_buf_printf(body, "ready: %zu tables\n", s->n);
+            mcdc_buf_printf(body, "ready: %zu tables\n", n);
     } else {
         mcdc_buf_clear(body);
-        if (mcdc_run_metrics_text(body, m, s->n, now, now_mono - s->started_mono_us) < 0)
+        if (mcdc_run_metrics_text(body, m, n, sm, s->n_srcs, now,
+                                  now_mono - s->started_mono_us) < 0)
             status = 500;
     }
     pthread_mutex_unlock(&s->mu);
     free(m);
+    free(sm);
+    free(q);
     return status;
 }
 
@@ -263,6 +332,19 @@ static int64_t backoff(const mcdc_run_options *o, int failures)
     return d < o->backoff_max_us ? d : o->backoff_max_us;
 }
 
+/* the next poll of an interval table after @p now: its source's grid, multiples of the
+ * interval from the run's start, so the tables of a source poll together */
+static int64_t next_poll(const sup *s, const slot *sl, int64_t now)
+{
+    int64_t k = (now - s->started_mono_us) / sl->interval_us + 1;
+    return s->started_mono_us + k * sl->interval_us;
+}
+
+static bool runnable(const slot *c)
+{
+    return !c->done && !c->busy && !(c->after && !c->after->done);
+}
+
 static void *worker(void *arg)
 {
     sup *s = arg;
@@ -272,21 +354,15 @@ static void *worker(void *arg)
             break;
         int64_t now = mcdc_time_mono_us(), next = now + 100000;
         slot *sl = NULL;
-        bool all_done = true;
         for (size_t i = 0; i < s->n; i++) {
-            slot *c = &s->slots[i];
-            if (c->done)
-                continue;
-            all_done = false;
-            if (c->busy)
+            slot *c = s->slots[i];
+            if (!runnable(c))
                 continue;
             if (c->due_mono_us <= now && (!sl || c->due_mono_us < sl->due_mono_us))
                 sl = c;
             else if (c->due_mono_us < next)
                 next = c->due_mono_us;
         }
-        if (all_done)
-            break;
         if (!sl) {
             int64_t wait = next - now;
             if (wait > 100000)
@@ -300,8 +376,29 @@ static void *worker(void *arg)
             continue;
         }
         sl->busy = true;
+        pthread_mutex_unlock(&s->mu);
+        mcdc_log_set_context(sl->t->value[MCDC_RUN_KEY_TARGET]);
+
+        /* the shared poll: what the source holds now, asked once for its tables */
+        mcdc_lsn polled;
+        bool has_polled = false;
+        if (sl->interval_us) {
+            has_polled = mcdc_run__source_max_lsn(sl->rs, sl->interval_us / 2, &polled) == 0;
+            if (!has_polled)
+                mcdc_error_clear(); /* the round meets the same failure and reports it */
+        }
+        pthread_mutex_lock(&s->mu);
+        if (has_polled && sl->had_success && sl->has_caught_up && !sl->failures &&
+            mcdc_lsn_cmp(&polled, &sl->caught_up) <= 0) {
+            /* idle: nothing new since the last round read */
+            int64_t t = mcdc_time_mono_us();
+            sl->busy = false;
+            sl->last_ok_mono_us = t;
+            sl->due_mono_us = next_poll(s, sl, t);
+            mcdc_log_set_context(NULL);
+            continue;
+        }
         sl->state = MCDC_RUN_STATE_RUNNING;
-        int64_t started = now;
         int failures = sl->failures;
         pthread_mutex_unlock(&s->mu);
         record(s, sl, MCDC_RUN_STATE_RUNNING, failures, "");
@@ -328,23 +425,34 @@ static void *worker(void *arg)
         } else {
             sl->had_success = true;
             sl->last_ok_mono_us = mcdc_time_mono_us();
+            sl->has_caught_up = has_polled;
+            if (has_polled)
+                sl->caught_up = polled;
             if (e.has_verdict && e.verdict.has) {
                 sl->has_verdict = true;
                 sl->verdict_us = e.verdict.until_us;
             }
         }
-        if (rc < 0 && fatal) {
+        if (sl->removed) {
+            sl->state = MCDC_RUN_STATE_STOPPED;
+            sl->done = true;
+        } else if (rc < 0 && fatal) {
             sl->state = MCDC_RUN_STATE_ERROR;
             sl->done = true;
             if (!s->n_error++)
                 s->first_error_rc = rc;
-            if (s->plan->config->stop_all) {
+            if (s->stop_all_on_error) {
                 s->stopped_all = true;
                 stop_all_locked(s);
             }
         } else if (rc < 0) {
+            /* a refusal of the checks (the capture instance gone, a checkpoint of another
+             * stream, a login refused) waits for an operator: the table is in error, and
+             * still retried, so it comes back once mended */
+            bool needs_operator = rc == MCDC_EINVAL || rc == MCDC_ENOTFOUND || rc == MCDC_EPERM ||
+                            rc == MCDC_ECORRUPT;
             sl->failures++;
-            sl->state = MCDC_RUN_STATE_BACKOFF;
+            sl->state = needs_operator ? MCDC_RUN_STATE_ERROR : MCDC_RUN_STATE_BACKOFF;
             sl->due_mono_us = mcdc_time_mono_us() + backoff(s->o, sl->failures);
         } else {
             sl->failures = 0;
@@ -353,13 +461,14 @@ static void *worker(void *arg)
                 sl->done = true;
             } else {
                 sl->state = MCDC_RUN_STATE_IDLE;
-                sl->due_mono_us = started + sl->interval_us;
+                sl->due_mono_us = next_poll(s, sl, mcdc_time_mono_us());
             }
         }
         mcdc_run_state now_state = sl->state;
         failures = sl->failures;
         pthread_mutex_unlock(&s->mu);
         record(s, sl, now_state, failures, message);
+        mcdc_log_set_context(NULL);
         pthread_mutex_lock(&s->mu);
         pthread_cond_broadcast(&s->cv);
     }
@@ -369,6 +478,128 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* the shared source of config source @p i of @p p (one per name and string) */
+static mcdc_run__source *source_of(sup *s, const mcdc_run_plan *p, size_t i)
+{
+    const mcdc_run_source *cs = &p->config->sources[i];
+    for (size_t k = 0; k < s->n_srcs; k++)
+        if (!strcmp(s->srcs[k]->name, cs->name) && !strcmp(s->srcs[k]->spec, cs->spec))
+            return s->srcs[k];
+    mcdc_run__source **a = realloc(s->srcs, (s->n_srcs + 1) * sizeof *a);
+    if (!a)
+        return NULL;
+    s->srcs = a;
+    if (!(a[s->n_srcs] = mcdc_run__source_new(cs->name, cs->spec)))
+        return NULL;
+    return a[s->n_srcs++];
+}
+
+/* a slot for table @p t of @p p, due now (under the lock) */
+static slot *add_slot(sup *s, const mcdc_run_plan *p, const mcdc_run_table *t)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        slot **a = realloc(s->slots, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        s->slots = a;
+        s->cap = cap;
+    }
+    slot *sl = calloc(1, sizeof *sl);
+    if (!sl || !(sl->rs = source_of(s, p, t->source))) {
+        free(sl);
+        return NULL;
+    }
+    sl->t = t;
+    sl->plan = p;
+    sl->state = MCDC_RUN_STATE_IDLE;
+    sl->due_mono_us = mcdc_time_mono_us();
+    const char *tr = t->value[MCDC_RUN_KEY_TRIGGER];
+    mcdc_trigger kind = MCDC_TRIGGER_AVAILABLE_NOW;
+    int64_t us = 0;
+    if (tr)
+        mcdc_trigger_parse(&kind, &us, tr); /* checked by the plan */
+    sl->once = kind == MCDC_TRIGGER_ONCE;
+    sl->interval_us = kind == MCDC_TRIGGER_INTERVAL ? (us > 0 ? us : 1) : 0;
+    s->slots[s->n++] = sl;
+    return sl;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* whether two tables of two plans are the same table with the same settings */
+static bool same_table(const mcdc_run_plan *pa, const mcdc_run_table *a,
+                       const mcdc_run_plan *pb, const mcdc_run_table *b)
+{
+    const mcdc_run_source *sa = &pa->config->sources[a->source], *sb = &pb->config->sources[b->source];
+    bool same = !strcmp(sa->name, sb->name) && !strcmp(sa->spec, sb->spec) &&
+                same_str(a->target_path, b->target_path) && same_str(a->facts_path, b->facts_path) &&
+                same_str(a->control_path, b->control_path) && same_str(a->silver_path, b->silver_path) &&
+                same_str(a->checkpoint_path, b->checkpoint_path) && a->n_options == b->n_options;
+    for (int k = 0; same && k < MCDC_RUN_NKEYS; k++)
+        same = same_str(a->value[k], b->value[k]);
+    for (size_t k = 0; same && k < a->n_options; k++)
+        same = !strcmp(a->options[k], b->options[k]);
+    return same;
+}
+
+/* SIGHUP: take the new plan; tables it keeps unchanged go on, the others are stopped after
+ * their batch in flight, the new ones start (under the lock) */
+static void apply_reload(sup *s, const mcdc_run_plan *np)
+{
+    size_t kept = 0, added = 0, removed = 0, n_old = s->n;
+    for (size_t i = 0; i < n_old; i++) {
+        slot *sl = s->slots[i];
+        if (sl->removed)
+            continue;
+        bool keep = false;
+        for (size_t k = 0; !keep && k < np->n_tables; k++)
+            keep = same_table(sl->plan, sl->t, np, &np->tables[k]);
+        if (keep)
+            continue;
+        sl->removed = true;
+        removed++;
+        if (sl->job)
+            mcdc_job_stop(sl->job);
+        if (!sl->busy) {
+            bool was_done = sl->done;
+            sl->done = true;
+            sl->state = MCDC_RUN_STATE_STOPPED;
+            if (!was_done)
+                record(s, sl, MCDC_RUN_STATE_STOPPED, sl->failures, "removed from the config");
+        }
+    }
+    for (size_t k = 0; k < np->n_tables; k++) {
+        const mcdc_run_table *t = &np->tables[k];
+        slot *prev = NULL;
+        bool keep = false;
+        for (size_t i = 0; i < n_old && !keep; i++) {
+            slot *sl = s->slots[i];
+            if (!sl->removed && same_table(sl->plan, sl->t, np, t))
+                keep = true;
+            else if (sl->removed && !strcmp(sl->t->value[MCDC_RUN_KEY_TARGET], t->value[MCDC_RUN_KEY_TARGET]))
+                prev = sl;
+        }
+        if (keep) {
+            kept++;
+            continue;
+        }
+        slot *sl = add_slot(s, np, t);
+        if (!sl) {
+            mcdc_log(MCDC_LOG_ERROR, "run", "reload: out of memory adding %s", t->value[MCDC_RUN_KEY_TARGET]);
+            continue;
+        }
+        sl->after = prev && !prev->done ? prev : NULL;
+        added++;
+    }
+    mcdc_log(MCDC_LOG_INFO, "run", "reloaded: %zu table%s kept, %zu started, %zu stopped", kept,
+             kept == 1 ? "" : "s", added, removed);
+    pthread_cond_broadcast(&s->cv);
+}
+
 int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_run_summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -376,49 +607,38 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
     int rc = mcdc_run_plan_check(p, NULL, NULL);
     if (rc < 0)
         return rc;
+    mcdc_run_http *http = NULL;
+    int started = 0;
     sup *s = calloc(1, sizeof *s);
-    slot *slots = calloc(p->n_tables + 1, sizeof *slots);
     int workers = o->workers > 0 ? o->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (workers < 1)
         workers = 1;
-    if ((size_t)workers > p->n_tables)
-        workers = (int)p->n_tables;
+    if (!o->reload && (size_t)workers > p->n_tables)
+        workers = p->n_tables ? (int)p->n_tables : 1;
     pthread_t *th = calloc((size_t)workers, sizeof *th);
-    if (!s || !slots || !th) {
+    if (!s || !th) {
         free(s);
-        free(slots);
         free(th);
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
-    s->plan = p;
     s->o = o;
-    s->slots = slots;
-    s->n = p->n_tables;
+    s->state_dir = p->config->state_dir;
+    s->stop_all_on_error = p->config->stop_all;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->event_mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    int64_t now = mcdc_time_mono_us();
-    for (size_t i = 0; i < p->n_tables; i++) {
-        slot *sl = &slots[i];
-        sl->t = &p->tables[i];
-        sl->state = MCDC_RUN_STATE_IDLE;
-        sl->due_mono_us = now;
-        const char *tr = sl->t->value[MCDC_RUN_KEY_TRIGGER];
-        mcdc_trigger kind = MCDC_TRIGGER_AVAILABLE_NOW;
-        int64_t us = 0;
-        if (tr)
-            mcdc_trigger_parse(&kind, &us, tr); /* checked by the plan */
-        sl->once = kind == MCDC_TRIGGER_ONCE;
-        sl->interval_us = kind == MCDC_TRIGGER_INTERVAL ? (us > 0 ? us : 1) : 0;
-    }
-    stop_requested = 0;
     s->started_mono_us = mcdc_time_mono_us();
-    mcdc_run_http *http = NULL;
+    for (size_t i = 0; i < p->n_tables; i++)
+        if (!add_slot(s, p, &p->tables[i])) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            goto out;
+        }
+    stop_requested = 0;
+    reload_requested = 0;
     const char *listen = o->metrics_listen ? o->metrics_listen : p->config->metrics_listen;
     if (listen && (rc = mcdc_run_http_start(&http, listen, fill, s)) < 0)
         goto out;
     pthread_mutex_lock(&s->mu);
-    int started = 0;
     for (int i = 0; i < workers; i++) {
         if (pthread_create(&th[i], NULL, worker, s) != 0)
             break;
@@ -430,11 +650,42 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         rc = mcdc_error_set(MCDC_ERROR, "run: cannot start a worker thread");
         goto out;
     }
-    int64_t deadline = 0;
+    mcdc_run__notify_ready();
+    int64_t deadline = 0, watchdog_us = mcdc_run__notify_watchdog_us(), last_ping = 0;
     out->drained = true;
     while (s->alive > 0) {
-        if (stop_requested && !s->stopping)
+        int64_t now = mcdc_time_mono_us();
+        if (watchdog_us && now - last_ping >= watchdog_us / 2) {
+            mcdc_run__notify("WATCHDOG=1");
+            last_ping = now;
+        }
+        if (stop_requested && !s->stopping) {
+            mcdc_run__notify("STOPPING=1");
             stop_all_locked(s);
+        }
+        if (reload_requested && !s->stopping) {
+            reload_requested = 0;
+            if (o->reload) {
+                mcdc_run__notify("RELOADING=1");
+                pthread_mutex_unlock(&s->mu);
+                const mcdc_run_plan *np = NULL;
+                int rrc = o->reload(&np, o->payload);
+                pthread_mutex_lock(&s->mu);
+                if (rrc < 0)
+                    mcdc_log(MCDC_LOG_WARN, "run", "reload refused, the tables run on as they "
+                             "were: %s", mcdc_error_last()->message);
+                else if (!s->stopping)
+                    apply_reload(s, np);
+                mcdc_run__notify_ready();
+            }
+        }
+        bool all_done = true;
+        for (size_t i = 0; all_done && i < s->n; i++)
+            all_done = s->slots[i]->done;
+        if (all_done && !s->stopping) {
+            s->stopping = true; /* every table ended: the workers leave */
+            pthread_cond_broadcast(&s->cv);
+        }
         if (s->stopping && !deadline)
             deadline = mcdc_time_mono_us() + o->drain_timeout_us;
         if (deadline && mcdc_time_mono_us() > deadline) {
@@ -448,6 +699,9 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         ts.tv_nsec %= 1000000000;
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
+    out->n_tables = 0;
+    for (size_t i = 0; i < s->n; i++)
+        out->n_tables += !s->slots[i]->removed;
     out->n_error = s->n_error;
     out->first_error_rc = s->first_error_rc;
     out->stopped_all = s->stopped_all;
@@ -458,18 +712,22 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         pthread_join(th[i], NULL);
     mcdc_run_http_stop(http);
     http = NULL;
-    for (size_t i = 0; i < p->n_tables; i++) /* drained: what was not done is stopped */
-        if (!slots[i].done)
-            record(s, &slots[i], MCDC_RUN_STATE_STOPPED, slots[i].failures, "");
+    for (size_t i = 0; i < s->n; i++) /* drained: what was not done is stopped */
+        if (!s->slots[i]->done)
+            record(s, s->slots[i], MCDC_RUN_STATE_STOPPED, s->slots[i]->failures,
+                   s->slots[i]->failures ? s->slots[i]->message : "");
 out:
     mcdc_run_http_stop(http);
-    for (size_t i = 0; i < p->n_tables; i++)
-        mcdc_source_close(slots[i].src);
+    for (size_t i = 0; i < s->n; i++)
+        free(s->slots[i]);
+    for (size_t i = 0; i < s->n_srcs; i++)
+        mcdc_run__source_free(s->srcs[i]);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->event_mu);
     pthread_mutex_destroy(&s->mu);
+    free(s->slots);
+    free(s->srcs);
     free(th);
-    free(slots);
     free(s);
     return rc;
 }

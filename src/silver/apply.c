@@ -33,9 +33,13 @@
  *   commit that adds or removes silver files conflicts and the apply fails cleanly
  *   (MCDC_ECONFLICT); run it again.
  * Chunked snapshots (backfill waves, `_chunk` set, needs the facts table): while one is
- * open nothing is applied and the verdict is held; once its completion row is written,
- * its S is the newest snapshot and silver is rebuilt from its rows (each ranked by its
- * wave's stamp L) and the changes after S, latest per key, deletes applied.
+ * open its waves are applied as they arrive (rule W1): the waves in the pinned bronze
+ * (its txn <app>#snap.<S>) beyond the control row's snapshot_wave are read by their
+ * files' _chunk stats and ranked with every change after S; the position records
+ * open_snapshot_lsn and snapshot_wave, and the verdict is held. Once its completion row
+ * is written, its S is the newest snapshot and silver is rebuilt from its rows (each
+ * ranked by its wave's stamp L) and the changes after S, latest per key, deletes applied.
+ * The facts are read before bronze is pinned, so what they announce is in the pin.
  */
 #include "mcdc/silver.h"
 #include "mcdc/storage.h"
@@ -58,6 +62,7 @@
 #include "silver/changes.h"
 #include "silver/feed.h"
 #include "silver/rewrite.h"
+#include "silver/scd2.h"
 
 #define CONF_KEYS   "mcdc.silver.keys"
 #define LOCK_NAME   "_mcdc_silver_apply.lock"
@@ -156,6 +161,8 @@ typedef struct bstats {
     bool     has_snap;        /* _snapshot max known (some row has one) */
     mcdc_lsn snap_min, snap_max;
     bool     has_chunk_rows;  /* nullCount proves some _chunk is set */
+    bool     has_chunk_range; /* _chunk min and max known */
+    int64_t  chunk_min, chunk_max;
     bool     has_rows;
     int64_t  rows;            /* numRecords */
 } bstats;
@@ -189,6 +196,12 @@ static void bronze_stats(const mcdc_delta_file *f, bstats *st)
         st->has_rows = true;
         st->rows = json_integer_value(nr);
     }
+    json_t *c0 = json_object_get(mn, "_chunk"), *c1 = json_object_get(mx, "_chunk");
+    if (json_is_integer(c0) && json_is_integer(c1)) {
+        st->has_chunk_range = true;
+        st->chunk_min = json_integer_value(c0);
+        st->chunk_max = json_integer_value(c1);
+    }
     json_t *cn = json_object_get(nc, "_chunk");
     if (json_is_integer(nr) && json_is_integer(cn) && json_integer_value(cn) < json_integer_value(nr))
         st->has_chunk_rows = true;
@@ -202,6 +215,10 @@ typedef struct position {
     mcdc_lsn applied;
     bool     has_snapshot;
     mcdc_lsn snapshot;
+    bool     has_open;        /* open_snapshot_lsn: an open chunked snapshot being applied */
+    mcdc_lsn open;
+    bool     has_wave;        /* snapshot_wave: its last wave applied */
+    int32_t  wave;
 } position;
 
 static int mutate_position(mcdc_control_row *row, bool exists, void *payload)
@@ -215,18 +232,30 @@ static int mutate_position(mcdc_control_row *row, bool exists, void *payload)
                   (want_a && row->applied_lsn && strcmp(want_a, row->applied_lsn) == 0);
     bool same_s = (!want_s && !row->snapshot_lsn) ||
                   (want_s && row->snapshot_lsn && strcmp(want_s, row->snapshot_lsn) == 0);
-    if (same_a && same_s)
+    char o[MCDC_LSN_STRLEN];
+    const char *want_o = p->has_open ? mcdc_lsn_format(o, &p->open) : NULL;
+    bool same_o = (!want_o && !row->open_snapshot_lsn) ||
+                  (want_o && row->open_snapshot_lsn && strcmp(want_o, row->open_snapshot_lsn) == 0);
+    bool same_w = row->has_snapshot_wave == p->has_wave &&
+                  (!p->has_wave || row->snapshot_wave == p->wave);
+    if (same_a && same_s && same_o && same_w)
         return MCDC_EALREADY;
     char *na = want_a ? strdup(want_a) : NULL, *ns = want_s ? strdup(want_s) : NULL;
-    if ((want_a && !na) || (want_s && !ns)) {
+    char *no = want_o ? strdup(want_o) : NULL;
+    if ((want_a && !na) || (want_s && !ns) || (want_o && !no)) {
         free(na);
         free(ns);
+        free(no);
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     }
     free(row->applied_lsn);
     free(row->snapshot_lsn);
+    free(row->open_snapshot_lsn);
     row->applied_lsn = na;
     row->snapshot_lsn = ns;
+    row->open_snapshot_lsn = no;
+    row->has_snapshot_wave = p->has_wave;
+    row->snapshot_wave = p->wave;
     return 0;
 }
 
@@ -383,6 +412,8 @@ static bool prefault(void *arg)
     return mcdc_silver_changes_prefault(arg);
 }
 
+static int feed_files(ctx *c, const mcdc_delta_file **read, size_t n_read);
+
 /* Feed every change row beyond @p after (all when !has_after) to the change set. */
 static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
 {
@@ -401,6 +432,220 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
         else
             read[n_read++] = f;
     }
+    int rc = feed_files(c, read, n_read);
+    free(read);
+    return rc;
+}
+
+/* Feed the rows of an open chunked snapshot at @p S whose chunk is above @p after_chunk
+ * (the waves that arrived since the last apply; every file of a wave holds one chunk)
+ * to the change set, whose options take the op-0 rows of S. A file without chunk stats
+ * is read again (its rows rank as before: applying them twice changes nothing). */
+static int read_waves(ctx *c, const mcdc_lsn *S, int64_t after_chunk)
+{
+    const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
+    if (!read)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_read = 0;
+    for (size_t i = 0; i < c->bronze->n_files; i++) {
+        const mcdc_delta_file *f = &c->bronze->files[i];
+        bstats st;
+        bronze_stats(f, &st);
+        bool take = st.has_chunk_rows && (!st.has_op || st.op_min == 0) &&
+                    (!st.has_snap || (mcdc_lsn_cmp(&st.snap_min, S) <= 0 &&
+                                      mcdc_lsn_cmp(S, &st.snap_max) <= 0)) &&
+                    (!st.has_chunk_range || st.chunk_max > after_chunk);
+        if (take)
+            read[n_read++] = f;
+    }
+    int rc = feed_files(c, read, n_read);
+    free(read);
+    return rc;
+}
+
+/* A chunk of an open snapshot new in this apply, for its range deletes. */
+typedef struct new_chunk {
+    int64_t  idx;
+    bool     lo_open, hi_open;
+    int64_t  lo, hi;          /* [lo, hi) */
+    bool     has_stamp;
+    mcdc_lsn stamp;           /* L of its wave */
+} new_chunk;
+
+static bool int_key_type(int t)
+{
+    return t == MCDC_TYPE_BYTE || t == MCDC_TYPE_SHORT || t == MCDC_TYPE_INT || t == MCDC_TYPE_LONG;
+}
+
+/* Range deletes of the new waves (rule W2 in mcdc/silver.h), for a silver keyed by one
+ * integer column: a key silver holds inside a new chunk [lo, hi) stamped L, that the
+ * change set holds no image of at or above L (the chunk's own row, or a change after
+ * L), and whose silver image has _start_lsn < L, was deleted by L: a delete at L goes
+ * into the change set. Chunks are those above @p after_chunk in waves up to @p new_wave;
+ * a chunk whose stamp is not known (no rows in its wave, or its facts rows not written
+ * yet) is left to the completion's rebuild. Cost: one read of silver's key and
+ * _start_lsn columns when a new wave arrived. */
+static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mcdc_lsn *S)
+{
+    const mcdc_silver_apply_options *o = c->o;
+    if (o->n_keys != 1 || !o->facts_path || new_wave < 0)
+        return 0;
+    int ks = mcdc_schema_find(c->silver_flat, o->keys[0]);
+    int kb = mcdc_schema_find(c->bronze_flat, o->keys[0]);
+    int ls = mcdc_schema_find(c->silver_flat, "_start_lsn");
+    int bl = mcdc_schema_find(c->bronze_flat, "_start_lsn"), bo = mcdc_schema_find(c->bronze_flat, "_operation");
+    int bc = mcdc_schema_find(c->bronze_flat, "_capture_instance");
+    if (ks < 0 || kb < 0 || ls < 0 || bl < 0 || bo < 0 || !int_key_type(c->silver_flat->cols[ks].type))
+        return 0;
+    char *plan = NULL;
+    mcdc_chunked_snapshot cs_;
+    mcdc_snapshot_chunk_fact *facts = NULL;
+    size_t n_facts = 0;
+    int rc = mcdc_chunked_snapshot_plan(&plan, o->facts_path, o->bronze_name);
+    if (rc == 0)
+        rc = mcdc_chunked_snapshot_chunks(&cs_, &facts, &n_facts, o->facts_path, o->bronze_name);
+    json_t *pj = plan ? json_loads(plan, 0, NULL) : NULL;
+    free(plan);
+    new_chunk *nc = NULL;
+    size_t n_nc = 0;
+    if (rc == 0 && json_is_array(pj) && n_facts)
+        nc = calloc(n_facts, sizeof *nc);
+    for (size_t i = 0; rc == 0 && nc && i < n_facts; i++) {
+        if (facts[i].chunk <= after_chunk || facts[i].wave > new_wave)
+            continue;
+        json_t *ch = json_array_get(pj, (size_t)facts[i].chunk);
+        json_t *lo = json_array_get(ch, 0), *hi = json_array_get(ch, 1);
+        if (!ch || !(json_is_null(lo) || json_is_integer(lo)) || !(json_is_null(hi) || json_is_integer(hi))) {
+            n_nc = 0; /* not an integer plan: nothing here, the completion deletes */
+            break;
+        }
+        new_chunk *x = &nc[n_nc++];
+        x->idx = facts[i].chunk;
+        x->lo_open = json_is_null(lo);
+        x->hi_open = json_is_null(hi);
+        x->lo = json_integer_value(lo);
+        x->hi = json_integer_value(hi);
+    }
+    json_decref(pj);
+    /* stamps: a chunk file's rows all carry its wave's L; chunks of one wave share it */
+    for (size_t f = 0; rc == 0 && n_nc && f < c->bronze->n_files; f++) {
+        bstats st;
+        bronze_stats(&c->bronze->files[f], &st);
+        if (!st.has_chunk_rows || !st.has_chunk_range || st.chunk_min != st.chunk_max || !st.has_lsn ||
+            (st.has_snap && (mcdc_lsn_cmp(&st.snap_min, S) != 0 || mcdc_lsn_cmp(&st.snap_max, S) != 0)))
+            continue;
+        int64_t wave = -1;
+        for (size_t i = 0; i < n_facts; i++)
+            if (facts[i].chunk == st.chunk_min)
+                wave = facts[i].wave;
+        for (size_t i = 0; i < n_nc; i++) {
+            int64_t w = -1;
+            for (size_t k = 0; k < n_facts; k++)
+                if (facts[k].chunk == nc[i].idx)
+                    w = facts[k].wave;
+            if (nc[i].idx == st.chunk_min || (wave >= 0 && w == wave)) {
+                nc[i].has_stamp = true;
+                nc[i].stamp = st.lsn_min;
+            }
+        }
+    }
+    free(facts);
+    if (rc < 0 || n_nc == 0) {
+        free(nc);
+        return rc;
+    }
+    /* silver's keys in the new chunks, against the change set */
+    if ((rc = mcdc_silver_changes_sort(c->cs)) < 0) {
+        free(nc);
+        return rc;
+    }
+    typedef struct { int64_t key; mcdc_lsn at; } del;
+    del *dels = NULL;
+    size_t n_dels = 0, cap_dels = 0;
+    const char *cols[2] = { c->silver_flat->cols[ks].name, "_start_lsn" };
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 2;
+    mcdc_delta_scan *sc = NULL;
+    rc = mcdc_delta_scan_open(&sc, c->silver, &so);
+    mcdc_buf kb_ = MCDC_BUF_INIT(1 << 10);
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        rc = 0;
+        if (r[0].is_null || r[1].is_null)
+            continue;
+        int64_t k = r[0].v.i;
+        const new_chunk *in = NULL;
+        for (size_t i = 0; i < n_nc && !in; i++)
+            if (nc[i].has_stamp && (nc[i].lo_open || k >= nc[i].lo) && (nc[i].hi_open || k < nc[i].hi))
+                in = &nc[i];
+        mcdc_lsn have;
+        if (!in || mcdc_lsn_parse_n(&have, r[1].v.s.ptr, r[1].v.s.len) < 0 ||
+            mcdc_lsn_cmp(&have, &in->stamp) >= 0)
+            continue;
+        kb_.len = 0;
+        if ((rc = mcdc_silver_key_encode(&kb_, &c->silver_flat->cols[ks], &r[0])) < 0)
+            break;
+        int64_t at = mcdc_silver_changes_find_sorted(c->cs, (const uint8_t *)kb_.ptr, kb_.len);
+        if (at >= 0) {
+            mcdc_silver_image im;
+            mcdc_silver_changes_at(c->cs, (size_t)at, &im);
+            if (mcdc_lsn_cmp(&im.start_lsn, &in->stamp) >= 0)
+                continue; /* the chunk's row, or a change after its stamp */
+        }
+        if (n_dels == cap_dels) {
+            size_t nc2 = cap_dels ? cap_dels * 2 : 64;
+            del *nd = realloc(dels, nc2 * sizeof *nd);
+            if (!nd) {
+                rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+                break;
+            }
+            dels = nd;
+            cap_dels = nc2;
+        }
+        dels[n_dels].key = k;
+        dels[n_dels].at = in->stamp;
+        n_dels++;
+    }
+    mcdc_delta_scan_free(sc);
+    mcdc_buf_dispose(&kb_);
+    free(nc);
+    /* the deletes, as bronze rows of operation 1 at the chunk's stamp */
+    mcdc_value *row = rc == 0 ? calloc(c->bronze_flat->n_cols + 1, sizeof *row) : NULL;
+    if (rc == 0 && !row)
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    char lsn_text[MCDC_LSN_STRLEN];
+    for (size_t i = 0; rc == 0 && i < n_dels; i++) {
+        for (size_t j = 0; j < c->bronze_flat->n_cols; j++) {
+            memset(&row[j], 0, sizeof row[j]);
+            row[j].is_null = true;
+        }
+        row[kb].is_null = false;
+        row[kb].v.i = dels[i].key;
+        mcdc_lsn_format(lsn_text, &dels[i].at);
+        row[bl].is_null = false;
+        row[bl].v.s.ptr = lsn_text;
+        row[bl].v.s.len = strlen(lsn_text);
+        row[bo].is_null = false;
+        row[bo].v.i = 1;
+        if (bc >= 0 && o->n_capture_instances) {
+            row[bc].is_null = false;
+            row[bc].v.s.ptr = o->capture_instances[0];
+            row[bc].v.s.len = strlen(o->capture_instances[0]);
+        }
+        rc = mcdc_silver_changes_add(c->cs, row);
+    }
+    if (rc == 0 && n_dels)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: %zu keys no longer in their chunks of the open "
+                 "snapshot: deleted at their chunks' stamps", o->silver_name, n_dels);
+    free(row);
+    free(dels);
+    return rc;
+}
+
+/* Feed the rows of @p read (bronze files) to the change set, in order. */
+static int feed_files(ctx *c, const mcdc_delta_file **read, size_t n_read)
+{
     int rc = 0;
     uint64_t rows = 0;
     for (size_t i = 0; i < n_read; i++) {
@@ -441,7 +686,6 @@ static int read_changes(ctx *c, bool has_after, const mcdc_lsn *after)
         mcdc_delta_scan_free(sc);
         free(arr);
     }
-    free(read);
     return rc;
 }
 
@@ -823,19 +1067,22 @@ static int prepare_silver(ctx *c)
     if ((rc = mcdc_delta_schema_to_flat(&existing, s->schema)) < 0 ||
         (rc = mcdc_silver_schema(&want, c->bronze_flat, existing)) < 0)
         goto done;
-    if (want->n_cols > existing->n_cols) {
-        mcdc_schema *add = mcdc_schema_new();
-        rc = add ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        for (size_t i = existing->n_cols; rc == 0 && i < want->n_cols; i++) {
-            const mcdc_column *col = &want->cols[i];
-            rc = mcdc_schema_add(add, col->name, col->type, col->precision, col->scale, true);
-            if (rc == 0)
-                mcdc_log(MCDC_LOG_INFO, "silver", "%s: adding column %s that bronze gained",
-                         o->silver_path, col->name);
+    bool widens = false;
+    for (size_t i = 0; i < existing->n_cols; i++)
+        widens |= !mcdc_delta_type_same(&existing->cols[i], &want->cols[i]);
+    if (want->n_cols > existing->n_cols || widens) {
+        for (size_t i = existing->n_cols; i < want->n_cols; i++)
+            mcdc_log(MCDC_LOG_INFO, "silver", "%s: adding column %s that bronze gained",
+                     o->silver_path, want->cols[i].name);
+        /* a column bronze widened (its typeWidening was enabled by the user): silver
+         * takes the feature and widens it too (docs/guides/schema-changes.md) */
+        if (widens) {
+            mcdc_log(MCDC_LOG_INFO, "silver", "%s: widening the columns bronze widened",
+                     o->silver_path);
+            rc = mcdc_delta_enable_type_widening(o->silver_path, NULL);
         }
         if (rc == 0)
-            rc = mcdc_delta_add_columns(o->silver_path, add, NULL);
-        mcdc_schema_free(add);
+            rc = mcdc_delta_append_evolving(o->silver_path, NULL, 0, want, NULL, NULL);
         mcdc_delta_snapshot_free(s);
         s = NULL;
         if (rc == 0)
@@ -917,6 +1164,21 @@ int mcdc_silver_apply_check(const mcdc_silver_apply_options *o)
     mcdc_delta_snapshot *silver = NULL, *bronze = NULL;
     int rc = check_table(o->silver_path, o->silver_name, "silver", "--silver", &silver);
     if (rc == 0 && silver) {
+        const char *mode = mcdc_delta_snapshot_config(silver, "mcdc.silver.mode", "scd1");
+        const char *want = o->mode == MCDC_SILVER_SCD2 ? "scd2" : "scd1";
+        bool soft = !strcmp(mcdc_delta_snapshot_config(silver, "mcdc.silver.soft_deletes", "false"), "true");
+        if (strcmp(mode, want) != 0) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with mode %s, not %s",
+                                o->silver_name, mode, want);
+            mcdc_error_hint("apply with --mode %s, or into a new silver table", mode);
+        } else if (o->mode == MCDC_SILVER_SCD1 && soft != o->soft_deletes) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built %s", o->silver_name,
+                                soft ? "with soft deletes" : "with hard deletes");
+            mcdc_error_hint("%s, or apply into a new silver table",
+                            soft ? "pass --soft-deletes" : "leave out --soft-deletes");
+        }
+    }
+    if (rc == 0 && silver) {
         const char *stored = mcdc_delta_snapshot_config(silver, CONF_KEYS, NULL);
         if (stored && !same_keys(stored, o->keys, o->n_keys)) {
             rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with keys (%s), not the "
@@ -971,6 +1233,11 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     int rc = mcdc_silver_apply_check(o); /* every input before the first write */
     if (rc < 0)
         return rc;
+    if (o->mode == MCDC_SILVER_SCD2 && o->soft_deletes)
+        return mcdc_error_set(MCDC_EINVAL, "silver apply: soft deletes are for scd1 (an scd2 "
+                              "table closes a deleted key's version)");
+    if (o->mode == MCDC_SILVER_SCD2 || o->soft_deletes)
+        return mcdc_silver__apply_scd2(o, out);
     rc = mcdc_storage_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
@@ -1001,11 +1268,24 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         goto done;
     pos.has_applied = text_lsn(&pos.applied, srow.applied_lsn);
     pos.has_snapshot = text_lsn(&pos.snapshot, srow.snapshot_lsn);
+    pos.has_open = text_lsn(&pos.open, srow.open_snapshot_lsn);
+    pos.has_wave = srow.has_snapshot_wave;
+    pos.wave = srow.snapshot_wave;
     out->finalized_until = srow.finalized_until;
     out->has_applied_lsn = pos.has_applied;
     out->applied_lsn = pos.applied;
     out->has_snapshot_lsn = pos.has_snapshot;
     out->snapshot_lsn = pos.snapshot;
+
+    /* 4 (facts first: what they announce is in the bronze pinned after them): the newest
+     * completed snapshot, and a chunked one still open */
+    bool has_fsnap = false;
+    mcdc_lsn fsnap;
+    mcdc_chunked_snapshot cso;
+    memset(&cso, 0, sizeof cso);
+    if (o->facts_path && ((rc = facts_snapshot(o->facts_path, o->bronze_name, &has_fsnap, &fsnap)) < 0 ||
+                          (rc = mcdc_chunked_snapshot_find(&cso, o->facts_path, o->bronze_name)) < 0))
+        goto done;
 
     /* 3: bronze, pinned */
     rc = mcdc_delta_snapshot_open(&c.bronze, o->bronze_path, -1);
@@ -1021,35 +1301,42 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     if ((rc = mcdc_delta_schema_to_flat(&c.bronze_flat, c.bronze->schema)) < 0)
         goto done;
 
-    /* 4-7: the newest snapshot, and whether to rebuild */
-    bool has_snap = false, has_fsnap = false;
-    mcdc_lsn snap, fsnap;
-    if (o->facts_path && (rc = facts_snapshot(o->facts_path, o->bronze_name, &has_fsnap, &fsnap)) < 0)
-        goto done;
+    /* 5-7: the newest snapshot, and whether to rebuild */
+    bool has_snap = false;
+    mcdc_lsn snap;
     if ((rc = bronze_snapshot(&c, &pos, &has_snap, &snap)) < 0)
         goto done;
     if (has_fsnap)
         lsn_max(&has_snap, &snap, &fsnap);
-    /* a chunked snapshot still open: silver waits for all of it (its verdict is held) */
-    if (o->facts_path) {
-        mcdc_chunked_snapshot cso;
-        if ((rc = mcdc_chunked_snapshot_find(&cso, o->facts_path, o->bronze_name)) < 0)
-            goto done;
-        if (cso.is_open && (!has_snap || mcdc_lsn_cmp(&cso.snapshot, &snap) > 0)) {
-            char l[MCDC_LSN_STRLEN];
-            mcdc_log(MCDC_LOG_INFO, "silver", "%s: the chunked snapshot at %s is open (%lld of "
-                     "%lld chunks in bronze): silver waits until it is complete", o->bronze_name,
-                     mcdc_lsn_format(l, &cso.snapshot), (long long)cso.chunks_done,
-                     (long long)cso.chunks_total);
-            out->snapshot_open = true;
-            goto done;
-        }
-    }
     bool rebuild = !pos.has_applied ||
                    (has_snap && (!pos.has_snapshot || mcdc_lsn_cmp(&snap, &pos.snapshot) > 0));
     if (rebuild && !has_snap && pos.has_snapshot) {
         has_snap = true; /* a first call after a lost position: rebuild from the same one */
         snap = pos.snapshot;
+    }
+    /* a chunked snapshot still open (newer than every completed one): its waves are applied
+     * as they arrive (rule W1 in mcdc/silver.h) and the verdict is held. A rebuild from
+     * an older completed snapshot comes first; the waves follow on the next call. */
+    bool waves = false;
+    mcdc_lsn open_S = { { 0 } };
+    int64_t after_chunk = -1, new_wave = -1;
+    if (cso.is_open && (!has_snap || mcdc_lsn_cmp(&cso.snapshot, &snap) > 0)) {
+        out->snapshot_open = true;
+        open_S = cso.snapshot;
+        waves = !rebuild || !has_snap;
+        char snap_app[300], l[MCDC_LSN_STRLEN];
+        snprintf(snap_app, sizeof snap_app, "%s#snap.%s", cso.app_id, mcdc_lsn_format(l, &open_S));
+        new_wave = mcdc_delta_snapshot_txn(c.bronze, snap_app); /* the waves pinned */
+        if (waves && !rebuild && pos.has_open && mcdc_lsn_cmp(&pos.open, &open_S) == 0 &&
+            pos.has_wave &&
+            (rc = mcdc_chunked_snapshot_last_chunk(o->facts_path, o->bronze_name, pos.wave,
+                                                   &after_chunk)) < 0)
+            goto done;
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: the chunked snapshot at %s is open (%lld of %lld "
+                 "chunks in bronze): %s; the verdict is held until it is complete",
+                 o->bronze_name, l, (long long)cso.chunks_done, (long long)cso.chunks_total,
+                 !waves ? "silver is rebuilt from the newest complete snapshot first"
+                 : new_wave < 0 ? "no wave has arrived yet" : "applying the waves that arrived");
     }
 
     if ((rc = prepare_silver(&c)) < 0)
@@ -1061,7 +1348,16 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     co.capture_instances = o->capture_instances;
     co.n_capture_instances = o->n_capture_instances;
     co.max_bytes = o->max_bytes;
-    if (rebuild) {
+    if (waves) {
+        /* W1: the new waves' rows ranked with every change after S (and every change not
+         * applied yet) of bronze */
+        co.has_snapshot = true;
+        co.snapshot = open_S;
+        co.has_after = !rebuild;
+        co.after = pos.applied;
+        if (co.has_after && mcdc_lsn_cmp(&open_S, &co.after) < 0)
+            co.after = open_S;
+    } else if (rebuild) {
         co.has_after = has_snap;
         co.after = snap;
     } else {
@@ -1078,6 +1374,10 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     c.env.target_rows = (size_t)o->target_file_rows;
     int64_t t_phase = mcdc_time_mono_us();
     rc = read_changes(&c, co.has_after, &co.after);
+    if (rc == 0 && waves && new_wave >= 0)
+        rc = read_waves(&c, &open_S, after_chunk);
+    if (rc == 0 && waves && !rebuild && new_wave >= 0)
+        rc = range_deletes(&c, after_chunk, new_wave, &open_S);
     out->seconds_read = seconds_since(t_phase);
     if (rc < 0)
         goto done;
@@ -1088,7 +1388,10 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
 
     /* 9-12: the merge */
     t_phase = mcdc_time_mono_us();
-    rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
+    if (waves)
+        rc = rebuild ? merge_rebuild(&c, false, NULL) : merge_incremental(&c);
+    else
+        rc = rebuild ? merge_rebuild(&c, has_snap, &snap) : merge_incremental(&c);
     out->seconds_merge = seconds_since(t_phase) - out->seconds_sort;
     if (rc < 0)
         goto done;
@@ -1103,10 +1406,20 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     /* The position after this merge: every bronze change at or below it is in silver
      * from this version on, none above (what an as-of read starts from). */
     newpos = pos;
-    if (rebuild) {
+    if (waves) {
+        /* the open snapshot and its last wave applied; a first build from its waves and
+         * the changes alone has applied everything up to its S at least */
+        newpos.has_open = true;
+        newpos.open = open_S;
+        newpos.has_wave = new_wave >= 0;
+        newpos.wave = (int32_t)new_wave;
+        if (rebuild)
+            lsn_max(&newpos.has_applied, &newpos.applied, &open_S);
+    } else if (rebuild) {
         newpos.has_snapshot = has_snap;
         newpos.snapshot = snap;
         newpos.has_applied = false;
+        newpos.has_open = newpos.has_wave = false;
         if (has_snap)
             lsn_max(&newpos.has_applied, &newpos.applied, &snap);
     }
@@ -1166,8 +1479,9 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     out->snapshot_lsn = newpos.snapshot;
     mcdc_failpoint("silver.after_position");
 
-    /* 14: the verdict, capped at bronze's as read before bronze */
-    if (o->facts_path && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
+    /* 14: the verdict, capped at bronze's as read before bronze; held while a chunked
+     * snapshot is open */
+    if (o->facts_path && !out->snapshot_open && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
         mcdc_offset end;
         end.lsn = brow.end_lsn;
         end.has_commit_ts = true;

@@ -49,8 +49,16 @@ typedef struct change {
     mcdc_value *row;     /* the output columns (n_out), one allocation with their bytes */
 } change;
 
+/* Changes sorted by key, one (the winner by rule S1) per key. */
+typedef struct change_set {
+    change *v;
+    size_t  n;
+} change_set;
+
 struct mcdc_silver_as_of_reader {
     bool                 is_silver;
+    bool                 is_scd2;     /* silver with history: rows valid at L */
+    int                  from_col, to_col;
     mcdc_delta_snapshot *snap;        /* the table read: bronze latest, or silver at a version */
     mcdc_delta_scan     *scan;
     mcdc_schema          out_schema;  /* the first n_out columns of the scan's */
@@ -61,8 +69,9 @@ struct mcdc_silver_as_of_reader {
     /* silver */
     int                  key_cols[64];
     size_t               n_keys;
-    change              *ch;          /* sorted by key; one (the winner) per key */
-    size_t               n_ch;
+    change_set           skip;        /* keys whose silver row of that version is not the
+                                         state at L (sorted by key) */
+    change_set           images;      /* their state at L: the winner per key (sorted) */
     size_t               next_image;  /* after silver's rows: the images left to hand out */
     bool                 silver_done;
     mcdc_buf             kbuf;
@@ -206,7 +215,8 @@ static int resolve_time(const mcdc_delta_snapshot *bronze, int64_t before_us, bo
 
 /* ---- silver: the recorded versions and the changes after one -------------------------- */
 
-/* The newest silver version whose recorded position is at or below @p l. */
+/* The silver version to start from: the newest whose recorded position is at or below
+ * @p l, else the oldest recorded one (its position above l: read backward from it). */
 static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t *version,
                              mcdc_lsn *covered)
 {
@@ -225,21 +235,18 @@ static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t
         if (!ok)
             mcdc_error_clear();
         json_decref(j);
-        if (ok && mcdc_lsn_cmp(&c, l) <= 0) {
-            *version = h[i].version;
-            *covered = c;
+        if (!ok)
+            continue;
+        *version = h[i].version; /* the oldest recorded so far, going back */
+        *covered = c;
+        if (mcdc_lsn_cmp(&c, l) <= 0)
             break;
-        }
     }
     mcdc_delta_history_free(h, n);
-    if (*version < 0) {
-        char t[MCDC_LSN_STRLEN];
-        return REFUSE("read a later LSN, or bronze at this one "
-                                   "(silver versions record their position from the first "
-                                   "apply of this release on)",
-                                   "no silver version records a position at or before %s",
-                                   mcdc_lsn_format(t, l));
-    }
+    if (*version < 0)
+        return REFUSE("apply silver once more (silver versions record their position from "
+                      "this release on), or read bronze",
+                      "no silver version records the bronze position it covers");
     return 0;
 }
 
@@ -279,19 +286,47 @@ static int cmp_change(const void *pa, const void *pb)
     return cmp_rank(a, b);
 }
 
-static void free_changes(change *ch, size_t n)
+static void set_free(change_set *cs)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(ch[i].key);
-        free(ch[i].row);
+    for (size_t i = 0; i < cs->n; i++) {
+        free(cs->v[i].key);
+        free(cs->v[i].row);
     }
-    free(ch);
+    free(cs->v);
+    cs->v = NULL;
+    cs->n = 0;
 }
 
-/* Bronze's changes in (from, to], the latest per key: r->ch sorted by key. */
-static int load_changes(mcdc_silver_as_of_reader *r, const mcdc_delta_snapshot *bronze,
+static const change *set_find(const change_set *cs, const uint8_t *key, size_t len)
+{
+    size_t lo = 0, hi = cs->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const change *c = &cs->v[mid];
+        size_t n = c->key_len < len ? c->key_len : len;
+        int cmp = memcmp(c->key, key, n);
+        if (!cmp)
+            cmp = c->key_len < len ? -1 : c->key_len > len;
+        if (!cmp)
+            return c;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Bronze's rows in (from, to] (from NULL: from the start), of the keys in @p only (NULL:
+ * every key), the winner per key into @p out, sorted by key. Without @p from a snapshot row
+ * is a state like any image and @p newest_snapshot gets the newest stamp seen of any key;
+ * with it a snapshot row is refused (the state across a snapshot is the snapshot's).
+ * With @p keep_first each key keeps its first change instead of its winner. */
+static int load_changes(change_set *out, const mcdc_delta_snapshot *bronze,
                         const char *const *names, size_t n_names, const char *const *keys,
-                        size_t n_keys, const mcdc_lsn *from, const mcdc_lsn *to)
+                        size_t n_keys, const mcdc_lsn *from, const mcdc_lsn *to,
+                        const change_set *only, bool *has_snapshot, mcdc_lsn *newest_snapshot,
+                        bool keep_first)
 {
     const char *extra[64 + 4];
     size_t n_extra = 0;
@@ -326,10 +361,15 @@ static int load_changes(mcdc_silver_as_of_reader *r, const mcdc_delta_snapshot *
             rc = mcdc_error_set(MCDC_ECORRUPT, "bronze: a row without a valid _start_lsn");
             break;
         }
-        if (mcdc_lsn_cmp(&l, from) <= 0 || mcdc_lsn_cmp(&l, to) > 0)
+        if ((from && mcdc_lsn_cmp(&l, from) <= 0) || mcdc_lsn_cmp(&l, to) > 0)
             continue;
         int op = row[at[1]].is_null ? -1 : (int)row[at[1]].v.i;
-        if (op == 0) {
+        if (op == 0 && !from && has_snapshot &&
+            (!*has_snapshot || mcdc_lsn_cmp(&l, newest_snapshot) > 0)) {
+            *newest_snapshot = l;
+            *has_snapshot = true;
+        }
+        if (op == 0 && from) {
             char a[MCDC_LSN_STRLEN];
             rc = REFUSE("read at an LSN at or after the snapshot "
                                      "once silver has applied it, or read bronze",
@@ -337,31 +377,33 @@ static int load_changes(mcdc_silver_as_of_reader *r, const mcdc_delta_snapshot *
                                      "version and the LSN asked for", mcdc_lsn_format(a, &l));
             break;
         }
-        if (op < 1 || op > 4) {
+        if (op < 0 || op > 4) {
             rc = mcdc_error_set(MCDC_ECORRUPT, "bronze: a row with _operation %d", op);
             break;
         }
-        if (r->n_ch == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            change *g = realloc(r->ch, nc * sizeof *g);
-            if (!g) {
-                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory holding %zu changes", r->n_ch);
-                break;
-            }
-            r->ch = g;
-            cap = nc;
-        }
-        change *c = &r->ch[r->n_ch];
-        memset(c, 0, sizeof *c);
         mcdc_buf_clear(&kb);
         for (size_t k = 0; k < n_keys && rc == 0; k++)
             rc = mcdc_silver_key_encode(&kb, &s->cols[at[4 + k]], &row[at[4 + k]]);
         if (rc < 0)
             break;
+        if (only && !set_find(only, (const uint8_t *)kb.ptr, kb.len))
+            continue;
+        if (out->n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            change *g = realloc(out->v, nc * sizeof *g);
+            if (!g) {
+                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory holding %zu changes", out->n);
+                break;
+            }
+            out->v = g;
+            cap = nc;
+        }
+        change *c = &out->v[out->n];
+        memset(c, 0, sizeof *c);
         if (!(c->key = malloc(kb.len ? kb.len : 1)) ||
             !(c->row = row_dup(s->cols, row, n_names))) {
             free(c->key);
-            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory holding %zu changes", r->n_ch);
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory holding %zu changes", out->n);
             break;
         }
         memcpy(c->key, kb.ptr, kb.len);
@@ -375,8 +417,7 @@ static int load_changes(mcdc_silver_as_of_reader *r, const mcdc_delta_snapshot *
             size_t len = row[at[3]].v.s.len < sizeof c->seq - 1 ? row[at[3]].v.s.len : sizeof c->seq - 1;
             memcpy(c->seq, row[at[3]].v.s.ptr, len);
         }
-        r->n_ch++;
-        r->res.bronze_changes++;
+        out->n++;
     }
     mcdc_buf_dispose(&kb);
     mcdc_delta_scan_free(sc);
@@ -384,40 +425,71 @@ static int load_changes(mcdc_silver_as_of_reader *r, const mcdc_delta_snapshot *
     if (rc < 0)
         return rc;
     /* sort by key then rank; keep each key's last (its winner) */
-    qsort(r->ch, r->n_ch, sizeof *r->ch, cmp_change);
+    qsort(out->v, out->n, sizeof *out->v, cmp_change);
+    /* one per key: mark first (nothing freed yet, so neighbours stay readable), then compact */
+    bool *keep = calloc(out->n ? out->n : 1, sizeof *keep);
+    if (!keep)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < out->n; i++) {
+        size_t o = keep_first ? i - 1 : i + 1; /* the neighbour that would be kept instead */
+        bool alone = keep_first ? i == 0 : i + 1 == out->n;
+        keep[i] = alone || out->v[o].key_len != out->v[i].key_len ||
+                  memcmp(out->v[o].key, out->v[i].key, out->v[i].key_len) != 0;
+    }
     size_t w = 0;
-    for (size_t i = 0; i < r->n_ch; i++) {
-        bool last = i + 1 == r->n_ch || r->ch[i + 1].key_len != r->ch[i].key_len ||
-                    memcmp(r->ch[i + 1].key, r->ch[i].key, r->ch[i].key_len) != 0;
-        if (!last) {
-            free(r->ch[i].key);
-            free(r->ch[i].row);
+    for (size_t i = 0; i < out->n; i++) {
+        if (!keep[i]) {
+            free(out->v[i].key);
+            free(out->v[i].row);
             continue;
         }
-        r->ch[w++] = r->ch[i];
+        out->v[w++] = out->v[i];
     }
-    r->n_ch = w;
+    free(keep);
+    out->n = w;
     return 0;
 }
 
-static const change *find_change(const mcdc_silver_as_of_reader *r, const uint8_t *key, size_t len)
+/* @p dst gets the keys of @p src (no rows): the keys whose silver row is replaced. */
+static int set_copy_keys(change_set *dst, const change_set *src)
 {
-    size_t lo = 0, hi = r->n_ch;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const change *c = &r->ch[mid];
-        size_t n = c->key_len < len ? c->key_len : len;
-        int cmp = memcmp(c->key, key, n);
-        if (!cmp)
-            cmp = c->key_len < len ? -1 : c->key_len > len;
-        if (!cmp)
-            return c;
-        if (cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    dst->v = calloc(src->n ? src->n : 1, sizeof *dst->v);
+    if (!dst->v)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < src->n; i++) {
+        if (!(dst->v[i].key = malloc(src->v[i].key_len ? src->v[i].key_len : 1)))
+            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        memcpy(dst->v[i].key, src->v[i].key, src->v[i].key_len);
+        dst->v[i].key_len = src->v[i].key_len;
+        dst->n = i + 1;
     }
-    return NULL;
+    return 0;
+}
+
+/* Backward: every key changed in (L, C] (@p changed: its first change there) takes its
+ * state at L from its winner among bronze's rows up to L (@p at_l). Without one, a first
+ * change that inserts says the key was absent at L; a delete or before image says it was
+ * there, with an image whose own LSN bronze does not hold: refused. A winner older than the
+ * newest snapshot up to L cannot tell whether the snapshot held the key: refused. */
+static int check_backward(const change_set *changed, const change_set *at_l, bool has_snap,
+                          const mcdc_lsn *newest_snap)
+{
+    for (size_t i = 0; i < changed->n; i++) {
+        const change *w = set_find(at_l, changed->v[i].key, changed->v[i].key_len);
+        char a[MCDC_LSN_STRLEN];
+        if (!w && changed->v[i].op == 2)
+            continue;
+        if (!w)
+            return REFUSE("read at a later LSN (at or after a silver version's position)",
+                          "bronze holds no row at or before the LSN asked for of a key "
+                          "changed after it, so its state there is not known");
+        if (has_snap && w->op != 0 && mcdc_lsn_cmp(&w->lsn, newest_snap) < 0)
+            return REFUSE("read at a later LSN (at or after a silver version's position)",
+                          "a key changed after the LSN asked for was last changed before the "
+                          "snapshot stamped %s, which may not hold it",
+                          mcdc_lsn_format(a, newest_snap));
+    }
+    return 0;
 }
 
 /* ---- the reader ----------------------------------------------------------------------- */
@@ -540,10 +612,37 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
     int pos[64];
     size_t n_extra = 0;
     mcdc_delta_snapshot *table = NULL;
+    r->is_scd2 = r->is_silver &&
+                 !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.mode", "scd1"), "scd2");
+    if (r->is_silver &&
+        !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.soft_deletes", "false"), "true")) {
+        rc = REFUSE("read bronze as of the LSN, or the table as it is now",
+                    "as-of reads of a silver table with soft deletes are not supported yet");
+        goto fail;
+    }
     if (!r->is_silver) {
         extra[n_extra++] = "_start_lsn";
         table = bronze;
         bronze = NULL;
+        r->res.table_version = table->version;
+    } else if (r->is_scd2) {
+        /* every version is in the table: the rows valid at L, once silver covers L */
+        int64_t v;
+        mcdc_lsn covered;
+        mcdc_lsn top = { { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF } };
+        if ((rc = silver_version_at(path, &top, &v, &covered)) < 0)
+            goto fail;
+        if (mcdc_lsn_cmp(&covered, &l) < 0) {
+            char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+            rc = REFUSE("run silver apply --mode scd2 first, then read",
+                        "the scd2 table covers bronze up to %s, not yet LSN %s",
+                        mcdc_lsn_format(a, &covered), mcdc_lsn_format(b, &l));
+            goto fail;
+        }
+        extra[n_extra++] = "_valid_from_lsn";
+        extra[n_extra++] = "_valid_to_lsn";
+        table = latest;
+        latest = NULL;
         r->res.table_version = table->version;
     } else {
         if (!(keys_copy = strdup(mcdc_delta_snapshot_config(latest, "mcdc.silver.keys", "")))) {
@@ -558,8 +657,29 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
         mcdc_lsn covered;
         if ((rc = silver_version_at(path, &l, &v, &covered)) < 0)
             goto fail;
-        if ((rc = load_changes(r, bronze, names, n_names, keys, n_keys, &covered, &l)) < 0)
-            goto fail;
+        if (mcdc_lsn_cmp(&covered, &l) <= 0) {
+            /* forward: the version's rows, then bronze's changes in (C, L] over them */
+            if ((rc = load_changes(&r->images, bronze, names, n_names, keys, n_keys, &covered,
+                                   &l, NULL, NULL, NULL, false)) < 0)
+                goto fail;
+            r->res.bronze_changes = r->images.n;
+            if ((rc = set_copy_keys(&r->skip, &r->images)) < 0)
+                goto fail;
+        } else {
+            /* backward: the keys changed in (L, C] take their state at L from bronze's
+             * rows up to L (the latest per key; a delete or before image: absent) */
+            if ((rc = load_changes(&r->skip, bronze, NULL, 0, keys, n_keys, &l, &covered, NULL,
+                                   NULL, NULL, true)) < 0)
+                goto fail;
+            bool has_snap = false;
+            mcdc_lsn newest_snap;
+            if ((rc = load_changes(&r->images, bronze, names, n_names, keys, n_keys, NULL, &l,
+                                   &r->skip, &has_snap, &newest_snap, false)) < 0)
+                goto fail;
+            r->res.bronze_changes = r->skip.n;
+            if ((rc = check_backward(&r->skip, &r->images, has_snap, &newest_snap)) < 0)
+                goto fail;
+        }
         if ((rc = mcdc_delta_snapshot_open(&table, path, v)) < 0) {
             mcdc_error_hint("silver version %lld is the state to start from; its files may "
                             "have been vacuumed", (long long)v);
@@ -587,11 +707,15 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
     r->snap = table;
     if (rc < 0)
         goto fail;
-    if (r->is_silver)
+    if (r->is_scd2) {
+        r->from_col = pos[0];
+        r->to_col = pos[1];
+    } else if (r->is_silver) {
         for (size_t k = 0; k < r->n_keys; k++)
             r->key_cols[k] = pos[k];
-    else
+    } else {
         r->lsn_col = pos[0];
+    }
     const mcdc_schema *s = mcdc_delta_scan_schema(r->scan);
     r->out_schema.cols = s->cols;
     r->out_schema.n_cols = r->n_out;
@@ -629,6 +753,20 @@ int mcdc_silver_as_of_next(mcdc_silver_as_of_reader *r, const mcdc_value **row)
 {
     int rc;
     while (!r->silver_done && (rc = mcdc_delta_scan_next(r->scan, row)) == 1) {
+        if (r->is_scd2) {
+            mcdc_lsn from, to;
+            if (lsn_of(&from, &(*row)[r->from_col]) < 0)
+                return mcdc_error_set(MCDC_ECORRUPT, "scd2 silver: a row without a valid _valid_from_lsn");
+            if (mcdc_lsn_cmp(&from, &r->res.lsn) > 0)
+                continue;
+            if (!(*row)[r->to_col].is_null) {
+                if (lsn_of(&to, &(*row)[r->to_col]) < 0)
+                    return mcdc_error_set(MCDC_ECORRUPT, "scd2 silver: a malformed _valid_to_lsn");
+                if (mcdc_lsn_cmp(&to, &r->res.lsn) <= 0)
+                    continue;
+            }
+            return 1;
+        }
         if (!r->is_silver) {
             mcdc_lsn l;
             if (lsn_of(&l, &(*row)[r->lsn_col]) < 0)
@@ -643,7 +781,7 @@ int mcdc_silver_as_of_next(mcdc_silver_as_of_reader *r, const mcdc_value **row)
             if ((rc = mcdc_silver_key_encode(&r->kbuf, &s->cols[r->key_cols[k]],
                                              &(*row)[r->key_cols[k]])) < 0)
                 return rc;
-        if (!find_change(r, (const uint8_t *)r->kbuf.ptr, r->kbuf.len))
+        if (!set_find(&r->skip, (const uint8_t *)r->kbuf.ptr, r->kbuf.len))
             return 1;
     }
     if (!r->silver_done) {
@@ -651,9 +789,9 @@ int mcdc_silver_as_of_next(mcdc_silver_as_of_reader *r, const mcdc_value **row)
             return rc;
         r->silver_done = true;
     }
-    while (r->next_image < r->n_ch) {
-        const change *c = &r->ch[r->next_image++];
-        if (c->op == 2 || c->op == 4) {
+    while (r->next_image < r->images.n) {
+        const change *c = &r->images.v[r->next_image++];
+        if (c->op == 0 || c->op == 2 || c->op == 4) {
             *row = c->row;
             return 1;
         }
@@ -667,7 +805,8 @@ void mcdc_silver_as_of_free(mcdc_silver_as_of_reader *r)
         return;
     mcdc_delta_scan_free(r->scan);
     mcdc_delta_snapshot_free(r->snap);
-    free_changes(r->ch, r->n_ch);
+    set_free(&r->skip);
+    set_free(&r->images);
     mcdc_buf_dispose(&r->kbuf);
     free(r);
 }

@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include "mcdc/delta.h"
 #include "silver/changes.h"
 
 /* Bronze's metadata columns (anchor-features §2.3); everything else is captured. */
@@ -73,7 +74,12 @@ int mcdc_silver_schema(mcdc_schema **out, const mcdc_schema *bronze, const mcdc_
             continue;
         int j = mcdc_schema_find(s, c->name);
         if (j >= 0) {
-            if (!same_type(&s->cols[j], c)) {
+            if (!same_type(&s->cols[j], c) && mcdc_delta_type_widens(&s->cols[j], c)) {
+                /* bronze widened the column (typeWidening): silver widens with it */
+                s->cols[j].type = c->type;
+                s->cols[j].precision = c->precision;
+                s->cols[j].scale = c->scale;
+            } else if (!same_type(&s->cols[j], c)) {
                 char a[64], b[64];
                 mcdc_type_name(a, sizeof a, &s->cols[j]);
                 mcdc_type_name(b, sizeof b, c);

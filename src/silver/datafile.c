@@ -19,7 +19,7 @@
 
 struct mcdc_silver_datafile {
     mcdc_parquet_writer *pw;
-    const mcdc_schema   *schema; /* borrowed */
+    mcdc_schema         *schema; /* the file's columns: physical names under column mapping */
     char                *rel;    /* file name relative to the table */
     char                *abs;    /* its path */
 };
@@ -29,6 +29,7 @@ void mcdc_silver_datafile_free(mcdc_silver_datafile *f)
     if (!f)
         return;
     mcdc_parquet_writer_free(f->pw); /* removes the temp file when not closed */
+    mcdc_schema_free(f->schema);
     free(f->rel);
     free(f->abs);
     free(f);
@@ -47,17 +48,24 @@ int mcdc_silver_datafile_open(mcdc_silver_datafile **out, const char *table_path
     size_t n = strlen(table_path) + strlen(rel) + 2;
     f->rel = strdup(rel);
     f->abs = malloc(n);
-    f->schema = schema;
     if (!f->rel || !f->abs) {
         mcdc_silver_datafile_free(f);
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    }
+    int32_t *ids = NULL; /* column mapping: physical names, field ids (delta/colmap.c) */
+    int rc = mcdc_delta_physical_schema(&f->schema, &ids, table_path, schema);
+    if (rc < 0) {
+        mcdc_silver_datafile_free(f);
+        return rc;
     }
     snprintf(f->abs, n, "%s/%s", table_path, rel);
     mcdc_parquet_writer_options po = MCDC_PARQUET_WRITER_OPTIONS_INIT;
     po.codec = MCDC_PARQUET_ZSTD;
     po.page_max_values = 20000;
     po.codec_level = 1;
-    int rc = mcdc_parquet_writer_open(&f->pw, f->abs, schema, &po);
+    po.field_ids = ids;
+    rc = mcdc_parquet_writer_open(&f->pw, f->abs, f->schema, &po);
+    free(ids);
     if (rc < 0) {
         mcdc_silver_datafile_free(f);
         return rc;

@@ -9,8 +9,10 @@
  * reports the last apply's outcome. Design: mcdc/silver.h, anchor-features §2.7.
  */
 #include "mcdc/silver.h"
+#include "mcdc/log.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,7 @@ struct mcdc_silver_follower {
     mcdc_silver_apply_options opts;  /* strings below are owned copies */
     char  *strs[8];                  /* bronze/silver names and paths, control, facts */
     char **cis, **keys;              /* owned copies of the lists */
+    char   log_ctx[256];             /* the starter's log context, for the apply thread */
     pthread_t       thread;
     bool            started;
     pthread_mutex_t mu;
@@ -33,6 +36,7 @@ struct mcdc_silver_follower {
 static void *worker(void *arg)
 {
     mcdc_silver_follower *f = arg;
+    mcdc_log_set_context(f->log_ctx);
     pthread_mutex_lock(&f->mu);
     for (;;) {
         while (!f->pending && !f->stop)
@@ -132,6 +136,7 @@ int mcdc_silver_follower_start(mcdc_silver_follower **out, const mcdc_silver_app
         mcdc_silver_follower_free(f);
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     }
+    snprintf(f->log_ctx, sizeof f->log_ctx, "%s", mcdc_log_context() ? mcdc_log_context() : "");
     if (pthread_create(&f->thread, NULL, worker, f) != 0) {
         mcdc_silver_follower_free(f);
         return mcdc_error_set(MCDC_ERROR, "silver: cannot start the apply thread");

@@ -77,6 +77,15 @@ int mcdc_source_open(mcdc_source **out, const char *spec)
            mcdc_error_hint("e.g. --source sim:./demo/sim.db");
 }
 
+int mcdc_source_set_partitions(mcdc_source *src, int n)
+{
+    if (n < 1 || n > 64)
+        return mcdc_error_set(MCDC_EINVAL, "numPartitions=%d: expected 1 to 64", n),
+               mcdc_error_hint("give the number of connections one batch is read over, e.g. --option numPartitions=4");
+    src->num_partitions = n;
+    return 0;
+}
+
 void mcdc_source_close(mcdc_source *src)
 {
     if (src) src->ops->close(src);

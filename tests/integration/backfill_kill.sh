@@ -16,7 +16,7 @@ BF() { M backfill --source "sim:$DB" --capture-instance dbo_orders --target bron
          --facts ops.facts --chunk-rows 150 --target-wave-seconds 0 "$@"; }
 stream_fps=(stream.after_offsets stream.mid_read stream.after_data_file stream.after_bronze_commit
             stream.after_facts stream.before_commit)
-bf_fps=(backfill.after_plan backfill.mid_read backfill.after_data_files backfill.after_bronze
+bf_fps=(backfill.after_plan backfill.mid_read backfill.read_ahead backfill.after_data_files backfill.after_bronze
         backfill.after_chunk_facts backfill.after_completion)
 kills=0
 ST >/dev/null 2>&1 || die "opening the snapshot failed"

@@ -50,6 +50,18 @@ if [ -n "$others" ]; then
   echo "$others"
   fail=1
 fi
+# the checkpoint directory's files are read by its own module only (src/pipeline/checkpoint.c):
+# the finalization job's reader that used to live in src/finalize/checkpoint.c is gone
+if [ -e "$src/src/finalize/checkpoint.c" ]; then
+  echo "FAIL: src/finalize/checkpoint.c reads checkpoints beside src/pipeline/checkpoint.c"
+  fail=1
+fi
+readers=$(grep -rlE '"(offsets|commits)(/|")' "$src/src" --include='*.c' | grep -v '/src/pipeline/checkpoint\.c$' || true)
+if [ -n "$readers" ]; then
+  echo "FAIL: these files open a checkpoint's offsets/ or commits/ themselves (use mcdc_checkpoint_*):"
+  echo "$readers"
+  fail=1
+fi
 # POSIX file calls above core: none in the layers that go through the storage seam.
 posix='\b(open|openat|creat|fopen|fdopen|close|fclose|read|pread|write|pwrite|fread|fwrite|rename|renameat2?|link|linkat|unlink|unlinkat|remove|opendir|fdopendir|readdir|closedir|scandir|stat|fstat|lstat|fstatat|fsync|fdatasync|ftruncate|truncate|mkdir|rmdir|access|realpath|mkstemp|flock)[[:space:]]*\('
 for d in src/parquet src/delta; do

@@ -100,6 +100,24 @@ rc=0; M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.
 grep -q "checkpoint 's3://bucket/ck/a': object storage is not supported yet" "$T/err" || { cat "$T/err" >&2; die "no checkpoint message"; }
 [ ! -e "$T/s3:" ] || die "a local directory s3: was made"
 
+# --- options that take a local file or directory, never a table location ------------
+# local FLAG CMD...: exit 2 saying FLAG takes a local path, and no local "s3:" directory
+local_only() {
+  local flag=$1; shift
+  local rc=0
+  "$@" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" = 2 ] || { cat "$T/err" >&2; die "$*: exit $rc, want 2"; }
+  grep -qF -- "$flag s3://bucket/x: a local file or directory is expected here, not a URI" "$T/err" \
+    || { cat "$T/err" >&2; die "$*: the error does not say $flag takes a local path"; }
+  [ ! -e "$T/s3:" ] || die "$*: a local directory s3: was made"
+}
+local_only --dir M demo --dir s3://bucket/x
+local_only --out M report --facts ops.facts --control ops.control --out s3://bucket/x
+local_only --progress M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
+  --app-id a --checkpoint "$T/ck/a" --facts ops.facts --progress s3://bucket/x
+local_only --progress M backfill --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
+  --app-id a --facts ops.facts --progress s3://bucket/x
+
 # --- secrets in the unknown-source error: URL userinfo and braced values ----------------
 # unknown SRC SHOWN: an unknown source exits 2 and shows SHOWN, never the secret
 unknown() {

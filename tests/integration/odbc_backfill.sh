@@ -44,6 +44,42 @@ serve_start
 bf sim 10
 bf odbc 10
 compare int order_id,customer,note
+# --isolation and --lock-timeout reach SQL Server as SET statements around each read; a
+# contradiction with the connection string, or a lock timeout on the simulator, is refused
+mkdir -p "$T/rec"
+M --warehouse "$T/lake_iso" stream --source "$SRC" --capture-instance dbo_orders --target bronze.o --app-id o1 \
+  --checkpoint "$T/ck_iso" --facts ops.facts --bootstrap --bootstrap-mode chunked >/dev/null 2>&1 || die "iso: open"
+for bad in "--isolation dirty" "--lock-timeout soon"; do
+  # shellcheck disable=SC2086
+  rc=0; M --warehouse "$T/lake_iso" backfill --source "$SRC" --capture-instance dbo_orders --target bronze.o --app-id o1 \
+    --facts ops.facts $bad >/dev/null 2>"$T/err" || rc=$?
+  [ $rc = 2 ] || die "backfill $bad: exit $rc: $(cat "$T/err")"
+done
+rc=0; M --warehouse "$T/lake_iso" backfill --source "$SRC;isolationLevel=readCommitted" --capture-instance dbo_orders \
+  --target bronze.o --app-id o1 --facts ops.facts --isolation snapshot >/dev/null 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "isolationLevel=readCommitted in the connection string, but snapshot asked for" "$T/err" ||
+  die "isolation contradiction: $rc $(cat "$T/err")"
+rc=0; M --warehouse "$T/lake_iso" backfill --source "sim:$DB" --capture-instance dbo_orders --target bronze.o \
+  --app-id o1 --facts ops.facts --lock-timeout 2s >/dev/null 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "a lock timeout cannot apply to the simulator: its reads take no locks" "$T/err" ||
+  die "sim --lock-timeout: $rc $(cat "$T/err")"
+[ ! -e "$T/lake_iso/bronze/o/_delta_log" ] || die "a refused backfill wrote bronze"
+M --warehouse "$T/lake_iso" backfill --source "$SRC;record=$T/rec" --capture-instance dbo_orders --target bronze.o \
+  --app-id o1 --facts ops.facts --chunk-rows 10 --target-wave-seconds 0 --isolation snapshot --lock-timeout 2s \
+  >/dev/null 2>"$T/err" || die "backfill --isolation snapshot: $(cat "$T/err")"
+sql=$(node -e '
+for (const l of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")) {
+  const e = JSON.parse(l);
+  const t = e.text || "";
+  for (const m of t.matchAll(/SET (TRANSACTION ISOLATION LEVEL [A-Z ]+|LOCK_TIMEOUT -?[0-9]+)/g)) console.log(m[0]);
+}' "$T/rec/transcript.jsonl" | sort | uniq -c | awk '{$1=$1; print}')
+# every read of the source table (planning's key_at and key_count, the 3 chunks) is wrapped:
+# the same number of each, in pairs
+n=$(head -1 <<<"$sql" | cut -d' ' -f1)
+[ "$n" -ge 3 ] && [ "$sql" = "$(printf "$n SET LOCK_TIMEOUT -1\n$n SET LOCK_TIMEOUT 2000\n$n SET TRANSACTION ISOLATION LEVEL READ COMMITTED\n$n SET TRANSACTION ISOLATION LEVEL SNAPSHOT")" ] ||
+  die "the reads' SET statements: $sql"
+M --warehouse "$T/lake_iso" backfill --source "sim:$DB" --capture-instance dbo_orders --target bronze.o \
+  --app-id o1 --facts ops.facts --isolation read-committed --status >/dev/null || die "sim --isolation read-committed"
 M --warehouse "$T/lake_odbc" table cat ops.facts --format csv --columns event,detail | grep -q '^snapshot_plan,.*""kind"":""int""' ||
   die "int: not a grid plan: $(facts_of odbc)"
 [ "$(bronze_of odbc order_id | wc -l)" = 25 ] || die "int: $(bronze_of odbc order_id | wc -l) snapshot rows, want 25"

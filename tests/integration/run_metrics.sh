@@ -74,5 +74,15 @@ if (m.mcdc_batch_duration_seconds["bronze.orders"] !== m.mcdc_batches_total["bro
 if (m.mcdc_table_state["bronze.orders/idle"] + m.mcdc_table_state["bronze.orders/running"] !== 1) fail("state of orders");
 if (!(m.mcdc_table_failures_total["bronze.items"] >= 1)) fail("failures of items");
 if (!(m.process_resident_memory_bytes[""] > 0)) fail("rss");
+// bytes read and retention headroom: the facts rows of the batches this process wrote
+const mine = facts.filter((f) => f.app_id === "dbo_orders" && f.event == null);
+const readBytes = mine.reduce((a, f) => a + f.read_mb * 1e6, 0);
+if (!(mine.length > 0 && Math.abs(m.mcdc_bytes_total["bronze.orders"] - readBytes) < mine.length)) fail(`bytes_total orders ${m.mcdc_bytes_total["bronze.orders"]}, facts read_mb say ${readBytes}`);
+const last = mine.sort((a, b) => a.batch_id - b.batch_id).at(-1);
+if (m.mcdc_retention_headroom_hours["bronze.orders"] !== last.retention_headroom_hours) fail(`headroom ${m.mcdc_retention_headroom_hours["bronze.orders"]}, facts ${last.retention_headroom_hours}`);
+// per source: the queries asked of shop (max_lsn among them); none failed (a checkpoint
+// held by another process is not an error of the source)
+if (!(m.mcdc_source_queries_total["shop/max_lsn"] >= 1 && m.mcdc_source_queries_total["shop/read_changes"] >= 1)) fail("source queries");
+if (m.mcdc_source_errors_total["shop"] !== 0) fail(`source errors ${m.mcdc_source_errors_total["shop"]}`);
 ' || die "metrics disagree with the tables: $(cat metrics.json)"
 echo PASS

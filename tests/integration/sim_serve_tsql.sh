@@ -41,16 +41,25 @@ rc=0; wait "$SERVE_PID" || rc=$?; SERVE_PID=
 [ "$rc" = 0 ] || die "sim serve exited $rc after SIGINT"
 
 # --max-connections 1: a second connection while one is open is closed at once
+# (the holder says when it is connected and holds the connection until told to let go, so
+# the check does not depend on how fast a loaded machine starts Python)
 serve_start --max-connections 1
+rm -f "$T/held" "$T/release"
 /usr/bin/python3 -c "
-import pytds, time, sys
+import os, pytds, time, sys
 c = pytds.connect(server='127.0.0.1', port=$PORT, user='u', password=sys.argv[1], database='shop')
-time.sleep(3)" "$PW" &
+open(sys.argv[2], 'w').close()
+for _ in range(600):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.1)" "$PW" "$T/held" "$T/release" &
 holder=$!
-sleep 1
+for _ in $(seq 600); do [ -e "$T/held" ] && break; kill -0 "$holder" 2>/dev/null || break; sleep 0.1; done
+[ -e "$T/held" ] || die "the first connection was not served with --max-connections 1"
 out=$(tsql_run u "$PW" "SELECT 1" || true)
+touch "$T/release"
 grep -q "^1$" <<<"$out" && die "a second connection was served with --max-connections 1"
-wait "$holder"
+wait "$holder" || die "the first connection failed while the second was refused"
 out=$(tsql_run u "$PW" "SELECT 1")
 grep -q "(1 row affected)" <<<"$out" || die "no connection served once the first closed: $out"
 grep -q "refusing a connection" "$T/serve.log" || die "no log line for the refused connection"

@@ -3,13 +3,18 @@
 # workload (inserts, updates, deletes, several changes per transaction, a key update, a
 # delete and re-insert of one key in one transaction), silver read as of L equals the
 # source table as it was at L and bronze as of L holds exactly the changes up to L, both
-# computed from the change table alone (as_of_check.mjs). A read that cannot be exact is
-# refused with exit 2 and a reason.
+# computed from the change table alone (as_of_check.mjs). Silver is read forward from an
+# older version (silver.o, applied after every batch) and backward from a newer one
+# (silver.one, applied once at the end). A read that cannot be exact is refused with exit
+# 2 and a reason.
 . "$MCDC_SRC/tests/integration/stream_lib.bash"
 AS_OF="node $MCDC_SRC/tests/integration/as_of_check.mjs"
 sim_setup
 M sim workload "$DB" --table dbo.orders --transactions 150 --rows-per-transaction 3 --seed 11 \
   --start 2026-10-01T14:00:00 --interval 1s --capture-every 10s >/dev/null
+sim_capture 2026-10-01T14:09:00
+# a stream started at latest here holds nothing of the keys before it
+stream late --starting-lsn latest --trigger once >/dev/null 2>&1
 sim_exec 2026-10-01T14:10:00 "UPDATE dbo.orders SET order_id = 900001 WHERE order_id = 3"
 sim_exec 2026-10-01T14:10:01 "DELETE FROM dbo.orders WHERE order_id = 7; INSERT INTO dbo.orders VALUES (7, N'again', 1.00, '2026-10-01 14:10:01'); UPDATE dbo.orders SET amount = 2.00 WHERE order_id = 7"
 M sim workload "$DB" --table dbo.orders --transactions 100 --rows-per-transaction 2 --seed 12 \
@@ -23,6 +28,11 @@ for _ in 1 2 3 4 5; do
   stream o --trigger once --max-commits-per-batch 40 >/dev/null 2>&1
   apply
 done
+M silver apply --bronze bronze.o --silver silver.one --capture-instance dbo_orders --keys order_id \
+  --control ops.control >/dev/null
+stream late --trigger available-now >/dev/null 2>&1
+M silver apply --bronze bronze.late --silver silver.late --capture-instance dbo_orders --keys order_id \
+  --control ops.control >/dev/null
 ct_rows "$T/ct.jsonl"
 # the LSNs of the change table, and the first silver version's position
 mapfile -t lsns < <(node -e '
@@ -38,16 +48,19 @@ first=$(M table history silver.o --format jsonl | node -e '
 [ -n "$first" ] || die "silver's first merge commit records no applied_lsn"
 [ "${#lsns[@]}" -gt 200 ] || die "only ${#lsns[@]} commits in the change table"
 
-# 20 random commits between silver's first position and bronze's end, and the two ends
+# 20 random commits between silver's first position and bronze's end, the two ends, and
+# the first commit (below every silver.o version: read backward)
 RANDOM=23
-picked=("$first" "$end")
+picked=("${lsns[0]}" "$first" "$end")
 candidates=()
 for l in "${lsns[@]}"; do [[ "$l" > "$first" && ! "$l" > "$end" ]] && candidates+=("$l"); done
 [ "${#candidates[@]}" -gt 100 ] || die "too few commits after silver's first version (${#candidates[@]})"
-for _ in $(seq 18); do picked+=("${candidates[$((RANDOM % ${#candidates[@]}))]}"); done
+for _ in $(seq 17); do picked+=("${candidates[$((RANDOM % ${#candidates[@]}))]}"); done
 for L in "${picked[@]}"; do
   M table cat silver.o --as-of-lsn "$L" --format jsonl >"$T/s.jsonl"
   $AS_OF state "$T/ct.jsonl" "$L" "$T/s.jsonl" >/dev/null || die "silver as of $L is not the source table at $L"
+  M table cat silver.one --as-of-lsn "$L" --format jsonl >"$T/s1.jsonl"
+  $AS_OF state "$T/ct.jsonl" "$L" "$T/s1.jsonl" >/dev/null || die "silver.one (read backward) as of $L is not the source table at $L"
   M table cat bronze.o --as-of-lsn "$L" --format jsonl >"$T/b.jsonl"
   $AS_OF changes "$T/ct.jsonl" "$L" "$T/b.jsonl" >/dev/null || die "bronze as of $L is not the changes up to $L"
 done
@@ -81,7 +94,8 @@ refused() {
   grep -q -- "$why" "$T/err" || die "table cat $*: the error does not say '$why': $(cat "$T/err")"
   [ ! -s "$T/out" ] || die "table cat $*: printed rows although refused"
 }
-refused "no silver version records a position" silver.o --as-of-lsn "${lsns[0]}"
+late_l=$(M table cat bronze.late --columns _start_lsn --format csv | tail -n +2 | sort | head -1)
+refused "bronze holds no row at or before" silver.late --as-of-lsn "$late_l"
 beyond=${lsns[${#lsns[@]}-1]}
 [[ "$beyond" > "$end" ]] || die "the workload's last commit $beyond should be beyond bronze's end $end"
 refused "beyond what bronze holds" silver.o --as-of-lsn "$beyond"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Three independent TDS clients agree with `sim query` on the same SELECTs, row for row:
-# FreeTDS's tsql, Debian's python3-tds (exact decimals, microsecond times) and Node's tedious
+# FreeTDS's tsql (and freebcp queryout), Debian's python3-tds (exact decimals, microsecond times) and Node's tedious
 # (decimals as numbers and datetime2 to the millisecond, compared within that precision);
 # python-tds and tedious also send a query with typed parameters (sp_executesql).
 # A loopback capture of the sessions, dissected by tshark, shows TDS and no malformed packet.
@@ -63,6 +63,13 @@ node "$here/tds_compare.mjs" "$T/ref4.jsonl" "$T/td4.jsonl" --rounding || die "t
 printf '%s\ngo\nexit\n' "$Q3" | LC_ALL=C.UTF-8 timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U u -P "$PW" -D mix 2>/dev/null \
   | sed 's/^\([0-9]*> \)*//' | sed -n '/^id\t/,/rows affected/p' | sed '/rows affected/d' > "$T/tsql3.tsv"
 node "$here/tds_compare.mjs" "$T/ref3.jsonl" "$T/tsql3.tsv" --tsv || die "tsql differs from sim query on: $Q3"
+
+# FreeTDS's freebcp queryout: it asks the query's columns under SET FMTONLY ON (columns, no
+# rows), then copies the rows out
+timeout 20 freebcp "SELECT id, b, bi FROM dbo.mix ORDER BY id" queryout "$T/bcp.tsv" -c -S "127.0.0.1:$PORT" -U u \
+  -P "$PW" -D mix > "$T/bcp.log" 2>&1 || die "freebcp queryout failed (exit $?): $(cat "$T/bcp.log")"
+grep -q '^3 rows copied' "$T/bcp.log" || die "freebcp: $(cat "$T/bcp.log")"
+printf '1\t1\t-9223372036854775808\n2\t0\t7\n3\t\t\n' | diff - "$T/bcp.tsv" >&2 || die "freebcp queryout rows differ"
 
 frames=$(tshark -r "$T/cap.pcapng" -d "tcp.port==$PORT,tds" -Y tds 2>/dev/null | wc -l)
 [ "$frames" -gt 10 ] || die "tshark dissected only $frames TDS frames"

@@ -417,6 +417,7 @@ static int build(mcdc_mssql_conn *c, parsed *p, const char *masked, const char *
     }
     if (by[K_ISOLATION]) {
         const char *iso = by[K_ISOLATION]->value;
+        c->isolation_given = true;
         if (!strcasecmp(iso, "readCommitted"))
             c->isolation = MCDC_MSSQL_ISO_READ_COMMITTED;
         else if (!strcasecmp(iso, "snapshot"))

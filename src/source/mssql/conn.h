@@ -48,6 +48,7 @@ typedef struct mcdc_mssql_conn {
     int     query_timeout_s;  /* queryTimeout=, default 300; 0 = none */
     int64_t lock_timeout_ms;  /* lockTimeoutMs= (snapshot reads of the source table), -1 none */
     mcdc_mssql_isolation isolation; /* isolationLevel=readCommitted|snapshot */
+    bool    isolation_given;  /* isolationLevel= was in the string */
     int64_t page_rows;        /* pageRows=: change rows per page of a read, default 10000 */
     char   *record_dir;       /* record=DIR: the transcript's directory, or NULL */
     char   *record_dump;      /* FreeTDS's packet dump behind it (DIR/.freetds-PID.dump) */

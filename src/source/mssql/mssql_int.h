@@ -7,6 +7,7 @@
  *   types.c       captured columns -> schema and fetch plan; bound buffers -> mcdc_value
  *   reader.c      the mcdc_source_ops over all of it, and the commit-time clock
  *   buckets.c     key_buckets, reconcile's grouped query
+ *   partitions.c  numPartitions=N: one read over N connections, delivered in order
  *
  * One connection per source, used by one thread at a time (mcdc/source.h). FreeTDS allows one
  * active result set per connection, so a statement is always read to its end (or closed)
@@ -103,6 +104,12 @@ typedef struct mssql_source {
     int             srv_offset_min;
     char          **warnings;     /* raised since the last take_warnings (owned) */
     size_t          n_warnings;
+    /* numPartitions=N: the connection string (a secret: never printed) to open the other
+     * connections with, and those sources, opened by the first partitioned read */
+    char           *conn_text;
+    bool            is_sibling;   /* one of another source's partition readers */
+    struct mssql_source **sibs;
+    int             n_sibs;
     long            record_off;   /* record=: bytes of the dump already in the transcript */
 } mssql_source;
 
@@ -180,6 +187,21 @@ int mssql__find_ci(mssql_source *s, const char *name, mssql_ci **out);
 int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out);
 /** The cached plan of @p ci, loaded on first use. */
 int mssql__get_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out);
+/** Read the changes of (after, upto] on @p s's own connection, in pages (the source op
+ *  read_changes without partitions); @p seed_local is the local commit time of the commit at
+ *  @p after, for the commit-time sequencer, or INT64_MIN. */
+int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                      int64_t seed_local, mcdc_change_cb cb, void *payload);
+/** Split (after, upto] into up to @p n ranges of about as many change rows, each ending on a
+ *  commit, none smaller than @p min_rows: the *n_out inner split points (ascending, below
+ *  @p upto) and the local commit time of each. One count, and a page_end and a commit_time per split. */
+int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, int n,
+                       int64_t min_rows, mcdc_lsn *splits, int64_t *split_local, int *n_out);
+/** read_changes with numPartitions > 1 (partitions.c). */
+int mssql__read_partitioned(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                            mcdc_change_cb cb, void *payload);
+/** Close the partition readers (partitions.c). */
+void mssql__close_siblings(mssql_source *s);
 /** Reconcile's tier 1 (buckets.c): the source op key_buckets, one grouped query. */
 int mssql__key_buckets(mcdc_source *b, const char *ci, const mcdc_key_bucket_spec *spec, mcdc_key_bucket **out,
                        size_t *n_out);

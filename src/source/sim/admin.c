@@ -73,7 +73,29 @@ static int stamp_existing(mcdc_sim *s, int64_t table_id, int column_id)
     return rc;
 }
 
-static int enable_in_tx(mcdc_sim *s, sim_table *tb, const char *ci_name, int64_t at_us)
+/* Whether column @p name is in the comma-separated list @p list (NULL: every column). */
+static bool in_column_list(const char *list, const char *name)
+{
+    if (!list || !*list)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == ',' || *p == '[')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ']' && *e != ' ')
+            e++;
+        if ((size_t)(e - p) == n && strncasecmp(p, name, n) == 0)
+            return true;
+        p = e;
+        while (*p == ']' || *p == ' ')
+            p++;
+    }
+    return false;
+}
+
+static int enable_in_tx(mcdc_sim *s, sim_table *tb, const char *ci_name, int64_t at_us,
+                        const char *columns)
 {
     char defname[300];
     if (!ci_name || !*ci_name) {
@@ -119,14 +141,18 @@ static int enable_in_tx(mcdc_sim *s, sim_table *tb, const char *ci_name, int64_t
     mcdc_buf_printf(&b, "CREATE TABLE sim_ct_%lld(\"__$start_lsn\" BLOB NOT NULL, \"__$end_lsn\" BLOB,"
                     " \"__$seqval\" BLOB NOT NULL, \"__$operation\" INTEGER NOT NULL, \"__$update_mask\" BLOB",
                     (long long)id);
+    int n_cap = 0;
     for (int k = 0; k < tb->n_live; k++) {
         sim_column *c = &tb->cols[tb->live[k]];
+        if (!in_column_list(columns, c->name))
+            continue; /* @captured_column_list leaves it out */
+        n_cap++;
         char ty[64];
         sim_type_format(ty, sizeof ty, &c->type);
-        mcdc_buf_printf(&b, ", c%d", k + 1);
+        mcdc_buf_printf(&b, ", c%d", n_cap);
         sqlite3_prepare_v2(s->db, "INSERT INTO sim_captured VALUES(?, ?, ?, ?, ?)", -1, &st, NULL);
         sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_int(st, 2, k + 1);
+        sqlite3_bind_int(st, 2, n_cap);
         sqlite3_bind_int(st, 3, c->column_id);
         sqlite3_bind_text(st, 4, c->name, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 5, ty, -1, SQLITE_TRANSIENT);
@@ -255,7 +281,7 @@ int mcdc_sim_create_table(mcdc_sim *s, const char *table, const char *columns, c
     mcdc_buf_dispose(&b);
     if (rc < 0 || (rc = reload(s)) < 0) goto fail;
     sim_table *tb = sim__find_table(s, schema, name);
-    if ((rc = enable_in_tx(s, tb, ci, now)) < 0 || (rc = reload(s)) < 0 || (rc = sim__rebuild_views(s)) < 0 ||
+    if ((rc = enable_in_tx(s, tb, ci, now, NULL)) < 0 || (rc = reload(s)) < 0 || (rc = sim__rebuild_views(s)) < 0 ||
         (rc = sim__commit(s)) < 0)
         goto fail;
     goto out;
@@ -267,6 +293,12 @@ out:
 }
 
 int mcdc_sim_enable(mcdc_sim *s, const char *table, const char *ci, int64_t at_us)
+{
+    return mcdc_sim_enable_columns(s, table, ci, NULL, at_us);
+}
+
+int mcdc_sim_enable_columns(mcdc_sim *s, const char *table, const char *ci, const char *columns,
+                            int64_t at_us)
 {
     char schema[129], name[129];
     int rc;
@@ -280,7 +312,28 @@ int mcdc_sim_enable(mcdc_sim *s, const char *table, const char *ci, int64_t at_u
                             "Ensure that the correct database context is set.", schema, name);
         goto fail;
     }
-    if ((rc = enable_in_tx(s, tb, ci, now)) < 0 || (rc = reload(s)) < 0 || (rc = sim__rebuild_views(s)) < 0 ||
+    for (const char *p = columns; p && *p;) { /* every listed column must exist */
+        while (*p == ' ' || *p == ',' || *p == '[')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ']' && *e != ' ')
+            e++;
+        bool known = e == p;
+        for (int k = 0; k < tb->n_live && !known; k++) {
+            const char *nm = tb->cols[tb->live[k]].name;
+            known = strlen(nm) == (size_t)(e - p) && strncasecmp(p, nm, (size_t)(e - p)) == 0;
+        }
+        if (!known) {
+            rc = mcdc_error_set(MCDC_EINVAL, "Msg 22833: Could not enable Change Data Capture for "
+                                "source table '%s': column '%.*s' in @captured_column_list does "
+                                "not exist in the source table.", tb->full, (int)(e - p), p);
+            goto fail;
+        }
+        p = e;
+        while (*p == ']' || *p == ' ')
+            p++;
+    }
+    if ((rc = enable_in_tx(s, tb, ci, now, columns)) < 0 || (rc = reload(s)) < 0 || (rc = sim__rebuild_views(s)) < 0 ||
         (rc = sim__commit(s)) < 0)
         goto fail;
     return 0;

@@ -216,7 +216,7 @@ static int run_delete(sim_txn *t, sim_stmt *st)
     return 0;
 }
 
-int mcdc_sim_exec(mcdc_sim *s, const char *sql, int64_t begin_us, int64_t at_us, mcdc_sim_exec_result *out)
+int sim__exec_in_tx(mcdc_sim *s, const char *sql, int64_t begin_us, int64_t commit_us, mcdc_sim_exec_result *out)
 {
     sim_arena a = {0};
     sim_stmt **stmts;
@@ -226,22 +226,16 @@ int mcdc_sim_exec(mcdc_sim *s, const char *sql, int64_t begin_us, int64_t at_us,
         sim_arena_free(&a);
         return rc;
     }
-    if ((rc = sim__begin(s)) < 0) {
-        sim_arena_free(&a);
-        return rc;
-    }
-    int64_t commit_us;
-    if ((rc = sim__advance_clock(s, at_us, &commit_us)) < 0) goto fail;
     if (begin_us == MCDC_SIM_NOW) begin_us = commit_us;
     if (begin_us > commit_us) {
         char x[MCDC_TIME_STRLEN], y[MCDC_TIME_STRLEN];
         rc = mcdc_error_set(MCDC_EINVAL, "the transaction would begin (%s) after it commits (%s)",
                             mcdc_time_format(x, begin_us, 6, true), mcdc_time_format(y, commit_us, 6, true));
         mcdc_error_hint("--begin-at must be at or before --at");
-        goto fail;
+        goto done;
     }
     sim_txn t;
-    if ((rc = sim__txn_begin(&t, s, &a, begin_us, commit_us)) < 0) goto fail;
+    if ((rc = sim__txn_begin(&t, s, &a, begin_us, commit_us)) < 0) goto done;
     for (int i = 0; i < n; i++) {
         t.command_id = i + 1;
         sim_stmt *st = stmts[i];
@@ -250,21 +244,32 @@ int mcdc_sim_exec(mcdc_sim *s, const char *sql, int64_t begin_us, int64_t at_us,
             mcdc_error_prefix("statement %d (%.*s%s)", i + 1, (int)(st->text_len > 60 ? 60 : st->text_len), st->text,
                               st->text_len > 60 ? "..." : "");
             mcdc_error_hint("the transaction was rolled back: nothing changed");
-            goto fail;
+            goto done;
         }
     }
     bool logged;
-    if ((rc = sim__txn_commit(&t, &out->commit_lsn, &logged)) < 0) goto fail;
-    if ((rc = sim__commit(s)) < 0) goto fail_nr;
+    if ((rc = sim__txn_commit(&t, &out->commit_lsn, &logged)) < 0) goto done;
     out->n_rows = t.n_rows;
     out->n_changes = t.n_changes;
     out->commit_us = commit_us;
+done:
     sim_arena_free(&a);
-    return 0;
-fail:
-    sim__rollback(s);
-fail_nr:
-    sim_arena_free(&a);
+    if (rc < 0) memset(out, 0, sizeof *out);
+    return rc;
+}
+
+int mcdc_sim_exec(mcdc_sim *s, const char *sql, int64_t begin_us, int64_t at_us, mcdc_sim_exec_result *out)
+{
     memset(out, 0, sizeof *out);
+    int rc = sim__begin(s);
+    if (rc < 0) return rc;
+    int64_t commit_us;
+    if ((rc = sim__advance_clock(s, at_us, &commit_us)) < 0 ||
+        (rc = sim__exec_in_tx(s, sql, begin_us, commit_us, out)) < 0) {
+        sim__rollback(s);
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    if ((rc = sim__commit(s)) < 0) memset(out, 0, sizeof *out);
     return rc;
 }

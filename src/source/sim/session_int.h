@@ -38,6 +38,7 @@ struct mcdc_sim_session {
     sim_arena      arena;          /* per call (batch or RPC): tokens, trees, values */
     /* SET options */
     bool           nocount;
+    bool           fmtonly;        /* SET FMTONLY ON: a SELECT sends its columns, no rows */
     int            lock_timeout;   /* ms, -1 wait forever */
     int            isolation;      /* 2 read committed (the default) */
     char           language[64];

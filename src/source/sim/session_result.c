@@ -25,8 +25,9 @@ int tsql_stream(mcdc_sim_session *s, sqlite3_stmt *st, const tsql_rcol *cols, in
     for (int i = 0; i < ncols; i++) rc_cols[i] = cols[i].rc;
     if (k->columns(k->payload, rc_cols, ncols)) { rc = MCDC_ERROR; goto done; }
     tsql_run_begin(s, err);
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    int r = SQLITE_DONE;
+    /* SET FMTONLY ON (bcp's queryout asks a query's columns so): the columns, no rows */
+    while (!s->fmtonly && (r = sqlite3_step(st)) == SQLITE_ROW) {
         sim_arena_reset(&a);
         for (int i = 0; i < ncols; i++) {
             const sim_type *t = &cols[i].rc.type;

@@ -316,6 +316,12 @@ int  sim__tx_record(mcdc_sim *s, const mcdc_lsn *lsn, int kind, const mcdc_lsn *
                     int64_t end_us, int64_t xact);
 void sim__free_catalog(mcdc_sim *s);
 int  sim__max_lsn(mcdc_sim *s, mcdc_lsn *out, int64_t *end_utc_us);
+/* mcdc_sim_exec's transaction inside a SQLite transaction already begun, committing at
+ * @p commit_us (the clock already there); the caller commits or rolls back (exec.c). */
+int  sim__exec_in_tx(mcdc_sim *s, const char *sql, int64_t begin_us, int64_t commit_us,
+                     mcdc_sim_exec_result *out);
+/* The heartbeat's UPDATE at @p at_us inside a SQLite transaction already begun (heartbeat.c). */
+int  sim__heartbeat_beat_in_tx(mcdc_sim *s, int64_t at_us, mcdc_sim_exec_result *out);
 int  sim__capture_in_tx(mcdc_sim *s, int64_t now, const mcdc_sim_capture_options *opts, mcdc_sim_capture_result *out);
 int64_t sim__count_pending(mcdc_sim *s); /* committed log entries past the processed LSN */
 int  sim__bind_lsn(sqlite3_stmt *st, int idx, const mcdc_lsn *l);

@@ -379,7 +379,8 @@ static int enable_table(mcdc_sim_session *s, const mcdc_sim_param *ps, int n, ts
     if (s->grants.restricted) return write_refused(s, "sys.sp_cdc_enable_table", err);
     char table[300];
     snprintf(table, sizeof table, "%s.%s", val_str(s, a[0]), val_str(s, a[1]));
-    if (mcdc_sim_enable(s->sim, table, val_str(s, a[3]), MCDC_SIM_NOW) < 0) return tsql_from_mcdc_error(err, 1);
+    if (mcdc_sim_enable_columns(s->sim, table, val_str(s, a[3]), val_str(s, a[6]), MCDC_SIM_NOW) < 0)
+        return tsql_from_mcdc_error(err, 1);
     return 0;
 }
 

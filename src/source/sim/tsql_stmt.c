@@ -107,6 +107,7 @@ static int run_set(mcdc_sim_session *s, const tsql_tok *t, int n, bool apply, ts
     bool on = tsql_tok_is(&t[k], "ON");
     for (int q = 1; apply && q < k; q++)
         if (tsql_tok_is(&t[q], "NOCOUNT")) s->nocount = on;
+        else if (tsql_tok_is(&t[q], "FMTONLY")) s->fmtonly = on;
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/log.h"
 #include "mcdc/time.h"
 #include "source/sim/tsql_sys.h"
 
@@ -92,6 +93,7 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
     sim_val v = {0};
     if (is_fn(e, "sys.fn_cdc_get_max_lsn")) {
         if ((rc = nargs(err, e, 0))) return rc;
+        mcdc_log(MCDC_LOG_DEBUG, "sim", "query: max_lsn (sys.fn_cdc_get_max_lsn)");
         mcdc_lsn l;
         int64_t us;
         if ((rc = sim__max_lsn(s->sim, &l, &us)) < 0) return rc;

@@ -195,6 +195,10 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
     if (o->rows_per_transaction < 1 || o->rows_per_transaction > 100000)
         return mcdc_error_set(MCDC_EINVAL, "workload: --rows-per-transaction must be 1 to 100000");
     if (o->interval_us < 0) return mcdc_error_set(MCDC_EINVAL, "workload: --interval must not be negative");
+    if (o->heartbeat_every_us < 0) return mcdc_error_set(MCDC_EINVAL, "workload: --heartbeat must not be negative");
+    int64_t hb_every = o->heartbeat_every_us;
+    if (hb_every > 0 && (rc = mcdc_sim_heartbeat_setup(s, o->realtime ? MCDC_SIM_NOW : MCDC_SIM_CLOCK, NULL)) < 0)
+        return rc;
     int64_t host0 = mcdc_time_mono_us();
     /* bulk speed: checkpoint the WAL only at the end (every commit is still atomic) */
     sqlite3_wal_autocheckpoint(s->db, 0);
@@ -223,6 +227,7 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
     rng r = {o->seed};
     int64_t counter = live.n + 1;
     int64_t next_capture = o->capture_every_us >= 0 ? start : INT64_MAX;
+    int64_t next_beat = start; /* the heartbeat's first beat with the first transaction */
     mcdc_sim_capture_options copts = {500, 10, 5 * 60 * INT64_C(1000000)};
     sim_conv_ctx cx = {s->st.db_name, tb->full, NULL};
     sim_val *row = calloc((size_t)tb->n_cols + 1, sizeof *row), *nrow = calloc((size_t)tb->n_cols + 1, sizeof *nrow);
@@ -237,9 +242,31 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
             tb = sim__find_table(s, schema, name);
             if (!tb) { rc = mcdc_error_set(MCDC_ENOTFOUND, "workload: table %s vanished", o->table); break; }
         }
-        /* capture cycles due at or before this commit */
+        /* heartbeat beats and capture cycles due at or before this commit, in time order */
         int64_t cycles = 0;
-        while (next_capture <= t_i && rc == 0) {
+        bool captured = false;
+        for (;;) {
+            if (rc < 0) break;
+            bool cap_due = next_capture <= t_i && !captured;
+            if (hb_every > 0 && next_beat <= t_i && (!cap_due || next_beat <= next_capture)) {
+                if (o->realtime) {
+                    if ((rc = sim__commit(s)) < 0) break;
+                    sleep_until(next_beat);
+                    if ((rc = sim__begin(s)) < 0) break;
+                }
+                mcdc_sim_exec_result hr;
+                if ((rc = sim__advance_clock(s, at_time(s, o, next_beat), &now)) < 0 ||
+                    (rc = sim__heartbeat_beat_in_tx(s, now, &hr)) < 0)
+                    break;
+                out->n_beats++;
+                next_beat += hb_every;
+                if (o->realtime && !(tb = sim__find_table(s, schema, name))) {
+                    rc = mcdc_error_set(MCDC_ENOTFOUND, "workload: table %s vanished", o->table);
+                    break;
+                }
+                continue;
+            }
+            if (!cap_due) break;
             int64_t at = cycles++ < 1000 ? next_capture : t_i;
             mcdc_sim_capture_result cr = {0};
             if ((rc = sim__advance_clock(s, at_time(s, o, at), &now)) < 0 ||
@@ -247,7 +274,7 @@ int mcdc_sim_workload(mcdc_sim *s, const mcdc_sim_workload_options *o, mcdc_sim_
                 break;
             out->n_scans += cr.n_scans;
             next_capture = at == t_i ? t_i + o->capture_every_us : next_capture + o->capture_every_us;
-            if (o->capture_every_us == 0) break;
+            if (o->capture_every_us == 0) captured = true; /* once before each commit */
         }
         if (rc < 0) break;
         if ((rc = sim__advance_clock(s, at_time(s, o, t_i), &now)) < 0) break;

@@ -56,8 +56,19 @@ static void create_table(const char *t, bool widening)
 /* Write one data file of @p n rows (id = first.., d = id days, f = id + 0.5, amount =
  * id.25, a fifth column "note" when the schema has it) with @p schema; its add action in
  * @p out. */
+static void write_file_named(mcdc_delta_file *out, const char *t, const mcdc_schema *schema,
+                             const mcdc_schema *names, int first, int n, const char *name);
+
 static void write_file(mcdc_delta_file *out, const char *t, const mcdc_schema *schema,
                        int first, int n, const char *name)
+{
+    write_file_named(out, t, schema, schema, first, n, name);
+}
+
+/* As write_file, with the columns of @p schema known by the names of @p names (the
+ * logical names of a column-mapped file's physical columns). */
+static void write_file_named(mcdc_delta_file *out, const char *t, const mcdc_schema *schema,
+                             const mcdc_schema *names, int first, int n, const char *name)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/%s", t, name);
@@ -69,16 +80,17 @@ static void write_file(mcdc_delta_file *out, const char *t, const mcdc_schema *s
         memset(row, 0, sizeof row);
         for (size_t c = 0; c < schema->n_cols; c++) {
             const mcdc_column *sc = &schema->cols[c];
-            if (strcmp(sc->name, "id") == 0)
+            const char *cn = names->cols[c].name;
+            if (strcmp(cn, "id") == 0)
                 row[c].v.i = i;
-            else if (strcmp(sc->name, "d") == 0)
+            else if (strcmp(cn, "d") == 0 || strcmp(cn, "Order Date") == 0)
                 row[c].v.i = sc->type == MCDC_TYPE_DATE ? i : (int64_t)i * INT64_C(86400000000);
-            else if (strcmp(sc->name, "f") == 0) {
+            else if (strcmp(cn, "f") == 0) {
                 if (sc->type == MCDC_TYPE_FLOAT)
                     row[c].v.f = (float)i + 0.5f;
                 else
                     row[c].v.d = (double)i + 0.5;
-            } else if (strcmp(sc->name, "amount") == 0) {
+            } else if (strcmp(cn, "amount") == 0) {
                 row[c].v.dec = (mcdc_int128)i * 100 + 25;
                 for (int k = 2; k < sc->scale; k++)
                     row[c].v.dec *= 10;
@@ -425,6 +437,68 @@ static void test_delta_evolve__reader_refuses_unknown_type_change(void **state)
                            "column a: type change from string to integer is not one this build reads"));
 }
 
+/* A column name Delta engines refuse makes a column-mapped table (name mode); the data
+ * files name columns by the physical names, and a column added later gets the next id. */
+static void test_delta_evolve__refused_name_makes_column_mapping(void **state)
+{
+    const char *t = *state;
+    assert_true(mcdc_delta_name_needs_mapping("Order Date"));
+    assert_true(mcdc_delta_name_needs_mapping("a=b"));
+    assert_false(mcdc_delta_name_needs_mapping("order_date"));
+    mcdc_schema *s = mcdc_schema_new();
+    mcdc_schema_add(s, "id", MCDC_TYPE_INT, 0, 0, true);
+    mcdc_schema_add(s, "Order Date", MCDC_TYPE_DATE, 0, 0, true);
+    /* a first data file may come before the table: the same names as the table will have */
+    mcdc_schema *before = NULL;
+    int32_t *ids_before = NULL;
+    assert_int_equal(0, mcdc_delta_physical_schema(&before, &ids_before, t, s));
+    assert_non_null(ids_before);
+    assert_int_equal(0, mcdc_delta_create(t, s, NULL, 0, NULL, NULL));
+    char *c0 = commit_text(t, 0);
+    assert_non_null(strstr(c0, "{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}"));
+    assert_non_null(strstr(c0, "\"delta.columnMapping.mode\":\"name\""));
+    assert_non_null(strstr(c0, "\"delta.columnMapping.maxColumnId\":\"2\""));
+    free(c0);
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
+    assert_int_equal(MCDC_DELTA_CM_NAME, snap->column_mapping);
+    assert_int_equal(2, snap->schema->fields[1].field_id);
+    assert_string_equal(before->cols[1].name, snap->schema->fields[1].physical_name);
+    assert_int_equal(ids_before[1], 2);
+    assert_int_equal(0, strncmp(before->cols[1].name, "col-", 4));
+    mcdc_delta_snapshot_free(snap);
+    /* a column added later: the next id, the physical name the writer gives it */
+    mcdc_schema *more = mcdc_schema_copy(s);
+    mcdc_schema_add(more, "Ship To", MCDC_TYPE_STRING, 0, 0, true);
+    mcdc_schema *phys = NULL;
+    int32_t *ids = NULL;
+    assert_int_equal(0, mcdc_delta_physical_schema(&phys, &ids, t, more));
+    assert_int_equal(3, ids[2]);
+    mcdc_schema *add = mcdc_schema_new();
+    mcdc_schema_add(add, "Ship To", MCDC_TYPE_STRING, 0, 0, true);
+    assert_int_equal(0, mcdc_delta_add_columns(t, add, NULL));
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
+    assert_int_equal(3, snap->schema->fields[2].field_id);
+    assert_string_equal(phys->cols[2].name, snap->schema->fields[2].physical_name);
+    assert_string_equal("3", mcdc_delta_snapshot_config(snap, "delta.columnMapping.maxColumnId", ""));
+    mcdc_delta_snapshot_free(snap);
+    /* rows written with the physical schema read back by their logical names */
+    mcdc_delta_file f;
+    write_file_named(&f, t, phys, more, 1, 2, "cm.parquet");
+    assert_int_equal(0, mcdc_delta_append(t, &f, 1, NULL, NULL));
+    char *rows = rows_text(t);
+    assert_string_equal("1|1970-01-02|new\n2|1970-01-03|new\n", rows);
+    free(rows);
+    mcdc_delta_file_clear(&f);
+    free(ids);
+    free(ids_before);
+    mcdc_schema_free(phys);
+    mcdc_schema_free(before);
+    mcdc_schema_free(add);
+    mcdc_schema_free(more);
+    mcdc_schema_free(s);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -435,6 +509,7 @@ int main(void)
         T(test_delta_evolve__legacy_protocol_lists_implied_features),
         T(test_delta_evolve__refusals_write_nothing),
         T(test_delta_evolve__reader_refuses_unknown_type_change),
+        T(test_delta_evolve__refused_name_makes_column_mapping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,34 @@ static void test_report_report__change_log_counts_batches_and_rows(void **state)
     mcdc_report_data_free(&d);
 }
 
+static void test_report_report__last_reconcile_per_table_with_its_keys_escaped(void **state)
+{
+    (void)state;
+    mcdc_report_data d = {0};
+    fill(&d);
+    mcdc_report_reconcile ok = {"bronze.orders", "11111111-2222-3333-4444-555555555555", at("2026-10-01T11:30:00"), 7,
+                                4, 3, 1, 0, 0, 0, 0, 0, 2, 0, NULL};
+    mcdc_report_reconcile bad = {"silver.<o>", "66666666-2222-3333-4444-555555555555", at("2026-10-01T11:40:00"), 9,
+                                 2, 1, 0, 1, 1, 0, 1, 0, 0, 0, "MISSING {\"k\":\"<x>\"}\nDIFFERENT {\"k\":2}\n"};
+    assert_int_equal(0, mcdc_report_add_reconcile(&d, &ok));
+    assert_int_equal(0, mcdc_report_add_reconcile(&d, &bad));
+    mcdc_buf b = MCDC_BUF_INIT(1 << 24);
+    assert_int_equal(0, mcdc_report_render(&b, &d));
+    assert_non_null(strstr(b.ptr, "<h2>Last reconcile</h2>"));
+    assert_non_null(strstr(b.ptr, "<tr><td>bronze.orders</td><td class='flight'>IN_FLIGHT</td><td>2026-10-01 11:30:00</td>"
+                                  "<td>7</td><td>4</td><td>3</td><td>1</td><td>0</td><td>2 in flight</td></tr>"));
+    assert_non_null(strstr(b.ptr, "<tr><td>silver.&lt;o&gt;</td><td class='bad'>MISMATCH</td><td>2026-10-01 11:40:00</td>"
+                                  "<td>9</td><td>2</td><td>1</td><td>0</td><td>1</td><td>1 missing, 1 different</td></tr>"));
+    assert_non_null(strstr(b.ptr, "<pre>MISSING {&quot;k&quot;:&quot;&lt;x&gt;&quot;}\nDIFFERENT {&quot;k&quot;:2}\n</pre>"));
+    assert_null(strstr(b.ptr, "<x>"));
+    /* the table's own section says how its last reconcile went */
+    assert_non_null(strstr(b.ptr, "Last reconcile 2026-10-01 11:30:00 UTC: <span class='flight'>IN_FLIGHT</span>, 3 of 4 "
+                                  "buckets matched."));
+    assert_int_equal(1, count(b.ptr, "Named by the last reconcile"));
+    mcdc_buf_dispose(&b);
+    mcdc_report_data_free(&d);
+}
+
 static void test_report_report__empty_data_says_so(void **state)
 {
     (void)state;
@@ -153,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_report_report__bronze_is_the_change_log_even_before_its_first_batch),
         cmocka_unit_test(test_report_report__change_log_counts_batches_and_rows),
         cmocka_unit_test(test_report_report__empty_data_says_so),
+        cmocka_unit_test(test_report_report__last_reconcile_per_table_with_its_keys_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

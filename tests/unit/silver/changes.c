@@ -236,9 +236,15 @@ static void test_silver_changes__schema_is_captured_columns_then_position(void *
     assert_int_equal(6, s2->n_cols);
     assert_string_equal("note", s2->cols[5].name);
     mcdc_schema_free(s2);
-    /* a type change is refused */
+    /* a column bronze widened (typeWidening) widens in silver too */
     mcdc_schema *b3 = mcdc_schema_copy(f->bronze);
     b3->cols[B_AMT].precision = 18;
+    assert_int_equal(0, mcdc_silver_schema(&s2, b3, f->silver));
+    assert_int_equal(18, s2->cols[2].precision);
+    mcdc_schema_free(s2);
+    s2 = NULL;
+    /* any other type change is refused */
+    b3->cols[B_AMT].type = MCDC_TYPE_STRING;
     assert_int_equal(MCDC_ESCHEMA, mcdc_silver_schema(&s2, b3, f->silver));
     assert_null(s2);
     assert_non_null(strstr(mcdc_error_last()->message, "amount"));

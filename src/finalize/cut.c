@@ -1,0 +1,253 @@
+/*
+ * finalize/cut.c: a consistent cut across tables of one database (`finalization cut`).
+ *
+ * SQL Server LSNs are database-wide and commit-ordered, so the tables streamed from one
+ * database share one position L: each table t holds every commit up to E_t, the end of
+ * its newest committed batch (the facts' batch rows, event NULL, whose target is t: this
+ * moves with every batch, while the control row's end_lsn moves only with the verdict).
+ * L = min E_t is then the newest LSN at which every table is complete, and an as-of-L read
+ * of each gives one transactionally consistent view.
+ *
+ * Refused (MCDC_EINVAL, exit 2, naming the table and why):
+ * - a table with no batch row in the facts (nothing streamed yet), or no control row;
+ * - L below a table's first state: its bootstrap snapshot (the `bootstrap` or `resnapshot`
+ *   row's LSN, or its detail's consistent_lsn where recorded) or a stream started at
+ *   `latest` (the `stream_started` row's LSN: it holds nothing before);
+ * - a table whose chunked snapshot is still open (no complete state yet): a snapshot_open
+ *   row (mode chunked) with no bootstrap/resnapshot row at or above its S, as
+ *   pipeline/snapshot_state.c reads it.
+ * `lossless` is false when a recorded gap (a `data_skipped` row, or a `resnapshot` row
+ * with lost_from_ts) of a listed table begins at or below L: the state at L is complete
+ * (every commit the tables hold), but changes inside the gap were never read.
+ * Reads only; the facts table is scanned once.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcdc/delta.h"
+#include "mcdc/error.h"
+#include "mcdc/finalize.h"
+#include "mcdc/time.h"
+
+enum { C_TARGET, C_EVENT, C_END_LSN, C_END_TS, C_DETAIL, C_LOST_FROM, N_C };
+
+typedef struct table_state {
+    bool     has_end;
+    mcdc_lsn end;
+    bool     has_end_ts;
+    int64_t  end_ts_us;
+    bool     has_floor;
+    mcdc_lsn floor;        /* the table has no state below this */
+    const char *floor_why; /* "bootstrap", "resnapshot", "stream_started" */
+    bool     has_open, has_done;
+    mcdc_lsn open_S;       /* the newest chunked snapshot_open's S */
+    mcdc_lsn done_S;       /* the newest bootstrap/resnapshot row's S */
+    bool     has_gap;
+    mcdc_lsn gap_from;     /* the lowest start of a recorded gap */
+} table_state;
+
+static bool lsn_of(mcdc_lsn *out, const mcdc_value *v)
+{
+    if (v->is_null)
+        return false;
+    if (mcdc_lsn_parse_n(out, v->v.s.ptr, v->v.s.len) < 0) {
+        mcdc_error_clear();
+        return false;
+    }
+    return true;
+}
+
+static bool str_is(const mcdc_value *v, const char *s)
+{
+    return !v->is_null && v->v.s.len == strlen(s) && memcmp(v->v.s.ptr, s, v->v.s.len) == 0;
+}
+
+/* An LSN inside a detail payload ({"consistent_lsn": ...}, {"from": ...}). */
+static bool detail_lsn(const mcdc_value *detail, const char *key, mcdc_lsn *out)
+{
+    if (detail->is_null)
+        return false;
+    json_t *j = json_loadb(detail->v.s.ptr, detail->v.s.len, 0, NULL);
+    const char *s = json_string_value(json_object_get(j, key));
+    bool ok = s && mcdc_lsn_parse(out, s) == 0;
+    if (s && !ok)
+        mcdc_error_clear();
+    json_decref(j);
+    return ok;
+}
+
+static void raise_floor(table_state *t, const mcdc_lsn *l, const char *why)
+{
+    if (!t->has_floor || mcdc_lsn_cmp(l, &t->floor) > 0) {
+        t->floor = *l;
+        t->floor_why = why;
+        t->has_floor = true;
+    }
+}
+
+static void note_gap(table_state *t, const mcdc_lsn *from)
+{
+    if (!t->has_gap || mcdc_lsn_cmp(from, &t->gap_from) < 0) {
+        t->gap_from = *from;
+        t->has_gap = true;
+    }
+}
+
+static void take_row(table_state *t, const mcdc_value *r)
+{
+    mcdc_lsn end, x;
+    bool has_end = lsn_of(&end, &r[C_END_LSN]);
+    if (r[C_EVENT].is_null) {
+        if (has_end && (!t->has_end || mcdc_lsn_cmp(&end, &t->end) > 0)) {
+            t->end = end;
+            t->has_end = true;
+            t->has_end_ts = !r[C_END_TS].is_null;
+            t->end_ts_us = r[C_END_TS].v.i;
+        }
+        return;
+    }
+    bool boot = str_is(&r[C_EVENT], "bootstrap"), resnap = str_is(&r[C_EVENT], "resnapshot");
+    if (boot || resnap) {
+        if (has_end)
+            raise_floor(t, &end, boot ? "bootstrap" : "resnapshot");
+        if (detail_lsn(&r[C_DETAIL], "consistent_lsn", &x))
+            raise_floor(t, &x, boot ? "bootstrap" : "resnapshot");
+        if (has_end && (!t->has_done || mcdc_lsn_cmp(&end, &t->done_S) > 0)) {
+            t->done_S = end;
+            t->has_done = true;
+        }
+        if (resnap && !r[C_LOST_FROM].is_null && has_end)
+            note_gap(t, &end);
+    } else if (str_is(&r[C_EVENT], "stream_started")) {
+        if (has_end)
+            raise_floor(t, &end, "stream_started");
+    } else if (str_is(&r[C_EVENT], "snapshot_open")) {
+        json_t *d = r[C_DETAIL].is_null ? NULL : json_loadb(r[C_DETAIL].v.s.ptr, r[C_DETAIL].v.s.len, 0, NULL);
+        const char *mode = json_string_value(json_object_get(d, "mode"));
+        bool chunked = !mode || strcmp(mode, "full") != 0;
+        json_decref(d);
+        if (chunked && has_end && (!t->has_open || mcdc_lsn_cmp(&end, &t->open_S) > 0)) {
+            t->open_S = end;
+            t->has_open = true;
+        }
+    } else if (str_is(&r[C_EVENT], "data_skipped")) {
+        if (detail_lsn(&r[C_DETAIL], "from", &x))
+            note_gap(t, &x);
+        else if (has_end)
+            note_gap(t, &end);
+    }
+}
+
+int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts_path,
+                      const char *const *tables, size_t n_tables)
+{
+    MCDC_ASSERT_ARG(out && control_path && facts_path && tables && n_tables > 0);
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n_tables; i++) {
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(tables[i], tables[k])) {
+                mcdc_error_set(MCDC_EINVAL, "table %s is listed twice", tables[i]);
+                return mcdc_error_hint("name each table once");
+            }
+        mcdc_control_row row;
+        int rc = mcdc_control_get(&row, control_path, tables[i]);
+        if (rc == MCDC_ENOTFOUND) {
+            mcdc_error_set(MCDC_EINVAL, "the control table has no row for %s", tables[i]);
+            return mcdc_error_hint("list the tables the streams write (their --target), "
+                                   "once each has committed a batch and been advanced");
+        }
+        if (rc < 0)
+            return rc;
+        mcdc_control_row_clear(&row);
+    }
+    table_state *st = calloc(n_tables, sizeof *st);
+    if (!st)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    mcdc_delta_snapshot *snap = NULL;
+    mcdc_delta_scan *sc = NULL;
+    int rc = mcdc_delta_snapshot_open(&snap, facts_path, -1);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_set(MCDC_EINVAL, "facts table %s does not exist", facts_path);
+        mcdc_error_hint("give the facts table the streams write (stream --facts)");
+        rc = MCDC_EINVAL;
+    }
+    if (rc == 0) {
+        static const char *const cols[N_C] = { "target", "event", "end_lsn", "end_commit_ts",
+                                               "detail", "lost_from_ts" };
+        mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+        so.columns = cols;
+        so.n_columns = N_C;
+        if ((rc = mcdc_delta_scan_open(&sc, snap, &so)) == MCDC_ENOTFOUND) {
+            mcdc_error_set(MCDC_EINVAL, "%s is not a facts table (a column is missing)", facts_path);
+            rc = mcdc_error_hint("give the facts table the streams write (stream --facts)");
+        }
+    }
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        rc = 0;
+        if (r[C_TARGET].is_null)
+            continue;
+        for (size_t i = 0; i < n_tables; i++)
+            if (str_is(&r[C_TARGET], tables[i])) {
+                take_row(&st[i], r);
+                break;
+            }
+    }
+    mcdc_delta_scan_free(sc);
+    mcdc_delta_snapshot_free(snap);
+
+    /* L: the smallest end; every table must hold a batch and a complete state */
+    size_t at = 0;
+    for (size_t i = 0; rc == 0 && i < n_tables; i++) {
+        if (!st[i].has_end) {
+            mcdc_error_set(MCDC_EINVAL, "the facts hold no batch of %s", tables[i]);
+            rc = mcdc_error_hint("run its stream (with this --facts table) until it has committed a batch");
+        } else if (st[i].has_open && (!st[i].has_done || mcdc_lsn_cmp(&st[i].done_S, &st[i].open_S) < 0)) {
+            mcdc_error_set(MCDC_EINVAL, "%s has a chunked snapshot still open: it has no "
+                           "complete state yet", tables[i]);
+            rc = mcdc_error_hint("finish it with mssql-cdc backfill, then cut again");
+        } else if (mcdc_lsn_cmp(&st[i].end, &st[at].end) < 0) {
+            at = i;
+        }
+    }
+    if (rc == 0) {
+        out->lsn = st[at].end;
+        out->has_commit_ts = st[at].has_end_ts;
+        out->commit_ts_us = st[at].end_ts_us;
+        out->lossless = true;
+    }
+    for (size_t i = 0; rc == 0 && i < n_tables; i++) {
+        if (st[i].has_floor && mcdc_lsn_cmp(&out->lsn, &st[i].floor) < 0) {
+            char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
+            mcdc_error_set(MCDC_EINVAL, "no consistent cut: %s holds nothing before %s (its %s), "
+                           "but %s is complete only up to %s", tables[i],
+                           mcdc_lsn_format(a, &st[i].floor),
+                           !strcmp(st[i].floor_why, "stream_started") ? "stream started there"
+                                                                       : st[i].floor_why,
+                           tables[at], mcdc_lsn_format(b, &out->lsn));
+            rc = mcdc_error_hint("let %s's stream catch up past that LSN, then cut again", tables[at]);
+        }
+        if (st[i].has_gap && mcdc_lsn_cmp(&st[i].gap_from, &out->lsn) <= 0)
+            out->lossless = false;
+    }
+    if (rc == 0) {
+        if (!(out->ends = calloc(n_tables, sizeof *out->ends))) {
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        } else {
+            out->n_tables = n_tables;
+            for (size_t i = 0; i < n_tables; i++)
+                out->ends[i] = st[i].end;
+        }
+    }
+    free(st);
+    return rc < 0 ? rc : 0;
+}
+
+void mcdc_cut_clear(mcdc_cut *c)
+{
+    if (!c)
+        return;
+    free(c->ends);
+    memset(c, 0, sizeof *c);
+}
