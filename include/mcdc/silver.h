@@ -312,11 +312,14 @@ typedef struct mcdc_silver_apply_options {
                                           most one file); 0: the online CPUs, at most 8 */
     mcdc_silver_mode   mode;           /* scd1 (the default) or scd2; recorded in the table
                                           (mcdc.silver.mode) and checked on every call */
+    bool               soft_deletes;   /* scd1 only: a deleted key stays, with _deleted true,
+                                          _deleted_lsn and _deleted_ts and its last values;
+                                          live rows _deleted false (mcdc.silver.soft_deletes) */
 } mcdc_silver_apply_options;
 
 #define MCDC_SILVER_APPLY_OPTIONS_INIT \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0, 0, \
-      MCDC_SILVER_SCD1 }
+      MCDC_SILVER_SCD1, false }
 
 /** What an apply did. */
 typedef struct mcdc_silver_apply_result {

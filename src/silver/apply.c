@@ -42,6 +42,7 @@
  * The facts are read before bronze is pinned, so what they announce is in the pin.
  */
 #include "mcdc/silver.h"
+#include "mcdc/storage.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -1165,10 +1166,16 @@ int mcdc_silver_apply_check(const mcdc_silver_apply_options *o)
     if (rc == 0 && silver) {
         const char *mode = mcdc_delta_snapshot_config(silver, "mcdc.silver.mode", "scd1");
         const char *want = o->mode == MCDC_SILVER_SCD2 ? "scd2" : "scd1";
+        bool soft = !strcmp(mcdc_delta_snapshot_config(silver, "mcdc.silver.soft_deletes", "false"), "true");
         if (strcmp(mode, want) != 0) {
             rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with mode %s, not %s",
                                 o->silver_name, mode, want);
             mcdc_error_hint("apply with --mode %s, or into a new silver table", mode);
+        } else if (o->mode == MCDC_SILVER_SCD1 && soft != o->soft_deletes) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built %s", o->silver_name,
+                                soft ? "with soft deletes" : "with hard deletes");
+            mcdc_error_hint("%s, or apply into a new silver table",
+                            soft ? "pass --soft-deletes" : "leave out --soft-deletes");
         }
     }
     if (rc == 0 && silver) {
@@ -1226,13 +1233,18 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     int rc = mcdc_silver_apply_check(o); /* every input before the first write */
     if (rc < 0)
         return rc;
-    if (o->mode == MCDC_SILVER_SCD2)
+    if (o->mode == MCDC_SILVER_SCD2 && o->soft_deletes)
+        return mcdc_error_set(MCDC_EINVAL, "silver apply: soft deletes are for scd1 (an scd2 "
+                              "table closes a deleted key's version)");
+    if (o->mode == MCDC_SILVER_SCD2 || o->soft_deletes)
         return mcdc_silver__apply_scd2(o, out);
-    rc = mcdc_fs_mkdirs(o->silver_path);
+    rc = mcdc_storage_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
+    /* On an object store there is no flock: two applies are kept apart by the Delta
+     * commit's conflict check on what each read (invariant 7), as they would be here too. */
     mcdc_fs_lock *lock = NULL;
-    if ((rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
+    if (!mcdc_storage_is_s3(o->silver_path) && (rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
         if (rc == MCDC_ELOCKED)
             mcdc_error_hint("another silver apply of %s is running; wait for it", o->silver_name);
         return rc;
