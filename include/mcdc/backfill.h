@@ -108,6 +108,43 @@ typedef struct mcdc_backfill_options {
  *          (before anything is written); table and I/O codes. */
 int mcdc_backfill_run(const mcdc_backfill_options *opts, mcdc_backfill_status *out);
 
+/** Options of a seed (`mssql-cdc seed`): a stream's first snapshot from an existing copy.
+ *  Start from MCDC_SEED_OPTIONS_INIT; strings borrowed. */
+typedef struct mcdc_seed_options {
+    int          version;          /* 1 */
+    mcdc_source *source;           /* borrowed, open */
+    const char  *capture_instance; /* required */
+    const char  *target, *target_path; /* bronze name as given and its directory */
+    const char  *from, *from_path; /* the copy (a Delta table) as given and its directory */
+    const char  *as_of;            /* "0x..." a commit LSN, or an ISO-8601 time (UTC without zone) */
+    const char  *app_id;           /* the stream's base app id */
+    const char  *facts, *facts_path; /* required: the bootstrap row goes there */
+} mcdc_seed_options;
+
+#define MCDC_SEED_OPTIONS_INIT { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** What a seed did. */
+typedef struct mcdc_seed_result {
+    mcdc_lsn lsn;          /* L, the rows' stamp */
+    int64_t  commit_ts_us; /* L's commit time, UTC */
+    int64_t  rows;         /* rows appended (0 on a rerun) */
+    bool     already;      /* bronze held this seed already: nothing read again */
+} mcdc_seed_result;
+
+/** Append the rows of the Delta table at opts->from_path to bronze as snapshot rows
+ *  stamped with the commit LSN of opts->as_of (operation 0, _start_lsn = _snapshot = L),
+ *  in one commit with txn{<app_id>#snapshot, 0}, then write the `bootstrap` facts row;
+ *  `stream --bootstrap` afterwards finds it and starts after L. Columns are matched to the
+ *  captured ones by name ignoring case. Every input is checked before the first write.
+ *  Not thread-safe; runs on the caller's thread.
+ *  @return 0 (also a rerun of the same seed, out->already); MCDC_EINVAL for bad options, a
+ *          copy that is not a Delta table, lacks a captured column, has another type or no
+ *          rows, an LSN that is not a commit, a time after the source's clock, a target
+ *          that already holds another first snapshot or a chunked snapshot open;
+ *          MCDC_EDATALOSS when --as-of is older than what CDC still holds (the changes
+ *          after it may be purged); source, table and I/O codes. */
+int mcdc_seed_run(const mcdc_seed_options *opts, mcdc_seed_result *out);
+
 /** The newest chunked snapshot of a target, as its facts rows say (any stream family). */
 typedef struct mcdc_chunked_snapshot {
     bool     found;          /* a chunked snapshot_open row for the target */
@@ -124,6 +161,12 @@ typedef struct mcdc_chunked_snapshot {
  *  @return 0; table and I/O codes. */
 int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
                                const char *target);
+
+/** The chunks of the plan of the newest chunked snapshot of @p target: the JSON text of
+ *  its snapshot_plan row's [[lo, hi], ...] (key values as JSON, null = open), malloc'd
+ *  into @p *out, or NULL before planning. Reads only.
+ *  @return 0; MCDC_ENOMEM; table and I/O codes. */
+int mcdc_chunked_snapshot_plan(char **out, const char *facts_path, const char *target);
 
 /** The highest chunk of waves 0..@p wave of the newest chunked snapshot of @p target, as
  *  its snapshot_chunk facts rows say, into @p out (-1 when the rows of wave @p wave are

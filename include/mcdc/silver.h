@@ -37,10 +37,15 @@
  *      change not applied yet), so by S1 a wave's row, stamped with its wave's L, loses
  *      to a change after L to its key (a delete after the stamp stays deleted, also when
  *      silver applied it before the wave arrived) and, at equal LSN, to a change (a row
- *      without _command_id and _seqval ranks below one with them). A key missing from a
- *      chunk is not deleted while the snapshot is open; at completion silver is rebuilt
- *      from the snapshot's rows and the changes after S, latest per key, deletes applied.
- *      The verdict is held while the snapshot is open.
+ *      without _command_id and _seqval ranks below one with them). At completion silver
+ *      is rebuilt from the snapshot's rows and the changes after S, latest per key,
+ *      deletes applied. The verdict is held while the snapshot is open.
+ * (W2) Range deletes, for a silver keyed by one integer column: a key silver holds in a
+ *      new chunk [lo, hi) stamped L, with no image at or above L in the change set (the
+ *      chunk's row or a later change), is deleted only if silver's image of it has
+ *      _start_lsn < L (it was gone by L: a delete lost in a gap, an older snapshot's
+ *      row); a key inserted after L keeps its row. Other keys are left to the
+ *      completion's rebuild, as are chunks whose stamp is not known yet.
  *
  * Caveats:
  * - Not thread-safe; one owner at a time. The one exception: after
@@ -307,11 +312,14 @@ typedef struct mcdc_silver_apply_options {
                                           most one file); 0: the online CPUs, at most 8 */
     mcdc_silver_mode   mode;           /* scd1 (the default) or scd2; recorded in the table
                                           (mcdc.silver.mode) and checked on every call */
+    bool               soft_deletes;   /* scd1 only: a deleted key stays, with _deleted true,
+                                          _deleted_lsn and _deleted_ts and its last values;
+                                          live rows _deleted false (mcdc.silver.soft_deletes) */
 } mcdc_silver_apply_options;
 
 #define MCDC_SILVER_APPLY_OPTIONS_INIT \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0, 0, \
-      MCDC_SILVER_SCD1 }
+      MCDC_SILVER_SCD1, false }
 
 /** What an apply did. */
 typedef struct mcdc_silver_apply_result {

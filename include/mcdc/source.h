@@ -184,6 +184,10 @@ typedef struct mcdc_source_ops {
      *          connection string's isolationLevel or lockTimeoutMs) or cannot be honoured by
      *          the source (the message says why), nothing changed. */
     int (*snapshot_reads)(mcdc_source *src, mcdc_isolation isolation, int64_t lock_timeout_ms);
+    /** The largest commit LSN at or before UTC time @p utc_us (T-SQL:
+     *  fn_cdc_map_time_to_lsn('largest less than or equal', <that time on the server's
+     *  clock>)), zero when no commit that old is mapped. NULL in a source that cannot. */
+    int (*time_to_lsn)(mcdc_source *src, int64_t utc_us, mcdc_lsn *out);
 } mcdc_source_ops;
 
 /** A selection of captured columns (--columns); see mcdc_source_select_columns. */

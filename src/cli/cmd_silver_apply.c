@@ -31,6 +31,7 @@ static const mcdc_opt opts[] = {
     { "target-file-rows", 0, MCDC_OPT_VALUE, "N", "rows per silver file (default 262144)" },
     { "format", 0, MCDC_OPT_VALUE, "text|json", "output format (default text)" },
     { "mode", 0, MCDC_OPT_VALUE, "scd1|scd2", "scd1: the table as it is now (default); scd2: one row per version of a key" },
+    { "soft-deletes", 0, MCDC_OPT_SWITCH, NULL, "scd1: keep a deleted key, flagged _deleted with its delete's LSN and time" },
     { "allow-missing-bronze", 0, MCDC_OPT_SWITCH, NULL, "a --bronze that does not exist yet is no error: nothing is applied" },
     { 0 }
 };
@@ -124,6 +125,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         o.mode = MCDC_SILVER_SCD2;
     else if (mode && strcmp(mode, "scd1") != 0)
         return mcdc_cli_usage_error(a->cmd, "--mode must be scd1 or scd2, not '%s'", mode);
+    o.soft_deletes = mcdc_cli_has(a, "soft-deletes");
+    if (o.soft_deletes && o.mode == MCDC_SILVER_SCD2)
+        return mcdc_cli_usage_error(a->cmd, "--soft-deletes is for --mode scd1: an scd2 table closes a deleted key's version");
     if (mcdc_cli_has(a, "granularity") &&
         mcdc_granularity_parse(&o.granularity, mcdc_cli_get(a, "granularity")) < 0)
         return mcdc_cli_fail();

@@ -306,6 +306,20 @@ int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_pat
     return 0;
 }
 
+int mcdc_chunked_snapshot_plan(char **out, const char *facts_path, const char *target)
+{
+    *out = NULL;
+    snap_state st;
+    int rc = mcdc_snap__state_read(&st, facts_path, target, NULL);
+    if (rc < 0)
+        return rc;
+    json_t *ch = json_object_get(st.plan, "chunks");
+    if (json_is_array(ch) && !(*out = json_dumps(ch, JSON_COMPACT)))
+        rc = mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
+    mcdc_snap__state_clear(&st);
+    return rc;
+}
+
 int mcdc_chunked_snapshot_last_chunk(const char *facts_path, const char *target, int64_t wave,
                                      int64_t *out)
 {

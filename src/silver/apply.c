@@ -462,6 +462,186 @@ static int read_waves(ctx *c, const mcdc_lsn *S, int64_t after_chunk)
     return rc;
 }
 
+/* A chunk of an open snapshot new in this apply, for its range deletes. */
+typedef struct new_chunk {
+    int64_t  idx;
+    bool     lo_open, hi_open;
+    int64_t  lo, hi;          /* [lo, hi) */
+    bool     has_stamp;
+    mcdc_lsn stamp;           /* L of its wave */
+} new_chunk;
+
+static bool int_key_type(int t)
+{
+    return t == MCDC_TYPE_BYTE || t == MCDC_TYPE_SHORT || t == MCDC_TYPE_INT || t == MCDC_TYPE_LONG;
+}
+
+/* Range deletes of the new waves (rule W2 in mcdc/silver.h), for a silver keyed by one
+ * integer column: a key silver holds inside a new chunk [lo, hi) stamped L, that the
+ * change set holds no image of at or above L (the chunk's own row, or a change after
+ * L), and whose silver image has _start_lsn < L, was deleted by L: a delete at L goes
+ * into the change set. Chunks are those above @p after_chunk in waves up to @p new_wave;
+ * a chunk whose stamp is not known (no rows in its wave, or its facts rows not written
+ * yet) is left to the completion's rebuild. Cost: one read of silver's key and
+ * _start_lsn columns when a new wave arrived. */
+static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mcdc_lsn *S)
+{
+    const mcdc_silver_apply_options *o = c->o;
+    if (o->n_keys != 1 || !o->facts_path || new_wave < 0)
+        return 0;
+    int ks = mcdc_schema_find(c->silver_flat, o->keys[0]);
+    int kb = mcdc_schema_find(c->bronze_flat, o->keys[0]);
+    int ls = mcdc_schema_find(c->silver_flat, "_start_lsn");
+    int bl = mcdc_schema_find(c->bronze_flat, "_start_lsn"), bo = mcdc_schema_find(c->bronze_flat, "_operation");
+    int bc = mcdc_schema_find(c->bronze_flat, "_capture_instance");
+    if (ks < 0 || kb < 0 || ls < 0 || bl < 0 || bo < 0 || !int_key_type(c->silver_flat->cols[ks].type))
+        return 0;
+    char *plan = NULL;
+    mcdc_chunked_snapshot cs_;
+    mcdc_snapshot_chunk_fact *facts = NULL;
+    size_t n_facts = 0;
+    int rc = mcdc_chunked_snapshot_plan(&plan, o->facts_path, o->bronze_name);
+    if (rc == 0)
+        rc = mcdc_chunked_snapshot_chunks(&cs_, &facts, &n_facts, o->facts_path, o->bronze_name);
+    json_t *pj = plan ? json_loads(plan, 0, NULL) : NULL;
+    free(plan);
+    new_chunk *nc = NULL;
+    size_t n_nc = 0;
+    if (rc == 0 && json_is_array(pj) && n_facts)
+        nc = calloc(n_facts, sizeof *nc);
+    for (size_t i = 0; rc == 0 && nc && i < n_facts; i++) {
+        if (facts[i].chunk <= after_chunk || facts[i].wave > new_wave)
+            continue;
+        json_t *ch = json_array_get(pj, (size_t)facts[i].chunk);
+        json_t *lo = json_array_get(ch, 0), *hi = json_array_get(ch, 1);
+        if (!ch || !(json_is_null(lo) || json_is_integer(lo)) || !(json_is_null(hi) || json_is_integer(hi))) {
+            n_nc = 0; /* not an integer plan: nothing here, the completion deletes */
+            break;
+        }
+        new_chunk *x = &nc[n_nc++];
+        x->idx = facts[i].chunk;
+        x->lo_open = json_is_null(lo);
+        x->hi_open = json_is_null(hi);
+        x->lo = json_integer_value(lo);
+        x->hi = json_integer_value(hi);
+    }
+    json_decref(pj);
+    /* stamps: a chunk file's rows all carry its wave's L; chunks of one wave share it */
+    for (size_t f = 0; rc == 0 && n_nc && f < c->bronze->n_files; f++) {
+        bstats st;
+        bronze_stats(&c->bronze->files[f], &st);
+        if (!st.has_chunk_rows || !st.has_chunk_range || st.chunk_min != st.chunk_max || !st.has_lsn ||
+            (st.has_snap && (mcdc_lsn_cmp(&st.snap_min, S) != 0 || mcdc_lsn_cmp(&st.snap_max, S) != 0)))
+            continue;
+        int64_t wave = -1;
+        for (size_t i = 0; i < n_facts; i++)
+            if (facts[i].chunk == st.chunk_min)
+                wave = facts[i].wave;
+        for (size_t i = 0; i < n_nc; i++) {
+            int64_t w = -1;
+            for (size_t k = 0; k < n_facts; k++)
+                if (facts[k].chunk == nc[i].idx)
+                    w = facts[k].wave;
+            if (nc[i].idx == st.chunk_min || (wave >= 0 && w == wave)) {
+                nc[i].has_stamp = true;
+                nc[i].stamp = st.lsn_min;
+            }
+        }
+    }
+    free(facts);
+    if (rc < 0 || n_nc == 0) {
+        free(nc);
+        return rc;
+    }
+    /* silver's keys in the new chunks, against the change set */
+    if ((rc = mcdc_silver_changes_sort(c->cs)) < 0) {
+        free(nc);
+        return rc;
+    }
+    typedef struct { int64_t key; mcdc_lsn at; } del;
+    del *dels = NULL;
+    size_t n_dels = 0, cap_dels = 0;
+    const char *cols[2] = { c->silver_flat->cols[ks].name, "_start_lsn" };
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 2;
+    mcdc_delta_scan *sc = NULL;
+    rc = mcdc_delta_scan_open(&sc, c->silver, &so);
+    mcdc_buf kb_ = MCDC_BUF_INIT(1 << 10);
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        rc = 0;
+        if (r[0].is_null || r[1].is_null)
+            continue;
+        int64_t k = r[0].v.i;
+        const new_chunk *in = NULL;
+        for (size_t i = 0; i < n_nc && !in; i++)
+            if (nc[i].has_stamp && (nc[i].lo_open || k >= nc[i].lo) && (nc[i].hi_open || k < nc[i].hi))
+                in = &nc[i];
+        mcdc_lsn have;
+        if (!in || mcdc_lsn_parse_n(&have, r[1].v.s.ptr, r[1].v.s.len) < 0 ||
+            mcdc_lsn_cmp(&have, &in->stamp) >= 0)
+            continue;
+        kb_.len = 0;
+        if ((rc = mcdc_silver_key_encode(&kb_, &c->silver_flat->cols[ks], &r[0])) < 0)
+            break;
+        int64_t at = mcdc_silver_changes_find_sorted(c->cs, (const uint8_t *)kb_.ptr, kb_.len);
+        if (at >= 0) {
+            mcdc_silver_image im;
+            mcdc_silver_changes_at(c->cs, (size_t)at, &im);
+            if (mcdc_lsn_cmp(&im.start_lsn, &in->stamp) >= 0)
+                continue; /* the chunk's row, or a change after its stamp */
+        }
+        if (n_dels == cap_dels) {
+            size_t nc2 = cap_dels ? cap_dels * 2 : 64;
+            del *nd = realloc(dels, nc2 * sizeof *nd);
+            if (!nd) {
+                rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+                break;
+            }
+            dels = nd;
+            cap_dels = nc2;
+        }
+        dels[n_dels].key = k;
+        dels[n_dels].at = in->stamp;
+        n_dels++;
+    }
+    mcdc_delta_scan_free(sc);
+    mcdc_buf_dispose(&kb_);
+    free(nc);
+    /* the deletes, as bronze rows of operation 1 at the chunk's stamp */
+    mcdc_value *row = rc == 0 ? calloc(c->bronze_flat->n_cols + 1, sizeof *row) : NULL;
+    if (rc == 0 && !row)
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    char lsn_text[MCDC_LSN_STRLEN];
+    for (size_t i = 0; rc == 0 && i < n_dels; i++) {
+        for (size_t j = 0; j < c->bronze_flat->n_cols; j++) {
+            memset(&row[j], 0, sizeof row[j]);
+            row[j].is_null = true;
+        }
+        row[kb].is_null = false;
+        row[kb].v.i = dels[i].key;
+        mcdc_lsn_format(lsn_text, &dels[i].at);
+        row[bl].is_null = false;
+        row[bl].v.s.ptr = lsn_text;
+        row[bl].v.s.len = strlen(lsn_text);
+        row[bo].is_null = false;
+        row[bo].v.i = 1;
+        if (bc >= 0 && o->n_capture_instances) {
+            row[bc].is_null = false;
+            row[bc].v.s.ptr = o->capture_instances[0];
+            row[bc].v.s.len = strlen(o->capture_instances[0]);
+        }
+        rc = mcdc_silver_changes_add(c->cs, row);
+    }
+    if (rc == 0 && n_dels)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: %zu keys no longer in their chunks of the open "
+                 "snapshot: deleted at their chunks' stamps", o->silver_name, n_dels);
+    free(row);
+    free(dels);
+    return rc;
+}
+
 /* Feed the rows of @p read (bronze files) to the change set, in order. */
 static int feed_files(ctx *c, const mcdc_delta_file **read, size_t n_read)
 {
@@ -985,10 +1165,16 @@ int mcdc_silver_apply_check(const mcdc_silver_apply_options *o)
     if (rc == 0 && silver) {
         const char *mode = mcdc_delta_snapshot_config(silver, "mcdc.silver.mode", "scd1");
         const char *want = o->mode == MCDC_SILVER_SCD2 ? "scd2" : "scd1";
+        bool soft = !strcmp(mcdc_delta_snapshot_config(silver, "mcdc.silver.soft_deletes", "false"), "true");
         if (strcmp(mode, want) != 0) {
             rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built with mode %s, not %s",
                                 o->silver_name, mode, want);
             mcdc_error_hint("apply with --mode %s, or into a new silver table", mode);
+        } else if (o->mode == MCDC_SILVER_SCD1 && soft != o->soft_deletes) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: silver was built %s", o->silver_name,
+                                soft ? "with soft deletes" : "with hard deletes");
+            mcdc_error_hint("%s, or apply into a new silver table",
+                            soft ? "pass --soft-deletes" : "leave out --soft-deletes");
         }
     }
     if (rc == 0 && silver) {
@@ -1046,7 +1232,10 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     int rc = mcdc_silver_apply_check(o); /* every input before the first write */
     if (rc < 0)
         return rc;
-    if (o->mode == MCDC_SILVER_SCD2)
+    if (o->mode == MCDC_SILVER_SCD2 && o->soft_deletes)
+        return mcdc_error_set(MCDC_EINVAL, "silver apply: soft deletes are for scd1 (an scd2 "
+                              "table closes a deleted key's version)");
+    if (o->mode == MCDC_SILVER_SCD2 || o->soft_deletes)
         return mcdc_silver__apply_scd2(o, out);
     rc = mcdc_fs_mkdirs(o->silver_path);
     if (rc < 0)
@@ -1184,6 +1373,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     rc = read_changes(&c, co.has_after, &co.after);
     if (rc == 0 && waves && new_wave >= 0)
         rc = read_waves(&c, &open_S, after_chunk);
+    if (rc == 0 && waves && !rebuild && new_wave >= 0)
+        rc = range_deletes(&c, after_chunk, new_wave, &open_S);
     out->seconds_read = seconds_since(t_phase);
     if (rc < 0)
         goto done;

@@ -614,6 +614,12 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
     mcdc_delta_snapshot *table = NULL;
     r->is_scd2 = r->is_silver &&
                  !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.mode", "scd1"), "scd2");
+    if (r->is_silver &&
+        !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.soft_deletes", "false"), "true")) {
+        rc = REFUSE("read bronze as of the LSN, or the table as it is now",
+                    "as-of reads of a silver table with soft deletes are not supported yet");
+        goto fail;
+    }
     if (!r->is_silver) {
         extra[n_extra++] = "_start_lsn";
         table = bronze;

@@ -1,5 +1,6 @@
 /*
- * silver/scd2.c: silver with history (`silver apply --mode scd2`, mcdc/silver.h "History").
+ * silver/scd2.c: silver with history (`silver apply --mode scd2`, mcdc_silver_mode) and
+ * silver with soft deletes (`--soft-deletes`).
  *
  * One row per version of a key: the captured columns, then _valid_from_lsn, _valid_to_lsn
  * (NULL for the current version), _valid_from_ts, _valid_to_ts (commit times, UTC) and
@@ -22,6 +23,11 @@
  * into a new file sorted by key, tagged with its key range. A snapshot newer than the one
  * the table was built from is refused (history across a re-snapshot is not kept here).
  * Memory: the bronze changes after the position, and one rewritten file at a time.
+ *
+ * Soft deletes (scd1 with --soft-deletes) use the same machinery with one row per key: the
+ * key's last state after the changes (live: its image, _deleted false; deleted: the values
+ * its delete removed, _deleted true, _deleted_lsn/_deleted_ts of the delete), replacing
+ * silver's row of the key in its file, or in a new file for a key silver does not hold.
  */
 #include "mcdc/silver.h"
 
@@ -41,11 +47,16 @@
 
 #define CONF_KEYS "mcdc.silver.keys"
 #define CONF_MODE "mcdc.silver.mode"
+#define CONF_SOFT "mcdc.silver.soft_deletes"
 #define LOCK_NAME "_mcdc_silver_apply.lock"
 
 static const char *const hist_cols[] = { "_valid_from_lsn", "_valid_to_lsn", "_valid_from_ts",
                                          "_valid_to_ts", "_is_current" };
 enum { H_FROM, H_TO, H_FROM_TS, H_TO_TS, H_CUR, N_HIST };
+/* Soft deletes (scd1 with --soft-deletes): one row per key, a deleted one kept. */
+static const char *const soft_cols[] = { "_start_lsn", "_commit_ts", "_deleted", "_deleted_lsn",
+                                         "_deleted_ts" };
+enum { S_LSN, S_TS, S_DEL, S_DEL_LSN, S_DEL_TS, N_SOFT };
 
 /* ---- one change, one state ------------------------------------------------------------ */
 
@@ -62,11 +73,12 @@ typedef struct chg {
     mcdc_value *vals; /* the captured columns (n_cap), one allocation */
 } chg;
 
-/* A key's state after one transaction. vals NULL: absent. */
+/* A key's state after one transaction. vals NULL: absent (gone: the row it removed). */
 typedef struct state {
     mcdc_lsn          lsn;
     int64_t           ts;
     const mcdc_value *vals;
+    const mcdc_value *gone;
 } state;
 
 /* A changed key: its states in order, and what silver holds of it. */
@@ -78,6 +90,7 @@ typedef struct keyed {
     size_t         first;      /* the first state to apply (after those equal to current) */
     bool           has_cur;    /* silver holds a current version */
     bool           close;      /* ...which st[first] closes */
+    bool           placed;     /* soft: its row was written (replacing silver's) */
 } keyed;
 
 typedef struct scd2 {
@@ -97,6 +110,7 @@ typedef struct scd2 {
     mcdc_delta_file     *adds;
     size_t               n_adds, cap_adds;
     uint64_t             opened, closed;
+    bool                 soft;      /* scd1 with soft deletes, not history */
 } scd2;
 
 static bool is_bytes(mcdc_type_id t)
@@ -235,8 +249,13 @@ static int make_schemas(scd2 *c)
     static const mcdc_type_id ht[N_HIST] = { MCDC_TYPE_STRING, MCDC_TYPE_STRING,
                                              MCDC_TYPE_TIMESTAMP_NTZ, MCDC_TYPE_TIMESTAMP_NTZ,
                                              MCDC_TYPE_BOOLEAN };
-    for (int h = 0; rc == 0 && h < N_HIST; h++)
+    static const mcdc_type_id st[N_SOFT] = { MCDC_TYPE_STRING, MCDC_TYPE_TIMESTAMP_NTZ,
+                                             MCDC_TYPE_BOOLEAN, MCDC_TYPE_STRING,
+                                             MCDC_TYPE_TIMESTAMP_NTZ };
+    for (int h = 0; rc == 0 && !c->soft && h < N_HIST; h++)
         rc = mcdc_schema_add(c->out, hist_cols[h], ht[h], 0, 0, h != H_CUR);
+    for (int h = 0; rc == 0 && c->soft && h < N_SOFT; h++)
+        rc = mcdc_schema_add(c->out, soft_cols[h], st[h], 0, 0, h != S_DEL);
     mcdc_schema_free(flat);
     for (size_t k = 0; rc == 0 && k < c->o->n_keys; k++) {
         int f = mcdc_schema_find(c->cap, c->o->keys[k]);
@@ -262,8 +281,10 @@ static int prepare_silver(scd2 *c)
             rc = mcdc_buf_printf(&keys, "%s%s", i ? "," : "", o->keys[i]);
         mcdc_delta_map conf = { NULL, 0 };
         if (rc == 0 && (rc = mcdc_delta_map_set(&conf, CONF_KEYS, keys.ptr)) == 0 &&
-            (rc = mcdc_delta_map_set(&conf, CONF_MODE, "scd2")) == 0)
+            (rc = mcdc_delta_map_set(&conf, CONF_MODE, c->soft ? "scd1" : "scd2")) == 0)
             rc = mcdc_delta_map_set(&conf, "mcdc.kind", "silver");
+        if (rc == 0 && c->soft)
+            rc = mcdc_delta_map_set(&conf, CONF_SOFT, "true");
         if (rc == 0)
             rc = mcdc_delta_create(o->silver_path, c->out, NULL, 0, &conf, NULL);
         mcdc_delta_map_clear(&conf);
@@ -274,9 +295,12 @@ static int prepare_silver(scd2 *c)
     if (rc < 0)
         return rc;
     const char *mode = mcdc_delta_snapshot_config(c->silver, CONF_MODE, "scd1");
-    if (strcmp(mode, "scd2") != 0) {
-        mcdc_error_set(MCDC_EINVAL, "%s: silver was built with mode %s, not scd2", o->silver_name, mode);
-        return mcdc_error_hint("apply with --mode %s, or into a new silver table for history", mode);
+    bool soft = !strcmp(mcdc_delta_snapshot_config(c->silver, CONF_SOFT, "false"), "true");
+    if (strcmp(mode, c->soft ? "scd1" : "scd2") != 0 || soft != c->soft) {
+        mcdc_error_set(MCDC_EINVAL, "%s: silver was built %s, not %s", o->silver_name,
+                       soft ? "with soft deletes" : !strcmp(mode, "scd2") ? "with mode scd2" : "with hard deletes",
+                       c->soft ? "with soft deletes" : "with mode scd2");
+        return mcdc_error_hint("apply as it was built, or into a new silver table");
     }
     mcdc_schema *have = NULL;
     if ((rc = mcdc_delta_schema_to_flat(&have, c->silver->schema)) < 0)
@@ -452,7 +476,7 @@ static int build_states(scd2 *c)
             const state *prev = k->n_st ? &k->st[k->n_st - 1] : NULL;
             if (prev && ((!prev->vals && !v) || (prev->vals && v && same_vals(c->cap, prev->vals, v))))
                 continue;
-            k->st[k->n_st] = (state){ w->lsn, w->ts, v }; /* absent first: closes silver's */
+            k->st[k->n_st] = (state){ w->lsn, w->ts, v, v ? NULL : w->vals }; /* absent first: closes silver's */
             k->n_st++;
         }
         i = j;
@@ -620,6 +644,60 @@ static int out_close(scd2 *c, outfile *of)
     return rc;
 }
 
+/* Soft deletes: the one row of key @p k after its states (from k->first on), over
+ * silver's row @p have (NULL: silver holds none). false: nothing to write (a key that never
+ * existed outside a transaction). */
+static bool soft_row(scd2 *c, const keyed *k, const mcdc_value *have, mcdc_value *row,
+                     char (*t)[MCDC_LSN_STRLEN])
+{
+    size_t n_cap = c->cap->n_cols;
+    const state *fin = &k->st[k->n_st - 1];
+    const state *live = NULL; /* the last present state */
+    for (size_t i = k->n_st; i-- > k->first;)
+        if (k->st[i].vals) {
+            live = &k->st[i];
+            break;
+        }
+    if (!fin->vals && !live && !have)
+        return false;
+    memcpy(row, fin->vals ? fin->vals : fin->gone, n_cap * sizeof *row);
+    for (int h = 0; h < N_SOFT; h++)
+        row[n_cap + h].is_null = true;
+    if (live) {
+        mcdc_lsn_format(t[0], &live->lsn);
+        row[n_cap + S_LSN] = (mcdc_value){ .is_null = false, .v.s = { t[0], strlen(t[0]) } };
+        row[n_cap + S_TS] = (mcdc_value){ .is_null = false, .v.i = live->ts };
+    } else if (have) { /* deleted without a new image: its last one's position stays */
+        row[n_cap + S_LSN] = have[n_cap + S_LSN];
+        row[n_cap + S_TS] = have[n_cap + S_TS];
+    }
+    row[n_cap + S_DEL] = (mcdc_value){ .is_null = false, .v.b = !fin->vals };
+    if (!fin->vals) {
+        mcdc_lsn_format(t[1], &fin->lsn);
+        row[n_cap + S_DEL_LSN] = (mcdc_value){ .is_null = false, .v.s = { t[1], strlen(t[1]) } };
+        row[n_cap + S_DEL_TS] = (mcdc_value){ .is_null = false, .v.i = fin->ts };
+    }
+    return true;
+}
+
+/* Soft deletes: silver's row of a changed key; the states it already holds are skipped. */
+static void soft_found(keyed *k, const mcdc_value *r, size_t n_cap)
+{
+    mcdc_lsn a, b;
+    bool ha = !r[n_cap + S_LSN].is_null &&
+              mcdc_lsn_parse_n(&a, r[n_cap + S_LSN].v.s.ptr, r[n_cap + S_LSN].v.s.len) == 0;
+    bool hb = !r[n_cap + S_DEL_LSN].is_null &&
+              mcdc_lsn_parse_n(&b, r[n_cap + S_DEL_LSN].v.s.ptr, r[n_cap + S_DEL_LSN].v.s.len) == 0;
+    if (hb && (!ha || mcdc_lsn_cmp(&b, &a) > 0)) {
+        a = b;
+        ha = true;
+    }
+    k->has_cur = true;
+    while (ha && k->first < k->n_st && mcdc_lsn_cmp(&k->st[k->first].lsn, &a) <= 0)
+        k->first++;
+    k->close = k->first < k->n_st;
+}
+
 /* Pass 1: the current version of each changed key, and which files hold one to close. */
 static int find_current(scd2 *c, bool *rewrite)
 {
@@ -637,13 +715,23 @@ static int find_current(scd2 *c, bool *rewrite)
         size_t n_cap = c->cap->n_cols;
         while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
             rc = 0;
-            if (r[n_cap + H_CUR].is_null || !r[n_cap + H_CUR].v.b)
+            if (!c->soft && (r[n_cap + H_CUR].is_null || !r[n_cap + H_CUR].v.b))
                 continue;
             if ((rc = row_key(c, &kb, r)) < 0)
                 break;
             keyed *k = find_keyed(c, (const uint8_t *)kb.ptr, kb.len);
             if (!k)
                 continue;
+            if (c->soft) {
+                if (k->has_cur) {
+                    rc = mcdc_error_set(MCDC_ECORRUPT, "%s: a key has two rows (file %s)",
+                                        c->o->silver_name, f->path);
+                    break;
+                }
+                soft_found(k, r, n_cap);
+                rewrite[fi] |= k->close;
+                continue;
+            }
             if (k->has_cur) {
                 rc = mcdc_error_set(MCDC_ECORRUPT, "%s: a key has two current versions (file %s)",
                                     c->o->silver_name, f->path);
@@ -674,7 +762,7 @@ static int rewrite_files(scd2 *c, const bool *rewrite)
 {
     size_t n_cap = c->cap->n_cols;
     mcdc_value *row = calloc(c->out->n_cols, sizeof *row);
-    char (*lsn_text)[MCDC_LSN_STRLEN] = malloc(MCDC_LSN_STRLEN);
+    char (*lsn_text)[MCDC_LSN_STRLEN] = malloc(2 * MCDC_LSN_STRLEN);
     mcdc_buf kb = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
     if (!row || !lsn_text || !(c->removes = calloc(c->silver->n_files ? c->silver->n_files : 1,
                                                    sizeof *c->removes))) {
@@ -701,9 +789,15 @@ static int rewrite_files(scd2 *c, const bool *rewrite)
             if ((rc = row_key(c, &kb, r)) < 0)
                 break;
             const mcdc_value *w = r;
-            keyed *k = (!r[n_cap + H_CUR].is_null && r[n_cap + H_CUR].v.b)
+            keyed *k = (c->soft || (!r[n_cap + H_CUR].is_null && r[n_cap + H_CUR].v.b))
                            ? find_keyed(c, (const uint8_t *)kb.ptr, kb.len) : NULL;
-            if (k && k->close) {
+            if (c->soft && k && k->close) {
+                k->placed = true;
+                if (soft_row(c, k, r, row, lsn_text)) {
+                    w = row;
+                    c->closed++;
+                }
+            } else if (k && k->close) {
                 const state *s = &k->st[k->first];
                 memcpy(row, r, c->out->n_cols * sizeof *row);
                 row[n_cap + H_TO].is_null = false;
@@ -750,6 +844,16 @@ static int write_versions(scd2 *c)
         if (in_file >= c->o->target_file_rows) { /* files of about target_file_rows rows, */
             rc = out_close(c, &of);                /* a key's versions in one of them */
             in_file = 0;
+            if (rc < 0)
+                break;
+        }
+        if (c->soft) { /* a key silver does not hold yet: its one row */
+            if (!k->has_cur && k->n_st && soft_row(c, k, NULL, row, t)) {
+                rc = out_put(c, &of, row, k->key, k->key_len);
+                c->opened++;
+                in_file++;
+            }
+            continue;
         }
         for (size_t s = k->first; rc == 0 && s < k->n_st; s++) {
             if (!k->st[s].vals)
@@ -859,6 +963,7 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
     memset(&c, 0, sizeof c);
     c.o = o;
     c.res = out;
+    c.soft = o->soft_deletes;
     bool *rewrite = NULL;
     mcdc_control_row brow, srow;
     memset(&brow, 0, sizeof brow);

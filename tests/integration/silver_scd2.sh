@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# silver apply --mode scd2: one row per version of a key. After every apply of a scripted
+# silver apply --mode scd2: one row per version of a key; and --soft-deletes: scd1 where a
+# deleted key stays, flagged. After every apply of a scripted
 # history (updates, a key update, a delete and re-insert of one key, several changes to one
 # key in one transaction, a transaction leaving a key as it was, a key inserted and deleted
 # in one transaction) and a workload, streamed in small batches, the table equals the history
 # computed from the change table alone (scd2_check.mjs: every version with its validity
 # range). An apply changing one key rewrites at most the files holding its current version;
 # kill -9 at every silver failpoint, then a rerun, gives the same table; modes never mix.
+# The soft-delete table is checked the same way against its own oracle (scd2_check.mjs soft).
 . "$MCDC_SRC/tests/integration/stream_lib.bash"
 SCD2="node $MCDC_SRC/tests/integration/scd2_check.mjs"
 sim_setup
@@ -15,7 +17,7 @@ sim_exec 2026-10-01T14:00:01 "UPDATE dbo.orders SET amount = 1.10 WHERE order_id
 sim_exec 2026-10-01T14:00:02 "UPDATE dbo.orders SET amount = 9.00 WHERE order_id = 2; UPDATE dbo.orders SET amount = 2.00 WHERE order_id = 2"
 sim_exec 2026-10-01T14:00:03 "DELETE FROM dbo.orders WHERE order_id = 3"
 sim_exec 2026-10-01T14:00:04 "INSERT INTO dbo.orders VALUES (3, N'c again', 3.30, NULL)"
-sim_exec 2026-10-01T14:00:05 "INSERT INTO dbo.orders VALUES (4, N'gone', 4.00, NULL); DELETE FROM dbo.orders WHERE order_id = 4"
+sim_exec 2026-10-01T14:00:05 "INSERT INTO dbo.orders VALUES (7777, N'gone', 4.00, NULL); DELETE FROM dbo.orders WHERE order_id = 7777"
 sim_exec 2026-10-01T14:00:06 "UPDATE dbo.orders SET order_id = 50 WHERE order_id = 2"
 sim_exec 2026-10-01T14:00:07 "DELETE FROM dbo.orders WHERE order_id = 1; INSERT INTO dbo.orders VALUES (1, N'a2', 1.50, NULL)"
 M sim workload "$DB" --table dbo.orders --transactions 120 --rows-per-transaction 3 --seed 5 \
@@ -30,10 +32,15 @@ apply() { # apply NAME [ARGS...]
 }
 field() { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1]))[process.argv[2]])' "$T/apply.json" "$1"; }
 bronze_end() { M table cat bronze.h --columns _start_lsn --format csv | tail -n +2 | sort | tail -1; }
-check() { # check NAME WHAT
+check() { # check NAME WHAT [soft]
   cat_table "$1" "$T/s.jsonl"
-  $SCD2 "$T/ct.jsonl" "$T/map.jsonl" order_id "$T/s.jsonl" "$(bronze_end)" >/dev/null \
-    || { $SCD2 "$T/ct.jsonl" "$T/map.jsonl" order_id "$T/s.jsonl" "$(bronze_end)" >&2 || true; die "$2: $1 is not the history"; }
+  $SCD2 "$T/ct.jsonl" "$T/map.jsonl" order_id "$T/s.jsonl" "$(bronze_end)" ${3:-} >/dev/null \
+    || { $SCD2 "$T/ct.jsonl" "$T/map.jsonl" order_id "$T/s.jsonl" "$(bronze_end)" ${3:-} >&2 || true; die "$2: $1 is not the history"; }
+}
+soft() { # soft NAME [ARGS...]: the soft-delete apply
+  local n=$1; shift
+  M silver apply --bronze bronze.h --silver "$n" --capture-instance dbo_orders --keys order_id \
+    --control ops.control --soft-deletes --target-file-rows 40 --format json "$@" >"$T/apply.json"
 }
 n=0
 while :; do
@@ -41,6 +48,8 @@ while :; do
   apply silver.h
   n=$((n + 1))
   check silver.h "after apply $n"
+  soft silver.soft
+  check silver.soft "soft deletes after apply $n" soft
   grep -q " 0 rows\|, 0 rows" <<<"$out" && break
   [ $n -lt 40 ] || die "the stream did not catch up"
 done
@@ -51,7 +60,8 @@ node -e '
   const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map(JSON.parse);
   const of = (k) => rows.filter((r) => r.order_id === k).sort((a, b) => a._valid_from_lsn < b._valid_from_lsn ? -1 : 1);
   const say = (k) => of(k).map((r) => `${r.customer}/${r.amount}/${r._is_current}`).join(" ");
-  const want = { 1: "a/1.00/false a/1.20/false a2/1.50/false", 3: "c/3.00/false c again/3.30/false", 4: "", 50: "b/2.00/false" };
+  const want = { 1: "a/1.00/false a/1.20/false a2/1.50/false", 3: "c/3.00/false c again/3.30/false", 50: "b/2.00/false" };
+  if (of(7777).length) { console.error("key 7777 (inserted and deleted in one transaction) has versions"); process.exit(1); }
   for (const [k, w] of Object.entries(want)) {
     const got = say(Number(k));
     if (!got.startsWith(w)) { console.error(`key ${k}: ${got}, want ${w}...`); process.exit(1); }
@@ -82,9 +92,13 @@ for fp in silver.before_merge_commit silver.after_merge silver.after_position; d
   rc=0; MCDC_FAILPOINT="$fp" apply silver.h >/dev/null 2>&1 || rc=$?
   [ $rc = 137 ] || die "$fp: exit $rc, want 137"
   apply silver.h || die "$fp: the rerun failed"
+  rc=0; MCDC_FAILPOINT="$fp" soft silver.soft >/dev/null 2>&1 || rc=$?
+  [ $rc = 137 ] || die "$fp (soft deletes): exit $rc, want 137"
+  soft silver.soft || die "$fp (soft deletes): the rerun failed"
   ct_rows "$T/ct.jsonl"
   M sim query "$DB" 'SELECT * FROM cdc.lsn_time_mapping' --format jsonl >"$T/map.jsonl"
   check silver.h "$fp"
+  check silver.soft "$fp (soft deletes)" soft
   apply silver.h
   [ "$(field changed_keys)" = 0 ] || die "$fp: the second rerun found changes"
 done
@@ -114,6 +128,28 @@ M silver apply --bronze bronze.h --silver silver.one1 --capture-instance dbo_ord
 rc=0; M silver apply --bronze bronze.h --silver silver.one1 --capture-instance dbo_orders --keys order_id \
   --control ops.control --mode scd2 2>"$T/err" || rc=$?
 [ $rc = 2 ] && grep -q "built with mode scd1, not scd2" "$T/err" || die "scd2 on an scd1 table: exit $rc: $(cat "$T/err")"
+rc=0; M silver apply --bronze bronze.h --silver silver.soft --capture-instance dbo_orders --keys order_id \
+  --control ops.control 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "built with soft deletes" "$T/err" || die "hard deletes on a soft-delete table: exit $rc: $(cat "$T/err")"
+rc=0; M silver apply --bronze bronze.h --silver silver.one1 --capture-instance dbo_orders --keys order_id \
+  --control ops.control --soft-deletes 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "built with hard deletes" "$T/err" || die "soft deletes on a hard-delete table: exit $rc: $(cat "$T/err")"
+rc=0; M silver apply --bronze bronze.h --silver silver.x --capture-instance dbo_orders --keys order_id \
+  --control ops.control --mode scd2 --soft-deletes 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "soft-deletes is for --mode scd1" "$T/err" || die "--mode scd2 --soft-deletes: exit $rc"
+# the scripted keys of the soft-delete table: 7777 never existed outside a transaction, 2 was
+# moved to 50 (2 deleted, flagged, with its last values), 3 deleted and re-inserted (live)
+cat_table silver.soft "$T/soft.jsonl"
+node -e '
+  const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map(JSON.parse);
+  const by = new Map(rows.map((r) => [r.order_id, r]));
+  const bad = (m) => { console.error(m); process.exit(1); };
+  if (by.has(7777)) bad("key 7777 (inserted and deleted in one transaction) is in the table");
+  const two = by.get(2);
+  if (!two || two._deleted !== true || two.customer !== "b" || !two._deleted_lsn || !two._deleted_ts) bad(`key 2: ${JSON.stringify(two)}`);
+  if (by.get(3)._deleted !== false || by.get(3)._deleted_lsn !== null) bad(`key 3: ${JSON.stringify(by.get(3))}`);
+  if (rows.filter((r) => r._deleted).length < 5) bad("fewer than 5 deleted keys kept");' "$T/soft.jsonl" \
+  || die "the soft-delete table's scripted keys are wrong"
 rc=0; M silver apply --bronze bronze.h --silver silver.x --capture-instance dbo_orders --keys order_id \
   --control ops.control --mode scd3 2>"$T/err" || rc=$?
 [ $rc = 2 ] && grep -q "scd1 or scd2" "$T/err" || die "--mode scd3: exit $rc"

@@ -26,11 +26,28 @@ typedef struct sim_source {
     mcdc_sim_page_hook hook;
     void              *hook_payload;
     sim_commit_times   ct;      /* commit times, indexed between calls (commit_times.c) */
+    bool               loaded;  /* the catalog and state were loaded at data_version: */
+    int64_t            data_version;
 } sim_source;
 
+/* The catalog and state as the database holds them now. The source's connection is
+ * read-only, so when SQLite's data_version (changed by every commit of another
+ * connection) has not moved since the last load, what was loaded still holds: a table
+ * of many capture instances is not read again at every operation. */
 static int refresh(sim_source *src)
 {
-    return sim__load(src->sim);
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(src->sim->db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (src->loaded && v >= 0 && v == src->data_version)
+        return 0;
+    int rc = sim__load(src->sim);
+    src->loaded = rc == 0 && v >= 0;
+    src->data_version = v;
+    return rc;
 }
 
 static sim_instance *find_ci(sim_source *src, const char *ci)
@@ -557,15 +574,14 @@ static int op_key_count(mcdc_source *b, const char *ci_name, const mcdc_value *k
 /* fn_cdc_map_time_to_lsn('largest less than or equal', SYSDATETIME()): the newest mapping
  * entry capture processed whose tran_end_time (server local) is at or before the clock's
  * local time. A walk down from the newest entry, which is nearly always the answer. */
-static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
+static int lsn_at_or_before(sim_source *src, const int64_t *utc_us, mcdc_lsn *out)
 {
-    sim_source *src = (sim_source *)b;
     mcdc_sim *s = src->sim;
     *out = mcdc_lsn_zero();
     int rc = refresh(src);
     if (rc < 0) return rc;
     char now[32];
-    sim__datetime_text(s, s->st.clock_us, now);
+    sim__datetime_text(s, utc_us ? *utc_us : s->st.clock_us, now);
     sqlite3_stmt *st;
     rc = sqlite3_prepare_v2(s->db, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ?1 AND end_time <= ?2"
                             " ORDER BY lsn DESC LIMIT 1", -1, &st, NULL);
@@ -575,6 +591,17 @@ static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
     if (sqlite3_step(st) == SQLITE_ROW) sim__column_lsn(st, 0, out);
     sqlite3_finalize(st);
     return 0;
+}
+
+static int op_consistent_lsn(mcdc_source *b, mcdc_lsn *out)
+{
+    return lsn_at_or_before((sim_source *)b, NULL, out);
+}
+
+/* fn_cdc_map_time_to_lsn('largest less than or equal', T): as consistent_lsn at T. */
+static int op_time_to_lsn(mcdc_source *b, int64_t utc_us, mcdc_lsn *out)
+{
+    return lsn_at_or_before((sim_source *)b, &utc_us, out);
 }
 
 /* Snapshot reads here are one SQLite read transaction each, in WAL mode: they see the table
@@ -610,7 +637,7 @@ static void op_close(mcdc_source *b)
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
-    sim__key_buckets, op_consistent_lsn, NULL /* take_warnings */, op_snapshot_reads,
+    sim__key_buckets, op_consistent_lsn, NULL /* take_warnings */, op_snapshot_reads, op_time_to_lsn,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)

@@ -66,6 +66,13 @@ static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t 
         v[n++] = PS(NULL, "dbo_orders"); break;
     case MCDC_MSSQL_Q_COMMIT_TIME: case MCDC_MSSQL_Q_MAPPING_FIRST_AFTER:
         v[n++] = PB(q == MCDC_MSSQL_Q_COMMIT_TIME ? max : zero); break;
+    case MCDC_MSSQL_Q_TIME_TO_LSN: {
+        mcdc_sim_param t = {NULL, {ST_DATETIME2, 0, 0, 3}, {0}, false};
+        t.value.k = V_DT;
+        t.value.u.i = T("2026-01-01T00:00:01.500") * 10;
+        v[n++] = t;
+        break;
+    }
     case MCDC_MSSQL_Q_MAPPING_SEED: {
         v[n++] = PB(max);
         mcdc_sim_param t = {NULL, {ST_DATETIME2, 0, 0, 3}, {0}, false};
@@ -152,6 +159,11 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     free(last);
     /* the clock (00:00:03, the capture) is past every commit: the newest one */
     assert_string_equal(want, run(f, MCDC_MSSQL_Q_CONSISTENT_LSN));
+    /* 00:00:01.5 maps to the first insert's commit (00:00:01), not the second's */
+    char at[64];
+    snprintf(at, sizeof at, "row 0x%.16s0003\n", L("2026-01-01T00:00:01", 0) + 2);
+    const char *tl = run(f, MCDC_MSSQL_Q_TIME_TO_LSN);
+    if (!strstr(tl, at)) fail_msg("time_to_lsn: %s, want %s", tl, at);
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CHANGES), "count=3\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_SNAPSHOT), "row 1 | 10.50\nrow 2 | <NULL>\ndoneinproc more count=2\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_KEY_COUNT), "row 2\n"));
