@@ -155,6 +155,24 @@ int mcdc_storage_list(mcdc_storage_listing *out, const char *loc, unsigned flags
 /** Free the entries of @p l and zero it; accepts an already disposed listing. */
 void mcdc_storage_listing_dispose(mcdc_storage_listing *l);
 
+/* ---- object stores -------------------------------------------------------------------- */
+
+/** True when @p loc names an S3 location ("s3://bucket/key"). */
+bool mcdc_storage_is_s3(const char *loc);
+
+/** Check, before the first write, that @p loc can be used: locally nothing; on S3 the
+ *  location parses, the configuration and credentials are found (AWS conventions: see
+ *  docs/guides/object-storage.md), and the bucket honours If-None-Match: * (a probe object
+ *  created twice, the second time refused; done once per bucket and process).
+ *  @return 0; MCDC_EINVAL for a bad location, missing or unsupported credentials, or a
+ *  store that ignores the condition (the hint names --allow-unsafe-single-writer); MCDC_EIO
+ *  when the store cannot be reached or refuses the request. */
+int mcdc_storage_check(const char *loc);
+
+/** Let a store that ignores If-None-Match: * be used (by one writer only: two writers could
+ *  then both commit one Delta version). Off by default. */
+void mcdc_storage_allow_unsafe_single_writer(bool allow);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,7 @@
 /*
  * core/storage.c: the storage seam's entry points (see mcdc/storage.h): each call picks
- * the backend for its location and forwards to it; every location is a local path for
- * now (storage_local.c). Listings are shared: building, sorting, freeing.
+ * the backend for its location and forwards to it: "s3://" names the S3 backend
+ * (storage_s3.c), anything else is a local path (storage_local.c). Listings are shared: building, sorting, freeing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +10,7 @@
 
 static const mcdc_storage_backend *backend_of(const char *loc)
 {
-    (void)loc;
-    return &mcdc_storage__local;
+    return strncmp(loc, "s3://", 5) == 0 ? &mcdc_storage__s3 : &mcdc_storage__local;
 }
 
 int mcdc_storage_stat(mcdc_storage_info *out, const char *loc)
