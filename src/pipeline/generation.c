@@ -42,7 +42,19 @@ int mcdc_generation_checkpoint(char *out, size_t cap, const char *checkpoint, in
 
 int mcdc_generation_app_id(char *out, size_t cap, const char *app_id, int64_t n)
 {
-    int w = n > 0 ? snprintf(out, cap, "%s.g%" PRId64, app_id, n) : snprintf(out, cap, "%s", app_id);
+    /* an app id that is itself a generation (orders.g2, started by hand) counts on from
+     * it (orders.g3), so the family, bronze's owner, stays the same */
+    size_t len = strlen(app_id), d = len;
+    while (d > 0 && app_id[d - 1] >= '0' && app_id[d - 1] <= '9')
+        d--;
+    int64_t k = 0;
+    bool suffixed = n > 0 && d < len && d >= 2 && app_id[d - 1] == 'g' && app_id[d - 2] == '.' &&
+                    len - d <= 12;
+    for (size_t i = d; suffixed && i < len; i++)
+        k = k * 10 + (app_id[i] - '0');
+    int w = !(n > 0) ? snprintf(out, cap, "%s", app_id)
+          : suffixed ? snprintf(out, cap, "%.*s.g%" PRId64, (int)(d - 2), app_id, k + n)
+                     : snprintf(out, cap, "%s.g%" PRId64, app_id, n);
     if (w < 0 || (size_t)w >= cap)
         return mcdc_error_set(MCDC_EINVAL, "app_id %s: too long", app_id);
     return 0;
