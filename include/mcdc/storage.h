@@ -152,6 +152,14 @@ enum {
  *  object (on an object store); MCDC_EIO; MCDC_ENOMEM. */
 int mcdc_storage_list(mcdc_storage_listing *out, const char *loc, unsigned flags);
 
+/** The objects directly under @p loc whose names are decimal numbers (no sign, no leading
+ *  zeros except "0" itself, at most 19 digits), ascending; other names are skipped (as
+ *  mcdc_fs_list_numbered does for a local directory).
+ *  @param[out] out    malloc'd array, caller frees with free(); NULL when empty.
+ *  @param[out] n_out  its length.
+ *  @return 0; MCDC_ENOTFOUND as mcdc_storage_list(); MCDC_EIO; MCDC_ENOMEM. */
+int mcdc_storage_list_numbered(uint64_t **out, size_t *n_out, const char *loc);
+
 /** Free the entries of @p l and zero it; accepts an already disposed listing. */
 void mcdc_storage_listing_dispose(mcdc_storage_listing *l);
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/storage.h"
 #include "mcdc/pipeline.h"
 #include "mcdc/time.h"
 
@@ -79,7 +80,7 @@ int mcdc_generation_read(mcdc_generation *out, const char *checkpoint)
     if ((size_t)snprintf(path, sizeof path, "%s/%s", checkpoint, GEN_FILE) >= sizeof path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", checkpoint);
     mcdc_buf b = MCDC_BUF_INIT(1 << 16);
-    int rc = mcdc_fs_read_all(&b, path);
+    int rc = mcdc_storage_read(&b, NULL, path);
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_clear();
         mcdc_buf_dispose(&b);
@@ -119,7 +120,7 @@ int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g)
     char path[MCDC_PATH_MAX], a[MCDC_LSN_STRLEN], m[MCDC_LSN_STRLEN];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", checkpoint, GEN_FILE) >= sizeof path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", checkpoint);
-    int rc = mcdc_fs_mkdirs(checkpoint);
+    int rc = mcdc_storage_mkdirs(checkpoint);
     if (rc < 0)
         return rc;
     json_t *j = json_pack("{s:I,s:o,s:o,s:o,s:s,s:s}", "generation", (json_int_t)g->n,
@@ -132,7 +133,7 @@ int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g)
     json_decref(j);
     if (!text)
         return mcdc_error_set(MCDC_ENOMEM, "generation: out of memory");
-    rc = mcdc_fs_write_atomic(path, text, strlen(text));
+    rc = mcdc_storage_put(path, text, strlen(text));
     free(text);
     return rc;
 }
