@@ -12,6 +12,10 @@
  * its own. For the peer run, DIR/duck_big.sql gets a DuckDB script that computes the same
  * latest image per key from the BIG batch's bronze files and writes the full new table
  * from silver's files as they were before it (bench/silver.sh runs it).
+ * The same snapshot and BIG batch also go into an scd2 table (silver apply --mode scd2:
+ * phases scd2-build and scd2-big), and DIR/duck_scd2.sql gets DuckDB's same close-and-insert
+ * in SQL: the BIG batch's latest image per key closes each changed key's current version
+ * and opens a new one, over the scd2 table's files as they were before it.
  * THREADS is the apply's threads option (0, the default: one per CPU, at most 8).
  * Prints two lines per phase: rows, seconds (wall), CPU seconds (user + system of the
  * child), rows/s, files rewritten of total, peak RSS; then the apply's own phase times
@@ -34,7 +38,8 @@
 #include "mcdc/time.h"
 #include "silver/datafile.h"
 
-static char bronze[512], silver[512], control[512];
+static char bronze[512], silver[512], silver2[512], control[512];
+static mcdc_silver_mode mode = MCDC_SILVER_SCD1;
 static mcdc_schema *bschema;
 static int64_t lsn_counter = 1000;
 static int64_t file_rows = 262144;
@@ -152,8 +157,9 @@ static void phase(const char *name, int64_t rows)
         mcdc_silver_apply_options o = MCDC_SILVER_APPLY_OPTIONS_INIT;
         o.bronze_name = "bronze.orders";
         o.bronze_path = bronze;
-        o.silver_name = "silver.orders";
-        o.silver_path = silver;
+        o.silver_name = mode == MCDC_SILVER_SCD2 ? "silver.orders_history" : "silver.orders";
+        o.silver_path = mode == MCDC_SILVER_SCD2 ? silver2 : silver;
+        o.mode = mode;
         o.control_path = control;
         o.capture_instances = cis;
         o.n_capture_instances = 1;
@@ -219,6 +225,7 @@ int main(int argc, char **argv)
     }
     snprintf(bronze, sizeof bronze, "%s/bronze", dir);
     snprintf(silver, sizeof silver, "%s/silver", dir);
+    snprintf(silver2, sizeof silver2, "%s/silver_scd2", dir);
     snprintf(control, sizeof control, "%s/control", dir);
     mcdc_schema *cap = mcdc_schema_new();
     mcdc_schema_add(cap, "order_id", MCDC_TYPE_LONG, 0, 0, false);
@@ -234,6 +241,9 @@ int main(int argc, char **argv)
     printf("setup: %" PRId64 " snapshot rows written to bronze in %.2f s\n", rows,
            (double)(mcdc_time_mono_us() - t0) / 1e6);
     phase("rebuild", rows);
+    mode = MCDC_SILVER_SCD2;
+    phase("scd2-build", rows);
+    mode = MCDC_SILVER_SCD1;
 
     append_batch(big, false, pick_uniform, rows);
     char path[600];
@@ -253,7 +263,31 @@ int main(int argc, char **argv)
                "FROM ch WHERE _operation NOT IN (1, 3)) TO '%s/duck_out.parquet' (FORMAT parquet);\n"
                "SELECT count(*) AS n FROM read_parquet('%s/duck_out.parquet')\n", dir, dir);
     fclose(f);
+    snprintf(path, sizeof path, "%s/duck_scd2.sql", dir);
+    if (!(f = fopen(path, "w")))
+        die("duck_scd2.sql");
+    fprintf(f, "COPY (WITH s AS (SELECT * FROM read_parquet(");
+    file_list(f, silver2, NULL);
+    fprintf(f, ")), b AS (SELECT * FROM read_parquet(");
+    file_list(f, bronze, NULL);
+    fprintf(f, ") WHERE _operation > 0), ch AS (SELECT * FROM (SELECT *, row_number() OVER "
+               "(PARTITION BY order_id ORDER BY _start_lsn DESC, _command_id DESC NULLS LAST, "
+               "_seqval DESC NULLS LAST, _operation DESC) AS rn FROM b) WHERE rn = 1) "
+               "SELECT s.order_id, s.customer, s.amount, s.placed_at, s.status, s._valid_from_lsn, "
+               "CASE WHEN s._is_current AND ch.order_id IS NOT NULL THEN ch._start_lsn ELSE s._valid_to_lsn END, "
+               "s._valid_from_ts, "
+               "CASE WHEN s._is_current AND ch.order_id IS NOT NULL THEN ch._commit_ts ELSE s._valid_to_ts END, "
+               "s._is_current AND ch.order_id IS NULL "
+               "FROM s LEFT JOIN ch ON s.order_id = ch.order_id AND s._is_current "
+               "UNION ALL SELECT order_id, customer, amount, placed_at, status, _start_lsn, NULL, "
+               "_commit_ts, NULL, true FROM ch WHERE _operation NOT IN (1, 3)) "
+               "TO '%s/duck_scd2.parquet' (FORMAT parquet);\n"
+               "SELECT count(*) AS n FROM read_parquet('%s/duck_scd2.parquet')\n", dir, dir);
+    fclose(f);
     phase("big", big);
+    mode = MCDC_SILVER_SCD2;
+    phase("scd2-big", big);
+    mode = MCDC_SILVER_SCD1;
     append_batch(small, false, pick_recent, rows);
     phase("small-recent", small);
     append_batch(small, false, pick_uniform, rows);

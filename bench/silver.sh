@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/silver.sh [ROWS] [BIG] [SMALL] [FILE_ROWS] [THREADS]: silver apply beside DuckDB.
+# bench/silver.sh [ROWS] [BIG] [SMALL] [FILE_ROWS] [THREADS]: silver apply beside DuckDB
+# (scd1, and scd2's close-and-insert).
 # Runs bench_silver (build dir $BUILD, default ./build) in a fresh temp dir, then DuckDB
 # (tests/node's package) computing the same latest image per key of the BIG batch and
 # writing the full new table, once with one thread and once with one per CPU, each timed
@@ -21,4 +22,10 @@ for t in 1 "$(nproc)"; do
     node "$SRC/bench/duck_threads.mjs" "$t" "$(cat "$D/run/duck_big.sql")" > "$D/duck.out"
 done
 echo "duckdb wrote $(grep -o '[0-9]*' "$D/duck.out" | head -1) rows (latest image per key of $BIG changes, full table rewrite)"
+for t in 1 "$(nproc)"; do
+  rm -f "$D/run/duck_scd2.parquet"
+  /usr/bin/time -f "duckdb-scd2    %e s (CPU %U + %S s) with $t thread(s), peak RSS %M KB" \
+    node "$SRC/bench/duck_threads.mjs" "$t" "$(cat "$D/run/duck_scd2.sql")" > "$D/duck.out"
+done
+echo "duckdb wrote $(grep -o '[0-9]*' "$D/duck.out" | head -1) scd2 rows (each changed key's current version closed, a new one opened, the table rewritten)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -4,7 +4,10 @@
  * mcdc_source_errors_total), and the shared max_lsn poll that lets an idle table skip its
  * round.
  *
- * A connection of a table is wrapped in a counting source that forwards each operation to
+ * The tables of a source share a pool of connections: a round takes an idle one (or opens
+ * one) and gives it back, so there are at most as many as rounds run at once (the
+ * workers), and what a connection caches (the simulator's commit-time index) serves every
+ * table. A connection is wrapped in a counting source that forwards each operation to
  * the real one and counts it (and its failure) on the config source. The shared poll asks
  * max_lsn on a connection of its own, at most once per freshness window, so the idle
  * tables of one source cost one max_lsn query per poll however many they are.
@@ -21,8 +24,12 @@
 static const char *const op_names[MCDC_RUN_SRC_NOPS] = {
     "max_lsn", "min_lsn", "lsn_to_commit_ts", "nth_commit_after", "server_now",
     "capture_instances", "captured_columns", "key_columns", "ddl_history", "read_changes",
-    "snapshot", "key_at", "key_count", "key_buckets",
+    "snapshot", "key_at", "key_count", "key_buckets", "consistent_lsn", "time_to_lsn",
 };
+
+/* every operation is forwarded: a new one in mcdc_source_ops must be added here */
+_Static_assert(sizeof(mcdc_source_ops) == 20 * sizeof(void (*)(void)),
+               "run/counted.c forwards every operation of mcdc_source_ops");
 
 const char *mcdc_run__src_op_name(int op)
 {
@@ -121,6 +128,23 @@ static int c_key_buckets(mcdc_source *s, const char *ci, const mcdc_key_bucket_s
     return count(s, 13, IN(s)->ops->key_buckets(IN(s), ci, spec, out, n));
 }
 
+static int c_consistent_lsn(mcdc_source *s, mcdc_lsn *out)
+{
+    return count(s, 14, IN(s)->ops->consistent_lsn(IN(s), out));
+}
+static int c_time_to_lsn(mcdc_source *s, int64_t utc_us, mcdc_lsn *out)
+{
+    return count(s, 15, IN(s)->ops->time_to_lsn(IN(s), utc_us, out));
+}
+static int c_take_warnings(mcdc_source *s, char ***out, size_t *n)
+{
+    return IN(s)->ops->take_warnings(IN(s), out, n); /* not a query */
+}
+static int c_snapshot_reads(mcdc_source *s, mcdc_isolation iso, int64_t lock_timeout_ms)
+{
+    return IN(s)->ops->snapshot_reads(IN(s), iso, lock_timeout_ms); /* a setting */
+}
+
 int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs)
 {
     *out = NULL;
@@ -141,7 +165,9 @@ int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs)
         c_capture_instances, c_captured_columns, c_key_columns, c_ddl_history, c_read_changes,
         c_snapshot, c_server_time_zone, c_close,
         in->key_at ? c_key_at : NULL, in->key_count ? c_key_count : NULL,
-        in->key_buckets ? c_key_buckets : NULL,
+        in->key_buckets ? c_key_buckets : NULL, in->consistent_lsn ? c_consistent_lsn : NULL,
+        in->take_warnings ? c_take_warnings : NULL, in->snapshot_reads ? c_snapshot_reads : NULL,
+        in->time_to_lsn ? c_time_to_lsn : NULL,
     };
     c->base.ops = &c->ops;
     c->base.description = inner->description;
@@ -189,10 +215,46 @@ int mcdc_run__source_max_lsn(mcdc_run__source *rs, int64_t fresh_us, mcdc_lsn *o
     return rc;
 }
 
+int mcdc_run__source_acquire(mcdc_source **out, mcdc_run__source *rs)
+{
+    pthread_mutex_lock(&rs->mu);
+    mcdc_source *c = rs->n_idle ? rs->idle[--rs->n_idle] : NULL;
+    pthread_mutex_unlock(&rs->mu);
+    if (c) {
+        *out = c;
+        return 0;
+    }
+    return mcdc_run__source_connect(out, rs);
+}
+
+void mcdc_run__source_release(mcdc_run__source *rs, mcdc_source *src, bool broken)
+{
+    if (!src)
+        return;
+    pthread_mutex_lock(&rs->mu);
+    if (!broken && rs->n_idle == rs->cap_idle) {
+        size_t cap = rs->cap_idle ? 2 * rs->cap_idle : 4;
+        mcdc_source **a = realloc(rs->idle, cap * sizeof *a);
+        if (a) {
+            rs->idle = a;
+            rs->cap_idle = cap;
+        }
+    }
+    bool kept = !broken && rs->n_idle < rs->cap_idle;
+    if (kept)
+        rs->idle[rs->n_idle++] = src;
+    pthread_mutex_unlock(&rs->mu);
+    if (!kept)
+        mcdc_source_close(src);
+}
+
 void mcdc_run__source_free(mcdc_run__source *rs)
 {
     if (!rs)
         return;
+    for (size_t i = 0; i < rs->n_idle; i++)
+        mcdc_source_close(rs->idle[i]);
+    free(rs->idle);
     mcdc_source_close(rs->poll);
     pthread_mutex_destroy(&rs->mu);
     free(rs->name);

@@ -19,13 +19,15 @@ int mcdc_run__job_options(mcdc_job_options *jo, const mcdc_run_table *t, mcdc_so
 
 /* ---- a config source shared by its tables (counted.c) ---- */
 
-enum { MCDC_RUN_SRC_MAX_LSN = 0, MCDC_RUN_SRC_NOPS = 14 };
+enum { MCDC_RUN_SRC_MAX_LSN = 0, MCDC_RUN_SRC_NOPS = 16 };
 
 typedef struct mcdc_run__source {
     char           *name, *spec;
     uint64_t        queries[MCDC_RUN_SRC_NOPS]; /* per operation (atomic) */
     uint64_t        errors;                     /* failed operations and opens (atomic) */
-    pthread_mutex_t mu;                         /* the shared poll: */
+    pthread_mutex_t mu;                         /* the pool and the shared poll: */
+    mcdc_source   **idle;                       /* connections no round uses now */
+    size_t          n_idle, cap_idle;
     mcdc_source    *poll;                       /* its own connection, opened at first use */
     bool            has_max;
     mcdc_lsn        max;
@@ -39,6 +41,10 @@ mcdc_run__source *mcdc_run__source_new(const char *name, const char *spec);
 /* open a connection to @p rs whose operations are counted on it; close with
  * mcdc_source_close */
 int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs);
+/* a connection of the pool: an idle one, or a new one */
+int mcdc_run__source_acquire(mcdc_source **out, mcdc_run__source *rs);
+/* give @p src back to the pool; @p broken (a round that failed) closes it instead */
+void mcdc_run__source_release(mcdc_run__source *rs, mcdc_source *src, bool broken);
 /* the source's max_lsn, asked on the poll connection unless asked less than @p fresh_us ago */
 int mcdc_run__source_max_lsn(mcdc_run__source *rs, int64_t fresh_us, mcdc_lsn *out);
 void mcdc_run__source_free(mcdc_run__source *rs);

@@ -52,7 +52,6 @@ typedef struct slot {
     const mcdc_run_table *t;
     const mcdc_run_plan  *plan;  /* the plan t belongs to */
     mcdc_run__source *rs;        /* its source, shared with the tables of that source */
-    mcdc_source   *src;          /* its connection: opened at the first round, kept */
     mcdc_run_state state;
     bool           busy, done, once, removed;
     struct slot   *after;        /* a table of an earlier plan with the same target: this one
@@ -169,16 +168,35 @@ static void record(sup *s, const slot *sl, mcdc_run_state state, int failures, c
         mcdc_error_hint("%s", saved.hint);
 }
 
-/* One round of a table's job. Returns its code; the error stays recorded. */
+static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done);
+
+/* One round of a table's job, on a connection of its source's pool. Returns its code;
+ * the error stays recorded. */
 static int round_of(sup *s, slot *sl, mcdc_run_event *done)
 {
     int rc = 0;
-    if (!sl->src && (rc = mcdc_run__source_connect(&sl->src, sl->rs)) < 0) {
+    mcdc_source *src = NULL;
+    if ((rc = mcdc_run__source_acquire(&src, sl->rs)) < 0) {
         mcdc_error_prefix("source %s", sl->rs->name);
         return rc;
     }
+    rc = round_on(s, sl, src, done);
+    mcdc_error saved = *mcdc_error_last();
+    mcdc_run__source_release(sl->rs, src, rc < 0);
+    if (rc < 0) {
+        mcdc_error_set(saved.code, "%s", saved.message);
+        if (saved.hint[0])
+            mcdc_error_hint("%s", saved.hint);
+    }
+    return rc;
+}
+
+/* The round of round_of on connection @p src. */
+static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
+{
+    int rc;
     mcdc_job_options jo;
-    if ((rc = mcdc_run__job_options(&jo, sl->t, sl->src)) < 0)
+    if ((rc = mcdc_run__job_options(&jo, sl->t, src)) < 0)
         return rc;
     /* the supervisor keeps the interval; each round reads what is there */
     jo.stream.trigger = sl->once ? MCDC_TRIGGER_ONCE : MCDC_TRIGGER_AVAILABLE_NOW;
@@ -700,10 +718,8 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
                    s->slots[i]->failures ? s->slots[i]->message : "");
 out:
     mcdc_run_http_stop(http);
-    for (size_t i = 0; i < s->n; i++) {
-        mcdc_source_close(s->slots[i]->src);
+    for (size_t i = 0; i < s->n; i++)
         free(s->slots[i]);
-    }
     for (size_t i = 0; i < s->n_srcs; i++)
         mcdc_run__source_free(s->srcs[i]);
     pthread_cond_destroy(&s->cv);

@@ -194,7 +194,7 @@ int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *afte
                       int64_t seed_local, mcdc_change_cb cb, void *payload);
 /** Split (after, upto] into up to @p n ranges of about as many change rows, each ending on a
  *  commit, none smaller than @p min_rows: the *n_out inner split points (ascending, below
- *  @p upto) and the local commit time of each. One count and one page_end per split. */
+ *  @p upto) and the local commit time of each. One count, and a page_end and a commit_time per split. */
 int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, int n,
                        int64_t min_rows, mcdc_lsn *splits, int64_t *split_local, int *n_out);
 /** read_changes with numPartitions > 1 (partitions.c). */

@@ -3,7 +3,8 @@
  *
  * Every operation runs through mssql__retry, so a transient failure (a dropped connection, a
  * deadlock victim, a query timeout) is retried on a new connection. A read goes in pages of
- * about pageRows rows that end on a commit (page_end, then changes), and resumes a page after
+ * about pageRows rows that end on a commit (page_end; mapping_range, the page's commits and their
+ * times, which its rows take by LSN; then changes, without a join), and resumes a page after
  * a retry by skipping the rows it already handed out: rows are ordered by a unique key
  * (__$start_lsn, __$command_id, __$seqval, __$operation) over a range below max_lsn that does
  * not change, so nothing is handed out twice and nothing is lost (a cleanup in between is
@@ -1053,9 +1054,8 @@ typedef struct rowset {
     SQLULEN       fetched;
     SQLUSMALLINT *status;
     uint8_t      *lsn, *seq, *mask;
-    SQLLEN       *lsn_i, *seq_i, *mask_i, *op_i, *cmd_i, *ts_i;
+    SQLLEN       *lsn_i, *seq_i, *mask_i, *op_i, *cmd_i;
     SQLINTEGER   *op, *cmd;
-    SQL_TIMESTAMP_STRUCT *ts;
     char        **data;       /* per captured column (NULL for a long one) */
     SQLLEN      **ind;
     mcdc_buf     *longs;      /* per captured column, the long ones' values */
@@ -1064,7 +1064,7 @@ typedef struct rowset {
     char        (*scratch)[48];
 } rowset;
 
-#define META_COLS 6
+#define META_COLS 5
 #define MASK_BYTES 128
 
 static void rowset_free(rowset *r, size_t n_cols)
@@ -1078,10 +1078,8 @@ static void rowset_free(rowset *r, size_t n_cols)
     free(r->mask_i);
     free(r->op_i);
     free(r->cmd_i);
-    free(r->ts_i);
     free(r->op);
     free(r->cmd);
-    free(r->ts);
     for (size_t i = 0; i < n_cols; i++) {
         if (r->data) free(r->data[i]);
         if (r->ind) free(r->ind[i]);
@@ -1099,7 +1097,7 @@ static void rowset_free(rowset *r, size_t n_cols)
 static int rowset_alloc(rowset *r, const mssql_plan *p)
 {
     size_t n = p->n_cols;
-    SQLLEN width = 10 + 10 + MASK_BYTES + 2 * sizeof(SQLINTEGER) + sizeof(SQL_TIMESTAMP_STRUCT) + 6 * sizeof(SQLLEN);
+    SQLLEN width = 10 + 10 + MASK_BYTES + 2 * sizeof(SQLINTEGER) + 5 * sizeof(SQLLEN);
     bool any_long = false;
     for (size_t i = 0; i < n; i++) {
         width += p->cols[i].width + (SQLLEN)sizeof(SQLLEN);
@@ -1119,10 +1117,8 @@ static int rowset_alloc(rowset *r, const mssql_plan *p)
     r->mask_i = calloc(R, sizeof(SQLLEN));
     r->op_i = calloc(R, sizeof(SQLLEN));
     r->cmd_i = calloc(R, sizeof(SQLLEN));
-    r->ts_i = calloc(R, sizeof(SQLLEN));
     r->op = calloc(R, sizeof *r->op);
     r->cmd = calloc(R, sizeof *r->cmd);
-    r->ts = calloc(R, sizeof *r->ts);
     r->data = calloc(n + 1, sizeof *r->data);
     r->ind = calloc(n + 1, sizeof *r->ind);
     r->longs = calloc(n + 1, sizeof *r->longs);
@@ -1130,7 +1126,7 @@ static int rowset_alloc(rowset *r, const mssql_plan *p)
     r->vals = calloc(n + 1, sizeof *r->vals);
     r->scratch = calloc(n + 1, sizeof *r->scratch);
     if (!r->status || !r->lsn || !r->seq || !r->mask || !r->lsn_i || !r->seq_i || !r->mask_i || !r->op_i || !r->cmd_i ||
-        !r->ts_i || !r->op || !r->cmd || !r->ts || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->scratch)
+        !r->op || !r->cmd || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->scratch)
         goto oom;
     int pos = META_COLS;
     for (size_t i = 0; i < n; i++) {
@@ -1173,7 +1169,6 @@ static int bind_rowset(mssql_source *s, SQLHSTMT st, rowset *r, const mssql_plan
     if (SQL_SUCCEEDED(x)) x = SQLBindCol(st, 3, SQL_C_SLONG, r->op, 0, r->op_i);
     if (SQL_SUCCEEDED(x)) x = SQLBindCol(st, 4, SQL_C_BINARY, r->mask, MASK_BYTES, r->mask_i);
     if (SQL_SUCCEEDED(x)) x = SQLBindCol(st, 5, SQL_C_SLONG, r->cmd, 0, r->cmd_i);
-    if (SQL_SUCCEEDED(x)) x = SQLBindCol(st, 6, SQL_C_TYPE_TIMESTAMP, r->ts, sizeof *r->ts, r->ts_i);
     for (size_t i = 0; SQL_SUCCEEDED(x) && i < p->n_cols; i++)
         if (!p->cols[i].is_long)
             x = SQLBindCol(st, (SQLUSMALLINT)r->order[i], p->cols[i].c_type, r->data[i], p->cols[i].width, r->ind[i]);
@@ -1229,9 +1224,61 @@ typedef struct read_ctx {
     bool            seq_has;
     feed_ctx        feed;        /* the page's fed entries, near a change of offset */
     bool            feeding;
+    /* the page's commits (mapping_range), in LSN order: rows take their commit times from
+     * here rather than from a join of every change row to cdc.lsn_time_mapping */
+    ts_entry       *pt;          /* utc_us holds the local tran_end_time */
+    size_t          n_pt, cap_pt, cur_pt;
 } read_ctx;
 
-static int page_end_fn(mssql_source *s, read_ctx *c, int64_t *lo_local, int64_t *hi_local)
+/* The page's commits (page_after, page_end] with their local commit times into c->pt, and
+ * the first and last of those times. */
+static int page_times_fn(mssql_source *s, read_ctx *c, int64_t *lo_local, int64_t *hi_local)
+{
+    q x;
+    int rc = q_open(s, &x, MCDC_MSSQL_Q_MAPPING_RANGE, NULL), got = 0;
+    c->n_pt = c->cur_pt = 0;
+    *lo_local = INT64_MAX;
+    *hi_local = INT64_MIN;
+    if (rc == 0) rc = mssql__bind_lsn(s, x.st, 1, &c->page_after, &x.ind[0]);
+    if (rc == 0) rc = mssql__bind_lsn(s, x.st, 2, &c->page_end, &x.ind[1]);
+    if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_MAPPING_RANGE);
+    while (rc == 0 && (got = q_fetch(s, &x, "reading commit times")) > 0) {
+        if (c->n_pt == c->cap_pt) {
+            size_t nc = c->cap_pt ? c->cap_pt * 2 : 1024;
+            ts_entry *ne = realloc(c->pt, nc * sizeof *ne);
+            if (!ne) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
+            c->pt = ne;
+            c->cap_pt = nc;
+        }
+        ts_entry *e = &c->pt[c->n_pt];
+        bool null;
+        if ((rc = mssql__get_lsn(s, x.st, 1, &e->lsn, &null)) < 0 || (rc = mssql__get_local_us(s, x.st, 2, &e->utc_us, &null)) < 0)
+            break;
+        if (null) continue;
+        if (e->utc_us < *lo_local) *lo_local = e->utc_us;
+        if (e->utc_us > *hi_local) *hi_local = e->utc_us;
+        c->n_pt++;
+    }
+    if (rc == 0 && got < 0) rc = got;
+    q_close(&x);
+    if (c->n_pt == 0) *lo_local = *hi_local = 0;
+    return rc;
+}
+
+/* The local commit time of the change rows at @p lsn (rows come in LSN order, so a cursor
+ * walks the page's commits once). */
+static int page_time_of(read_ctx *c, const mcdc_lsn *lsn, int64_t *out)
+{
+    while (c->cur_pt < c->n_pt && mcdc_lsn_cmp(&c->pt[c->cur_pt].lsn, lsn) < 0) c->cur_pt++;
+    if (c->cur_pt < c->n_pt && mcdc_lsn_cmp(&c->pt[c->cur_pt].lsn, lsn) == 0) {
+        *out = c->pt[c->cur_pt].utc_us;
+        return 0;
+    }
+    char l[MCDC_LSN_STRLEN];
+    return mcdc_error_set(MCDC_ESOURCE, "change rows at %s have no cdc.lsn_time_mapping entry", mcdc_lsn_format(l, lsn));
+}
+
+static int page_end_fn(mssql_source *s, read_ctx *c)
 {
     mcdc_mssql_fill fill = { .ct = c->ct.ptr };
     q x;
@@ -1242,10 +1289,7 @@ static int page_end_fn(mssql_source *s, read_ctx *c, int64_t *lo_local, int64_t 
     if (rc == 0) rc = mssql__bind_lsn(s, x.st, 2, &c->page_after, &x.ind[1]);
     if (rc == 0) rc = mssql__bind_lsn(s, x.st, 3, &c->upto, &x.ind[2]);
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_PAGE_END);
-    if (rc == 0 && (got = q_fetch(s, &x, "reading changes")) > 0 && (rc = mssql__get_lsn(s, x.st, 1, &c->page_end, &null)) == 0) {
-        bool n2, n3;
-        if ((rc = mssql__get_local_us(s, x.st, 2, lo_local, &n2)) == 0) rc = mssql__get_local_us(s, x.st, 3, hi_local, &n3);
-    }
+    if (rc == 0 && (got = q_fetch(s, &x, "reading changes")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->page_end, &null);
     if (rc == 0 && got < 0) rc = got;
     q_close(&x);
     c->have_end = rc == 0 && got > 0 && !null;
@@ -1289,7 +1333,7 @@ static int read_page_fn(mssql_source *s, void *payload)
 {
     read_ctx *c = payload;
     int64_t lo_local = 0, hi_local = 0;
-    int rc = page_end_fn(s, c, &lo_local, &hi_local);
+    int rc = page_end_fn(s, c);
     if (rc < 0) {
         if (s->last_kind == MSSQL_ERR_NO_OBJECT && c->n_pages > 0) {
             /* disabled between two pages: the rest is gone, as the simulator reads it */
@@ -1304,6 +1348,7 @@ static int read_page_fn(mssql_source *s, void *payload)
         c->done = true;
         return 0;
     }
+    if ((rc = page_times_fn(s, c, &lo_local, &hi_local)) < 0) return rc;
     c->feeding = near_change(s, lo_local, hi_local);
     if (c->feeding) {
         c->feed.after = c->page_after;
@@ -1352,13 +1397,10 @@ static int read_page_fn(mssql_source *s, void *payload)
             ch.command_id = r->cmd_i[i] == SQL_NULL_DATA ? 0 : (int)r->cmd[i];
             ch.update_mask = r->mask + i * MASK_BYTES;
             ch.update_mask_len = r->mask_i[i] == SQL_NULL_DATA ? 0 : (size_t)(r->mask_i[i] > MASK_BYTES ? MASK_BYTES : r->mask_i[i]);
-            if (r->ts_i[i] == SQL_NULL_DATA) {
-                char l[MCDC_LSN_STRLEN];
-                rc = mcdc_error_set(MCDC_ESOURCE, "change rows at %s have no cdc.lsn_time_mapping entry",
-                                    mcdc_lsn_format(l, &ch.start_lsn));
+            int64_t local = 0;
+            if ((rc = page_time_of(c, &ch.start_lsn, &local)) < 0 ||
+                (rc = row_commit_ts(c, s, &ch.start_lsn, local, &ch.commit_ts_us)) < 0)
                 break;
-            }
-            if ((rc = row_commit_ts(c, s, &ch.start_lsn, mssql__ts_to_us(&r->ts[i]), &ch.commit_ts_us)) < 0) break;
             for (size_t k = 0; rc == 0 && k < p->n_cols; k++) {
                 const mssql_col *col = &p->cols[k];
                 const char *data;
@@ -1435,6 +1477,7 @@ int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *afte
     }
     rowset_free(&c.r, p->n_cols);
     free(c.feed.e);
+    free(c.pt);
     mcdc_buf_dispose(&c.ct);
     if (rc < 0 && s->last_kind == MSSQL_ERR_NO_OBJECT) {
         mcdc_error_set(MCDC_ENOTFOUND, "capture instance '%s': its change table is gone (CDC was disabled on the table)",
@@ -1461,7 +1504,6 @@ typedef struct split_ctx {
     mcdc_lsn    after, upto;
     int64_t     n;           /* CHANGE_COUNT: the answer; PAGE_END: rows asked */
     mcdc_lsn    end;
-    int64_t     end_local;
     bool        have_end;
     bool        count;       /* count the rows, else find the end of n rows */
 } split_ctx;
@@ -1481,9 +1523,8 @@ static int split_fn(mssql_source *s, void *payload)
     if (rc == 0 && (got = q_fetch(s, &x, "planning partitions")) > 0) {
         if (c->count) {
             rc = mssql__get_int64(s, x.st, 1, &c->n, &null);
-        } else if ((rc = mssql__get_lsn(s, x.st, 1, &c->end, &null)) == 0) {
-            bool n3;
-            rc = mssql__get_local_us(s, x.st, 3, &c->end_local, &n3);
+        } else {
+            rc = mssql__get_lsn(s, x.st, 1, &c->end, &null);
         }
     }
     if (rc == 0 && got < 0) rc = got;
@@ -1518,8 +1559,11 @@ int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *aft
         /* what is left must be worth a partition of its own */
         total -= per;
         if (total < min_rows) break;
+        /* the split commit's local time seeds the next range's sequencer */
+        commit_ctx ct_at = { .lsn = e.end };
+        if ((rc = mssql__retry(s, "planning partitions", commit_fn, &ct_at)) < 0) break;
         splits[*n_out] = e.end;
-        split_local[*n_out] = e.end_local;
+        split_local[*n_out] = ct_at.found ? ct_at.local : INT64_MIN;
         (*n_out)++;
         prev = e.end;
     }

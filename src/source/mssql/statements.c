@@ -114,9 +114,10 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "binary(10), binary(10)",
         "cdc.lsn_time_mapping",
         NO_GRANT,
-        "Near a fall-back change only: every commit of a range in LSN order, so a repeated local hour is "
-        "read with the right offset (a commit reading more than a minute earlier than its predecessor "
-        "starts the second pass).",
+        "Each page of a read: its commits in LSN order with their times, which the page's change rows take "
+        "(cheaper for the server than joining every change row to the mapping); near a fall-back change, "
+        "also every commit from a few hours before, so a repeated local hour is read with the right offset "
+        "(a commit reading more than a minute earlier than its predecessor starts the second pass).",
     },
     [MCDC_MSSQL_Q_NTH_COMMIT] = {
         "nth_commit",
@@ -186,15 +187,14 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_PAGE_END] = {
         "page_end",
-        "SELECT MAX(t.__$start_lsn), MIN(m.tran_end_time), MAX(m.tran_end_time) FROM (SELECT TOP (?)"
-        " __$start_lsn FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ? ORDER BY __$start_lsn) AS t"
-        " JOIN cdc.lsn_time_mapping AS m ON m.start_lsn = t.__$start_lsn",
+        "SELECT MAX(t.__$start_lsn) FROM (SELECT TOP (?) __$start_lsn FROM {ct} WHERE __$start_lsn > ? AND"
+        " __$start_lsn <= ? ORDER BY __$start_lsn) AS t",
         "bigint, binary(10), binary(10)",
-        "cdc.[<ci>_CT], cdc.lsn_time_mapping",
+        "cdc.[<ci>_CT]",
         CT_GRANT,
         "Each page of a read: the commit LSN at which a page of about N rows ends (a page holds whole "
-        "transactions, so a batch is read in pages without holding it in memory), and the page's first and "
-        "last commit times (near a change of the server's UTC offset, commit times are sequenced).",
+        "transactions, so a batch is read in pages without holding it in memory). The page's commits and "
+        "their times then come from mapping_range.",
     },
     [MCDC_MSSQL_Q_CHANGE_COUNT] = {
         "change_count",
@@ -208,15 +208,14 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_CHANGES] = {
         "changes",
-        "SELECT c.__$start_lsn, c.__$seqval, c.__$operation, c.__$update_mask, c.__$command_id,"
-        " m.tran_end_time{cols} FROM {ct} AS c JOIN cdc.lsn_time_mapping AS m ON m.start_lsn = c.__$start_lsn"
-        " WHERE c.__$start_lsn > ? AND c.__$start_lsn <= ?"
+        "SELECT c.__$start_lsn, c.__$seqval, c.__$operation, c.__$update_mask, c.__$command_id{cols}"
+        " FROM {ct} AS c WHERE c.__$start_lsn > ? AND c.__$start_lsn <= ?"
         " ORDER BY c.__$start_lsn, c.__$command_id, c.__$seqval, c.__$operation",
         "binary(10), binary(10)",
-        "cdc.[<ci>_CT], cdc.lsn_time_mapping",
+        "cdc.[<ci>_CT]",
         CT_GRANT,
-        "Each page of a read: the change rows of (after, end], in commit order, with their commit times. "
-        "The change table is read directly (not through cdc.fn_cdc_get_all_changes_<ci>, which raises "
+        "Each page of a read: the change rows of (after, end], in commit order (their commit times from the "
+        "page's mapping_range). The change table is read directly (not through cdc.fn_cdc_get_all_changes_<ci>, which raises "
         "Msg 313 on a purged range and leaves out __$command_id on SQL Server 2022).",
     },
     [MCDC_MSSQL_Q_SET_SNAPSHOT] = {

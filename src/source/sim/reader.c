@@ -26,11 +26,28 @@ typedef struct sim_source {
     mcdc_sim_page_hook hook;
     void              *hook_payload;
     sim_commit_times   ct;      /* commit times, indexed between calls (commit_times.c) */
+    bool               loaded;  /* the catalog and state were loaded at data_version: */
+    int64_t            data_version;
 } sim_source;
 
+/* The catalog and state as the database holds them now. The source's connection is
+ * read-only, so when SQLite's data_version (changed by every commit of another
+ * connection) has not moved since the last load, what was loaded still holds: a table
+ * of many capture instances is not read again at every operation. */
 static int refresh(sim_source *src)
 {
-    return sim__load(src->sim);
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(src->sim->db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (src->loaded && v >= 0 && v == src->data_version)
+        return 0;
+    int rc = sim__load(src->sim);
+    src->loaded = rc == 0 && v >= 0;
+    src->data_version = v;
+    return rc;
 }
 
 static sim_instance *find_ci(sim_source *src, const char *ci)

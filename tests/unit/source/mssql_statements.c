@@ -44,8 +44,7 @@ static void test_source_mssql_statements__render_fills_placeholders(void **state
     mcdc_buf b = MCDC_BUF_INIT(1 << 16);
     assert_int_equal(0, mcdc_mssql_statement_example(&b, MCDC_MSSQL_Q_CHANGES));
     assert_string_equal("SELECT c.__$start_lsn, c.__$seqval, c.__$operation, c.__$update_mask, c.__$command_id,"
-                        " m.tran_end_time, c.[order_id], c.[amount] FROM [cdc].[dbo_orders_CT] AS c JOIN"
-                        " cdc.lsn_time_mapping AS m ON m.start_lsn = c.__$start_lsn WHERE c.__$start_lsn > ? AND"
+                        " c.[order_id], c.[amount] FROM [cdc].[dbo_orders_CT] AS c WHERE c.__$start_lsn > ? AND"
                         " c.__$start_lsn <= ? ORDER BY c.__$start_lsn, c.__$command_id, c.__$seqval, c.__$operation",
                         b.ptr);
     mcdc_buf_clear(&b);
