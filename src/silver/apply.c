@@ -42,6 +42,7 @@
  * The facts are read before bronze is pinned, so what they announce is in the pin.
  */
 #include "mcdc/silver.h"
+#include "mcdc/storage.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -1237,11 +1238,13 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
                               "table closes a deleted key's version)");
     if (o->mode == MCDC_SILVER_SCD2 || o->soft_deletes)
         return mcdc_silver__apply_scd2(o, out);
-    rc = mcdc_fs_mkdirs(o->silver_path);
+    rc = mcdc_storage_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
+    /* On an object store there is no flock: two applies are kept apart by the Delta
+     * commit's conflict check on what each read (invariant 7), as they would be here too. */
     mcdc_fs_lock *lock = NULL;
-    if ((rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
+    if (!mcdc_storage_is_s3(o->silver_path) && (rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
         if (rc == MCDC_ELOCKED)
             mcdc_error_hint("another silver apply of %s is running; wait for it", o->silver_name);
         return rc;

@@ -40,6 +40,7 @@
 #include "mcdc/failpoint.h"
 #include "mcdc/fs.h"
 #include "mcdc/pipeline.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
 #include "silver/datafile.h"
 #include "silver/rewrite.h"
@@ -950,11 +951,12 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
     char lock_path[MCDC_PATH_MAX];
     if (snprintf(lock_path, sizeof lock_path, "%s/%s", o->silver_path, LOCK_NAME) >= (int)sizeof lock_path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", o->silver_path);
-    int rc = mcdc_fs_mkdirs(o->silver_path);
+    int rc = mcdc_storage_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
+    /* no flock on an object store: the Delta conflict check keeps two applies apart */
     mcdc_fs_lock *lock = NULL;
-    if ((rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
+    if (!mcdc_storage_is_s3(o->silver_path) && (rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
         if (rc == MCDC_ELOCKED)
             mcdc_error_hint("another silver apply of %s is running; wait for it", o->silver_name);
         return rc;
