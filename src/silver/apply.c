@@ -60,6 +60,7 @@
 #include "mcdc/pipeline.h"
 #include "mcdc/time.h"
 #include "silver/changes.h"
+#include "silver/common.h"
 #include "silver/feed.h"
 #include "silver/rewrite.h"
 #include "silver/scd2.h"
@@ -1481,18 +1482,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
 
     /* 14: the verdict, capped at bronze's as read before bronze; held while a chunked
      * snapshot is open */
-    if (o->facts_path && !out->snapshot_open && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
-        mcdc_offset end;
-        end.lsn = brow.end_lsn;
-        end.has_commit_ts = true;
-        end.commit_ts_us = brow.end_commit_ts_us < brow.finalized_until.until_us
-                               ? brow.end_commit_ts_us : brow.finalized_until.until_us;
-        mcdc_advance_result ar;
-        if ((rc = mcdc_control_advance(o->control_path, o->silver_name, &end, o->granularity,
-                                       &ar)) < 0)
-            goto done;
-        out->finalized_until = ar.verdict;
-    }
+    if (!out->snapshot_open && (rc = mcdc_silver__advance_verdict(o, &brow, &out->finalized_until)) < 0)
+        goto done;
     out->seconds_commit = seconds_since(t_phase);
 done:
     if (c.cs) {
