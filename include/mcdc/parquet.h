@@ -202,7 +202,7 @@ int mcdc_parquet_writer_write_json(mcdc_parquet_writer *w, const void *row);
  * dictionary per projected column, whatever the size of the file or its column chunks
  * (a file opened from memory is read in place).
  *
- * Two ways to get rows:
+ * Three ways to get rows:
  * - mcdc_parquet_reader_next: one mcdc_value per projected top-level column, typed per
  *   mcdc_parquet_reader_schema. A nested column (struct, list, map, repeated field) comes
  *   as MCDC_TYPE_STRING holding its JSON text (see below); the caller can tell with
@@ -216,6 +216,9 @@ int mcdc_parquet_writer_write_json(mcdc_parquet_writer *w, const void *row);
  *   in the jsonl spellings of architecture §7: decimals with exactly scale digits ("12.30"),
  *   binary "0x…" uppercase hex, date "YYYY-MM-DD", timestamp_ntz "YYYY-MM-DDTHH:MM:SS.ffffff",
  *   timestamp the same with "Z".
+ * - mcdc_parquet_reader_next_leaves: the row as the entries of each leaf column under the
+ *   projected columns (repetition and definition levels, typed values), for callers that
+ *   decode nested columns themselves without building JSON.
  *
  * Types: INT32/INT64 by logical or converted type (INT_8 byte, INT_16 short, INT_32 int,
  * INT_64 long, UINT_8 short, UINT_16 int, UINT_32 long, UINT_64 decimal(20,0), DATE date,

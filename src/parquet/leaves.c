@@ -6,8 +6,9 @@
  * Guarantees: a row's runs hold every entry of that row in every projected leaf (the
  * first with repetition level 0, the rest up to the next such entry), so the reader ends
  * each call at the start of the next row as the other row calls do. String and binary
- * values are copied into a per-leaf arena, since reading ahead to find a row's end may
- * replace the page a value lived in. Leaf descriptions are built on first use.
+ * values of repeated leaves are copied into a per-leaf arena, since reading ahead to find
+ * a row's end may replace the page a value lived in; those of flat leaves are borrowed
+ * (no read-ahead) until the next call. Leaf descriptions are built on first use.
  */
 #include <stdlib.h>
 
@@ -22,7 +23,8 @@ typedef struct pqr_leafrow {
     uint8_t    *rep, *def;
     mcdc_value *vals;
     size_t      cap;      /* entries allocated in rep, def, vals */
-    mcdc_buf    bytes;    /* copies of this row's strings */
+    mcdc_buf    bytes;    /* copies of this row's strings (repeated leaves) */
+    char        tmp[96];  /* a formatted value of a flat leaf (a time, a UUID, ...) */
 } pqr_leafrow;
 
 void pqr_leaves_free(mcdc_parquet_reader *r)
@@ -157,10 +159,13 @@ static int read_leaf(mcdc_parquet_reader *r, pqr_leafrow *lr)
 {
     pqr_col *c = &r->cols[lr->leaf];
     const pqr_node *leaf = r->leaves[lr->leaf];
-    bool text = leaf->col.type == MCDC_TYPE_STRING || leaf->col.type == MCDC_TYPE_BINARY;
-    char tmp[96];
+    /* only a repeated leaf reads ahead (to find the row's end), which may replace the page
+     * its values point into; a flat leaf's values stay valid until the next call */
+    bool text = leaf->rep_level > 0 &&
+                (leaf->col.type == MCDC_TYPE_STRING || leaf->col.type == MCDC_TYPE_BINARY);
     size_t n = 0;
-    mcdc_buf_clear(&lr->bytes);
+    if (text)
+        mcdc_buf_clear(&lr->bytes);
     for (;;) {
         int rep, def;
         const mcdc_pqdec_val *v;
@@ -178,7 +183,7 @@ static int read_leaf(mcdc_parquet_reader *r, pqr_leafrow *lr)
         if (!v) {
             cell->is_null = true;
         } else {
-            rc = pqr_leaf_value(leaf, v, cell, tmp, sizeof tmp);
+            rc = pqr_leaf_value(leaf, v, cell, lr->tmp, sizeof lr->tmp);
             if (rc < 0)
                 return pqr_col_fail(c, rc);
             if (text) { /* offsets now, pointers once the arena stops moving */
