@@ -318,7 +318,8 @@ int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g);
  *  directory itself for 0). @return 0; MCDC_EINVAL when it does not fit. */
 int mcdc_generation_checkpoint(char *out, size_t cap, const char *checkpoint, int64_t n);
 /** The app id of generation @p n of @p app_id into @p out (@p app_id itself for 0,
- *  else "<app_id>.g<n>"). @return 0; MCDC_EINVAL when it does not fit. */
+ *  else "<app_id>.g<n>"; an app id that already ends in ".g<k>" counts on: ".g<k+n>",
+ *  so the stream family stays the same). @return 0; MCDC_EINVAL when it does not fit. */
 int mcdc_generation_app_id(char *out, size_t cap, const char *app_id, int64_t n);
 
 /* ------------------------------------------------------------------------------------ */

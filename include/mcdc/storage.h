@@ -152,8 +152,34 @@ enum {
  *  object (on an object store); MCDC_EIO; MCDC_ENOMEM. */
 int mcdc_storage_list(mcdc_storage_listing *out, const char *loc, unsigned flags);
 
+/** The objects directly under @p loc whose names are decimal numbers (no sign, no leading
+ *  zeros except "0" itself, at most 19 digits), ascending; other names are skipped (as
+ *  mcdc_fs_list_numbered does for a local directory).
+ *  @param[out] out    malloc'd array, caller frees with free(); NULL when empty.
+ *  @param[out] n_out  its length.
+ *  @return 0; MCDC_ENOTFOUND as mcdc_storage_list(); MCDC_EIO; MCDC_ENOMEM. */
+int mcdc_storage_list_numbered(uint64_t **out, size_t *n_out, const char *loc);
+
 /** Free the entries of @p l and zero it; accepts an already disposed listing. */
 void mcdc_storage_listing_dispose(mcdc_storage_listing *l);
+
+/* ---- object stores -------------------------------------------------------------------- */
+
+/** True when @p loc names an S3 location ("s3://bucket/key"). */
+bool mcdc_storage_is_s3(const char *loc);
+
+/** Check, before the first write, that @p loc can be used: locally nothing; on S3 the
+ *  location parses, the configuration and credentials are found (AWS conventions: see
+ *  docs/guides/object-storage.md), and the bucket honours If-None-Match: * (a probe object
+ *  created twice, the second time refused; done once per bucket and process).
+ *  @return 0; MCDC_EINVAL for a bad location, missing or unsupported credentials, or a
+ *  store that ignores the condition (the hint names --allow-unsafe-single-writer); MCDC_EIO
+ *  when the store cannot be reached or refuses the request. */
+int mcdc_storage_check(const char *loc);
+
+/** Let a store that ignores If-None-Match: * be used (by one writer only: two writers could
+ *  then both commit one Delta version). Off by default. */
+void mcdc_storage_allow_unsafe_single_writer(bool allow);
 
 #ifdef __cplusplus
 }

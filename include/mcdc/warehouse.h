@@ -7,8 +7,10 @@
  * leave the warehouse: empty parts (which is what ".." and a leading or trailing dot
  * give), backslashes, control characters and names longer than the path limit are
  * refused. Paths are only checked for control characters and emptiness. A table or
- * warehouse location with a URI scheme ("s3://bucket/x") is refused until object storage
- * exists (MCDC_EUNSUPPORTED, exit 2), never taken as a local directory named "s3:".
+ * warehouse may be an S3 location, "s3://bucket/prefix": resolving a name there checks the
+ * credentials and the store (mcdc_storage_check) before anything is written. Any other URI
+ * scheme ("abfss://", "file://") is refused (MCDC_EUNSUPPORTED, exit 2), never taken as a
+ * local directory named "abfss:".
  *
  * Caveats:
  * - Facts and the control table key tables by the string as given: "bronze.orders" and
@@ -40,8 +42,10 @@ bool mcdc_warehouse_is_uri(const char *location);
 
 /** Resolve table @p name against @p warehouse into @p out (MCDC_PATH_MAX bytes).
  *  @return 0; MCDC_EINVAL with a message naming the name and what is wrong, and a hint
- *          on how to write a table name; MCDC_EUNSUPPORTED for a URI name, or a URI
- *          warehouse when @p name is dotted (the message names it, password masked). */
+ *          on how to write a table name (also a bad s3:// bucket, missing S3 credentials,
+ *          or a store that ignores If-None-Match); MCDC_EUNSUPPORTED for a URI name of
+ *          another scheme, or such a warehouse when @p name is dotted (the message names
+ *          it, password masked); MCDC_EIO when an S3 store cannot be reached. */
 int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const char *name);
 
 #ifdef __cplusplus

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "mcdc/delta.h"
 #include "mcdc/fs.h"
+#include "mcdc/storage.h"
 #include "mcdc/log.h"
 #include "table_common.h"
 
@@ -80,7 +81,11 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         version = x;
     }
     /* The snapshot of the absolute root, so that every file's path comes out absolute. */
-    int rc = mcdc_fs_realpath(root, path);
+    int rc;
+    if (mcdc_storage_is_s3(path)) /* already absolute: s3://bucket/key */
+        rc = snprintf(root, MCDC_PATH_MAX, "%s", path) < MCDC_PATH_MAX ? 0 : MCDC_EINVAL;
+    else
+        rc = mcdc_fs_realpath(root, path);
     if (rc == MCDC_ENOTFOUND)
         return mcdc_cli_error(MCDC_EXIT_USAGE, "check the name; a stream creates its tables with its first batch",
                               "table %s does not exist", path);

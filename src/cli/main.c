@@ -15,6 +15,7 @@
 #include "mcdc/options.h"
 #include "mcdc/failpoint.h"
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
 
 static const char *log_format = "text";
@@ -70,6 +71,8 @@ static void print_main_help(FILE *f)
             "  --warehouse DIR          where table names resolve (default $MSSQL_CDC_WAREHOUSE, else ./lake)\n"
             "  --log-level L            debug, info, warn or error (default info)\n"
             "  --log-format F           text or json lines on stderr (default text)\n"
+            "  --allow-unsafe-single-writer\n"
+            "                           use an S3-compatible store that ignores If-None-Match (one writer only)\n"
             "  --version                print the version and exit\n"
             "  --help                   show this help; 'mssql-cdc COMMAND --help' for a command\n"
             "\nexit codes: 0 ok, 1 no (is-final), 2 usage or input, 3 runtime failure,\n"
@@ -131,7 +134,8 @@ static bool wants_json(int argc, char **argv)
  * early, or a typo of a global option. */
 static int unknown_global(const char *a, size_t len)
 {
-    static const char *const globals[] = { "warehouse", "log-level", "log-format", "version", "help" };
+    static const char *const globals[] = { "warehouse", "log-level", "log-format", "allow-unsafe-single-writer",
+                                           "version", "help" };
     const char *name = a + (a[1] == '-' ? 2 : 1);
     size_t nlen = len - (size_t)(name - a);
     char hint[512];
@@ -206,6 +210,10 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--version")) {
             printf("mssql-cdc %s\n", MCDC_VERSION);
             return 0;
+        }
+        if (!strcmp(a, "--allow-unsafe-single-writer")) {
+            mcdc_storage_allow_unsafe_single_writer(true);
+            continue;
         }
         bool takes = (len == 11 && !strncmp(a, "--warehouse", len)) || (len == 11 && !strncmp(a, "--log-level", len)) ||
                      (len == 12 && !strncmp(a, "--log-format", len));

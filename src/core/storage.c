@@ -1,7 +1,7 @@
 /*
  * core/storage.c: the storage seam's entry points (see mcdc/storage.h): each call picks
- * the backend for its location and forwards to it; every location is a local path for
- * now (storage_local.c). Listings are shared: building, sorting, freeing.
+ * the backend for its location and forwards to it: "s3://" names the S3 backend
+ * (storage_s3.c), anything else is a local path (storage_local.c). Listings are shared: building, sorting, freeing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +10,7 @@
 
 static const mcdc_storage_backend *backend_of(const char *loc)
 {
-    (void)loc;
-    return &mcdc_storage__local;
+    return strncmp(loc, "s3://", 5) == 0 ? &mcdc_storage__s3 : &mcdc_storage__local;
 }
 
 int mcdc_storage_stat(mcdc_storage_info *out, const char *loc)
@@ -154,4 +153,55 @@ void mcdc_storage__listing_sort(mcdc_storage_listing *l)
 {
     if (l->n > 1)
         qsort(l->entries, l->n, sizeof *l->entries, cmp_entry);
+}
+
+static bool numeric_name(const char *s, uint64_t *out)
+{
+    size_t n = strlen(s);
+    uint64_t v = 0;
+    if (n == 0 || n > 19 || (n > 1 && s[0] == '0'))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int mcdc_storage_list_numbered(uint64_t **out, size_t *n_out, const char *loc)
+{
+    MCDC_ASSERT_ARG(out && n_out && loc);
+    *out = NULL;
+    *n_out = 0;
+    mcdc_storage_listing l;
+    int rc = mcdc_storage_list(&l, loc, 0);
+    if (rc < 0)
+        return rc;
+    uint64_t *a = l.n ? malloc(l.n * sizeof *a) : NULL;
+    if (l.n && !a) {
+        mcdc_storage_listing_dispose(&l);
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory listing %zu entries", loc, l.n);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < l.n; i++)
+        if (numeric_name(l.entries[i].name, &a[n]))
+            n++;
+    mcdc_storage_listing_dispose(&l);
+    if (n > 1)
+        qsort(a, n, sizeof *a, cmp_u64);
+    if (n == 0) {
+        free(a);
+        a = NULL;
+    }
+    *out = a;
+    *n_out = n;
+    return 0;
 }

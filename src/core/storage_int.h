@@ -36,6 +36,7 @@ struct mcdc_storage_writer {
 };
 
 extern const mcdc_storage_backend mcdc_storage__local;
+extern const mcdc_storage_backend mcdc_storage__s3;
 
 /* Append an entry named @p name (copied) to @p l. MCDC_ENOMEM. */
 int mcdc_storage__listing_add(mcdc_storage_listing *l, const char *name, uint64_t size,

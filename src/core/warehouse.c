@@ -3,15 +3,18 @@
  *
  * Guarantee: a dotted name always resolves to a directory strictly inside the
  * warehouse: each part is non-empty, contains no '/' (else it is a path), no '\' and
- * no control character, so no part can be "..", "." or absolute. A location that starts
- * with a URI scheme ("s3://", "abfss://", "file://") is refused, table or warehouse, until
- * object storage exists: it would otherwise become a local directory named "s3:".
+ * no control character, so no part can be "..", "." or absolute. An "s3://bucket/prefix"
+ * location (table or warehouse) is an object store location: its bucket is checked here,
+ * and mcdc_storage_check finds the credentials and probes the store before anything is
+ * written. Any other URI scheme ("abfss://", "file://") is refused, table or warehouse: it
+ * would otherwise become a local directory named "abfss:".
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcdc/secret.h"
+#include "mcdc/storage.h"
 #include "mcdc/warehouse.h"
 
 #define HINT "write a table as schema.table (e.g. bronze.orders, stored under the warehouse) or as a path " \
@@ -63,10 +66,39 @@ static int refuse_uri(const char *what, const char *location)
     mcdc_secret_mask_str(shown, sizeof shown, location);
     size_t n = strcspn(location, ":");
     mcdc_error_set(MCDC_EUNSUPPORTED, "%s location '%s': object storage (%.*s://) is not "
-                   "supported yet; only local directories are", what, shown, (int)(n < 32 ? n : 32),
+                   "supported yet; only s3:// and local directories are", what, shown, (int)(n < 32 ? n : 32),
                    location);
     return mcdc_error_hint("give a local directory: a path containing '/' (e.g. ./lake/bronze/orders), "
-                           "or a dotted name under a local --warehouse DIR");
+                           "or a dotted name under a local --warehouse DIR or --warehouse s3://BUCKET/PREFIX");
+}
+
+/* An s3:// location: "s3://" then a bucket name (3-63 of a-z 0-9 . -), then "/key" or nothing. */
+static int check_s3(const char *what, const char *location)
+{
+    const char *b = location + 5;
+    size_t n = strcspn(b, "/");
+    bool ok = n >= 3 && n <= 63;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (b[i] >= 'a' && b[i] <= 'z') || (b[i] >= '0' && b[i] <= '9') || b[i] == '-' || b[i] == '.';
+    if (!ok) {
+        char shown[256];
+        mcdc_secret_mask_str(shown, sizeof shown, location);
+        mcdc_error_set(MCDC_EINVAL, "%s location '%s': not s3://BUCKET/PREFIX (a bucket name is 3 to 63 "
+                       "lower-case letters, digits, '.' and '-')", what, shown);
+        return mcdc_error_hint("write s3://BUCKET/PREFIX, e.g. s3://my-lake/warehouse; credentials come from "
+                               "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or ~/.aws/credentials, never the URL");
+    }
+    return 0;
+}
+
+/* A location's scheme is allowed (none, or s3:// with a good bucket). */
+static int check_scheme(const char *what, const char *location)
+{
+    if (!mcdc_warehouse_is_uri(location))
+        return 0;
+    if (strncmp(location, "s3://", 5) == 0)
+        return check_s3(what, location);
+    return refuse_uri(what, location);
 }
 
 int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const char *name)
@@ -78,8 +110,9 @@ int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const
         mcdc_error_set(MCDC_EINVAL, "bad table name: contains a control character");
         return mcdc_error_hint(HINT);
     }
-    if (mcdc_warehouse_is_uri(name))
-        return refuse_uri("table", name);
+    int rc = check_scheme("table", name);
+    if (rc < 0)
+        return rc;
     if (mcdc_warehouse_is_path(name)) {
         size_t n = strlen(name);
         if (n >= MCDC_PATH_MAX)
@@ -87,7 +120,7 @@ int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const
         memcpy(out, name, n + 1);
         while (n > 1 && out[n - 1] == '/')
             out[--n] = '\0';
-        return 0;
+        return mcdc_storage_check(out);
     }
     if (strchr(name, '\\'))
         return bad(name, "'\\' is not allowed in a table name");
@@ -97,8 +130,8 @@ int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const
         mcdc_error_set(MCDC_EINVAL, "bad warehouse: empty directory");
         return mcdc_error_hint("give --warehouse DIR or set MSSQL_CDC_WAREHOUSE");
     }
-    if (mcdc_warehouse_is_uri(warehouse))
-        return refuse_uri("warehouse", warehouse);
+    if ((rc = check_scheme("warehouse", warehouse)) < 0)
+        return rc;
     size_t wl = strlen(warehouse);
     while (wl > 1 && warehouse[wl - 1] == '/')
         wl--;
@@ -112,5 +145,5 @@ int mcdc_warehouse_resolve(char out[MCDC_PATH_MAX], const char *warehouse, const
     for (char *p = out + wl + 1; *p; p++)
         if (*p == '.')
             *p = '/';
-    return 0;
+    return mcdc_storage_check(out);
 }

@@ -29,6 +29,7 @@
  * capped. Never allocates beyond the output buffer.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +59,29 @@ static int bad(const char *why)
     return mcdc_error_set(MCDC_ECORRUPT, "variant: %s", why);
 }
 
+/* Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF): the
+ * encoding requires it of every string, and JSON text needs it. */
+static bool utf8_ok(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        size_t k = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : 9;
+        if (k == 9 || k > n - i - 1 || (k == 1 && c < 0xC2))
+            return false;
+        uint32_t cp = k == 0 ? c : k == 1 ? c & 0x1F : k == 2 ? c & 0x0F : c & 0x07;
+        for (size_t j = 1; j <= k; j++) {
+            if ((p[i + j] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (p[i + j] & 0x3F);
+        }
+        if ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        i += k + 1;
+    }
+    return true;
+}
+
 static int name_at(const vmeta *m, uint64_t id, const char **s, size_t *len)
 {
     if (id >= m->n)
@@ -68,7 +92,7 @@ static int name_at(const vmeta *m, uint64_t id, const char **s, size_t *len)
         return bad("dictionary offsets out of range");
     *s = (const char *)m->p + m->strings + a;
     *len = (size_t)(b - a);
-    return 0;
+    return utf8_ok((const uint8_t *)*s, *len) ? 0 : bad("a field name is not UTF-8");
 }
 
 static int put_double(mcdc_buf *out, double d, bool is_float)
@@ -137,6 +161,11 @@ static int primitive(mcdc_buf *out, int type, const uint8_t *d, size_t len)
         unsigned __int128 u = (d[w] & 0x80) ? ~(unsigned __int128)0 : 0;
         for (size_t i = w; i-- > 0;)
             u = u << 8 | d[1 + i];
+        mcdc_int128 x10 = (mcdc_int128)u, lim = 1;
+        for (int k = 0; k < 38; k++)
+            lim *= 10;
+        if (x10 >= lim || x10 <= -lim)
+            return bad("decimal of more than 38 digits");
         char t[48];
         return mcdc_buf_puts(out, mcdc_decimal_format(t, (mcdc_int128)u, d[0]));
     }
@@ -159,6 +188,8 @@ static int primitive(mcdc_buf *out, int type, const uint8_t *d, size_t len)
         if (len < 4 || le(d, 4) > len - 4)
             return bad("binary or string length past the value");
         size_t n = (size_t)le(d, 4);
+        if (type == 16 && !utf8_ok(d + 4, n))
+            return bad("a string is not UTF-8");
         x.v.s.ptr = (const char *)d + 4;
         x.v.s.len = n;
         col.type = type == 15 ? MCDC_TYPE_BINARY : MCDC_TYPE_STRING;
@@ -227,6 +258,8 @@ static int value_json(mcdc_buf *out, const vmeta *m, const uint8_t *v, size_t le
     case 1: {
         if ((size_t)hdr > len - 1)
             return bad("short string past the value");
+        if (!utf8_ok(v + 1, (size_t)hdr))
+            return bad("a string is not UTF-8");
         mcdc_column col = { NULL, MCDC_TYPE_STRING, 0, 0, true };
         mcdc_value x = { 0 };
         x.v.s.ptr = (const char *)v + 1;

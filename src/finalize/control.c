@@ -38,6 +38,7 @@
 #include "mcdc/finalize.h"
 #include "mcdc/log.h"
 #include "mcdc/parquet.h"
+#include "mcdc/storage.h"
 
 #include "finalize/control_file.h"
 
@@ -582,7 +583,8 @@ static void drop_orphans(adv_ctx *c, bool all)
 {
     size_t upto = all ? c->n_written : c->last_build_first;
     for (size_t i = 0; i < upto; i++)
-        unlink(c->written[i]);
+        if (mcdc_storage_delete(c->written[i]) < 0)
+            mcdc_error_clear(); /* debris for vacuum */
     for (size_t i = 0; i < c->n_written; i++)
         free(c->written[i]);
     free(c->written);

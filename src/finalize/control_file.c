@@ -17,6 +17,7 @@
 #include "mcdc/error.h"
 #include "mcdc/finalize.h"
 #include "mcdc/parquet.h"
+#include "mcdc/storage.h"
 
 #include "finalize/control_file.h"
 
@@ -126,7 +127,8 @@ int mcdc_control__write_row_file(mcdc_delta_file *add, char *abs, size_t abs_cap
     mcdc_buf_dispose(&tag);
     if (rc < 0) {
         mcdc_delta_file_clear(add);
-        unlink(abs);
+        if (mcdc_storage_delete(abs) < 0)
+            mcdc_error_clear(); /* debris for vacuum */
     }
     return rc;
 }

@@ -118,8 +118,10 @@ int mcdc_pq__writer_create(mcdc_parquet_writer **out, const char *path,
         return mcdc_error_set(MCDC_EINVAL, "parquet writer: page_bytes must be 1 KiB..1 GiB, "
                               "row_group_bytes at least page_bytes, page_max_values 1..64 Mi, "
                               "dictionary_max_bytes at most 1 GiB");
-    if (mcdc_storage_exists(path))
+    mcdc_storage_info taken;
+    if (mcdc_storage_stat(&taken, path) == 0)
         return mcdc_error_set(MCDC_EEXISTS, "%s: file exists", path);
+    mcdc_error_clear();
 
     mcdc_parquet_writer *w = calloc(1, sizeof *w);
     if (!w)

@@ -21,6 +21,7 @@
 
 #include "mcdc/failpoint.h"
 #include "mcdc/fs.h"
+#include "mcdc/storage.h"
 #include "mcdc/log.h"
 #include "pipeline/snapshot_int.h"
 
@@ -36,7 +37,7 @@ static int read_bootstrap(const char *path, mcdc_offset *out, bool *found)
 {
     *found = false;
     mcdc_buf b = MCDC_BUF_INIT(1 << 16);
-    int rc = mcdc_fs_read_all(&b, path);
+    int rc = mcdc_storage_read(&b, NULL, path);
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_clear();
         mcdc_buf_dispose(&b);
@@ -158,7 +159,7 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
     {
         char js[128];
         mcdc_offset_to_json(js, sizeof js, S);
-        if ((rc = mcdc_fs_write_atomic(path, js, strlen(js))) < 0)
+        if ((rc = mcdc_storage_put(path, js, strlen(js))) < 0)
             goto done;
     }
     if ((rc = write_full_open(s, S)) < 0)

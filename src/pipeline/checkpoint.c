@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/storage.h"
 #include "mcdc/secret.h"
 #include "mcdc/time.h"
 #include "mcdc/warehouse.h"
@@ -135,7 +136,7 @@ static int load_json(json_t **out, const char *path)
 {
     *out = NULL;
     mcdc_buf b = MCDC_BUF_INIT(MAX_STATE_FILE);
-    int rc = mcdc_fs_read_all(&b, path);
+    int rc = mcdc_storage_read(&b, NULL, path);
     if (rc < 0) {
         mcdc_buf_dispose(&b);
         return rc;
@@ -160,7 +161,7 @@ static int store_json(const char *path, json_t *j)
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", path);
     size_t len = strlen(text);
     text[len] = '\0';
-    int rc = mcdc_fs_create_noreplace(path, text, len);
+    int rc = mcdc_storage_create(path, text, len);
     free(text);
     return rc;
 }
@@ -174,7 +175,7 @@ static int scan_numbers(const char *dir, const char *sub, int64_t *first, int64_
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
     uint64_t *nums = NULL;
     size_t n = 0;
-    int rc = mcdc_fs_list_numbered(&nums, &n, path);
+    int rc = mcdc_storage_list_numbered(&nums, &n, path);
     if (rc < 0)
         goto done;
     for (size_t i = 1; i < n; i++) {
@@ -414,7 +415,7 @@ static int load_adoption(mcdc_checkpoint *ck)
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir);
     int rc = 0;
     json_t *j = NULL;
-    if (!mcdc_fs_exists(p))
+    if (!mcdc_storage_exists(p))
         goto done;
     if ((rc = load_json(&j, p)) < 0 ||
         (rc = get_i64(&ck->adoption.first_batch, j, "first_batch", p, false)) < 0 ||
@@ -486,16 +487,16 @@ int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches)
     char *p = path_join(dir, "metadata");
     if (!p)
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
-    *exists = mcdc_fs_exists(p);
+    *exists = mcdc_storage_exists(p);
     free(p);
     const char *subs[] = { "offsets", "commits" };
     for (int i = 0; i < 2 && rc == 0 && !*has_batches; i++) {
         if (!(p = path_join(dir, subs[i])))
             return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
-        if (mcdc_fs_exists(p)) {
+        if (mcdc_storage_exists(p)) {
             uint64_t *nums = NULL;
             size_t n = 0;
-            rc = mcdc_fs_list_numbered(&nums, &n, p);
+            rc = mcdc_storage_list_numbered(&nums, &n, p);
             *has_batches = rc == 0 && n > 0;
             free(nums);
         }
@@ -515,14 +516,14 @@ int mcdc_checkpoint_read_last(mcdc_offset *out, int64_t *batch_id, const char *b
     int rc = mcdc_generation_read(&g, base);
     if (rc < 0 || (rc = mcdc_generation_checkpoint(dir, sizeof dir, base, g.n)) < 0)
         return rc;
-    if (!mcdc_fs_exists(dir))
+    if (!mcdc_storage_exists(dir))
         return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no such directory", dir);
     char *p = path_join(dir, "commits");
     if (!p)
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
     uint64_t *nums = NULL;
     size_t n = 0;
-    rc = mcdc_fs_exists(p) ? mcdc_fs_list_numbered(&nums, &n, p) : 0;
+    rc = mcdc_storage_exists(p) ? mcdc_storage_list_numbered(&nums, &n, p) : 0;
     free(p);
     int64_t last = n ? (int64_t)nums[n - 1] : -1; /* sorted */
     free(nums);
@@ -550,7 +551,7 @@ int mcdc_checkpoint_read_last(mcdc_offset *out, int64_t *batch_id, const char *b
 int mcdc_checkpoint_check_target(const char *dir, const char *table)
 {
     MCDC_ASSERT_ARG(dir && table);
-    if (!mcdc_fs_exists(dir))
+    if (!mcdc_storage_exists(dir))
         return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no such directory", dir);
     char *p = path_join(dir, "metadata");
     if (!p)
@@ -589,7 +590,7 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
     }
     if ((rc = check_location(dir)) < 0)
         goto fail;
-    if ((rc = mcdc_fs_mkdirs(dir)) < 0)
+    if ((rc = mcdc_storage_mkdirs(dir)) < 0)
         goto fail;
     if (!(p = path_join(dir, "lock"))) {
         rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
@@ -606,7 +607,7 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
         goto fail;
     }
-    if (access(p, F_OK) != 0) {
+    if (!mcdc_storage_exists(p)) {
         /* (C5) metadata is written first and never removed: batches without it mean a
          * damaged checkpoint, not a new one (a new stream id would hide the loss) */
         for (int i = 0; i < 2; i++) {
@@ -671,7 +672,7 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
             rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
             goto fail;
         }
-        if ((rc = mcdc_fs_mkdirs(p)) < 0)
+        if ((rc = mcdc_storage_mkdirs(p)) < 0)
             goto fail;
         free(p);
         p = NULL;
@@ -795,7 +796,7 @@ static void prune(mcdc_checkpoint *ck, int64_t n)
     const char *subs[] = { "commits", "offsets" }; /* commits first: never a commit alone */
     for (int i = 0; i < 2; i++) {
         char *p = path_batch(ck->dir, subs[i], n);
-        if (p && unlink(p) == 0) {
+        if (p && mcdc_storage_delete(p) == 0) {
             if (i == 0)
                 ck->first_commit = n + 1;
             else

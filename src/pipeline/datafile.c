@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "mcdc/delta.h"
-#include "mcdc/fs.h"
 #include "mcdc/parquet.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
 
 struct mcdc_datafile {
@@ -58,7 +58,7 @@ int mcdc_datafile__open(mcdc_datafile **out, const char *table_path, const mcdc_
     mcdc_parquet_writer_options wo = MCDC_PARQUET_WRITER_OPTIONS_INIT;
     wo.dictionary = false;
     wo.field_ids = ids;
-    rc = mcdc_fs_mkdirs(table_path); /* a table's first file may come before its log */
+    rc = mcdc_storage_mkdirs(table_path); /* a table's first file may come before its log */
     if (rc == 0)
         rc = mcdc_parquet_writer_open(&f->w, path, f->schema, &wo);
     free(path);
@@ -132,6 +132,7 @@ void mcdc_datafile__remove(const char *table_path, const char *rel_path)
     if (!p)
         return;
     snprintf(p, n, "%s/%s", table_path, rel_path);
-    unlink(p);
+    if (mcdc_storage_delete(p) < 0)
+        mcdc_error_clear(); /* debris for vacuum */
     free(p);
 }

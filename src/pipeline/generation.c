@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/storage.h"
 #include "mcdc/pipeline.h"
 #include "mcdc/time.h"
 
@@ -41,7 +42,19 @@ int mcdc_generation_checkpoint(char *out, size_t cap, const char *checkpoint, in
 
 int mcdc_generation_app_id(char *out, size_t cap, const char *app_id, int64_t n)
 {
-    int w = n > 0 ? snprintf(out, cap, "%s.g%" PRId64, app_id, n) : snprintf(out, cap, "%s", app_id);
+    /* an app id that is itself a generation (orders.g2, started by hand) counts on from
+     * it (orders.g3), so the family, bronze's owner, stays the same */
+    size_t len = strlen(app_id), d = len;
+    while (d > 0 && app_id[d - 1] >= '0' && app_id[d - 1] <= '9')
+        d--;
+    int64_t k = 0;
+    bool suffixed = n > 0 && d < len && d >= 2 && app_id[d - 1] == 'g' && app_id[d - 2] == '.' &&
+                    len - d <= 12;
+    for (size_t i = d; suffixed && i < len; i++)
+        k = k * 10 + (app_id[i] - '0');
+    int w = !(n > 0) ? snprintf(out, cap, "%s", app_id)
+          : suffixed ? snprintf(out, cap, "%.*s.g%" PRId64, (int)(d - 2), app_id, k + n)
+                     : snprintf(out, cap, "%s.g%" PRId64, app_id, n);
     if (w < 0 || (size_t)w >= cap)
         return mcdc_error_set(MCDC_EINVAL, "app_id %s: too long", app_id);
     return 0;
@@ -67,7 +80,7 @@ int mcdc_generation_read(mcdc_generation *out, const char *checkpoint)
     if ((size_t)snprintf(path, sizeof path, "%s/%s", checkpoint, GEN_FILE) >= sizeof path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", checkpoint);
     mcdc_buf b = MCDC_BUF_INIT(1 << 16);
-    int rc = mcdc_fs_read_all(&b, path);
+    int rc = mcdc_storage_read(&b, NULL, path);
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_clear();
         mcdc_buf_dispose(&b);
@@ -107,7 +120,7 @@ int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g)
     char path[MCDC_PATH_MAX], a[MCDC_LSN_STRLEN], m[MCDC_LSN_STRLEN];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", checkpoint, GEN_FILE) >= sizeof path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", checkpoint);
-    int rc = mcdc_fs_mkdirs(checkpoint);
+    int rc = mcdc_storage_mkdirs(checkpoint);
     if (rc < 0)
         return rc;
     json_t *j = json_pack("{s:I,s:o,s:o,s:o,s:s,s:s}", "generation", (json_int_t)g->n,
@@ -120,7 +133,7 @@ int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g)
     json_decref(j);
     if (!text)
         return mcdc_error_set(MCDC_ENOMEM, "generation: out of memory");
-    rc = mcdc_fs_write_atomic(path, text, strlen(text));
+    rc = mcdc_storage_put(path, text, strlen(text));
     free(text);
     return rc;
 }

@@ -20,8 +20,8 @@
 #include <strings.h>
 
 #include "mcdc/failpoint.h"
-#include "mcdc/fs.h"
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 #include "pipeline/stream_int.h"
 
 int mcdc_stream__table_txn(const char *path, const char *app_id, int64_t *out, bool *exists,
@@ -127,7 +127,7 @@ int mcdc_stream__ensure_table(const char *path, const mcdc_schema *schema, const
     for (size_t i = 0; extra && rc == 0 && i < extra->n; i++)
         rc = mcdc_delta_map_set(&cfg, extra->kv[i].key, extra->kv[i].value);
     if (rc == 0)
-        rc = mcdc_fs_mkdirs(path);
+        rc = mcdc_storage_mkdirs(path);
     if (rc == 0)
         rc = mcdc_delta_create(path, schema, NULL, 0, &cfg, NULL);
     mcdc_delta_map_clear(&cfg);

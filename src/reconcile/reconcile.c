@@ -27,7 +27,8 @@
  *      counts differed but whose rows all compared equal in tier 2 names no key: the source
  *      moved between the two reads, and it is in flight.) applied_lsn is read before
  *      silver is pinned, so it is never newer than the version compared.
- * Design: docs/decisions/0015-reconcile-buckets-by-key-hash.md; anchor-features §2.8.
+ * Design: docs/decisions/0015-reconcile-buckets-by-key-hash.md and
+ * 0029-reconcile-under-a-moving-source.md; anchor-features §2.8.
  */
 #include <inttypes.h>
 #include <math.h>

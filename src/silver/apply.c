@@ -42,6 +42,7 @@
  * The facts are read before bronze is pinned, so what they announce is in the pin.
  */
 #include "mcdc/silver.h"
+#include "mcdc/storage.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -59,6 +60,7 @@
 #include "mcdc/pipeline.h"
 #include "mcdc/time.h"
 #include "silver/changes.h"
+#include "silver/common.h"
 #include "silver/feed.h"
 #include "silver/rewrite.h"
 #include "silver/scd2.h"
@@ -1237,11 +1239,13 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
                               "table closes a deleted key's version)");
     if (o->mode == MCDC_SILVER_SCD2 || o->soft_deletes)
         return mcdc_silver__apply_scd2(o, out);
-    rc = mcdc_fs_mkdirs(o->silver_path);
+    rc = mcdc_storage_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
+    /* On an object store there is no flock: two applies are kept apart by the Delta
+     * commit's conflict check on what each read (invariant 7), as they would be here too. */
     mcdc_fs_lock *lock = NULL;
-    if ((rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
+    if (!mcdc_storage_is_s3(o->silver_path) && (rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
         if (rc == MCDC_ELOCKED)
             mcdc_error_hint("another silver apply of %s is running; wait for it", o->silver_name);
         return rc;
@@ -1478,18 +1482,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
 
     /* 14: the verdict, capped at bronze's as read before bronze; held while a chunked
      * snapshot is open */
-    if (o->facts_path && !out->snapshot_open && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
-        mcdc_offset end;
-        end.lsn = brow.end_lsn;
-        end.has_commit_ts = true;
-        end.commit_ts_us = brow.end_commit_ts_us < brow.finalized_until.until_us
-                               ? brow.end_commit_ts_us : brow.finalized_until.until_us;
-        mcdc_advance_result ar;
-        if ((rc = mcdc_control_advance(o->control_path, o->silver_name, &end, o->granularity,
-                                       &ar)) < 0)
-            goto done;
-        out->finalized_until = ar.verdict;
-    }
+    if (!out->snapshot_open && (rc = mcdc_silver__advance_verdict(o, &brow, &out->finalized_until)) < 0)
+        goto done;
     out->seconds_commit = seconds_since(t_phase);
 done:
     if (c.cs) {

@@ -30,6 +30,7 @@
 #include "mcdc/error.h"
 #include "mcdc/pipeline.h"
 #include "mcdc/time.h"
+#include "silver/common.h"
 
 #define MAX_COLS 4096
 
@@ -40,11 +41,7 @@
 typedef struct change {
     uint8_t    *key;
     size_t      key_len;
-    mcdc_lsn    lsn;
-    bool        has_cmd, has_seq;
-    int64_t     cmd;
-    char        seq[32];
-    int         op;
+    mcdc_silver_rank r;
     size_t      order;   /* position in bronze's scan, the last tie-break */
     mcdc_value *row;     /* the output columns (n_out), one allocation with their bytes */
 } change;
@@ -84,34 +81,6 @@ static int lsn_of(mcdc_lsn *out, const mcdc_value *v)
     if (v->is_null)
         return MCDC_ENOTFOUND;
     return mcdc_lsn_parse_n(out, v->v.s.ptr, v->v.s.len);
-}
-
-static bool is_bytes(mcdc_type_id t)
-{
-    return t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY;
-}
-
-/* A copy of @p n values with their bytes in one allocation. */
-static mcdc_value *row_dup(const mcdc_column *cols, const mcdc_value *row, size_t n)
-{
-    size_t bytes = n * sizeof(mcdc_value);
-    for (size_t i = 0; i < n; i++)
-        if (!row[i].is_null && is_bytes(cols[i].type))
-            bytes += row[i].v.s.len;
-    mcdc_value *v = malloc(bytes ? bytes : 1);
-    if (!v)
-        return NULL;
-    char *p = (char *)&v[n];
-    for (size_t i = 0; i < n; i++) {
-        v[i] = row[i];
-        if (!row[i].is_null && is_bytes(cols[i].type)) {
-            if (row[i].v.s.len)
-                memcpy(p, row[i].v.s.ptr, row[i].v.s.len);
-            v[i].v.s.ptr = p;
-            p += row[i].v.s.len;
-        }
-    }
-    return v;
 }
 
 /* The names to read: @p names (the output, n_names of them), then each of @p extra not
@@ -227,15 +196,8 @@ static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t
         return rc;
     *version = -1;
     for (size_t i = n; i-- > 0;) {
-        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
-        const char *a = json_string_value(json_object_get(json_object_get(j, "silver_apply"),
-                                                          "applied_lsn"));
         mcdc_lsn c;
-        bool ok = a && mcdc_lsn_parse(&c, a) == 0;
-        if (!ok)
-            mcdc_error_clear();
-        json_decref(j);
-        if (!ok)
+        if (!mcdc_silver__meta_applied_lsn(h[i].user_metadata, &c))
             continue;
         *version = h[i].version; /* the oldest recorded so far, going back */
         *covered = c;
@@ -252,26 +214,8 @@ static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t
 
 static int cmp_rank(const change *a, const change *b)
 {
-    int c = mcdc_lsn_cmp(&a->lsn, &b->lsn);
-    if (c)
-        return c;
-    if (a->has_cmd != b->has_cmd)
-        return a->has_cmd ? 1 : -1;
-    if (a->has_cmd && a->cmd != b->cmd)
-        return a->cmd < b->cmd ? -1 : 1;
-    /* S1's refinement: within one statement a row entering the key outranks one leaving */
-    if (a->has_cmd) {
-        bool ea = a->op == 2 || a->op == 4, eb = b->op == 2 || b->op == 4;
-        if (ea != eb)
-            return ea ? 1 : -1;
-    }
-    if (a->has_seq != b->has_seq)
-        return a->has_seq ? 1 : -1;
-    if (a->has_seq && (c = strcmp(a->seq, b->seq)) != 0)
-        return c;
-    if (a->op != b->op)
-        return a->op < b->op ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
+    int c = mcdc_silver_rank_cmp(&a->r, &b->r);
+    return c ? c : a->order < b->order ? -1 : a->order > b->order;
 }
 
 static int cmp_change(const void *pa, const void *pb)
@@ -401,21 +345,18 @@ static int load_changes(change_set *out, const mcdc_delta_snapshot *bronze,
         change *c = &out->v[out->n];
         memset(c, 0, sizeof *c);
         if (!(c->key = malloc(kb.len ? kb.len : 1)) ||
-            !(c->row = row_dup(s->cols, row, n_names))) {
+            !(c->row = mcdc_silver__values_dup(s->cols, row, NULL, n_names))) {
             free(c->key);
             rc = mcdc_error_set(MCDC_ENOMEM, "out of memory holding %zu changes", out->n);
             break;
         }
         memcpy(c->key, kb.ptr, kb.len);
         c->key_len = kb.len;
-        c->lsn = l;
-        c->op = op;
         c->order = seen;
-        if ((c->has_cmd = !row[at[2]].is_null))
-            c->cmd = row[at[2]].v.i;
-        if ((c->has_seq = !row[at[3]].is_null)) {
-            size_t len = row[at[3]].v.s.len < sizeof c->seq - 1 ? row[at[3]].v.s.len : sizeof c->seq - 1;
-            memcpy(c->seq, row[at[3]].v.s.ptr, len);
+        if ((rc = mcdc_silver__rank_of(&c->r, &row[at[0]], &row[at[1]], &row[at[2]], &row[at[3]])) < 0) {
+            free(c->key);
+            free(c->row);
+            break;
         }
         out->n++;
     }
@@ -477,13 +418,13 @@ static int check_backward(const change_set *changed, const change_set *at_l, boo
     for (size_t i = 0; i < changed->n; i++) {
         const change *w = set_find(at_l, changed->v[i].key, changed->v[i].key_len);
         char a[MCDC_LSN_STRLEN];
-        if (!w && changed->v[i].op == 2)
+        if (!w && changed->v[i].r.op == 2)
             continue;
         if (!w)
             return REFUSE("read at a later LSN (at or after a silver version's position)",
                           "bronze holds no row at or before the LSN asked for of a key "
                           "changed after it, so its state there is not known");
-        if (has_snap && w->op != 0 && mcdc_lsn_cmp(&w->lsn, newest_snap) < 0)
+        if (has_snap && w->r.op != 0 && mcdc_lsn_cmp(&w->r.lsn, newest_snap) < 0)
             return REFUSE("read at a later LSN (at or after a silver version's position)",
                           "a key changed after the LSN asked for was last changed before the "
                           "snapshot stamped %s, which may not hold it",
@@ -791,7 +732,7 @@ int mcdc_silver_as_of_next(mcdc_silver_as_of_reader *r, const mcdc_value **row)
     }
     while (r->next_image < r->images.n) {
         const change *c = &r->images.v[r->next_image++];
-        if (c->op == 0 || c->op == 2 || c->op == 4) {
+        if (c->r.op == 0 || c->r.op == 2 || c->r.op == 4) {
             *row = c->row;
             return 1;
         }

@@ -33,6 +33,7 @@
 
 #include "mcdc/delta.h"
 #include "silver/changes.h"
+#include "silver/common.h"
 
 /* Bronze's metadata columns (anchor-features §2.3); everything else is captured. */
 static const char *const bronze_meta[] = {
@@ -604,8 +605,8 @@ static inline int lsn_cmp(const mcdc_lsn *a, const mcdc_lsn *b)
     return u < v ? -1 : u > v;
 }
 
-/* <0, 0, >0: rank of a against b (S1). */
-static int rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
+/* <0, 0, >0: rank of a against b (S1); declared in silver/common.h. */
+int mcdc_silver_rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b)
 {
     int c = lsn_cmp(&a->lsn, &b->lsn);
     if (c)
@@ -1175,7 +1176,7 @@ int mcdc_silver_changes_add_prepared(mcdc_silver_changes *cs, const mcdc_value *
     }
     size_t j;
     sort_ent *e = probe(cs, p->hash, key, p->key_len, p->p0, p->p1, &j);
-    if (e && rank_cmp(k, &e->im->r) <= 0)
+    if (e && mcdc_silver_rank_cmp(k, &e->im->r) <= 0)
         return 0; /* an equal or higher-ranked image is already there (S1) */
     size_t size = p->size;
     if (size > IMAGE_MAX)

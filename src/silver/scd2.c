@@ -40,7 +40,9 @@
 #include "mcdc/failpoint.h"
 #include "mcdc/fs.h"
 #include "mcdc/pipeline.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
+#include "silver/common.h"
 #include "silver/datafile.h"
 #include "silver/rewrite.h"
 #include "silver/scd2.h"
@@ -63,14 +65,10 @@ enum { S_LSN, S_TS, S_DEL, S_DEL_LSN, S_DEL_TS, N_SOFT };
 typedef struct chg {
     uint8_t    *key;
     size_t      key_len;
-    mcdc_lsn    lsn;
+    mcdc_silver_rank r;
     int64_t     ts;
-    bool        has_cmd, has_seq;
-    int64_t     cmd;
-    char        seq[32];
-    int         op;
-    size_t      order;
-    mcdc_value *vals; /* the captured columns (n_cap), one allocation */
+    size_t      order;    /* position in bronze's scan, the last tie-break */
+    mcdc_value *vals;     /* the captured columns (n_cap), one allocation */
 } chg;
 
 /* A key's state after one transaction. vals NULL: absent (gone: the row it removed). */
@@ -113,34 +111,6 @@ typedef struct scd2 {
     bool                 soft;      /* scd1 with soft deletes, not history */
 } scd2;
 
-static bool is_bytes(mcdc_type_id t)
-{
-    return t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY;
-}
-
-static mcdc_value *vals_dup(const mcdc_column *cols, const mcdc_value *row, const int *map,
-                            size_t n)
-{
-    size_t bytes = n * sizeof(mcdc_value);
-    for (size_t i = 0; i < n; i++)
-        if (!row[map[i]].is_null && is_bytes(cols[i].type))
-            bytes += row[map[i]].v.s.len;
-    mcdc_value *v = malloc(bytes ? bytes : 1);
-    if (!v)
-        return NULL;
-    char *p = (char *)&v[n];
-    for (size_t i = 0; i < n; i++) {
-        v[i] = row[map[i]];
-        if (!v[i].is_null && is_bytes(cols[i].type)) {
-            if (v[i].v.s.len)
-                memcpy(p, v[i].v.s.ptr, v[i].v.s.len);
-            v[i].v.s.ptr = p;
-            p += v[i].v.s.len;
-        }
-    }
-    return v;
-}
-
 static bool same_value(const mcdc_column *c, const mcdc_value *a, const mcdc_value *b)
 {
     if (a->is_null || b->is_null)
@@ -176,28 +146,10 @@ static int key_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
     return c ? c : al < bl ? -1 : al > bl;
 }
 
-/* Rule S1 (see mcdc/silver.h). */
 static int rank_cmp(const chg *a, const chg *b)
 {
-    int c = mcdc_lsn_cmp(&a->lsn, &b->lsn);
-    if (c)
-        return c;
-    if (a->has_cmd != b->has_cmd)
-        return a->has_cmd ? 1 : -1;
-    if (a->has_cmd && a->cmd != b->cmd)
-        return a->cmd < b->cmd ? -1 : 1;
-    if (a->has_cmd) {
-        bool ea = !(a->op == 1 || a->op == 3), eb = !(b->op == 1 || b->op == 3);
-        if (ea != eb)
-            return ea ? 1 : -1;
-    }
-    if (a->has_seq != b->has_seq)
-        return a->has_seq ? 1 : -1;
-    if (a->has_seq && (c = strcmp(a->seq, b->seq)) != 0)
-        return c;
-    if (a->op != b->op)
-        return a->op < b->op ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
+    int c = mcdc_silver_rank_cmp(&a->r, &b->r);
+    return c ? c : a->order < b->order ? -1 : a->order > b->order;
 }
 
 static int chg_cmp(const void *pa, const void *pb)
@@ -330,14 +282,7 @@ static int committed_position(const char *path, bool *has, mcdc_lsn *out)
         return rc;
     *has = false;
     for (size_t i = n; i-- > 0 && !*has;) {
-        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
-        const char *a = json_string_value(json_object_get(json_object_get(j, "silver_apply"),
-                                                          "applied_lsn"));
-        if (a && mcdc_lsn_parse(out, a) == 0)
-            *has = true;
-        else
-            mcdc_error_clear();
-        json_decref(j);
+        *has = mcdc_silver__meta_applied_lsn(h[i].user_metadata, out);
     }
     mcdc_delta_history_free(h, n);
     return 0;
@@ -423,22 +368,19 @@ static int read_changes(scd2 *c, bool has_pos, const mcdc_lsn *pos)
             rc = mcdc_silver_key_encode(&kb, &c->cap->cols[c->key_idx[k]], &r[c->key_idx[k]]);
         if (rc < 0)
             break;
-        if (!(x->key = malloc(kb.len ? kb.len : 1)) || !(x->vals = vals_dup(c->cap->cols, r, map, n_cap))) {
+        if (!(x->key = malloc(kb.len ? kb.len : 1)) || !(x->vals = mcdc_silver__values_dup(c->cap->cols, r, map, n_cap))) {
             free(x->key);
             rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory holding %zu changes", c->n_ch);
             break;
         }
         memcpy(x->key, kb.ptr, kb.len);
         x->key_len = kb.len;
-        x->lsn = l;
         x->ts = m[4].is_null ? 0 : m[4].v.i;
-        x->op = op;
         x->order = seen;
-        if ((x->has_cmd = !m[2].is_null))
-            x->cmd = m[2].v.i;
-        if ((x->has_seq = !m[3].is_null)) {
-            size_t len = m[3].v.s.len < sizeof x->seq - 1 ? m[3].v.s.len : sizeof x->seq - 1;
-            memcpy(x->seq, m[3].v.s.ptr, len);
+        if ((rc = mcdc_silver__rank_of(&x->r, &m[0], &m[1], &m[2], &m[3])) < 0) {
+            free(x->key);
+            free(x->vals);
+            break;
         }
         c->n_ch++;
     }
@@ -469,14 +411,14 @@ static int build_states(scd2 *c)
         if (!(k->st = calloc(j - i, sizeof *k->st)))
             return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
         for (size_t x = i; x < j; x++) {
-            if (x + 1 < j && mcdc_lsn_cmp(&c->ch[x + 1].lsn, &c->ch[x].lsn) == 0)
+            if (x + 1 < j && mcdc_lsn_cmp(&c->ch[x + 1].r.lsn, &c->ch[x].r.lsn) == 0)
                 continue; /* not the transaction's last change to the key */
             const chg *w = &c->ch[x];
-            const mcdc_value *v = (w->op == 1 || w->op == 3) ? NULL : w->vals;
+            const mcdc_value *v = (w->r.op == 1 || w->r.op == 3) ? NULL : w->vals;
             const state *prev = k->n_st ? &k->st[k->n_st - 1] : NULL;
             if (prev && ((!prev->vals && !v) || (prev->vals && v && same_vals(c->cap, prev->vals, v))))
                 continue;
-            k->st[k->n_st] = (state){ w->lsn, w->ts, v, v ? NULL : w->vals }; /* absent first: closes silver's */
+            k->st[k->n_st] = (state){ w->r.lsn, w->ts, v, v ? NULL : w->vals }; /* absent first: closes silver's */
             k->n_st++;
         }
         i = j;
@@ -950,11 +892,12 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
     char lock_path[MCDC_PATH_MAX];
     if (snprintf(lock_path, sizeof lock_path, "%s/%s", o->silver_path, LOCK_NAME) >= (int)sizeof lock_path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", o->silver_path);
-    int rc = mcdc_fs_mkdirs(o->silver_path);
+    int rc = mcdc_storage_mkdirs(o->silver_path);
     if (rc < 0)
         return rc;
+    /* no flock on an object store: the Delta conflict check keeps two applies apart */
     mcdc_fs_lock *lock = NULL;
-    if ((rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
+    if (!mcdc_storage_is_s3(o->silver_path) && (rc = mcdc_fs_lock_acquire(&lock, lock_path)) < 0) {
         if (rc == MCDC_ELOCKED)
             mcdc_error_hint("another silver apply of %s is running; wait for it", o->silver_name);
         return rc;
@@ -1022,7 +965,7 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
         has_new = true;
     }
     for (size_t i = 0; i < c.n_ch; i++)
-        lsn_max(&has_new, &newpos, &c.ch[i].lsn);
+        lsn_max(&has_new, &newpos, &c.ch[i].r.lsn);
     out->silver_files_before = c.silver->n_files;
     /* 5: the files */
     if (!(rewrite = calloc(c.silver->n_files ? c.silver->n_files : 1, sizeof *rewrite))) {
@@ -1078,17 +1021,7 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
     }
     mcdc_failpoint("silver.after_position");
     /* 7: the verdict, capped at bronze's as read before bronze */
-    if (o->facts_path && brow.finalized_until.has && brow.has_end_lsn && brow.has_end_commit_ts) {
-        mcdc_offset end;
-        end.lsn = brow.end_lsn;
-        end.has_commit_ts = true;
-        end.commit_ts_us = brow.end_commit_ts_us < brow.finalized_until.until_us
-                               ? brow.end_commit_ts_us : brow.finalized_until.until_us;
-        mcdc_advance_result ar;
-        if ((rc = mcdc_control_advance(o->control_path, o->silver_name, &end, o->granularity, &ar)) < 0)
-            goto done;
-        out->finalized_until = ar.verdict;
-    }
+    rc = mcdc_silver__advance_verdict(o, &brow, &out->finalized_until);
 done:
     free(rewrite);
     mcdc_control_row_clear(&brow);

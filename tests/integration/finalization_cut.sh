@@ -35,7 +35,7 @@ sim_capture 2026-10-01T09:03:00
 s2() { # s2 TABLE APP [ARGS...]
   local tbl=$1 app=$2; shift 2
   M stream --source "sim:$DB" --capture-instance "dbo_$tbl" --target "bronze.$tbl" --app-id "$app" \
-    --checkpoint "$T/ck/$app" --facts ops.facts "$@" >/dev/null 2>&1
+    --checkpoint "$T/ck/$app" --facts ops.facts "$@" >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
   M finalization advance --control ops.control --table "bronze.$tbl" --checkpoint "$T/ck/$app" >/dev/null
   M silver apply --bronze "bronze.$tbl" --silver "silver.$tbl" --capture-instance "dbo_$tbl" \
     --keys "$([ "$tbl" = orders ] && echo order_id || echo line_id)" --control ops.control >/dev/null
@@ -104,7 +104,7 @@ rc=0; M finalization cut --control ops.control --facts ops.nofacts --tables bron
 M sim exec "$DB" --at 2026-10-01T09:04:00 "INSERT INTO dbo.orders VALUES (1000, 0)" >/dev/null
 sim_capture 2026-10-01T09:04:10
 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.late --app-id late \
-  --checkpoint "$T/ck/late" --facts ops.facts --starting-lsn latest --trigger once >/dev/null 2>&1
+  --checkpoint "$T/ck/late" --facts ops.facts --starting-lsn latest --trigger once >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
 M finalization advance --control ops.control --table bronze.late --checkpoint "$T/ck/late" >/dev/null
 refused "holds nothing before" --tables bronze.lines,bronze.late
 echo "finalization_cut: ok (cut at $L)"

@@ -1,8 +1,9 @@
 # tests/integration/misuse_locations.sh: what is not supported is refused, and no secret
-# is shown in clear. A scheme:// table location in any table flag (or a scheme://
-# warehouse) exits 2 naming it and writes nothing (it wrote into a local directory named
-# "s3:" and reported success); an unknown source given as a URL shows its userinfo masked
-# (it printed "sqlserver://sa:secret@host" in clear).
+# is shown in clear. An s3:// table or warehouse without S3 credentials exits 2 saying so
+# and writes nothing; any other scheme:// table location (or warehouse) exits 2 naming it
+# and writes nothing (it wrote into a local directory named "s3:" and reported success);
+# an unknown source given as a URL shows its userinfo masked (it printed
+# "sqlserver://sa:secret@host" in clear).
 source "$(dirname "$0")/stream_lib.bash"
 
 sim_setup
@@ -26,37 +27,72 @@ refused() {
   tree "$MSSQL_CDC_WAREHOUSE" >"$T/lake.after"
   cmp -s "$T/lake.before" "$T/lake.after" || die "$*: the lake changed"
 }
+# s3:// is an object store location: without credentials every table flag (and an s3://
+# warehouse) exits 2 naming what is missing, before anything is written
+export HOME=$T/home AWS_CONFIG_FILE=$T/home/none AWS_SHARED_CREDENTIALS_FILE=$T/home/none
+unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_WEB_IDENTITY_TOKEN_FILE \
+  AWS_CONTAINER_CREDENTIALS_RELATIVE_URI AWS_CONTAINER_CREDENTIALS_FULL_URI 2>/dev/null || true
+# nocreds CMD...: CMD exits 2 saying no S3 credentials were found, and nothing was written
+nocreds() {
+  local rc=0
+  "$@" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" = 2 ] || { cat "$T/err" >&2; die "$*: exit $rc, want 2"; }
+  grep -qF "S3 credentials: none found" "$T/err" || { cat "$T/err" >&2; die "$*: no credentials message"; }
+  grep -q "^hint: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" "$T/err" || die "$*: no hint"
+  [ -z "$(ls -A "$T" | grep ':$' || true)" ] || die "$*: created a local directory named like a scheme: $(ls "$T")"
+  tree "$MSSQL_CDC_WAREHOUSE" >"$T/lake.after"
+  cmp -s "$T/lake.before" "$T/lake.after" || die "$*: the lake changed"
+}
 S3=s3://bucket/bronze/orders
-refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target $S3 \
+nocreds M stream --source "sim:$DB" --capture-instance dbo_orders --target $S3 \
   --app-id u --checkpoint "$T/ck/u" --facts ops.facts
-refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
+[ ! -e "$T/ck/u" ] || die "the refused stream made its checkpoint"
+nocreds M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
   --app-id a --checkpoint "$T/ck/a" --facts $S3
-refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
+nocreds M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
   --app-id a --checkpoint "$T/ck/a" --facts ops.facts --control $S3
-refused $S3 M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a \
-  --app-id a --checkpoint "$T/ck/a" --facts ops.facts --control ops.control --silver $S3
 for flag in bronze silver control facts; do
   args=(--bronze bronze.a --silver silver.a --control ops.control --facts ops.facts)
   for ((i = 0; i < ${#args[@]}; i += 2)); do [ "${args[i]}" = "--$flag" ] && args[i+1]=$S3; done
-  refused $S3 M silver apply "${args[@]}" --capture-instance dbo_orders --keys order_id
+  nocreds M silver apply "${args[@]}" --capture-instance dbo_orders --keys order_id
 done
-refused $S3 M finalization advance --control $S3 --table bronze.a --end-lsn 0x1 --end-commit-ts 2026-10-01T14:00:00
-refused $S3 M finalization show --control $S3
-refused $S3 M finalization is-final --control $S3 --table bronze.a --period-end 2026-10-01T14:00:00
-refused $S3 M finalization freshness --control $S3 --table bronze.a
-refused $S3 M report --facts $S3 --control ops.control
-for cmd in cat history info checkpoint vacuum optimize; do
-  refused $S3 M table $cmd $S3
+nocreds M finalization show --control $S3
+nocreds M report --facts $S3 --control ops.control
+for cmd in cat history info vacuum optimize; do
+  nocreds M table $cmd $S3
 done
+nocreds env MSSQL_CDC_WAREHOUSE=s3://bucket/lake "$MCDC_BIN" stream \
+  --source "sim:$DB" --capture-instance dbo_orders --target bronze.z --app-id z --checkpoint "$T/ck/z"
+[ ! -e "$T/ck/z" ] || die "the refused stream made its checkpoint"
+# unsupported credential sources are named, not silently skipped
+rc=0; AWS_WEB_IDENTITY_TOKEN_FILE=$T/token M table cat $S3 >"$T/out" 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -qF "a web-identity token (AWS_WEB_IDENTITY_TOKEN_FILE) is not supported yet" "$T/err" \
+  || { cat "$T/err" >&2; die "web identity: exit $rc"; }
+
+# other schemes stay refused: S CMD... exits 2 naming URI as unsupported, nothing written
+refused() {
+  local uri=$1; shift
+  local rc=0
+  "$@" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" = 2 ] || { cat "$T/err" >&2; die "$*: exit $rc, want 2"; }
+  grep -qF "location '$uri': object storage (${uri%%://*}://) is not supported yet" "$T/err" \
+    || { cat "$T/err" >&2; die "$*: the error does not name $uri"; }
+  grep -q "^hint: give a local directory" "$T/err" || die "$*: no hint"
+  [ -z "$(ls -A "$T" | grep ':$' || true)" ] || die "$*: created a local directory named like a scheme: $(ls "$T")"
+  tree "$MSSQL_CDC_WAREHOUSE" >"$T/lake.after"
+  cmp -s "$T/lake.before" "$T/lake.after" || die "$*: the lake changed"
+}
 # (a lone userinfo is masked: it may be a token)
 refused 'abfss://***@acct.dfs.core.windows.net/t' M table cat abfss://c@acct.dfs.core.windows.net/t
 refused file:///tmp/t M table cat file:///tmp/t
-# a URI warehouse: refused once a dotted name is resolved against it, password masked
-refused 's3://key:***@bucket/lake' M --warehouse 's3://key:SECRET@bucket/lake' table cat bronze.a
-grep -q SECRET "$T/err" && die "the warehouse's secret was shown"
-refused 's3://bucket/lake' env MSSQL_CDC_WAREHOUSE=s3://bucket/lake "$MCDC_BIN" stream \
-  --source "sim:$DB" --capture-instance dbo_orders --target bronze.z --app-id z --checkpoint "$T/ck/z"
-[ ! -e "$T/ck/z" ] || die "the refused stream made its checkpoint"
+refused gs://bucket/t M finalization advance --control gs://bucket/t --table bronze.a --end-lsn 0x1 \
+  --end-commit-ts 2026-10-01T14:00:00
+refused 'abfss://acct/lake' M --warehouse 'abfss://acct/lake' table cat bronze.a
+# credentials in an s3:// URL: refused as no bucket name, the secret masked
+rc=0; M --warehouse 's3://key:SECRET@bucket/lake' table cat bronze.a >"$T/out" 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -qF "warehouse location 's3://key:***@bucket/lake': not s3://BUCKET/PREFIX" "$T/err" \
+  || { cat "$T/err" >&2; die "s3 userinfo: exit $rc"; }
+grep -q ':SECRET@' "$T/err" && die "the warehouse's secret was shown"
 # a URI checkpoint is no local directory either
 rc=0; M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a --app-id a \
   --checkpoint s3://bucket/ck/a >"$T/out" 2>"$T/err" || rc=$?

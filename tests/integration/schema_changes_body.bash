@@ -40,13 +40,16 @@ ddl() {
   sim_capture "${2%:*}:40"
 }
 # refused STEP POLICY: exit 5 and nothing written
+silver_row() { M finalization show --control ops.control --table silver.s --format json; }
 refused() {
-  local v0 v1 rc
+  local v0 v1 rc s0
   v0=$(version bronze.s)
+  s0=$(silver_row)
   rc=$(run "$2")
   [ "$rc" = 5 ] || die "$1 under $2: exit $rc, expected 5: $(cat "$T/err")"
   v1=$(version bronze.s)
   [ "$v0" = "$v1" ] || die "$1 under $2: bronze moved from version $v0 to $v1"
+  [ "$s0" = "$(silver_row)" ] || die "$1 under $2: silver's verdict moved: $s0 -> $(silver_row)"
   grep -q "^hint: " "$T/err" || die "$1 under $2: no hint: $(cat "$T/err")"
 }
 goes_on() { # goes_on STEP EVENTS_EXPECTED SRC_DROP SILVER_DROP

@@ -75,7 +75,7 @@ sim_exec 2026-10-01T14:06:00 "UPDATE dbo.orders SET amount = 77.00 WHERE order_i
 sim_capture 2026-10-01T14:06:10
 ct_rows "$T/ct.jsonl"
 M sim query "$DB" 'SELECT * FROM cdc.lsn_time_mapping' --format jsonl >"$T/map.jsonl"
-stream h --trigger once >/dev/null 2>&1
+stream h --trigger once >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
 apply silver.h
 [ "$(field silver_files_before)" -gt 5 ] || die "too few files to show an incremental apply ($(field silver_files_before))"
 [ "$(field silver_files_rewritten)" -le 1 ] || die "one changed key rewrote $(field silver_files_rewritten) files"
@@ -88,7 +88,7 @@ for fp in silver.before_merge_commit silver.after_merge silver.after_position; d
   sim_exec "2026-10-01T14:$(printf %02d $minute):00" "UPDATE dbo.orders SET amount = amount + 1 WHERE order_id IN (1, 3, 50); INSERT INTO dbo.orders VALUES ($((1000 + minute)), N'k', 1.00, NULL)"
   sim_exec "2026-10-01T14:$(printf %02d $minute):05" "DELETE FROM dbo.orders WHERE order_id = $((1000 + minute))"
   sim_capture "2026-10-01T14:$(printf %02d $minute):10"
-  stream h --trigger once >/dev/null 2>&1
+  stream h --trigger once >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
   rc=0; MCDC_FAILPOINT="$fp" apply silver.h >/dev/null 2>&1 || rc=$?
   [ $rc = 137 ] || die "$fp: exit $rc, want 137"
   apply silver.h || die "$fp: the rerun failed"

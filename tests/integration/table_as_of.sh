@@ -14,7 +14,7 @@ M sim workload "$DB" --table dbo.orders --transactions 150 --rows-per-transactio
   --start 2026-10-01T14:00:00 --interval 1s --capture-every 10s >/dev/null
 sim_capture 2026-10-01T14:09:00
 # a stream started at latest here holds nothing of the keys before it
-stream late --starting-lsn latest --trigger once >/dev/null 2>&1
+stream late --starting-lsn latest --trigger once >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
 sim_exec 2026-10-01T14:10:00 "UPDATE dbo.orders SET order_id = 900001 WHERE order_id = 3"
 sim_exec 2026-10-01T14:10:01 "DELETE FROM dbo.orders WHERE order_id = 7; INSERT INTO dbo.orders VALUES (7, N'again', 1.00, '2026-10-01 14:10:01'); UPDATE dbo.orders SET amount = 2.00 WHERE order_id = 7"
 M sim workload "$DB" --table dbo.orders --transactions 100 --rows-per-transaction 2 --seed 12 \
@@ -25,12 +25,12 @@ apply() {
 }
 # silver is applied after every batch of 40 commits: many silver versions
 for _ in 1 2 3 4 5; do
-  stream o --trigger once --max-commits-per-batch 40 >/dev/null 2>&1
+  stream o --trigger once --max-commits-per-batch 40 >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
   apply
 done
 M silver apply --bronze bronze.o --silver silver.one --capture-instance dbo_orders --keys order_id \
   --control ops.control >/dev/null
-stream late --trigger available-now >/dev/null 2>&1
+stream late --trigger available-now >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
 M silver apply --bronze bronze.late --silver silver.late --capture-instance dbo_orders --keys order_id \
   --control ops.control >/dev/null
 ct_rows "$T/ct.jsonl"

@@ -80,7 +80,7 @@ static void test_core_warehouse__uri_locations_are_refused(void **state)
 {
     (void)state;
     char out[MCDC_PATH_MAX];
-    static const char *uris[] = { "s3://bucket/bronze/orders", "S3A://b/x", "abfss://c@acct.dfs/x",
+    static const char *uris[] = { "S3A://b/x", "abfss://c@acct.dfs/x",
                                   "gs://b/t", "file:///tmp/lake/t", "hdfs+x.y-z://n/t" };
     for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
         if (mcdc_warehouse_resolve(out, "/lake", uris[i]) != MCDC_EUNSUPPORTED)
@@ -93,10 +93,16 @@ static void test_core_warehouse__uri_locations_are_refused(void **state)
     }
     assert_non_null(strstr(mcdc_error_last()->message, "(hdfs+x.y-z://)"));
     /* a URI warehouse is refused when a dotted name needs it, its password masked */
-    assert_int_equal(MCDC_EUNSUPPORTED, mcdc_warehouse_resolve(out, "s3://key:SECRET@bucket/lake",
+    assert_int_equal(MCDC_EUNSUPPORTED, mcdc_warehouse_resolve(out, "abfss://key:SECRET@acct/lake",
                                                                "bronze.orders"));
-    assert_non_null(strstr(mcdc_error_last()->message, "warehouse location 's3://key:***@bucket/lake'"));
+    assert_non_null(strstr(mcdc_error_last()->message, "warehouse location 'abfss://key:***@acct/lake'"));
     assert_null(strstr(mcdc_error_last()->message, "SECRET"));
+    /* s3:// is an object store: credentials in it are no bucket name, and are masked */
+    assert_int_equal(MCDC_EINVAL, mcdc_warehouse_resolve(out, "s3://key:SECRET@bucket/lake", "bronze.orders"));
+    assert_non_null(strstr(mcdc_error_last()->message, "warehouse location 's3://key:***@bucket/lake': not s3://BUCKET/PREFIX"));
+    assert_null(strstr(mcdc_error_last()->message, "SECRET"));
+    assert_int_equal(MCDC_EINVAL, mcdc_warehouse_resolve(out, "/lake", "s3://B_ad/x"));
+    assert_non_null(strstr(mcdc_error_last()->message, "table location 's3://B_ad/x'"));
     /* not URIs: local paths that merely hold "://" later or a colon */
     ok("/lake", "./s3://x", "./s3://x");
     ok("/lake", "/data/a:b/t", "/data/a:b/t");
@@ -105,6 +111,24 @@ static void test_core_warehouse__uri_locations_are_refused(void **state)
     assert_false(mcdc_warehouse_is_uri("s3:/x"));
     assert_false(mcdc_warehouse_is_uri("://x"));
     assert_false(mcdc_warehouse_is_uri(NULL));
+}
+
+static void test_core_warehouse__s3_names_need_credentials(void **state)
+{
+    (void)state;
+    char out[MCDC_PATH_MAX];
+    setenv("HOME", "/nonexistent-home", 1);
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent-home/c", 1);
+    setenv("AWS_CONFIG_FILE", "/nonexistent-home/c", 1);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    unsetenv("AWS_PROFILE");
+    unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+    /* a dotted name under an s3:// warehouse is an s3:// location, checked before use */
+    assert_int_equal(MCDC_EINVAL, mcdc_warehouse_resolve(out, "s3://my-lake/wh/", "bronze.orders"));
+    assert_string_equal("s3://my-lake/wh/bronze/orders", out);
+    assert_non_null(strstr(mcdc_error_last()->message, "S3 credentials: none found"));
+    assert_non_null(strstr(mcdc_error_last()->hint, "AWS_ACCESS_KEY_ID"));
 }
 
 static void test_core_warehouse__dir_from_flag_env_or_default(void **state)
@@ -127,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_core_warehouse__paths_are_used_as_given),
         cmocka_unit_test(test_core_warehouse__escaping_names_refused),
         cmocka_unit_test(test_core_warehouse__uri_locations_are_refused),
+        cmocka_unit_test(test_core_warehouse__s3_names_need_credentials),
         cmocka_unit_test(test_core_warehouse__dir_from_flag_env_or_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

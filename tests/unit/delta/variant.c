@@ -139,6 +139,20 @@ static void test_delta_variant__malformed_is_refused(void **state)
     s = decode(meta_empty, sizeof meta_empty, bigstr, sizeof bigstr, &rc);
     assert_int_equal(MCDC_ECORRUPT, rc);
     free(s);
+    static const uint8_t notutf8[] = { 0x40, 0x03, 0, 0, 0, 0xF3, 'a', '"' }; /* found by the fuzzer */
+    s = decode(meta_empty, sizeof meta_empty, notutf8, sizeof notutf8, &rc);
+    assert_int_equal(MCDC_ECORRUPT, rc);
+    assert_non_null(strstr(mcdc_error_last()->message, "not UTF-8"));
+    free(s);
+    static const uint8_t shortbad[] = { 0x09, 0xC0, 0x80 }; /* overlong NUL */
+    s = decode(meta_empty, sizeof meta_empty, shortbad, sizeof shortbad, &rc);
+    assert_int_equal(MCDC_ECORRUPT, rc);
+    free(s);
+    static const uint8_t dec39[] = { 0x28, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                     0, 0x60 }; /* 2^126: 39 digits, past decimal(38) */
+    s = decode(meta_empty, sizeof meta_empty, dec39, sizeof dec39, &rc);
+    assert_int_equal(MCDC_ECORRUPT, rc);
+    free(s);
     static const uint8_t unknown[] = { 0x7C }; /* primitive 31 */
     s = decode(meta_empty, sizeof meta_empty, unknown, sizeof unknown, &rc);
     assert_int_equal(MCDC_EUNSUPPORTED, rc);

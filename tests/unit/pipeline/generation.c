@@ -83,6 +83,15 @@ static void test_pipeline_generation__paths_and_app_ids(void **state)
     assert_int_equal(0, mcdc_stream_family(fam, sizeof fam, out));
     assert_string_equal("orders-v1", fam);
     assert_int_equal(MCDC_EINVAL, mcdc_generation_app_id(out, 8, "orders-v1", 3));
+    /* an app id that is a generation started by hand counts on from it: same family */
+    assert_int_equal(0, mcdc_generation_app_id(out, sizeof out, "orders.g2", 1));
+    assert_string_equal("orders.g3", out);
+    assert_int_equal(0, mcdc_stream_family(fam, sizeof fam, out));
+    assert_string_equal("orders", fam);
+    assert_int_equal(0, mcdc_generation_app_id(out, sizeof out, "orders.g2", 0));
+    assert_string_equal("orders.g2", out);
+    assert_int_equal(0, mcdc_generation_app_id(out, sizeof out, "big.g", 1));
+    assert_string_equal("big.g.g1", out);
 }
 
 static void test_pipeline_generation__a_corrupt_file_is_refused(void **state)
