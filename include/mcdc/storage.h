@@ -177,6 +177,14 @@ bool mcdc_storage_is_s3(const char *loc);
  *  when the store cannot be reached or refuses the request. */
 int mcdc_storage_check(const char *loc);
 
+/** Requests sent to S3 by this process so far (every attempt counts), by kind. */
+typedef struct mcdc_storage_s3_counts {
+    uint64_t get, head, put, post, del, list;
+} mcdc_storage_s3_counts;
+
+/** The counts of requests sent to S3 so far (for benchmarks and cost estimates). */
+void mcdc_storage_s3_counts_get(mcdc_storage_s3_counts *out);
+
 /** Let a store that ignores If-None-Match: * be used (by one writer only: two writers could
  *  then both commit one Delta version). Off by default. */
 void mcdc_storage_allow_unsafe_single_writer(bool allow);

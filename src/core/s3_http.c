@@ -16,6 +16,7 @@
 #include <expat.h>
 #include <nettle/sha2.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,35 @@
 #include "core/s3_int.h"
 #include "mcdc/error.h"
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t g_get, g_head, g_put, g_post, g_del, g_list;
+
+void mcdc_storage_s3_counts_get(mcdc_storage_s3_counts *out)
+{
+    out->get = g_get;
+    out->head = g_head;
+    out->put = g_put;
+    out->post = g_post;
+    out->del = g_del;
+    out->list = g_list;
+}
+
+static void count(const mcdc_s3_req *rq)
+{
+    const char *m = rq->method;
+    if (!strcmp(m, "GET"))
+        rq->key[0] ? g_get++ : g_list++;
+    else if (!strcmp(m, "HEAD"))
+        g_head++;
+    else if (!strcmp(m, "PUT"))
+        g_put++;
+    else if (!strcmp(m, "POST"))
+        g_post++;
+    else
+        g_del++;
+}
 static pthread_key_t  g_handle_key;
 
 static void handle_free(void *h)
@@ -377,6 +405,7 @@ int mcdc_s3__request(const mcdc_s3_req *rq, mcdc_s3_resp *rs)
         if (i)
             backoff(i);
         bool sent = false;
+        count(rq);
         rc = attempt(cfg, rq, url.ptr, rs, &sent);
         rs->attempts = i + 1;
         rs->uncertain = uncertain; /* about the attempts before this one */

@@ -215,7 +215,7 @@ static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
     pthread_mutex_unlock(&s->mu);
     if (stopping) {
         mcdc_job_free(j);
-        return 0;
+        return 1; /* not run */
     }
     mcdc_stream_result res;
     bool has = false;
@@ -388,6 +388,18 @@ static void *worker(void *arg)
                 mcdc_error_clear(); /* the round meets the same failure and reports it */
         }
         pthread_mutex_lock(&s->mu);
+        if (sl->removed) {
+            /* dropped by a reload while it polled */
+            sl->busy = false;
+            sl->done = true;
+            sl->state = MCDC_RUN_STATE_STOPPED;
+            pthread_mutex_unlock(&s->mu);
+            record(s, sl, MCDC_RUN_STATE_STOPPED, sl->failures, "removed from the config");
+            mcdc_log_set_context(NULL);
+            pthread_mutex_lock(&s->mu);
+            pthread_cond_broadcast(&s->cv);
+            continue;
+        }
         if (has_polled && sl->had_success && sl->has_caught_up && !sl->failures &&
             mcdc_lsn_cmp(&polled, &sl->caught_up) <= 0) {
             /* idle: nothing new since the last round read */
@@ -405,13 +417,16 @@ static void *worker(void *arg)
 
         mcdc_run_event e = { .kind = MCDC_RUN_EVENT_DONE, .table = sl->t };
         int rc = round_of(s, sl, &e);
+        bool ran = rc != 1; /* 1: stopping or removed before it began */
+        if (!ran)
+            rc = 0;
         bool fatal = rc == MCDC_EDATALOSS || rc == MCDC_ESCHEMA;
         if (rc < 0) {
             e.kind = fatal ? MCDC_RUN_EVENT_ERROR : MCDC_RUN_EVENT_RETRY;
             e.rc = rc;
             e.retry_in_us = fatal ? 0 : backoff(s->o, sl->failures + 1);
             emit(s, &e);
-        } else if (!sl->interval_us) {
+        } else if (!sl->interval_us && ran) {
             emit(s, &e);
         }
 
@@ -422,7 +437,7 @@ static void *worker(void *arg)
         snprintf(sl->message, sizeof sl->message, "%s", message);
         if (rc < 0) {
             sl->rounds_failed++;
-        } else {
+        } else if (ran) {
             sl->had_success = true;
             sl->last_ok_mono_us = mcdc_time_mono_us();
             sl->has_caught_up = has_polled;
@@ -436,6 +451,9 @@ static void *worker(void *arg)
         if (sl->removed) {
             sl->state = MCDC_RUN_STATE_STOPPED;
             sl->done = true;
+            snprintf(message, sizeof message, "removed from the config");
+        } else if (!ran) {
+            sl->state = MCDC_RUN_STATE_IDLE; /* stopping: the drain records it stopped */
         } else if (rc < 0 && fatal) {
             sl->state = MCDC_RUN_STATE_ERROR;
             sl->done = true;
