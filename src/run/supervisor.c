@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mcdc/finalize.h"
+#include "mcdc/log.h"
 #include "mcdc/run.h"
 #include "run_int.h"
 
@@ -345,6 +347,50 @@ static bool runnable(const slot *c)
     return !c->done && !c->busy && !(c->after && !c->after->done);
 }
 
+/* After a successful round of @p t: every consistent set holding it moves its control row
+ * "consistent:NAME" to the set's cut (never back: mcdc_control_advance). A cut that cannot
+ * be taken yet (a table without a batch, a snapshot open) waits for a later round. */
+static void advance_consistent(const mcdc_run_plan *plan, const mcdc_run_table *t)
+{
+    const mcdc_run_config *c = plan->config;
+    for (size_t i = 0; i < plan->n_consistent; i++) {
+        const mcdc_run_consistent *cs = &c->consistent[i];
+        bool member = false;
+        for (size_t j = 0; j < cs->n_targets && !member; j++)
+            member = !strcmp(cs->targets[j], t->value[MCDC_RUN_KEY_TARGET]);
+        if (!member)
+            continue;
+        mcdc_cut cut;
+        int rc = mcdc_finalize_cut(&cut, plan->consistent_control[i], plan->consistent_facts[i],
+                                   (const char *const *)cs->targets, cs->n_targets);
+        if (rc == MCDC_EINVAL) {
+            mcdc_log(MCDC_LOG_DEBUG, "run", "consistent set %s: no cut yet: %s", cs->name,
+                     mcdc_error_last()->message);
+            mcdc_error_clear();
+            continue;
+        }
+        char row[300];
+        snprintf(row, sizeof row, "consistent:%s", cs->name);
+        mcdc_granularity g = MCDC_GRAN_HOUR;
+        const char *gs = t->value[MCDC_RUN_KEY_GRANULARITY];
+        if (gs && mcdc_granularity_parse(&g, gs) < 0) {
+            mcdc_error_clear();
+            g = MCDC_GRAN_HOUR;
+        }
+        if (rc == 0 && cut.has_commit_ts) {
+            mcdc_offset end = { .lsn = cut.lsn, .has_commit_ts = true, .commit_ts_us = cut.commit_ts_us };
+            mcdc_advance_result ar;
+            rc = mcdc_control_advance(plan->consistent_control[i], row, &end, g, &ar);
+        }
+        if (rc < 0) {
+            mcdc_log(MCDC_LOG_WARN, "run", "consistent set %s: the cut was not recorded: %s",
+                     cs->name, mcdc_error_last()->message);
+            mcdc_error_clear();
+        }
+        mcdc_cut_clear(&cut);
+    }
+}
+
 static void *worker(void *arg)
 {
     sup *s = arg;
@@ -432,6 +478,8 @@ static void *worker(void *arg)
 
         char message[1024];
         snprintf(message, sizeof message, "%s", rc < 0 ? mcdc_error_last()->message : "");
+        if (rc == 0 && ran)
+            advance_consistent(sl->plan, sl->t);
         pthread_mutex_lock(&s->mu);
         sl->busy = false;
         snprintf(sl->message, sizeof sl->message, "%s", message);
