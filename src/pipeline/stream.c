@@ -4,12 +4,17 @@
  *
  * One batch, in this order (each step is a failpoint "stream.<step>" for crash tests):
  *
- *   plan       max_lsn (an idle poll stops here: one query), the batch limit through
- *              nth_commit_after, the data-loss guard on min_lsn
+ *   plan       max_lsn (an idle poll stops here: one query), capture_instances (a
+ *              switch), then one positions round trip: max_lsn's commit time, the
+ *              position's (the source going backwards), the batch limit's n-th commit,
+ *              min_lsn (the data-loss guard); ddl_history (captured_columns after DDL)
  *   record     offsets/N, durable                        -> after_offsets       (C1)
  *   read       (after, upto] streamed into one bronze data file, facts counted from
  *              the same rows (invariant 5)               -> mid_read (per row)
- *              min_lsn checked again (a purge between pages)
+ *              then one positions round trip: min_lsn checked again (a purge between
+ *              pages) with its commit time, max_lsn with its, the source's clock
+ *              (commit times already known are not asked again): 5 round trips a batch
+ *              with rows and one ddl_history, tests/unit/pipeline/stream_trips.c
  *   file       footer, fsync, publish                    -> after_data_file
  *   bronze     append with txn{app_id, N} + userMetadata -> after_bronze_commit
  *              (a batch without rows: no file, no commit)
