@@ -59,30 +59,38 @@ run() { # KIND: int or composite
   local wl=$!; pids+=("$wl")
   "${ST[@]}" --trigger interval:1s >/dev/null 2>>"$d/stream.err" &
   local sp=$!; pids+=("$sp")
-  local killed_bf=0 killed_st=0 bf_runs=0 bf_failed=0 rc
+  local killed_bf=0 killed_st=0 bf_runs=1 bf_failed=0 rc bp
+  "${BF[@]}" >/dev/null 2>>"$d/bf.err" &
+  bp=$!; pids+=("$bp")
   while :; do
-    bf_runs=$((bf_runs + 1))
-    "${BF[@]}" >/dev/null 2>>"$d/bf.err" &
-    local bp=$!; pids+=("$bp")
-    if [ $((killed_bf + killed_st)) -lt "$kills" ]; then
+    if [ $((killed_bf + killed_st)) -lt "$kills" ] && kill -0 "$bp" 2>/dev/null; then
       sleep "0.$((RANDOM % 45 + 5))"
-      if [ $((RANDOM % 2)) = 0 ] && kill -9 "$bp" 2>/dev/null; then
+      kill -0 "$bp" 2>/dev/null || continue # it ended meanwhile: see how below
+      if [ $((RANDOM % 2)) = 0 ]; then
+        kill -9 "$bp" 2>/dev/null || true
         wait "$bp" 2>/dev/null || true
         killed_bf=$((killed_bf + 1))
-        continue
-      fi
-      if kill -9 "$sp" 2>/dev/null; then
+        bf_runs=$((bf_runs + 1))
+        "${BF[@]}" >/dev/null 2>>"$d/bf.err" &
+        bp=$!; pids+=("$bp")
+      else
+        kill -9 "$sp" 2>/dev/null || true
         wait "$sp" 2>/dev/null || true
         killed_st=$((killed_st + 1))
         "${ST[@]}" --trigger interval:1s >/dev/null 2>>"$d/stream.err" &
         sp=$!; pids+=("$sp")
       fi
+      continue
     fi
     rc=0; wait "$bp" || rc=$?
     [ $rc = 0 ] && break
-    [ $rc = 3 ] && bf_failed=$((bf_failed + 1)) # a runtime failure (logged in bf.err): run again
-    [ $rc = 137 ] || [ $rc = 3 ] || die "$kind: backfill exit $rc: $(tail -3 "$d/bf.err")"
+    # a runtime failure (logged in bf.err) is run again, a few times at most
+    [ $rc = 3 ] || die "$kind: backfill exit $rc: $(tail -3 "$d/bf.err")"
+    bf_failed=$((bf_failed + 1))
     [ "$bf_failed" -le 5 ] || die "$kind: the backfill failed $bf_failed times: $(tail -3 "$d/bf.err")"
+    bf_runs=$((bf_runs + 1))
+    "${BF[@]}" >/dev/null 2>>"$d/bf.err" &
+    bp=$!; pids+=("$bp")
   done
   local bf_secs=$((SECONDS - t0))
   kill -TERM "$wl" 2>/dev/null || true; wait "$wl" 2>/dev/null || true

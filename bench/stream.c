@@ -2,7 +2,7 @@
  * bench/stream.c: how fast the stream ingests a capture instance, against reading the
  * source alone and writing bronze alone, and how much memory it takes.
  *
- *   bench_stream DB CI [N_LIMIT]
+ *   bench_stream DB CI [N_LIMIT [SMALL_BATCHES]]
  *
  * DB is a simulator database (bench/stream.sh makes one with 2 million changes on an
  * 8-column table); CI its capture instance. Each phase runs in its own child process, so
@@ -13,6 +13,11 @@
  *   stream  mcdc_stream_run, available-now, unlimited batch
  *   stream-limit  the same with --max-commits-per-batch N_LIMIT (default 1000): memory
  *           must not depend on the batch size
+ *   stream-small  one commit per batch, SMALL_BATCHES batches (default 2000): each batch's
+ *           time (between two batch events) as p50 and p99, beside the floor: the time of
+ *           the batch's durable creates on the same disk in the same run (6: offsets/N,
+ *           the bronze data file, the bronze commit, the facts data file, the facts
+ *           commit, commits/N; each a 1 KiB create-without-replace with its fsyncs)
  * Prints changes/s and peak RSS per phase and the ratio stream / read (target <= 1.5).
  */
 #include <inttypes.h>
@@ -173,6 +178,112 @@ static int phase_stream(int64_t *n, int64_t limit)
     return rc;
 }
 
+/* stream-small: each batch event's time; the stream stops after want batches. */
+typedef struct small_run {
+    mcdc_stream *s;
+    int64_t      want, n;
+    int64_t      last_us;
+    double      *ms;
+} small_run;
+
+static void small_listener(const mcdc_stream_progress *p, void *payload)
+{
+    small_run *r = payload;
+    int64_t now = mcdc_time_mono_us();
+    if (p->kind == MCDC_PROGRESS_START)
+        r->last_us = now;
+    if (p->kind != MCDC_PROGRESS_BATCH)
+        return;
+    if (r->n < r->want)
+        r->ms[r->n++] = (double)(now - r->last_us) / 1000.0;
+    r->last_us = now;
+    if (r->n >= r->want)
+        mcdc_stream_stop(r->s); /* async-signal-safe: only sets a flag */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int64_t n, double q)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int64_t i = (int64_t)(q * (double)(n - 1) + 0.5);
+    return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+/* The floor: 6 durable 1 KiB creates-without-replace, @p n times; p50 of the six's sum. */
+static double floor_ms(int n)
+{
+    char d[400], path[500], body[1024];
+    memset(body, 'x', sizeof body);
+    snprintf(d, sizeof d, "%s/floor", dir);
+    if (mcdc_fs_mkdirs(d) < 0)
+        return -1;
+    double *ms = malloc((size_t)n * sizeof *ms);
+    if (!ms)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        int64_t t0 = mcdc_time_mono_us();
+        for (int k = 0; k < 6; k++) {
+            snprintf(path, sizeof path, "%s/%d-%d", d, i, k);
+            if (mcdc_fs_create_noreplace(path, body, sizeof body) < 0) {
+                free(ms);
+                return -1;
+            }
+        }
+        ms[i] = (double)(mcdc_time_mono_us() - t0) / 1000.0;
+    }
+    double p50 = pct(ms, n, 0.5);
+    free(ms);
+    return p50;
+}
+
+static int phase_small(int64_t want)
+{
+    mcdc_source *src = NULL;
+    char spec[512], target[400], ck[400], facts[400];
+    snprintf(spec, sizeof spec, "sim:%s", db);
+    snprintf(target, sizeof target, "%s/bronze-small", dir);
+    snprintf(ck, sizeof ck, "%s/ck-small", dir);
+    snprintf(facts, sizeof facts, "%s/facts-small", dir);
+    int rc = mcdc_source_open(&src, spec);
+    if (rc < 0)
+        return rc;
+    mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
+    o.source = src;
+    o.capture_instance = ci;
+    o.target = o.target_path = target;
+    o.facts = o.facts_path = facts;
+    o.app_id = "bench-small";
+    o.checkpoint = ck;
+    o.max_commits_per_batch = 1;
+    small_run r = { NULL, want, 0, 0, calloc((size_t)want, sizeof(double)) };
+    mcdc_stream_result res;
+    if (!r.ms)
+        rc = MCDC_ENOMEM;
+    if (rc == 0 && (rc = mcdc_stream_new(&r.s, &o)) == 0 &&
+        (rc = mcdc_stream_add_listener(r.s, small_listener, &r)) == 0)
+        rc = mcdc_stream_run(r.s, &res);
+    double fl = rc == 0 ? floor_ms(200) : -1;
+    if (rc == 0 && r.n > 1 && fl > 0) {
+        /* the first batch pays the table's creation: left out */
+        double p50 = pct(r.ms + 1, r.n - 1, 0.5), p99 = pct(r.ms + 1, r.n - 1, 0.99);
+        printf("stream-small p50 %.2f ms p99 %.2f ms floor %.2f ms  (%" PRId64 " batches of one "
+               "commit; p50 %.1fx, p99 %.1fx the floor)\n", p50, p99, fl, r.n, p50 / fl, p99 / fl);
+        fflush(stdout);
+    } else if (rc == 0) {
+        fprintf(stderr, "stream-small: only %" PRId64 " batches\n", r.n);
+        rc = MCDC_ERROR;
+    }
+    free(r.ms);
+    mcdc_stream_free(r.s);
+    mcdc_source_close(src);
+    return rc;
+}
+
 /* Run one phase in a child; report its rate and peak RSS. Returns seconds, < 0 on error. */
 static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out)
 {
@@ -185,7 +296,7 @@ static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out
         close(fds[0]);
         int64_t n = arg;
         int rc = which == 0 ? phase_read(&n) : which == 1 ? phase_write(arg)
-                                                          : phase_stream(&n, arg);
+                 : which == 3 ? phase_small(arg) : phase_stream(&n, arg);
         if (rc < 0)
             fprintf(stderr, "%s: %s\n", name, mcdc_error_last()->message);
         if (write(fds[1], &n, sizeof n) != (ssize_t)sizeof n)
@@ -219,6 +330,7 @@ int main(int argc, char **argv)
     db = argv[1];
     ci = argv[2];
     int64_t limit = argc > 3 ? atoll(argv[3]) : 1000;
+    int64_t small = argc > 4 ? atoll(argv[4]) : 2000;
     snprintf(dir, sizeof dir, "%s/mcdc-bench-stream-XXXXXX", bench_tmpdir());
     if (!mkdtemp(dir))
         return 3;
@@ -228,11 +340,13 @@ int main(int argc, char **argv)
     double t_write = t_read > 0 ? run_phase("write", 1, n_read, &n_write) : -1;
     double t_stream = t_write > 0 ? run_phase("stream", 2, 0, &n_stream) : -1;
     double t_limit = t_stream > 0 ? run_phase("stream-limit", 2, limit, &n_limit) : -1;
+    int64_t n_small = 0;
+    double t_small = t_limit > 0 && small > 1 ? run_phase("stream-small", 3, small, &n_small) : 0;
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
-    if (t_limit < 0 || n_stream != n_read || n_limit != n_read) {
+    if (t_limit < 0 || t_small < 0 || n_stream != n_read || n_limit != n_read) {
         fprintf(stderr, "bench_stream: a phase failed or counts differ (read %" PRId64
                 ", stream %" PRId64 ", limited %" PRId64 ")\n", n_read, n_stream, n_limit);
         return 1;

@@ -12,14 +12,19 @@
  * `bootstrap` completion row. A crash anywhere resumes where it stopped: Delta's txn keeps
  * each wave once, and a wave whose facts rows are missing gets them from its bronze
  * commit's userMetadata; no chunk is read twice into bronze. Nothing is ever written to
- * the source. Design: anchor-features §1 (bootstrap/backfill), §2.5, §3.3; ADR 0014.
+ * the source. Each chunk records its consistent_lsn (the newest commit at or before the
+ * server's clock when its read ended). While a wave commits, the next one is read on a
+ * second thread. With opts->range it is a partial backfill of one key range instead,
+ * outside every snapshot (ADR 0022). mcdc_seed_run takes a stream's first snapshot from
+ * an existing copy. Design: anchor-features §1 (bootstrap/backfill), §2.5, §3.3; ADR 0014.
  *
  * Caveats:
  * - Run one backfill per snapshot at a time: a second one finds its wave committed by the
  *   other and stops with MCDC_ECONFLICT (nothing is written twice).
  * - The plan never changes while the snapshot is open; a later chunk_rows is ignored with
  *   a warning.
- * - Not thread-safe; runs on the caller's thread.
+ * - Not thread-safe; runs on the caller's thread and, while a wave commits, one read-ahead
+ *   thread of its own that uses opts->source (nobody else may use the source meanwhile).
  */
 #ifndef MCDC_BACKFILL_H
 #define MCDC_BACKFILL_H
