@@ -22,6 +22,7 @@
 #include "mcdc/log.h"
 #include "mcdc/options.h"
 #include "mcdc/pipeline.h"
+#include "mcdc/backfill.h"
 #include "mcdc/silver.h"
 #include "mcdc/source.h"
 #include "mcdc/time.h"
@@ -46,10 +47,13 @@ typedef struct mcdc_job_options {
     const char         *silver;        /* silver table name as given, or NULL (needs control) */
     const char         *silver_path;   /* its directory (with silver) */
     const char         *keys;          /* "k1,k2" or NULL: the capture instance's unique index */
+    mcdc_source        *backfill_source; /* stream --backfill: a second connection to the
+                                        * source for the open chunked snapshot's waves, run
+                                        * after each batch (needs the facts table); NULL none */
 } mcdc_job_options;
 
 #define MCDC_JOB_OPTIONS_INIT                                                               \
-    { 1, MCDC_STREAM_OPTIONS_INIT, NULL, NULL, NULL, MCDC_GRAN_HOUR, NULL, NULL, NULL }
+    { 1, MCDC_STREAM_OPTIONS_INIT, NULL, NULL, NULL, MCDC_GRAN_HOUR, NULL, NULL, NULL, NULL }
 
 /** What a job's end reports about its tracker and follower (mcdc_job_verdict,
  *  mcdc_job_finish_silver). */
@@ -71,6 +75,13 @@ int mcdc_job_new(mcdc_job **out, const mcdc_job_options *opts);
  *  equal when it has one).
  *  @return 0; MCDC_EINVAL naming what to fix; codes of the checks. */
 int mcdc_job_check(mcdc_job *j);
+
+/** stream --backfill: run the waves the open chunked snapshot has left (the follower ran
+ *  one after each batch), then stop its thread. Call after mcdc_job_run, before
+ *  mcdc_job_finish_silver (whose last apply then sees the snapshot complete).
+ *  @param[out] has_backfill whether the job had one; @param[out] st its last status;
+ *  @param[out] n_waves waves it ran. @return 0; the first failed wave's code. */
+int mcdc_job_finish_backfill(mcdc_job *j, bool *has_backfill, mcdc_backfill_status *st, int64_t *n_waves);
 
 /** Add a listener of the stream's progress (printing, metrics). Listeners added before
  *  mcdc_job_open run before the tracker and follower see the event.
@@ -143,6 +154,17 @@ typedef struct mcdc_run_source {
 } mcdc_run_source;
 
 /** A config file, parsed and checked for its shape (keys, types), nothing opened. */
+/** A set of tables whose consistent cut the run keeps in the control table
+ *  (`consistent:` in the config): after a round of one of them, the newest LSN at which
+ *  every one is complete (mcdc_finalize_cut) moves the control row `consistent:NAME`
+ *  forward, never back, so a consumer can gate a join of those tables on one row. */
+typedef struct mcdc_run_consistent {
+    char   *name;    /* the set's name; its control row is "consistent:<name>" */
+    char  **targets; /* the tables' targets, as the tables name them */
+    size_t  n_targets;
+    int     line;
+} mcdc_run_consistent;
+
 typedef struct mcdc_run_config {
     char            *path;           /* the file as given */
     char            *dir;            /* its directory: relative paths resolve against it */
@@ -156,6 +178,8 @@ typedef struct mcdc_run_config {
     char            *state_dir;      /* `state_dir:` resolved; default run-state beside the
                                       * config: where a run records each table's state */
     bool             stop_all;       /* `on_error: stop-all` */
+    mcdc_run_consistent *consistent; /* `consistent: {NAME: [target, ...]}` */
+    size_t           n_consistent;
 } mcdc_run_config;
 
 /** Parse the YAML config at @p path (format: docs/guides/operating.md).
@@ -183,6 +207,9 @@ typedef struct mcdc_run_plan {
     char                  *warehouse;
     mcdc_run_table        *tables;
     size_t                 n_tables;
+    size_t                 n_consistent;       /* the config's consistent sets */
+    char                 **consistent_control; /* per set: its tables' control table */
+    char                 **consistent_facts;   /* ...and their facts table */
 } mcdc_run_plan;
 
 /** Expand @p c into its tables: every source is opened to list its capture instances

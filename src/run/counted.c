@@ -25,10 +25,11 @@ static const char *const op_names[MCDC_RUN_SRC_NOPS] = {
     "max_lsn", "min_lsn", "lsn_to_commit_ts", "nth_commit_after", "server_now",
     "capture_instances", "captured_columns", "key_columns", "ddl_history", "read_changes",
     "snapshot", "key_at", "key_count", "key_buckets", "consistent_lsn", "time_to_lsn",
+    "positions",
 };
 
 /* every operation is forwarded: a new one in mcdc_source_ops must be added here */
-_Static_assert(sizeof(mcdc_source_ops) == 20 * sizeof(void (*)(void)),
+_Static_assert(sizeof(mcdc_source_ops) == 21 * sizeof(void (*)(void)),
                "run/counted.c forwards every operation of mcdc_source_ops");
 
 const char *mcdc_run__src_op_name(int op)
@@ -136,6 +137,10 @@ static int c_time_to_lsn(mcdc_source *s, int64_t utc_us, mcdc_lsn *out)
 {
     return count(s, 15, IN(s)->ops->time_to_lsn(IN(s), utc_us, out));
 }
+static int c_positions(mcdc_source *s, mcdc_positions *q)
+{
+    return count(s, 16, IN(s)->ops->positions(IN(s), q)); /* one round trip */
+}
 static int c_take_warnings(mcdc_source *s, char ***out, size_t *n)
 {
     return IN(s)->ops->take_warnings(IN(s), out, n); /* not a query */
@@ -168,6 +173,7 @@ int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs)
         in->key_buckets ? c_key_buckets : NULL, in->consistent_lsn ? c_consistent_lsn : NULL,
         in->take_warnings ? c_take_warnings : NULL, in->snapshot_reads ? c_snapshot_reads : NULL,
         in->time_to_lsn ? c_time_to_lsn : NULL,
+        in->positions ? c_positions : NULL, /* else asked one by one, each counted */
     };
     c->base.ops = &c->ops;
     c->base.description = inner->description;
