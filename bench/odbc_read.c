@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "mcdc/error.h"
 #include "mcdc/source.h"
@@ -37,6 +38,31 @@ static int64_t cpu_us(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+/* CPU of the server process $MCDC_BENCH_SERVER_PID (sim serve), microseconds; -1 unknown. */
+static int64_t server_cpu_us(void)
+{
+    const char *pid = getenv("MCDC_BENCH_SERVER_PID");
+    if (!pid || !*pid) return -1;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the fields after the command name */
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return -1;
+    return (int64_t)(ut + st) * 1000000 / sysconf(_SC_CLK_TCK);
+}
+
+static void print_server(int64_t before, int64_t rows)
+{
+    int64_t after = server_cpu_us();
+    if (before >= 0 && after >= 0 && rows > 0) printf("  server %5.2f us CPU/row", (double)(after - before) / (double)rows);
+    printf("\n");
 }
 
 static int count_change(const mcdc_change *c, void *payload)
@@ -101,7 +127,7 @@ static int partitions(const char *spec, const char *ci, const char *list)
         if (rc == 0) rc = src->ops->min_lsn(src, ci, &min);
         if (rc == 0) rc = src->ops->max_lsn(src, &max);
         if (rc == 0) rc = mcdc_lsn_decrement(&after, &min);
-        int64_t rows = 0, t0 = mcdc_time_mono_us(), c0 = cpu_us();
+        int64_t rows = 0, t0 = mcdc_time_mono_us(), c0 = cpu_us(), s0 = server_cpu_us();
         if (rc == 0) rc = src->ops->read_changes(src, ci, &after, &max, count_change, &rows);
         int64_t t = mcdc_time_mono_us() - t0, c = cpu_us() - c0;
         if (rc < 0) {
@@ -114,8 +140,9 @@ static int partitions(const char *spec, const char *ci, const char *list)
             n_first = rows;
             base = r;
         }
-        printf("numPartitions=%-3d %10" PRId64 " rows  %7.2f s  %10.0f rows/s  %5.2fx  client %5.2f us CPU/row\n", n, rows,
+        printf("numPartitions=%-3d %10" PRId64 " rows  %7.2f s  %10.0f rows/s  %5.2fx  client %5.2f us CPU/row", n, rows,
                t / 1e6, r, r / base, (double)c / (double)rows);
+        print_server(s0, rows);
         if (rows != n_first) {
             printf("FAIL: numPartitions=%d read %" PRId64 " rows, not %" PRId64 "\n", n, rows, n_first);
             return 1;
@@ -150,12 +177,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "source: %s\n", mcdc_error_last()->message);
         return 3;
     }
-    int64_t n_src = 0, t0 = mcdc_time_mono_us(), c0 = cpu_us();
+    int64_t n_src = 0, t0 = mcdc_time_mono_us(), c0 = cpu_us(), s0 = server_cpu_us();
     if (src->ops->read_changes(src, ci, &after, &max, count_change, &n_src) < 0) {
         fprintf(stderr, "source: %s\n", mcdc_error_last()->message);
         return 3;
     }
-    int64_t t_src = mcdc_time_mono_us() - t0, c_src = cpu_us() - c0;
+    int64_t t_src = mcdc_time_mono_us() - t0, c_src = cpu_us() - c0, s_src = server_cpu_us();
+    s_src = s0 >= 0 && s_src >= 0 ? s_src - s0 : -1;
     mcdc_source_close(src);
 
     /* the same statement, read the simple way */
@@ -171,8 +199,10 @@ int main(int argc, char **argv)
     int64_t n_plain = 0;
     t0 = mcdc_time_mono_us();
     c0 = cpu_us();
+    s0 = server_cpu_us();
     rc = plain_loop(conn.odbc, sql.ptr, &after, &max, &n_plain);
-    int64_t t_plain = mcdc_time_mono_us() - t0, c_plain = cpu_us() - c0;
+    int64_t t_plain = mcdc_time_mono_us() - t0, c_plain = cpu_us() - c0, s_plain = server_cpu_us();
+    s_plain = s0 >= 0 && s_plain >= 0 ? s_plain - s0 : -1;
     mcdc_mssql_conn_free(&conn);
     mcdc_buf_dispose(&cols);
     mcdc_buf_dispose(&ct);
@@ -180,10 +210,14 @@ int main(int argc, char **argv)
     mcdc_schema_free(sc);
     if (rc) return 3;
     double r_src = n_src / (t_src / 1e6), r_plain = n_plain / (t_plain / 1e6);
-    printf("source      %10" PRId64 " rows  %7.2f s  %10.0f rows/s  client %5.2f us CPU/row\n", n_src, t_src / 1e6, r_src,
+    printf("source      %10" PRId64 " rows  %7.2f s  %10.0f rows/s  client %5.2f us CPU/row", n_src, t_src / 1e6, r_src,
            (double)c_src / (double)n_src);
-    printf("plain loop  %10" PRId64 " rows  %7.2f s  %10.0f rows/s  client %5.2f us CPU/row (SQLFetch + SQLGetData, one row at a time)\n",
-           n_plain, t_plain / 1e6, r_plain, (double)c_plain / (double)n_plain);
+    if (s_src >= 0) printf("  server %5.2f us CPU/row", (double)s_src / (double)n_src);
+    printf("\n");
+    printf("plain loop  %10" PRId64 " rows  %7.2f s  %10.0f rows/s  client %5.2f us CPU/row", n_plain, t_plain / 1e6, r_plain,
+           (double)c_plain / (double)n_plain);
+    if (s_plain >= 0) printf("  server %5.2f us CPU/row", (double)s_plain / (double)n_plain);
+    printf(" (SQLFetch + SQLGetData, one row at a time)\n");
     printf("ratio       source / plain loop = %.2f\n", r_src / r_plain);
     printf("source_seconds %.3f\n", t_src / 1e6);
     bool ok = n_src == n_plain && r_src >= 2 * r_plain;

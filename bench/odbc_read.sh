@@ -31,7 +31,7 @@ printf 'bench-pw\n' > "$dir/pw"
 pid=$!
 for _ in $(seq 1 100); do grep -q '^listening on ' "$dir/serve.log" && break; sleep 0.1; done
 port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$dir/serve.log")
-"$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" > "$dir/read.txt" || status=1
+MCDC_BENCH_SERVER_PID=$pid "$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" > "$dir/read.txt" || status=1
 cat "$dir/read.txt"
 src_s=$(sed -n 's/^source_seconds //p' "$dir/read.txt")
 # freebcp, where the server answers BCP
@@ -63,5 +63,5 @@ pid=$!
 for _ in $(seq 1 100); do grep -q '^listening on ' "$dir/serve.log" && break; sleep 0.1; done
 port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$dir/serve.log")
 echo "sim serve --latency ${PART_LATENCY:-1ms}:"
-"$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" "${PARTITIONS:-1,2,4}" || status=1
+MCDC_BENCH_SERVER_PID=$pid "$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" "${PARTITIONS:-1,2,4}" || status=1
 exit $status

@@ -113,7 +113,8 @@ static void pass(const char *path, int threads)
     mcdc_int128 *sums = calloc((size_t)n_fine, sizeof *sums);
     if (!rows || !sums)
         die("out of memory");
-    mcdc_reconcile__fine_sums(&k, lo, width, rows, sums);
+    if (mcdc_reconcile__fine_sums(&k, lo, width, n_fine, rows, sums) < 0)
+        die("fine sums");
     double t = now() - t0, c = cpu() - c0;
     int64_t buckets = 0, total = 0;
     mcdc_int128 bx = 0, sum = 0;

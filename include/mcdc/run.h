@@ -143,6 +143,17 @@ typedef struct mcdc_run_source {
 } mcdc_run_source;
 
 /** A config file, parsed and checked for its shape (keys, types), nothing opened. */
+/** A set of tables whose consistent cut the run keeps in the control table
+ *  (`consistent:` in the config): after a round of one of them, the newest LSN at which
+ *  every one is complete (mcdc_finalize_cut) moves the control row `consistent:NAME`
+ *  forward, never back, so a consumer can gate a join of those tables on one row. */
+typedef struct mcdc_run_consistent {
+    char   *name;    /* the set's name; its control row is "consistent:<name>" */
+    char  **targets; /* the tables' targets, as the tables name them */
+    size_t  n_targets;
+    int     line;
+} mcdc_run_consistent;
+
 typedef struct mcdc_run_config {
     char            *path;           /* the file as given */
     char            *dir;            /* its directory: relative paths resolve against it */
@@ -156,6 +167,8 @@ typedef struct mcdc_run_config {
     char            *state_dir;      /* `state_dir:` resolved; default run-state beside the
                                       * config: where a run records each table's state */
     bool             stop_all;       /* `on_error: stop-all` */
+    mcdc_run_consistent *consistent; /* `consistent: {NAME: [target, ...]}` */
+    size_t           n_consistent;
 } mcdc_run_config;
 
 /** Parse the YAML config at @p path (format: docs/guides/operating.md).
@@ -183,6 +196,9 @@ typedef struct mcdc_run_plan {
     char                  *warehouse;
     mcdc_run_table        *tables;
     size_t                 n_tables;
+    size_t                 n_consistent;       /* the config's consistent sets */
+    char                 **consistent_control; /* per set: its tables' control table */
+    char                 **consistent_facts;   /* ...and their facts table */
 } mcdc_run_plan;
 
 /** Expand @p c into its tables: every source is opened to list its capture instances

@@ -109,6 +109,42 @@ typedef enum {
     MCDC_ISOLATION_SNAPSHOT = 2        /* SNAPSHOT (ALLOW_SNAPSHOT_ISOLATION ON) */
 } mcdc_isolation;
 
+/** What one mcdc_source_positions call asks (MCDC_POS_* bits in ask). */
+enum {
+    MCDC_POS_MAX    = 1 << 0, /* max_lsn */
+    MCDC_POS_MAX_TS = 1 << 1, /* and its commit time, unless max_lsn is known_max */
+    MCDC_POS_MIN    = 1 << 2, /* min_lsn of ci */
+    MCDC_POS_MIN_TS = 1 << 3, /* and its commit time, unless min_lsn is known_min */
+    MCDC_POS_AT     = 1 << 4, /* the commit times of at[0..n_at) */
+    MCDC_POS_NTH    = 1 << 5, /* nth_commit_after(nth_after, nth_n) */
+    MCDC_POS_NOW    = 1 << 6  /* the source's clock */
+};
+#define MCDC_POS_MAX_AT 4
+
+/** Several position questions of a stream batch, answered in one round trip
+ *  (mcdc_source_positions). A commit time is "known" (has_*) only when a mapping entry has
+ *  that LSN; the zero LSN has none and is never looked up. */
+typedef struct mcdc_positions {
+    unsigned    ask;                    /* MCDC_POS_* */
+    const char *ci;                     /* MCDC_POS_MIN */
+    bool        has_known_max, has_known_min;
+    mcdc_lsn    known_max, known_min;   /* commit times the caller holds already */
+    mcdc_lsn    at[MCDC_POS_MAX_AT];    /* MCDC_POS_AT */
+    int         n_at;
+    mcdc_lsn    nth_after;              /* MCDC_POS_NTH */
+    int64_t     nth_n;
+    /* answers */
+    mcdc_lsn    max_lsn, min_lsn;
+    bool        has_max_ts, has_min_ts; /* false too when not looked up (known) */
+    int64_t     max_ts_us, min_ts_us;
+    bool        has_at_ts[MCDC_POS_MAX_AT];
+    int64_t     at_ts_us[MCDC_POS_MAX_AT];
+    mcdc_lsn    nth;                    /* as nth_commit_after */
+    int64_t     nth_ts_us, nth_found;
+    bool        has_now;                /* false when the source could not tell its clock */
+    int64_t     now_us;
+} mcdc_positions;
+
 /** The operations of a source. Every function returns 0 or a negative mcdc_error_code
  *  and records the reason (MCDC_ESOURCE for a refusal of the source, MCDC_ENOTFOUND for
  *  an unknown capture instance). */
@@ -199,6 +235,10 @@ typedef struct mcdc_source_ops {
      *  fn_cdc_map_time_to_lsn('largest less than or equal', <that time on the server's
      *  clock>)), zero when no commit that old is mapped. NULL in a source that cannot. */
     int (*time_to_lsn)(mcdc_source *src, int64_t utc_us, mcdc_lsn *out);
+    /** Optional: the questions of @p q (MCDC_POS_* in q->ask) in one round trip, answers
+     *  as the single operations would give them (a missing mapping entry is no error:
+     *  its has_* is false). NULL: mcdc_source_positions asks them one by one. */
+    int (*positions)(mcdc_source *src, mcdc_positions *q);
     /** The source's identity: server name, database name and database GUID (T-SQL:
      *  @@SERVERNAME, DB_NAME() and database_guid of sys.database_recovery_status for
      *  DB_ID()). The simulator's GUID is made at `sim init` and kept in its file. NULL in a
@@ -252,6 +292,15 @@ int mcdc_source_set_partitions(mcdc_source *src, int n);
  *  read: SQL Server's unmapped types (sql_variant, geography, ...) are no obstacle then.
  *  @return 0; MCDC_EINVAL for a malformed @p spec (*src unchanged); MCDC_ENOMEM. */
 int mcdc_source_select_columns(mcdc_source **src, const char *spec);
+
+/** Answer @p q (see mcdc_positions): through the source's positions op in one round trip,
+ *  or, when it has none, through max_lsn, min_lsn, lsn_to_commit_ts, nth_commit_after and
+ *  server_now, one by one. @return 0 or the first error of a question (a server_now that
+ *  fails only leaves has_now false). */
+int mcdc_source_positions(mcdc_source *src, mcdc_positions *q);
+/** The same through the single operations of @p src, one question at a time (what a
+ *  source's positions op may build on when its questions cost no round trip). */
+int mcdc_source_positions_each(mcdc_source *src, mcdc_positions *q);
 
 void mcdc_capture_instances_free(mcdc_capture_instance *a, size_t n);
 void mcdc_ddl_entries_free(mcdc_ddl_entry *a, size_t n);

@@ -4,12 +4,17 @@
  *
  * One batch, in this order (each step is a failpoint "stream.<step>" for crash tests):
  *
- *   plan       max_lsn (an idle poll stops here: one query), the batch limit through
- *              nth_commit_after, the data-loss guard on min_lsn
+ *   plan       max_lsn (an idle poll stops here: one query), capture_instances (a
+ *              switch), then one positions round trip: max_lsn's commit time, the
+ *              position's (the source going backwards), the batch limit's n-th commit,
+ *              min_lsn (the data-loss guard); ddl_history (captured_columns after DDL)
  *   record     offsets/N, durable                        -> after_offsets       (C1)
  *   read       (after, upto] streamed into one bronze data file, facts counted from
  *              the same rows (invariant 5)               -> mid_read (per row)
- *              min_lsn checked again (a purge between pages)
+ *              then one positions round trip: min_lsn checked again (a purge between
+ *              pages) with its commit time, max_lsn with its, the source's clock
+ *              (commit times already known are not asked again): 5 round trips a batch
+ *              with rows and one ddl_history, tests/unit/pipeline/stream_trips.c
  *   file       footer, fsync, publish                    -> after_data_file
  *   bronze     append with txn{app_id, N} + userMetadata -> after_bronze_commit
  *              (a batch without rows: no file, no commit)
@@ -294,26 +299,36 @@ static int source_behind_error(mcdc_stream *s, const mcdc_offset *at, const mcdc
 }
 
 /* The commit at @p at (an offset the stream read up to) must still be there with the commit
- * time recorded; @p min: min_lsn just read (below it, cleanup explains a missing entry). */
-static int check_position(mcdc_stream *s, const mcdc_offset *at, const mcdc_lsn *min)
+ * time recorded; @p min: min_lsn just read (below it, cleanup explains a missing entry);
+ * @p has_ts, @p ts: the commit time the source gives at->lsn now (asked with the plan's
+ * other questions, see positions_of_plan). */
+static int check_position_answer(mcdc_stream *s, const mcdc_offset *at, const mcdc_lsn *min,
+                                 bool has_ts, int64_t ts)
 {
     if (!at->has_commit_ts || mcdc_lsn_is_zero(&at->lsn))
         return 0; /* not a commit (a start LSN): nothing recorded to compare */
-    int64_t ts = 0;
-    int rc = s->o.source->ops->lsn_to_commit_ts(s->o.source, &at->lsn, &ts);
-    if (rc == MCDC_ENOTFOUND) {
-        mcdc_error_clear();
+    if (!has_ts) {
         if (!mcdc_lsn_is_zero(min) && mcdc_lsn_cmp(&at->lsn, min) < 0)
             return 0; /* cleaned up: the data-loss guard speaks */
         return source_behind_error(s, at, NULL, NULL, true);
     }
-    if (rc < 0)
-        return rc;
     /* offsets keep milliseconds */
     char t1[MCDC_TIME_STRLEN], t2[MCDC_TIME_STRLEN];
     mcdc_time_format(t1, at->commit_ts_us, 3, false);
     mcdc_time_format(t2, ts, 3, false);
     return strcmp(t1, t2) == 0 ? 0 : source_behind_error(s, at, NULL, &ts, false);
+}
+
+/* check_position_answer, asking the commit time itself (a replay). */
+static int check_position(mcdc_stream *s, const mcdc_offset *at, const mcdc_lsn *min)
+{
+    if (!at->has_commit_ts || mcdc_lsn_is_zero(&at->lsn))
+        return 0;
+    mcdc_offset now;
+    int rc = mcdc_stream__offset_at(s, &at->lsn, &now);
+    if (rc < 0)
+        return rc;
+    return check_position_answer(s, at, min, now.has_commit_ts, now.commit_ts_us);
 }
 
 /* ---- reading a batch into bronze --------------------------------------------------------- */
@@ -481,9 +496,17 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         m.read_seconds = (double)(mcdc_time_mono_us() - tr) / 1e6;
         m.read_mb = x.bytes / 1e6;
         bf = x.facts;
-        /* a purge between two pages of the read is caught here */
-        if ((rc = src_min_lsn(s, &min)) < 0)
+        /* after the read, in one round trip: min_lsn (a purge between two pages of the read
+         * is caught here) and its commit time (the retention watermark), max_lsn and its
+         * commit time, the source's clock; a commit time already known is not asked */
+        mcdc_positions q = { .ask = MCDC_POS_MIN | MCDC_POS_MIN_TS | MCDC_POS_MAX |
+                                    MCDC_POS_MAX_TS | MCDC_POS_NOW,
+                             .ci = s->ci, .has_known_min = s->has_watermark,
+                             .known_min = s->watermark.lsn, .has_known_max = s->has_latest,
+                             .known_max = s->latest.lsn };
+        if ((rc = mcdc_source_positions(s->o.source, &q)) < 0)
             goto done;
+        min = q.min_lsn;
         if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
             if (s->o.fail_on_data_loss) {
                 rc = data_loss_error(s, &r->start, &min, true);
@@ -495,29 +518,25 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         if (!mcdc_lsn_is_zero(&min)) {
             /* min_lsn moves only with cleanup: its commit time is asked when it moved */
             if (!s->has_watermark || mcdc_lsn_cmp(&min, &s->watermark.lsn) != 0) {
-                if ((rc = mcdc_stream__offset_at(s, &min, &s->watermark)) < 0)
-                    goto done;
+                s->watermark = (mcdc_offset){ .lsn = min, .has_commit_ts = q.has_min_ts,
+                                              .commit_ts_us = q.min_ts_us };
                 s->has_watermark = true;
             }
             m.has_watermark = s->watermark.has_commit_ts;
             m.watermark_ts_us = s->watermark.commit_ts_us;
         }
-        mcdc_lsn mx;
-        if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
-            goto done;
         mcdc_offset mo;
-        if (s->has_latest && mcdc_lsn_cmp(&mx, &s->latest.lsn) == 0)
+        if (s->has_latest && mcdc_lsn_cmp(&q.max_lsn, &s->latest.lsn) == 0)
             mo = s->latest; /* max_lsn did not move while the batch was read */
-        else if ((rc = mcdc_stream__offset_at(s, &mx, &mo)) < 0)
-            goto done;
+        else
+            mo = (mcdc_offset){ .lsn = q.max_lsn, .has_commit_ts = q.has_max_ts,
+                                .commit_ts_us = q.max_ts_us };
         m.has_source_max = mo.has_commit_ts;
         m.source_max_ts_us = mo.commit_ts_us;
         s->has_latest = true;
         s->latest = mo;
-        if ((rc = s->o.source->ops->server_now(s->o.source, &m.server_now_us)) == 0)
-            m.has_server_now = true;
-        else
-            mcdc_error_clear(), rc = 0;
+        m.has_server_now = q.has_now;
+        m.server_now_us = q.has_now ? q.now_us : 0;
         if (mid_read_loss) {
             mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: CDC cleanup moved min_lsn past the start of "
                      "batch %" PRId64 " while it was read: changes may be missing "
@@ -612,52 +631,70 @@ static int plan_batch(mcdc_stream *s, const mcdc_offset *after, const mcdc_lsn *
         return source_behind_error(s, after, &M, NULL, false);
     /* latestOffset: an idle poll costs this one query; the commit time is asked only
      * when max_lsn moved (and not at all when it is the offset already processed) */
+    bool ask_m = false;
     if (mcdc_lsn_cmp(&M, &after->lsn) == 0) {
         s->latest = *after;
         s->has_latest = true;
     } else if (!s->has_latest || mcdc_lsn_cmp(&M, &s->latest.lsn) != 0) {
-        if ((rc = mcdc_stream__offset_at(s, &M, &s->latest)) < 0)
-            return rc;
-        s->has_latest = true;
+        ask_m = true;
     }
     mcdc_lsn upto = M;
     if (cap && mcdc_lsn_cmp(cap, &upto) < 0)
         upto = *cap;
-    if (mcdc_lsn_cmp(&upto, &after->lsn) <= 0)
+    if (mcdc_lsn_cmp(&upto, &after->lsn) <= 0) {
+        if (ask_m && (rc = mcdc_stream__offset_at(s, &M, &s->latest)) < 0)
+            return rc;
+        s->has_latest |= ask_m;
         return 0;
+    }
     /* the instance this batch reads; a newer one's start cuts the range (ci_switch.c) */
     if ((rc = mcdc_stream__plan_instance(s, &after->lsn, &upto, batch_id)) < 0)
         return rc;
     memset(out, 0, sizeof *out);
     out->batch_id = batch_id;
     out->start = *after;
-    bool have_ts = false;
+    /* the rest of the plan in one round trip: max_lsn's commit time (when it moved), the
+     * commit time of the position (is the source where it was?), that of the range's end
+     * when it is not max_lsn, the batch limit's n-th commit, min_lsn (the guard) */
+    mcdc_positions q = { .ask = MCDC_POS_MIN | MCDC_POS_AT, .ci = s->ci };
+    int i_m = -1, i_after = -1, i_upto = -1;
+    if (ask_m)
+        q.at[i_m = q.n_at++] = M;
+    if (after->has_commit_ts && !mcdc_lsn_is_zero(&after->lsn))
+        q.at[i_after = q.n_at++] = after->lsn;
+    if (mcdc_lsn_cmp(&upto, &M) != 0)
+        q.at[i_upto = q.n_at++] = upto;
     if (s->o.max_commits_per_batch > 0) {
-        mcdc_lsn nth;
-        int64_t ts = 0, found = 0;
-        rc = s->o.source->ops->nth_commit_after(s->o.source, &after->lsn,
-                                                s->o.max_commits_per_batch, &nth, &ts, &found);
-        if (rc < 0)
-            return rc;
-        if (found > 0 && mcdc_lsn_cmp(&nth, &upto) < 0) {
-            upto = nth;
-            out->end.lsn = nth;
-            out->end.commit_ts_us = ts;
-            out->end.has_commit_ts = true;
-            have_ts = true;
-        }
+        q.ask |= MCDC_POS_NTH;
+        q.nth_after = after->lsn;
+        q.nth_n = s->o.max_commits_per_batch;
+    }
+    if ((rc = mcdc_source_positions(s->o.source, &q)) < 0)
+        return rc;
+    if (ask_m) {
+        s->latest = (mcdc_offset){ .lsn = M, .has_commit_ts = q.has_at_ts[i_m],
+                                   .commit_ts_us = q.at_ts_us[i_m] };
+        s->has_latest = true;
+    }
+    bool have_ts = false;
+    if (s->o.max_commits_per_batch > 0 && q.nth_found > 0 && mcdc_lsn_cmp(&q.nth, &upto) < 0) {
+        upto = q.nth;
+        out->end.lsn = q.nth;
+        out->end.commit_ts_us = q.nth_ts_us;
+        out->end.has_commit_ts = true;
+        have_ts = true;
     }
     if (!have_ts) {
         if (s->has_latest && mcdc_lsn_cmp(&upto, &s->latest.lsn) == 0)
             out->end = s->latest; /* asked above: not twice */
-        else if ((rc = mcdc_stream__offset_at(s, &upto, &out->end)) < 0)
-            return rc;
+        else
+            out->end = (mcdc_offset){ .lsn = upto, .has_commit_ts = i_upto >= 0 && q.has_at_ts[i_upto],
+                                      .commit_ts_us = i_upto >= 0 ? q.at_ts_us[i_upto] : 0 };
     }
     /* the guard: increment(after) below min_lsn means purged changes */
-    mcdc_lsn min, from;
-    if ((rc = src_min_lsn(s, &min)) < 0)
-        return rc;
-    if ((rc = check_position(s, after, &min)) < 0)
+    mcdc_lsn min = q.min_lsn, from;
+    if ((rc = check_position_answer(s, after, &min, i_after >= 0 && q.has_at_ts[i_after],
+                                    i_after >= 0 ? q.at_ts_us[i_after] : 0)) < 0)
         return rc;
     s->plan_min = min; /* the batch's guard before its read uses it */
     s->has_plan_min = true;

@@ -121,6 +121,7 @@ typedef struct run {
     int64_t              *sil_keys;      /* pass 1: ordinal or hash per silver row */
     bool                 *sil_null;      /* pass 1: by ordinal, a NULL key */
     size_t                n_sil, cap_sil;
+    mcdc_reconcile__keys  silk;          /* pass 1 as read (its arrays are sil_keys, sil_null) */
     entry                *e;
     size_t                ne, cap_e;
     mcdc_buf              text, scratch;
@@ -310,6 +311,7 @@ static int silver_keys(run *R)
     int rc = mcdc_reconcile__silver_keys(&k, R->snap, R->keys, R->key_cols, R->n_keys, R->by_hash, R->o->threads);
     if (rc < 0)
         return rc;
+    R->silk = k;
     R->sil_keys = k.k;
     R->sil_null = k.null;
     R->n_sil = k.n;
@@ -354,8 +356,7 @@ static int plan_by_hash(run *R, mcdc_key_bucket_spec *spec)
         free(sums);
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
-    mcdc_reconcile__keys k = { R->sil_keys, R->sil_null, R->n_sil, 1 };
-    mcdc_reconcile__hash_sums(&k, n, rows, sums);
+    mcdc_reconcile__hash_sums(&R->silk, n, rows, sums);
     for (int64_t i = 0; i < n; i++) {
         R->b[i].sil_rows = rows[i];
         R->b[i].sil_sum = sums[i];
@@ -383,9 +384,8 @@ static int plan_by_ordinal(run *R, mcdc_key_bucket_spec *spec)
     }
     free(sb);
     sb = NULL;
-    mcdc_reconcile__keys keys = { R->sil_keys, R->sil_null, R->n_sil, 1 };
     int64_t slo, shi;
-    if (mcdc_reconcile__key_range(&keys, &slo, &shi)) {
+    if (mcdc_reconcile__key_range(&R->silk, &slo, &shi)) {
         if (!have || slo < lo) lo = slo;
         if (!have || shi > hi) hi = shi;
         have = true;
@@ -421,8 +421,9 @@ static int plan_by_ordinal(run *R, mcdc_key_bucket_spec *spec)
     mcdc_int128 *fsums = rc == 0 ? calloc((size_t)R->n_fine, sizeof *fsums) : NULL;
     if (rc == 0 && (!frows || !fsums))
         rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = mcdc_reconcile__fine_sums(&R->silk, R->origin, R->width, R->n_fine, frows, fsums);
     if (rc == 0) {
-        mcdc_reconcile__fine_sums(&keys, R->origin, R->width, frows, fsums);
         for (int64_t f = 0; f < R->n_fine; f++) {
             fine[f].sil_rows = frows[f];
             fine[f].sil_sum = fsums[f];

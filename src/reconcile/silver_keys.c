@@ -51,7 +51,16 @@ typedef struct keyvec {
     int64_t *k;
     bool    *null;
     size_t   n, cap;
+    bool     has;    /* a non-NULL key seen: lo and hi hold */
+    int64_t  lo, hi;
 } keyvec;
+
+static inline void see(keyvec *v, int64_t k)
+{
+    if (!v->has) { v->lo = v->hi = k; v->has = true; return; }
+    if (k < v->lo) v->lo = k;
+    if (k > v->hi) v->hi = k;
+}
 
 static int push(keyvec *v, int64_t k, bool null)
 {
@@ -67,6 +76,8 @@ static int push(keyvec *v, int64_t k, bool null)
     }
     v->k[v->n] = k;
     v->null[v->n++] = null;
+    if (!null)
+        see(v, k);
     return 0;
 }
 
@@ -149,10 +160,20 @@ static int read_file(pool *p, size_t fi, mcdc_buf *text, const mcdc_value **vals
     while (rc == 0 && (rc = mcdc_parquet_reader_next_batch(rd, 4096, &rows, &n)) == 1) {
         rc = 0;
         if (plain_int && v->n + n <= v->cap) {
+            int64_t lo = v->has ? v->lo : INT64_MAX, hi = v->has ? v->hi : INT64_MIN;
+            bool any = v->has;
             for (size_t r = 0; r < n; r++) {
-                v->null[v->n] = rows[r].is_null;
-                v->k[v->n++] = rows[r].is_null ? 0 : rows[r].v.i;
+                bool nl = rows[r].is_null;
+                int64_t x = nl ? 0 : rows[r].v.i;
+                v->null[v->n] = nl;
+                v->k[v->n++] = x;
+                if (!nl) {
+                    any = true;
+                    lo = x < lo ? x : lo;
+                    hi = x > hi ? x : hi;
+                }
             }
+            if (any) { v->has = true; v->lo = lo; v->hi = hi; }
             continue;
         }
         for (size_t r = 0; rc == 0 && r < n; r++) {
@@ -241,6 +262,11 @@ static int by_files(const ctx *c, const mcdc_delta_snapshot *snap, int threads, 
             rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     for (size_t i = 0; rc == 0 && i < snap->n_files; i++) {
+        if (p.per_file[i].has) {
+            if (!v->has || p.per_file[i].lo < v->lo) v->lo = p.per_file[i].lo;
+            if (!v->has || p.per_file[i].hi > v->hi) v->hi = p.per_file[i].hi;
+            v->has = true;
+        }
         if (p.per_file[i].n) {
             memcpy(v->k + v->n, p.per_file[i].k, p.per_file[i].n * sizeof *v->k);
             memcpy(v->null + v->n, p.per_file[i].null, p.per_file[i].n);
@@ -292,6 +318,10 @@ int mcdc_reconcile__silver_keys(mcdc_reconcile__keys *out, const mcdc_delta_snap
     out->null = v.null;
     out->n = v.n;
     out->threads_used = used;
+    out->range_known = true;
+    out->has_range = v.has;
+    out->lo = v.lo;
+    out->hi = v.hi;
     return 0;
 }
 
@@ -304,6 +334,11 @@ void mcdc_reconcile__keys_clear(mcdc_reconcile__keys *k)
 
 bool mcdc_reconcile__key_range(const mcdc_reconcile__keys *k, int64_t *lo, int64_t *hi)
 {
+    if (k->range_known) {
+        *lo = k->lo;
+        *hi = k->hi;
+        return k->has_range;
+    }
     bool have = false;
     int64_t l = 0, h = 0;
     for (size_t i = 0; i < k->n; i++) {
@@ -319,33 +354,91 @@ bool mcdc_reconcile__key_range(const mcdc_reconcile__keys *k, int64_t *lo, int64
     return have;
 }
 
-void mcdc_reconcile__fine_sums(const mcdc_reconcile__keys *k, int64_t origin, int64_t width, int64_t *rows,
-                               mcdc_int128 *sums)
+typedef struct fine_job {
+    const mcdc_reconcile__keys *k;
+    size_t       from, to;      /* the keys [from, to) */
+    int64_t      origin, width;
+    bool         fast;          /* the span allows the double quotient */
+    int64_t     *rows;
+    mcdc_int128 *sums;
+} fine_job;
+
+static void *fine_slice(void *arg)
 {
-    /* span below 2^52: the quotient by a multiply in double, corrected by one step (exact) */
-    int64_t lo, hi;
-    if (mcdc_reconcile__key_range(k, &lo, &hi) && lo >= origin && (uint64_t)hi - (uint64_t)origin < ((uint64_t)1 << 52)) {
-        double inv = 1.0 / (double)width;
-        uint64_t w = (uint64_t)width;
-        for (size_t i = 0; i < k->n; i++) {
-            if (k->null[i])
+    fine_job *j = arg;
+    const int64_t *kk = j->k->k;
+    const bool *nul = j->k->null;
+    if (j->fast) {
+        /* the quotient by a multiply in double, corrected by one step (exact below 2^52) */
+        double inv = 1.0 / (double)j->width;
+        uint64_t w = (uint64_t)j->width, o = (uint64_t)j->origin;
+        for (size_t i = j->from; i < j->to; i++) {
+            if (nul[i])
                 continue;
-            uint64_t x = (uint64_t)k->k[i] - (uint64_t)origin, f = (uint64_t)((double)x * inv);
+            uint64_t x = (uint64_t)kk[i] - o, f = (uint64_t)((double)x * inv);
             if (f * w > x) f--;
             else if ((f + 1) * w <= x) f++;
-            rows[f]++;
-            sums[f] += k->k[i];
+            j->rows[f]++;
+            j->sums[f] += kk[i];
         }
-        return;
+        return NULL;
     }
-    for (size_t i = 0; i < k->n; i++) {
-        if (k->null[i])
+    for (size_t i = j->from; i < j->to; i++) {
+        if (nul[i])
             continue;
         /* k - origin fits 64 unsigned bits (k >= origin): no 128-bit division per row */
-        uint64_t f = ((uint64_t)k->k[i] - (uint64_t)origin) / (uint64_t)width;
-        rows[f]++;
-        sums[f] += k->k[i];
+        uint64_t f = ((uint64_t)kk[i] - (uint64_t)j->origin) / (uint64_t)j->width;
+        j->rows[f]++;
+        j->sums[f] += kk[i];
     }
+    return NULL;
+}
+
+int mcdc_reconcile__fine_sums(const mcdc_reconcile__keys *k, int64_t origin, int64_t width, int64_t n_fine,
+                              int64_t *rows, mcdc_int128 *sums)
+{
+    int64_t lo, hi;
+    bool fast = mcdc_reconcile__key_range(k, &lo, &hi) && lo >= origin &&
+                (uint64_t)hi - (uint64_t)origin < ((uint64_t)1 << 52);
+    /* one slice a thread past 2M keys (each with buckets of its own, added up after) */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_th = k->n < 2000000 || cpus < 2 ? 1 : cpus > 8 ? 8 : (int)cpus;
+    fine_job jobs[8];
+    pthread_t th[8];
+    int started = 0, rc = 0;
+    for (int t = 0; t < n_th; t++) {
+        jobs[t] = (fine_job){ k, k->n * (size_t)t / (size_t)n_th, k->n * (size_t)(t + 1) / (size_t)n_th, origin, width,
+                              fast, t == 0 ? rows : calloc((size_t)n_fine, sizeof *rows),
+                              t == 0 ? sums : calloc((size_t)n_fine, sizeof *sums) };
+        if (!jobs[t].rows || !jobs[t].sums) {
+            if (t) { free(jobs[t].rows); free(jobs[t].sums); }
+            n_th = t;
+            rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    if (rc == 0) {
+        for (int t = 1; t < n_th; t++)
+            if (pthread_create(&th[t], NULL, fine_slice, &jobs[t]) == 0)
+                started = t;
+            else
+                break;
+        for (int t = started + 1; t < n_th; t++) /* a thread that could not start: here */
+            fine_slice(&jobs[t]);
+        fine_slice(&jobs[0]);
+        for (int t = 1; t <= started; t++)
+            pthread_join(th[t], NULL);
+        for (int t = 1; t < n_th; t++)
+            for (int64_t f = 0; f < n_fine; f++) {
+                rows[f] += jobs[t].rows[f];
+                sums[f] += jobs[t].sums[f];
+            }
+    }
+    for (int t = 1; t < n_th; t++) {
+        free(jobs[t].rows);
+        free(jobs[t].sums);
+    }
+    return rc;
 }
 
 void mcdc_reconcile__hash_sums(const mcdc_reconcile__keys *k, int64_t n_buckets, int64_t *rows, mcdc_int128 *sums)

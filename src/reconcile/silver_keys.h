@@ -20,6 +20,9 @@ typedef struct mcdc_reconcile__keys {
     bool    *null;  /* by ordinal: the key is NULL (k is 0) */
     size_t   n;
     int      threads_used; /* files read at once (1: the Delta scan) */
+    bool     range_known;  /* lo, hi and has_range were computed while reading */
+    bool     has_range;    /* a non-NULL key exists */
+    int64_t  lo, hi;       /* the smallest and largest non-NULL key */
 } mcdc_reconcile__keys;
 
 /* Read the keys of every row of @p snap: columns @p names, of types @p cols. With
@@ -35,10 +38,10 @@ void mcdc_reconcile__keys_clear(mcdc_reconcile__keys *k);
 bool mcdc_reconcile__key_range(const mcdc_reconcile__keys *k, int64_t *lo, int64_t *hi);
 
 /* By ordinal: rows and ordinal sums per fine bucket floor((k - origin) / width) into
- * rows[0..n_fine) and sums[0..n_fine) (added to; NULL keys left out). Every key must lie in
- * [origin, origin + n_fine * width). */
-void mcdc_reconcile__fine_sums(const mcdc_reconcile__keys *k, int64_t origin, int64_t width, int64_t *rows,
-                               mcdc_int128 *sums);
+ * rows[0..n_fine) and sums[0..n_fine) (added to; NULL keys left out), on several threads for
+ * many keys. Every key must lie in [origin, origin + n_fine * width). */
+int mcdc_reconcile__fine_sums(const mcdc_reconcile__keys *k, int64_t origin, int64_t width, int64_t n_fine,
+                              int64_t *rows, mcdc_int128 *sums);
 
 /* By hash: rows and hash sums per bucket hash % n_buckets (added to). */
 void mcdc_reconcile__hash_sums(const mcdc_reconcile__keys *k, int64_t n_buckets, int64_t *rows, mcdc_int128 *sums);

@@ -285,6 +285,30 @@ static int take_top(ctx *c, yaml_node_t *root, mcdc_run_config *cfg)
                 return bad(c, v, "on_error: stop-table (the default) or stop-all",
                            "on_error: expected stop-table or stop-all", NULL, NULL);
             cfg->stop_all = !strcmp(s, "stop-all");
+        } else if (!strcmp(key, "consistent")) {
+            if (v->type != YAML_MAPPING_NODE)
+                return bad(c, v, "write it as consistent: {NAME: [bronze.a, bronze.b]}",
+                           "consistent: expected a mapping of names to lists of targets", NULL, NULL);
+            size_t cap = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+            cfg->consistent = calloc(cap + 1, sizeof *cfg->consistent);
+            if (!cfg->consistent)
+                return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+            for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+                yaml_node_t *nk = node(c, q->key), *nv = node(c, q->value);
+                const char *name = scalar(nk);
+                if (!name || !*name || strchr(name, ':'))
+                    return bad(c, nk, "name each set with a word (its control row is consistent:NAME)",
+                               "consistent: a set needs a name without ':'", NULL, NULL);
+                mcdc_run_consistent *cs = &cfg->consistent[cfg->n_consistent++];
+                cs->line = line_of(nk);
+                if (!(cs->name = strdup(name)))
+                    return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+                if ((rc = take_list(c, nv, name, &cs->targets, &cs->n_targets)) < 0)
+                    return rc;
+                if (cs->n_targets < 2)
+                    return bad(c, nv, "list two or more tables: a cut of one table is its own verdict",
+                               "consistent: set '%s' lists fewer than two tables", name, NULL);
+            }
         } else if (!strcmp(key, "metrics")) {
             if (v->type != YAML_MAPPING_NODE)
                 return bad(c, v, "write it as metrics: {listen: HOST:PORT}",
@@ -299,7 +323,7 @@ static int take_top(ctx *c, yaml_node_t *root, mcdc_run_config *cfg)
             }
         } else {
             return bad(c, k, "top-level keys: sources, defaults, tables, warehouse, state_dir, "
-                       "metrics, on_error", "unknown key '%s'", key, NULL);
+                       "metrics, on_error, consistent", "unknown key '%s'", key, NULL);
         }
     }
     if (!has_tables || cfg->n_entries == 0) {
@@ -415,6 +439,13 @@ void mcdc_run_config_free(mcdc_run_config *c)
     for (size_t i = 0; i < c->n_entries; i++)
         entry_free(&c->entries[i]);
     free(c->entries);
+    for (size_t i = 0; i < c->n_consistent; i++) {
+        free(c->consistent[i].name);
+        for (size_t j = 0; j < c->consistent[i].n_targets; j++)
+            free(c->consistent[i].targets[j]);
+        free(c->consistent[i].targets);
+    }
+    free(c->consistent);
     free(c->warehouse);
     free(c->metrics_listen);
     free(c->state_dir);

@@ -25,10 +25,11 @@ static const char *const op_names[MCDC_RUN_SRC_NOPS] = {
     "max_lsn", "min_lsn", "lsn_to_commit_ts", "nth_commit_after", "server_now",
     "capture_instances", "captured_columns", "key_columns", "ddl_history", "read_changes",
     "snapshot", "key_at", "key_count", "key_buckets", "consistent_lsn", "time_to_lsn",
+    "positions",
 };
 
 /* every operation is forwarded: a new one in mcdc_source_ops must be added here */
-_Static_assert(sizeof(mcdc_source_ops) == 21 * sizeof(void (*)(void)),
+_Static_assert(sizeof(mcdc_source_ops) == 22 * sizeof(void (*)(void)),
                "run/counted.c forwards every operation of mcdc_source_ops");
 
 const char *mcdc_run__src_op_name(int op)
@@ -136,6 +137,10 @@ static int c_time_to_lsn(mcdc_source *s, int64_t utc_us, mcdc_lsn *out)
 {
     return count(s, 15, IN(s)->ops->time_to_lsn(IN(s), utc_us, out));
 }
+static int c_positions(mcdc_source *s, mcdc_positions *q)
+{
+    return count(s, 16, IN(s)->ops->positions(IN(s), q)); /* one round trip */
+}
 /* once per stream start, like server_time_zone: forwarded, not counted */
 static int c_identity(mcdc_source *s, mcdc_source_identity *out)
 {
@@ -172,7 +177,9 @@ int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs)
         in->key_at ? c_key_at : NULL, in->key_count ? c_key_count : NULL,
         in->key_buckets ? c_key_buckets : NULL, in->consistent_lsn ? c_consistent_lsn : NULL,
         in->take_warnings ? c_take_warnings : NULL, in->snapshot_reads ? c_snapshot_reads : NULL,
-        in->time_to_lsn ? c_time_to_lsn : NULL, in->identity ? c_identity : NULL,
+        in->time_to_lsn ? c_time_to_lsn : NULL,
+        in->positions ? c_positions : NULL, /* else asked one by one, each counted */
+        in->identity ? c_identity : NULL,
     };
     c->base.ops = &c->ops;
     c->base.description = inner->description;

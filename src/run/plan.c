@@ -244,6 +244,53 @@ static int list_instances(mcdc_capture_instance **out, size_t *n, const mcdc_run
     return rc;
 }
 
+/* The consistent sets: each target is a table of the plan, and all of a set's tables share
+ * one control and one facts table (the cut reads one of each). */
+static int plan_consistent(mcdc_run_plan *p, const mcdc_run_config *c)
+{
+    if (!c->n_consistent)
+        return 0;
+    p->consistent_control = calloc(c->n_consistent, sizeof *p->consistent_control);
+    p->consistent_facts = calloc(c->n_consistent, sizeof *p->consistent_facts);
+    if (!p->consistent_control || !p->consistent_facts)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    p->n_consistent = c->n_consistent;
+    for (size_t i = 0; i < c->n_consistent; i++) {
+        const mcdc_run_consistent *cs = &c->consistent[i];
+        const mcdc_run_table *first = NULL;
+        for (size_t j = 0; j < cs->n_targets; j++) {
+            const mcdc_run_table *t = NULL;
+            for (size_t k = 0; k < p->n_tables && !t; k++)
+                if (!strcmp(p->tables[k].value[MCDC_RUN_KEY_TARGET], cs->targets[j]))
+                    t = &p->tables[k];
+            if (!t) {
+                mcdc_error_set(MCDC_EINVAL, "%s line %d: consistent set '%s' names %s, which is "
+                               "no table's target", c->path, cs->line, cs->name, cs->targets[j]);
+                return mcdc_error_hint("list targets as the tables name them (after templates)");
+            }
+            if (!t->control_path || !t->facts_path) {
+                mcdc_error_set(MCDC_EINVAL, "%s line %d: consistent set '%s': table %s has no %s",
+                               c->path, cs->line, cs->name, cs->targets[j],
+                               t->control_path ? "facts" : "control");
+                return mcdc_error_hint("the cut reads the facts and writes the control table: "
+                                       "give every table of the set both");
+            }
+            if (!first) {
+                first = t;
+            } else if (strcmp(first->control_path, t->control_path) || strcmp(first->facts_path, t->facts_path)) {
+                mcdc_error_set(MCDC_EINVAL, "%s line %d: consistent set '%s': %s and %s have other "
+                               "control or facts tables", c->path, cs->line, cs->name,
+                               first->value[MCDC_RUN_KEY_TARGET], cs->targets[j]);
+                return mcdc_error_hint("give the tables of one set the same control and facts");
+            }
+        }
+        if (!(p->consistent_control[i] = strdup(first->control_path)) ||
+            !(p->consistent_facts[i] = strdup(first->facts_path)))
+            return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 int mcdc_run_plan_make(mcdc_run_plan **out, const mcdc_run_config *c, const char *warehouse)
 {
     *out = NULL;
@@ -330,6 +377,8 @@ int mcdc_run_plan_make(mcdc_run_plan **out, const mcdc_run_config *c, const char
         rc = mcdc_error_set(MCDC_EINVAL, "%s: no capture instance matches the tables", c->path);
         mcdc_error_hint("check the include: patterns against mssql-cdc source check");
     }
+    if (rc == 0)
+        rc = plan_consistent(p, c);
     for (size_t s = 0; s < c->n_sources; s++)
         mcdc_capture_instances_free(cis ? cis[s] : NULL, n_cis ? n_cis[s] : 0);
     free(cis);
@@ -360,6 +409,12 @@ void mcdc_run_plan_free(mcdc_run_plan *p)
         free(t->checkpoint_path);
     }
     free(p->tables);
+    for (size_t i = 0; i < p->n_consistent; i++) {
+        free(p->consistent_control ? p->consistent_control[i] : NULL);
+        free(p->consistent_facts ? p->consistent_facts[i] : NULL);
+    }
+    free(p->consistent_control);
+    free(p->consistent_facts);
     free(p->warehouse);
     free(p);
 }

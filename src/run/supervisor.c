@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mcdc/finalize.h"
+#include "mcdc/log.h"
 #include "mcdc/run.h"
 #include "run_int.h"
 
@@ -215,7 +217,7 @@ static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
     pthread_mutex_unlock(&s->mu);
     if (stopping) {
         mcdc_job_free(j);
-        return 0;
+        return 1; /* not run */
     }
     mcdc_stream_result res;
     bool has = false;
@@ -345,6 +347,50 @@ static bool runnable(const slot *c)
     return !c->done && !c->busy && !(c->after && !c->after->done);
 }
 
+/* After a successful round of @p t: every consistent set holding it moves its control row
+ * "consistent:NAME" to the set's cut (never back: mcdc_control_advance). A cut that cannot
+ * be taken yet (a table without a batch, a snapshot open) waits for a later round. */
+static void advance_consistent(const mcdc_run_plan *plan, const mcdc_run_table *t)
+{
+    const mcdc_run_config *c = plan->config;
+    for (size_t i = 0; i < plan->n_consistent; i++) {
+        const mcdc_run_consistent *cs = &c->consistent[i];
+        bool member = false;
+        for (size_t j = 0; j < cs->n_targets && !member; j++)
+            member = !strcmp(cs->targets[j], t->value[MCDC_RUN_KEY_TARGET]);
+        if (!member)
+            continue;
+        mcdc_cut cut;
+        int rc = mcdc_finalize_cut(&cut, plan->consistent_control[i], plan->consistent_facts[i],
+                                   (const char *const *)cs->targets, cs->n_targets);
+        if (rc == MCDC_EINVAL) {
+            mcdc_log(MCDC_LOG_DEBUG, "run", "consistent set %s: no cut yet: %s", cs->name,
+                     mcdc_error_last()->message);
+            mcdc_error_clear();
+            continue;
+        }
+        char row[300];
+        snprintf(row, sizeof row, "consistent:%s", cs->name);
+        mcdc_granularity g = MCDC_GRAN_HOUR;
+        const char *gs = t->value[MCDC_RUN_KEY_GRANULARITY];
+        if (gs && mcdc_granularity_parse(&g, gs) < 0) {
+            mcdc_error_clear();
+            g = MCDC_GRAN_HOUR;
+        }
+        if (rc == 0 && cut.has_commit_ts) {
+            mcdc_offset end = { .lsn = cut.lsn, .has_commit_ts = true, .commit_ts_us = cut.commit_ts_us };
+            mcdc_advance_result ar;
+            rc = mcdc_control_advance(plan->consistent_control[i], row, &end, g, &ar);
+        }
+        if (rc < 0) {
+            mcdc_log(MCDC_LOG_WARN, "run", "consistent set %s: the cut was not recorded: %s",
+                     cs->name, mcdc_error_last()->message);
+            mcdc_error_clear();
+        }
+        mcdc_cut_clear(&cut);
+    }
+}
+
 static void *worker(void *arg)
 {
     sup *s = arg;
@@ -388,6 +434,18 @@ static void *worker(void *arg)
                 mcdc_error_clear(); /* the round meets the same failure and reports it */
         }
         pthread_mutex_lock(&s->mu);
+        if (sl->removed) {
+            /* dropped by a reload while it polled */
+            sl->busy = false;
+            sl->done = true;
+            sl->state = MCDC_RUN_STATE_STOPPED;
+            pthread_mutex_unlock(&s->mu);
+            record(s, sl, MCDC_RUN_STATE_STOPPED, sl->failures, "removed from the config");
+            mcdc_log_set_context(NULL);
+            pthread_mutex_lock(&s->mu);
+            pthread_cond_broadcast(&s->cv);
+            continue;
+        }
         if (has_polled && sl->had_success && sl->has_caught_up && !sl->failures &&
             mcdc_lsn_cmp(&polled, &sl->caught_up) <= 0) {
             /* idle: nothing new since the last round read */
@@ -405,24 +463,29 @@ static void *worker(void *arg)
 
         mcdc_run_event e = { .kind = MCDC_RUN_EVENT_DONE, .table = sl->t };
         int rc = round_of(s, sl, &e);
+        bool ran = rc != 1; /* 1: stopping or removed before it began */
+        if (!ran)
+            rc = 0;
         bool fatal = rc == MCDC_EDATALOSS || rc == MCDC_ESCHEMA;
         if (rc < 0) {
             e.kind = fatal ? MCDC_RUN_EVENT_ERROR : MCDC_RUN_EVENT_RETRY;
             e.rc = rc;
             e.retry_in_us = fatal ? 0 : backoff(s->o, sl->failures + 1);
             emit(s, &e);
-        } else if (!sl->interval_us) {
+        } else if (!sl->interval_us && ran) {
             emit(s, &e);
         }
 
         char message[1024];
         snprintf(message, sizeof message, "%s", rc < 0 ? mcdc_error_last()->message : "");
+        if (rc == 0 && ran)
+            advance_consistent(sl->plan, sl->t);
         pthread_mutex_lock(&s->mu);
         sl->busy = false;
         snprintf(sl->message, sizeof sl->message, "%s", message);
         if (rc < 0) {
             sl->rounds_failed++;
-        } else {
+        } else if (ran) {
             sl->had_success = true;
             sl->last_ok_mono_us = mcdc_time_mono_us();
             sl->has_caught_up = has_polled;
@@ -436,6 +499,9 @@ static void *worker(void *arg)
         if (sl->removed) {
             sl->state = MCDC_RUN_STATE_STOPPED;
             sl->done = true;
+            snprintf(message, sizeof message, "removed from the config");
+        } else if (!ran) {
+            sl->state = MCDC_RUN_STATE_IDLE; /* stopping: the drain records it stopped */
         } else if (rc < 0 && fatal) {
             sl->state = MCDC_RUN_STATE_ERROR;
             sl->done = true;

@@ -1,6 +1,7 @@
 /*
- * source/source.c: opening a source from its text form (architecture §7) and the frees of
- * the interface's result types.
+ * source/source.c: opening a source from its text form (architecture §7), the frees of
+ * the interface's result types, and the position questions of a batch asked together
+ * (mcdc_source_positions; one by one for a source without a positions op).
  *
  * "sim:PATH" opens the embedded simulator; "@FILE" reads the source from the first line of FILE
  * (so a password never appears in ps); "odbc:CONNECTION-STRING" is SQL Server (mcdc/mssql.h).
@@ -110,4 +111,68 @@ void mcdc_ddl_entries_free(mcdc_ddl_entry *a, size_t n)
         free(a[i].column_name);
     }
     free(a);
+}
+
+/* ---- several position questions at once ------------------------------------------------- */
+
+/* The commit time of @p lsn, *has false when no mapping entry has it (or it is zero). */
+static int commit_ts(mcdc_source *src, const mcdc_lsn *lsn, bool *has, int64_t *out)
+{
+    *has = false;
+    *out = 0;
+    if (mcdc_lsn_is_zero(lsn))
+        return 0;
+    int rc = src->ops->lsn_to_commit_ts(src, lsn, out);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        *out = 0;
+        return 0;
+    }
+    if (rc == 0)
+        *has = true;
+    return rc;
+}
+
+int mcdc_source_positions(mcdc_source *src, mcdc_positions *q)
+{
+    return src->ops->positions ? src->ops->positions(src, q) : mcdc_source_positions_each(src, q);
+}
+
+int mcdc_source_positions_each(mcdc_source *src, mcdc_positions *q)
+{
+    int rc = 0;
+    q->has_max_ts = q->has_min_ts = q->has_now = false;
+    if (q->ask & (MCDC_POS_MIN | MCDC_POS_MIN_TS)) {
+        if ((rc = src->ops->min_lsn(src, q->ci, &q->min_lsn)) < 0)
+            return rc;
+        if ((q->ask & MCDC_POS_MIN_TS) &&
+            !(q->has_known_min && mcdc_lsn_cmp(&q->min_lsn, &q->known_min) == 0) &&
+            (rc = commit_ts(src, &q->min_lsn, &q->has_min_ts, &q->min_ts_us)) < 0)
+            return rc;
+    }
+    if (q->ask & MCDC_POS_AT)
+        for (int i = 0; i < q->n_at && i < MCDC_POS_MAX_AT; i++)
+            if ((rc = commit_ts(src, &q->at[i], &q->has_at_ts[i], &q->at_ts_us[i])) < 0)
+                return rc;
+    if (q->ask & MCDC_POS_NTH) {
+        q->nth_found = 0;
+        if ((rc = src->ops->nth_commit_after(src, &q->nth_after, q->nth_n, &q->nth,
+                                             &q->nth_ts_us, &q->nth_found)) < 0)
+            return rc;
+    }
+    if (q->ask & (MCDC_POS_MAX | MCDC_POS_MAX_TS)) {
+        if ((rc = src->ops->max_lsn(src, &q->max_lsn)) < 0)
+            return rc;
+        if ((q->ask & MCDC_POS_MAX_TS) &&
+            !(q->has_known_max && mcdc_lsn_cmp(&q->max_lsn, &q->known_max) == 0) &&
+            (rc = commit_ts(src, &q->max_lsn, &q->has_max_ts, &q->max_ts_us)) < 0)
+            return rc;
+    }
+    if (q->ask & MCDC_POS_NOW) {
+        if (src->ops->server_now(src, &q->now_us) == 0)
+            q->has_now = true;
+        else
+            mcdc_error_clear();
+    }
+    return 0;
 }

@@ -192,11 +192,13 @@ int mssql__get_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out);
  *  @p after, for the commit-time sequencer, or INT64_MIN. */
 int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
                       int64_t seed_local, mcdc_change_cb cb, void *payload);
-/** Split (after, upto] into up to @p n ranges of about as many change rows, each ending on a
- *  commit, none smaller than @p min_rows: the *n_out inner split points (ascending, below
- *  @p upto) and the local commit time of each. One count, and a page_end and a commit_time per split. */
+/** Split (after, upto] into ranges that each end on a commit: about 1/@p n of the change rows
+ *  each, but at most @p max_rows (unless that makes more than @p max_splits + 1 ranges) and
+ *  none smaller than @p min_rows: the *n_out inner split points (ascending, below @p upto)
+ *  and the local commit time of each. One count, and a page_end and a commit_time per split. */
 int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, int n,
-                       int64_t min_rows, mcdc_lsn *splits, int64_t *split_local, int *n_out);
+                       int64_t min_rows, int64_t max_rows, int max_splits, mcdc_lsn *splits, int64_t *split_local,
+                       int *n_out);
 /** read_changes with numPartitions > 1 (partitions.c). */
 int mssql__read_partitioned(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
                             mcdc_change_cb cb, void *payload);

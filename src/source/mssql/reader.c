@@ -527,7 +527,7 @@ int mssql__load_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out)
         c.cols[k++] = c.cols[i];
     }
     c.n = k;
-    qsort(c.cols, c.n, sizeof *c.cols, cmp_ordinal);
+    if (c.n) qsort(c.cols, c.n, sizeof *c.cols, cmp_ordinal);
     /* --columns: the columns it does not name are left out before their types are mapped, so
      * an unmapped type (sql_variant, geography, ...) left out is never fetched nor refused */
     if (s->base.select) {
@@ -1040,7 +1040,7 @@ static int op_ddl_history(mcdc_source *b, const char *ci_name, const mcdc_lsn *a
         mcdc_ddl_entries_free(c.a, c.n);
         return rc;
     }
-    qsort(c.a, c.n, sizeof *c.a, cmp_ddl);
+    if (c.n) qsort(c.a, c.n, sizeof *c.a, cmp_ddl); /* no entries: c.a is NULL */
     *out = c.a;
     *n_out = c.n;
     return 0;
@@ -1534,7 +1534,8 @@ static int split_fn(mssql_source *s, void *payload)
 }
 
 int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, int n,
-                       int64_t min_rows, mcdc_lsn *splits, int64_t *split_local, int *n_out)
+                       int64_t min_rows, int64_t max_rows, int max_splits, mcdc_lsn *splits, int64_t *split_local,
+                       int *n_out)
 {
     mssql_ci *ci;
     mssql_plan *p;
@@ -1550,9 +1551,11 @@ int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *aft
     split_ctx c = { .ct = ct.ptr, .after = *after, .upto = *upto, .count = true };
     rc = mssql__retry(s, "planning partitions", split_fn, &c);
     int64_t total = c.n, per = n > 0 ? total / n : total;
+    if (per > max_rows) per = max_rows;
+    if (per < total / (max_splits + 1) + 1) per = total / (max_splits + 1) + 1;
     if (per < min_rows) per = min_rows;
     mcdc_lsn prev = *after;
-    for (int k = 1; rc == 0 && k < n && total >= 2 * min_rows; k++) {
+    for (int k = 0; rc == 0 && k < max_splits && total >= 2 * min_rows; k++) {
         split_ctx e = { .ct = ct.ptr, .after = prev, .upto = *upto, .n = per };
         if ((rc = mssql__retry(s, "planning partitions", split_fn, &e)) < 0) break;
         if (!e.have_end || mcdc_lsn_cmp(&e.end, upto) >= 0) break;
@@ -2024,7 +2027,7 @@ static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
-    op_identity,
+    NULL /* positions: asked one by one */, op_identity,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -647,10 +647,17 @@ static void op_close(mcdc_source *b)
     free(src);
 }
 
+/* One call, one round trip: the simulator is in process, its single operations answer. */
+static int op_positions(mcdc_source *b, mcdc_positions *q)
+{
+    return mcdc_source_positions_each(b, q);
+}
+
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
     sim__key_buckets, op_consistent_lsn, NULL /* take_warnings */, op_snapshot_reads, op_time_to_lsn,
+    op_positions,
     op_identity,
 };
 
