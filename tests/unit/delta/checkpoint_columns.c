@@ -279,14 +279,14 @@ static mcdc_parquet_node *every_kind_schema(bool size_as_string)
 
 /* Rows of every kind and shape; page and row-group limits small so rows cross pages. */
 static const char *const good_rows[] = {
-    "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
-    "\"readerFeatures\":[\"deletionVectors\"],\"writerFeatures\":[\"deletionVectors\",\"domainMetadata\"]}}",
+    ("{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
+    "\"readerFeatures\":[\"deletionVectors\"],\"writerFeatures\":[\"deletionVectors\",\"domainMetadata\"]}}"),
     "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}",
     "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[],\"writerFeatures\":[]}}",
-    "{\"metaData\":{\"id\":\"0b6d\",\"name\":\"t\",\"description\":\"d\",\"format\":{\"provider\":\"parquet\","
+    ("{\"metaData\":{\"id\":\"0b6d\",\"name\":\"t\",\"description\":\"d\",\"format\":{\"provider\":\"parquet\","
     "\"options\":[]},\"schemaString\":\"{}\",\"partitionColumns\":[\"p\",\"q\"],"
     "\"configuration\":[{\"key\":\"a\",\"value\":\"1\"},{\"key\":\"b\",\"value\":null},{\"key\":\"a\",\"value\":\"2\"}],"
-    "\"createdTime\":1700000000000}}",
+    "\"createdTime\":1700000000000}}"),
     "{\"metaData\":{\"id\":\"x\",\"schemaString\":\"{}\",\"partitionColumns\":[]}}",
     "{\"metaData\":{\"id\":\"y\",\"schemaString\":\"{}\",\"format\":{\"options\":[]},\"configuration\":[]}}",
     "{\"txn\":{\"appId\":\"app\",\"version\":42,\"lastUpdated\":7}}",
@@ -295,16 +295,16 @@ static const char *const good_rows[] = {
     "{\"domainMetadata\":{\"domain\":\"d2\",\"removed\":true}}",
     "{\"checkpointMetadata\":{\"version\":12}}",
     "{\"sidecar\":{\"path\":\"s.parquet\",\"sizeInBytes\":10,\"modificationTime\":11}}",
-    "{\"add\":{\"path\":\"p=1/a.parquet\",\"partitionValues\":[{\"key\":\"p\",\"value\":\"1\"},{\"key\":\"q\",\"value\":null}],"
+    ("{\"add\":{\"path\":\"p=1/a.parquet\",\"partitionValues\":[{\"key\":\"p\",\"value\":\"1\"},{\"key\":\"q\",\"value\":null}],"
     "\"size\":100,\"modificationTime\":5,\"dataChange\":true,\"tags\":[{\"key\":\"t\",\"value\":\"v\"}],"
     "\"deletionVector\":{\"storageType\":\"u\",\"pathOrInlineDv\":\"ab^-aqEH.-t@S}K{vb[*k^\",\"offset\":1,"
     "\"sizeInBytes\":40,\"cardinality\":3,\"maxRowIndex\":9},\"baseRowId\":4,\"defaultRowCommitVersion\":2,"
-    "\"stats\":\"{\\\"numRecords\\\":3}\",\"stats_parsed\":{\"numRecords\":3}}}",
-    "{\"add\":{\"path\":\"b.parquet\",\"partitionValues\":[],\"size\":0,\"dataChange\":false,"
-    "\"deletionVector\":{}}}",
+    "\"stats\":\"{\\\"numRecords\\\":3}\",\"stats_parsed\":{\"numRecords\":3}}}"),
+    ("{\"add\":{\"path\":\"b.parquet\",\"partitionValues\":[],\"size\":0,\"dataChange\":false,"
+    "\"deletionVector\":{}}}"),
     "{\"add\":{\"path\":\"c.parquet\",\"size\":7,\"deletionVector\":{\"storageType\":\"i\",\"pathOrInlineDv\":\"wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L\",\"sizeInBytes\":44,\"cardinality\":2}}}",
-    "{\"remove\":{\"path\":\"old.parquet\",\"deletionTimestamp\":9,\"dataChange\":true,\"extendedFileMetadata\":true,"
-    "\"partitionValues\":[{\"key\":\"p\",\"value\":\"2\"}],\"size\":50}}",
+    ("{\"remove\":{\"path\":\"old.parquet\",\"deletionTimestamp\":9,\"dataChange\":true,\"extendedFileMetadata\":true,"
+    "\"partitionValues\":[{\"key\":\"p\",\"value\":\"2\"}],\"size\":50}}"),
     "{\"remove\":{\"path\":\"old2.parquet\"}}",
     "{\"add\":null,\"remove\":{\"path\":null,\"size\":null}}",  /* an all-null struct: no action */
     "{}",
@@ -376,8 +376,8 @@ static void test_checkpoint_columns__broken_rows_fail_alike(void **state)
         "{\"add\":{\"size\":1}}",
         "{\"add\":{\"path\":\"a\"}}",
         "{\"add\":{\"path\":\"a\",\"size\":1},\"txn\":{\"appId\":\"x\",\"version\":1}}",
-        "{\"add\":{\"path\":\"a\",\"size\":1,\"partitionValues\":[{\"key\":\"k\"}],"
-        "\"deletionVector\":{\"storageType\":\"uu\",\"pathOrInlineDv\":\"x\",\"sizeInBytes\":1}}}",
+        ("{\"add\":{\"path\":\"a\",\"size\":1,\"partitionValues\":[{\"key\":\"k\"}],"
+        "\"deletionVector\":{\"storageType\":\"uu\",\"pathOrInlineDv\":\"x\",\"sizeInBytes\":1}}}"),
         "{\"add\":{\"path\":\"a\",\"size\":1,\"deletionVector\":{\"storageType\":\"u\",\"sizeInBytes\":1}}}",
         "{\"metaData\":{\"id\":\"x\"}}",
         "{\"metaData\":{\"id\":\"x\",\"schemaString\":\"{}\",\"partitionColumns\":[null]}}",

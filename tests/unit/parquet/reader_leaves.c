@@ -51,8 +51,8 @@ static void write_file(const char *path, const char *const *rows, size_t n)
 }
 
 static const char *const rows[] = {
-    "{\"a\":{\"id\":1,\"m\":[{\"key\":\"k1\",\"value\":\"v1\"},{\"key\":\"k2\",\"value\":null},"
-    "{\"key\":\"k3\",\"value\":\"v3\"}],\"l\":[\"x\",\"y\",\"z\"]},\"n\":10}",
+    ("{\"a\":{\"id\":1,\"m\":[{\"key\":\"k1\",\"value\":\"v1\"},{\"key\":\"k2\",\"value\":null},"
+     "{\"key\":\"k3\",\"value\":\"v3\"}],\"l\":[\"x\",\"y\",\"z\"]},\"n\":10}"),
     "{\"a\":null,\"n\":11}",
     "{\"a\":{\"id\":null,\"m\":[],\"l\":null},\"n\":null}",
     "{\"a\":{\"id\":4,\"m\":null,\"l\":[]},\"n\":13}",
