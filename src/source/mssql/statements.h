@@ -58,6 +58,7 @@ typedef enum {
     MCDC_MSSQL_Q_KEY_BUCKETS,
     MCDC_MSSQL_Q_CONSISTENT_LSN,
     MCDC_MSSQL_Q_TIME_TO_LSN,
+    MCDC_MSSQL_Q_POSITIONS,
     MCDC_MSSQL_Q_COUNT
 } mcdc_mssql_query;
 
