@@ -80,7 +80,7 @@ n=$(head -1 <<<"$sql" | cut -d' ' -f1)
   die "the reads' SET statements: $sql"
 M --warehouse "$T/lake_iso" backfill --source "sim:$DB" --capture-instance dbo_orders --target bronze.o \
   --app-id o1 --facts ops.facts --isolation read-committed --status >/dev/null || die "sim --isolation read-committed"
-M --warehouse "$T/lake_odbc" table cat ops.facts --format csv --columns event,detail | grep -q '^snapshot_plan,.*""kind"":""int""' ||
+grep -q '^snapshot_plan,.*""kind"":""int""' <<<"$(M --warehouse "$T/lake_odbc" table cat ops.facts --format csv --columns event,detail)" ||
   die "int: not a grid plan: $(facts_of odbc)"
 [ "$(bronze_of odbc order_id | wc -l)" = 25 ] || die "int: $(bronze_of odbc order_id | wc -l) snapshot rows, want 25"
 
