@@ -311,6 +311,11 @@ typedef struct mcdc_generation {
  *  the stream). A missing file (or directory) is generation 0. Reads only.
  *  @return 0; MCDC_ECORRUPT for a file that is not a generation record; MCDC_EIO. */
 int mcdc_generation_read(mcdc_generation *out, const char *checkpoint);
+
+/** Refuse a checkpoint location with a URI scheme (s3:// included: a checkpoint on an
+ *  object store needs the lease object, not built yet), before anything reads it.
+ *  @return 0 for a local directory; MCDC_EUNSUPPORTED naming it (password masked). */
+int mcdc_checkpoint_check_location(const char *dir);
 /** Record @p g as the checkpoint's generation (atomic and durable: a temp file, fsync,
  *  rename, directory fsync). @return 0; MCDC_EIO; MCDC_EINVAL for a path too long. */
 int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g);

@@ -17,7 +17,6 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "mcdc/backfill.h"
 #include "mcdc/run.h"
 
 static const mcdc_opt opts[] = {

@@ -71,6 +71,8 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     mcdc_schema *bronze_missing;  /* captured columns bronze lacks: in bronze_schema, added
                                      to bronze by the first commit of rows */
     char         family[256];     /* this stream's owner name (mcdc_stream_family) */
+    bool         has_snap_consistent; /* a full bootstrap's read recorded its consistent_lsn */
+    mcdc_lsn     snap_consistent;     /* it: the newest commit at or before the server's clock after the read */
     char         source_table[300]; /* "dbo.orders": the capture instance's source table */
     bool         own_record;      /* bronze lacks kind, source table or owner: record them */
     bool         has_recorded_owner;
