@@ -113,6 +113,26 @@ typedef struct mcdc_backfill_options {
  *          (before anything is written); table and I/O codes. */
 int mcdc_backfill_run(const mcdc_backfill_options *opts, mcdc_backfill_status *out);
 
+/** The waves of a stream's open chunked snapshot, run in the stream's process after its
+ *  batches (`stream --backfill`): one thread of its own, one wave per notification (those
+ *  that come while a wave runs are coalesced). */
+typedef struct mcdc_backfill_follower mcdc_backfill_follower;
+
+/** Start the wave thread. @p opts as for mcdc_backfill_run (copied; its source is
+ *  borrowed and used by the wave thread only until finish); progress, range and
+ *  status_only are ignored. @return 0; MCDC_EINVAL; MCDC_ENOMEM; MCDC_ERROR (no thread). */
+int mcdc_backfill_follower_start(mcdc_backfill_follower **out, const mcdc_backfill_options *opts);
+/** A batch (or idle poll) of the stream ended: run a wave. Never blocks on I/O; a no-op
+ *  once the snapshot is complete or a wave failed. Thread-safe. */
+void mcdc_backfill_follower_notify(mcdc_backfill_follower *f);
+/** Stop the thread; with @p drain first run every wave left. @param[out] st the last
+ *  run's status (complete or not); @param[out] n_waves waves the follower ran.
+ *  @return 0; the first failed wave's code (its error record restored). */
+int mcdc_backfill_follower_finish(mcdc_backfill_follower *f, bool drain, mcdc_backfill_status *st,
+                                  int64_t *n_waves);
+/** Free a finished follower; accepts NULL. */
+void mcdc_backfill_follower_free(mcdc_backfill_follower *f);
+
 /** Options of a seed (`mssql-cdc seed`): a stream's first snapshot from an existing copy.
  *  Start from MCDC_SEED_OPTIONS_INIT; strings borrowed. */
 typedef struct mcdc_seed_options {

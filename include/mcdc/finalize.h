@@ -300,19 +300,26 @@ typedef struct mcdc_cut {
     int64_t   commit_ts_us;  /* its commit time (the end_commit_ts of the batch ending there) */
     bool      lossless;      /* false: a recorded gap of a listed table begins at or below lsn */
     mcdc_lsn *ends;          /* owned: each table's newest committed batch end, in list order */
+    bool     *unidentified;  /* owned, in list order: the table's bronze records no source
+                                identity (written before identities were), so the cut could
+                                not check that it is of the others' database */
     size_t    n_tables;
 } mcdc_cut;
 
 /** The newest LSN L at which each of @p tables (bronze targets, as the streams name them)
  *  holds every commit: the smallest of their newest batch ends in the facts table (batch
- *  rows, event NULL). Reads only.
- *  @return 0; MCDC_EINVAL, naming the table and how to go on, for a table without a
- *          control row or a batch row, one whose chunked snapshot is open, a table listed
- *          twice, or an L below a table's first state (its bootstrap or resnapshot, or a
- *          stream started at latest there); MCDC_EINVAL for a facts table that does not
- *          exist or is not one; codes of the Delta layer. */
+ *  rows, event NULL). @p table_paths (NULL: no source check) are the tables' directories,
+ *  whose configuration says which source each holds (mcdc_bronze_source_identity). Reads
+ *  only.
+ *  @return 0; MCDC_EINVAL, naming the table and how to go on, for tables of different
+ *          sources (naming both and both sources), a table without a control row or a
+ *          batch row, one whose chunked snapshot is open, a table listed twice, or an L
+ *          below a table's first state (its bootstrap or resnapshot, or a stream started at
+ *          latest there); MCDC_EINVAL for a facts table that does not exist or is not one;
+ *          codes of the Delta layer. */
 int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts_path,
-                      const char *const *tables, size_t n_tables);
+                      const char *const *tables, const char *const *table_paths,
+                      size_t n_tables);
 /** Free what a cut owns; accepts NULL. */
 void mcdc_cut_clear(mcdc_cut *c);
 

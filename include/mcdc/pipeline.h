@@ -283,6 +283,27 @@ const char *mcdc_table_kind(const struct mcdc_delta_snapshot *snap, bool *record
 int mcdc_table_check_kind(const char *path, const char *name, const char *want,
                           const char *flag);
 
+/* ------------------------------------------------------------------------------------ */
+/* The source a bronze table holds (docs/decisions/0039-source-identity.md)              */
+
+struct mcdc_source_identity;
+
+/** The source identity @p snap's configuration records (mcdc.source.server,
+ *  mcdc.source.database, mcdc.source.database_guid) into @p out; *recorded false (and
+ *  @p out empty) for a table written before identities were recorded. */
+void mcdc_bronze_source_identity(const struct mcdc_delta_snapshot *snap,
+                                 struct mcdc_source_identity *out, bool *recorded);
+
+/** Whether @p a and @p b are one database: when both know the database GUID, equal GUIDs
+ *  (a renamed database keeps its GUID); otherwise equal server and database names (SQL
+ *  Server compares names case-insensitively). */
+bool mcdc_source_identity_same(const struct mcdc_source_identity *a,
+                               const struct mcdc_source_identity *b);
+
+/** "server SRV, database DB (database_guid G)" into @p out (the GUID part only when
+ *  known), for messages. @return out. */
+char *mcdc_source_identity_text(char *out, size_t cap, const struct mcdc_source_identity *id);
+
 /** The stream family of @p app_id into @p out: the app id up to a '#' (facts, snapshot
  *  and event keys), without a trailing ".g<digits>" (a re-snapshot generation). This is
  *  the owner a bronze table records. @return 0; MCDC_EINVAL when it does not fit. */
@@ -311,6 +332,11 @@ typedef struct mcdc_generation {
  *  the stream). A missing file (or directory) is generation 0. Reads only.
  *  @return 0; MCDC_ECORRUPT for a file that is not a generation record; MCDC_EIO. */
 int mcdc_generation_read(mcdc_generation *out, const char *checkpoint);
+
+/** Refuse a checkpoint location with a URI scheme (s3:// included: a checkpoint on an
+ *  object store needs the lease object, not built yet), before anything reads it.
+ *  @return 0 for a local directory; MCDC_EUNSUPPORTED naming it (password masked). */
+int mcdc_checkpoint_check_location(const char *dir);
 /** Record @p g as the checkpoint's generation (atomic and durable: a temp file, fsync,
  *  rename, directory fsync). @return 0; MCDC_EIO; MCDC_EINVAL for a path too long. */
 int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g);

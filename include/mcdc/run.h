@@ -22,6 +22,7 @@
 #include "mcdc/log.h"
 #include "mcdc/options.h"
 #include "mcdc/pipeline.h"
+#include "mcdc/backfill.h"
 #include "mcdc/silver.h"
 #include "mcdc/source.h"
 #include "mcdc/time.h"
@@ -46,10 +47,13 @@ typedef struct mcdc_job_options {
     const char         *silver;        /* silver table name as given, or NULL (needs control) */
     const char         *silver_path;   /* its directory (with silver) */
     const char         *keys;          /* "k1,k2" or NULL: the capture instance's unique index */
+    mcdc_source        *backfill_source; /* stream --backfill: a second connection to the
+                                        * source for the open chunked snapshot's waves, run
+                                        * after each batch (needs the facts table); NULL none */
 } mcdc_job_options;
 
 #define MCDC_JOB_OPTIONS_INIT                                                               \
-    { 1, MCDC_STREAM_OPTIONS_INIT, NULL, NULL, NULL, MCDC_GRAN_HOUR, NULL, NULL, NULL }
+    { 1, MCDC_STREAM_OPTIONS_INIT, NULL, NULL, NULL, MCDC_GRAN_HOUR, NULL, NULL, NULL, NULL }
 
 /** What a job's end reports about its tracker and follower (mcdc_job_verdict,
  *  mcdc_job_finish_silver). */
@@ -71,6 +75,13 @@ int mcdc_job_new(mcdc_job **out, const mcdc_job_options *opts);
  *  equal when it has one).
  *  @return 0; MCDC_EINVAL naming what to fix; codes of the checks. */
 int mcdc_job_check(mcdc_job *j);
+
+/** stream --backfill: run the waves the open chunked snapshot has left (the follower ran
+ *  one after each batch), then stop its thread. Call after mcdc_job_run, before
+ *  mcdc_job_finish_silver (whose last apply then sees the snapshot complete).
+ *  @param[out] has_backfill whether the job had one; @param[out] st its last status;
+ *  @param[out] n_waves waves it ran. @return 0; the first failed wave's code. */
+int mcdc_job_finish_backfill(mcdc_job *j, bool *has_backfill, mcdc_backfill_status *st, int64_t *n_waves);
 
 /** Add a listener of the stream's progress (printing, metrics). Listeners added before
  *  mcdc_job_open run before the tracker and follower see the event.

@@ -91,6 +91,17 @@ typedef struct mcdc_key_bucket {
     int64_t     key_min, key_max; /* by ordinal only */
 } mcdc_key_bucket;
 
+/** Which database a source reads (the identity bronze records, so that tables of different
+ *  databases are never mixed: docs/decisions/0039-source-identity.md). Never a password
+ *  or a connection string. */
+typedef struct mcdc_source_identity {
+    char server[256];       /* @@SERVERNAME ("mssql-cdc-sim" for the simulator) */
+    char database[256];     /* DB_NAME() (the simulator: its file's stem, as sim serve names it) */
+    char database_guid[40]; /* sys.database_recovery_status.database_guid, lower-case
+                               8-4-4-4-12 hex; "" when the login cannot see it (it needs
+                               VIEW ANY DATABASE or ownership of the database) */
+} mcdc_source_identity;
+
 /** The isolation of a snapshot read of the source table. */
 typedef enum {
     MCDC_ISOLATION_SOURCE = 0,         /* as the source was opened (odbc: isolationLevel=) */
@@ -228,6 +239,11 @@ typedef struct mcdc_source_ops {
      *  as the single operations would give them (a missing mapping entry is no error:
      *  its has_* is false). NULL: mcdc_source_positions asks them one by one. */
     int (*positions)(mcdc_source *src, mcdc_positions *q);
+    /** The source's identity: server name, database name and database GUID (T-SQL:
+     *  @@SERVERNAME, DB_NAME() and database_guid of sys.database_recovery_status for
+     *  DB_ID()). The simulator's GUID is made at `sim init` and kept in its file. NULL in a
+     *  source that cannot tell (the stream then records and checks no identity). */
+    int (*identity)(mcdc_source *src, mcdc_source_identity *out);
 } mcdc_source_ops;
 
 /** A selection of captured columns (--columns); see mcdc_source_select_columns. */

@@ -45,11 +45,35 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         }
         tables[n++] = t;
     }
+    /* each table's bronze, resolved as the streams' --target names are: its configuration
+     * says which source it holds */
+    char (*paths)[FIN_PATH_MAX] = calloc(n, sizeof *paths);
+    const char **tpaths = calloc(n, sizeof *tpaths);
+    if (!paths || !tpaths) {
+        free(paths);
+        free(tpaths);
+        free(copy);
+        return mcdc_cli_error(MCDC_EXIT_RUNTIME, NULL, "out of memory");
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = fin_resolve(paths[i], ctx, tables[i]);
+        tpaths[i] = paths[i];
+    }
     mcdc_cut cut;
-    if (mcdc_finalize_cut(&cut, path, fpath, tables, n) < 0) {
+    if (rc < 0 || mcdc_finalize_cut(&cut, path, fpath, tables, tpaths, n) < 0) {
+        free(paths);
+        free(tpaths);
         free(copy);
         return mcdc_cli_fail();
     }
+    free(paths);
+    free(tpaths);
+    for (size_t i = 0; i < n; i++)
+        if (cut.unidentified[i])
+            fprintf(stderr, "mssql-cdc: warning: %s records no source identity (its bronze was "
+                    "written before identities were recorded): the cut cannot check that it is "
+                    "of the other tables' database (its stream records it when it next starts)\n", tables[i]);
     char l[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN] = "";
     mcdc_lsn_format(l, &cut.lsn);
     if (cut.has_commit_ts)

@@ -31,6 +31,7 @@ static const mcdc_opt opts[] = {
     { "starting-lsn", 0, MCDC_OPT_VALUE, "X", "earliest (default), latest or an LSN; only for a new checkpoint" },
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
     { "bootstrap-mode", 0, MCDC_OPT_VALUE, "M", "with --bootstrap: full (default, one read) or chunked (open a snapshot for `backfill`; needs --facts)" },
+    { "backfill", 0, MCDC_OPT_SWITCH, NULL, "run the open chunked snapshot's waves in this process, one after each batch, the rest at the end (needs --facts)" },
     { "on-data-loss", 0, MCDC_OPT_VALUE, "fail|skip|resnapshot", "on changes purged before they were read: fail (default, exit 4), skip (failOnDataLoss=false) or resnapshot (a new snapshot in generation n+1; needs --facts)" },
     { "resnapshot-interval", 0, MCDC_OPT_VALUE, "DURATION", "with --on-data-loss resnapshot: at most one automatic re-snapshot per DURATION on the source's clock (default 7d, 0: no limit)" },
     { "adopt", 0, MCDC_OPT_SWITCH, NULL, "take over an existing bronze from its owning stream (new or empty --checkpoint)" },
@@ -106,7 +107,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     mcdc_job_options jo = MCDC_JOB_OPTIONS_INIT;
     mcdc_stream_options so = MCDC_STREAM_OPTIONS_INIT;
     mcdc_options *o = NULL;
-    mcdc_source *src = NULL;
+    mcdc_source *src = NULL, *bsrc = NULL;
     mcdc_job *job = NULL;
     int rc, exit_code = MCDC_EXIT_OK;
     static char target_path[MCDC_PATH_MAX], facts_path[MCDC_PATH_MAX], control_path[MCDC_PATH_MAX];
@@ -307,6 +308,26 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         goto usage;
     if (columns && (rc = mcdc_source_select_columns(&src, columns)) < 0)
         goto usage; /* a malformed list: exit 2; its names are checked with the source's */
+    if (mcdc_cli_has(a, "backfill")) { /* the waves read on a connection of their own */
+        if (!so.facts) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--backfill needs --facts (the snapshot's state is there)");
+            goto done;
+        }
+        mcdc_chunked_snapshot cs;
+        if (!(so.bootstrap && so.bootstrap_mode == MCDC_BOOTSTRAP_CHUNKED) &&
+            ((rc = mcdc_chunked_snapshot_find(&cs, so.facts_path, so.target)) < 0 || !cs.found)) {
+            if (rc < 0)
+                goto usage;
+            exit_code = mcdc_cli_usage_error(a->cmd, "--backfill: no chunked snapshot of %s was ever opened "
+                                             "(facts %s): add --bootstrap --bootstrap-mode chunked", so.target,
+                                             so.facts);
+            goto done;
+        }
+        if ((rc = mcdc_source_open(&bsrc, spec)) < 0 ||
+            (columns && (rc = mcdc_source_select_columns(&bsrc, columns)) < 0))
+            goto usage;
+        jo.backfill_source = bsrc;
+    }
     so.source = src;
     jo.stream = so;
     jo.source_time_zone = mcdc_options_get_str(o, "sourceTimeZone", NULL);
@@ -357,6 +378,17 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         printf("; nothing committed yet");
     }
     printf("\n");
+    bool has_backfill = false;
+    mcdc_backfill_status bst;
+    int64_t n_waves = 0;
+    if (mcdc_job_finish_backfill(job, &has_backfill, &bst, &n_waves) < 0)
+        goto usage;
+    if (has_backfill) {
+        char l[MCDC_LSN_STRLEN];
+        printf("backfill %s: %" PRId64 " waves in this process; snapshot %s: %s, %" PRId64 "/%" PRId64
+               " chunks, %" PRId64 " rows\n", so.target, n_waves, mcdc_lsn_format(l, &bst.snapshot),
+               bst.complete ? "complete" : "open", bst.chunks_done, bst.chunks_total, bst.rows_done);
+    }
     bool has_tracker = false, has_silver = false;
     mcdc_verdict v;
     if (mcdc_job_verdict(job, &has_tracker, &v) < 0) {
@@ -393,6 +425,7 @@ usage:
 done:
     mcdc_job_free(job);
     mcdc_source_close(src);
+    mcdc_source_close(bsrc);
     mcdc_options_free(o);
     fflush(stdout);
     return exit_code;

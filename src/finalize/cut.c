@@ -9,6 +9,9 @@
  * of each gives one transactionally consistent view.
  *
  * Refused (MCDC_EINVAL, exit 2, naming the table and why):
+ * - two tables whose bronze records different source identities (mcdc.source.*: LSNs of two
+ *   databases are unrelated, docs/decisions/0039-source-identity.md); a table that records
+ *   none (written before identities were) is allowed and reported in `unidentified`;
  * - a table with no batch row in the facts (nothing streamed yet), or no control row;
  * - L below a table's first state: its bootstrap snapshot (the `bootstrap` or `resnapshot`
  *   row's LSN, or its detail's consistent_lsn where recorded) or a stream started at
@@ -28,6 +31,8 @@
 #include "mcdc/delta.h"
 #include "mcdc/error.h"
 #include "mcdc/finalize.h"
+#include "mcdc/pipeline.h"
+#include "mcdc/source.h"
 #include "mcdc/time.h"
 
 enum { C_TARGET, C_EVENT, C_END_LSN, C_END_TS, C_DETAIL, C_LOST_FROM, N_C };
@@ -139,8 +144,46 @@ static void take_row(table_state *t, const mcdc_value *r)
     }
 }
 
+/* Refuse tables of two sources; mark those that record none in @p unidentified. */
+static int check_sources(const char *const *tables, const char *const *paths, size_t n,
+                         bool *unidentified)
+{
+    mcdc_source_identity first, id;
+    size_t at = n;
+    for (size_t i = 0; i < n; i++) {
+        mcdc_delta_snapshot *snap = NULL;
+        int rc = mcdc_delta_snapshot_open(&snap, paths[i], -1);
+        if (rc == MCDC_ENOTFOUND) {
+            mcdc_error_clear();
+            unidentified[i] = true;
+            continue;
+        }
+        if (rc < 0)
+            return rc;
+        bool recorded = false;
+        mcdc_bronze_source_identity(snap, &id, &recorded);
+        mcdc_delta_snapshot_free(snap);
+        if (!recorded) {
+            unidentified[i] = true;
+        } else if (at == n) {
+            first = id;
+            at = i;
+        } else if (!mcdc_source_identity_same(&first, &id)) {
+            char a[700], b[700];
+            mcdc_error_set(MCDC_EINVAL, "%s and %s are tables of different sources: %s holds %s, "
+                           "%s holds %s", tables[at], tables[i], tables[at],
+                           mcdc_source_identity_text(a, sizeof a, &first), tables[i],
+                           mcdc_source_identity_text(b, sizeof b, &id));
+            return mcdc_error_hint("a consistent cut is of one database's tables (LSNs of two "
+                                   "databases are unrelated): list only tables streamed from one "
+                                   "source, and cut each database on its own");
+        }
+    }
+    return 0;
+}
+
 int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts_path,
-                      const char *const *tables, size_t n_tables)
+                      const char *const *tables, const char *const *table_paths, size_t n_tables)
 {
     MCDC_ASSERT_ARG(out && control_path && facts_path && tables && n_tables > 0);
     memset(out, 0, sizeof *out);
@@ -161,12 +204,22 @@ int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts
             return rc;
         mcdc_control_row_clear(&row);
     }
-    table_state *st = calloc(n_tables, sizeof *st);
-    if (!st)
+    bool *unidentified = calloc(n_tables, sizeof *unidentified);
+    if (!unidentified)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    int rc = table_paths ? check_sources(tables, table_paths, n_tables, unidentified) : 0;
+    if (rc < 0) {
+        free(unidentified);
+        return rc;
+    }
+    table_state *st = calloc(n_tables, sizeof *st);
+    if (!st) {
+        free(unidentified);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
     mcdc_delta_snapshot *snap = NULL;
     mcdc_delta_scan *sc = NULL;
-    int rc = mcdc_delta_snapshot_open(&snap, facts_path, -1);
+    rc = mcdc_delta_snapshot_open(&snap, facts_path, -1);
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_set(MCDC_EINVAL, "facts table %s does not exist", facts_path);
         mcdc_error_hint("give the facts table the streams write (stream --facts)");
@@ -238,8 +291,11 @@ int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts
             out->n_tables = n_tables;
             for (size_t i = 0; i < n_tables; i++)
                 out->ends[i] = st[i].end;
+            out->unidentified = unidentified;
+            unidentified = NULL;
         }
     }
+    free(unidentified);
     free(st);
     return rc < 0 ? rc : 0;
 }
@@ -249,5 +305,6 @@ void mcdc_cut_clear(mcdc_cut *c)
     if (!c)
         return;
     free(c->ends);
+    free(c->unidentified);
     memset(c, 0, sizeof *c);
 }

@@ -120,6 +120,8 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
         free(um);
         json_t *jr = json_object_get(j, "rows");
         int64_t rows = json_is_integer(jr) ? json_integer_value(jr) : -1;
+        const char *cl = json_string_value(json_object_get(j, "consistent_lsn"));
+        s->has_snap_consistent = cl && mcdc_lsn_parse(&s->snap_consistent, cl) == 0;
         if (!found) {
             const char *l = json_string_value(json_object_get(j, "lsn"));
             const char *t = json_string_value(json_object_get(j, "commit_ts"));
@@ -174,12 +176,20 @@ int mcdc_stream__bootstrap(mcdc_stream *s, mcdc_offset *S)
                                          mcdc_stream__on_snapshot_row, &x)) < 0)
         goto done;
     int64_t rows = x.facts.rows;
+    /* right after the read: no row read is newer than this commit (a row may be newer than S) */
+    if (s->o.source->ops->consistent_lsn &&
+        (rc = s->o.source->ops->consistent_lsn(s->o.source, &s->snap_consistent)) < 0)
+        goto done;
+    s->has_snap_consistent = s->o.source->ops->consistent_lsn != NULL;
     if (x.df) {
         char lsn[MCDC_LSN_STRLEN], ts[MCDC_TIME_STRLEN] = "";
         if (S->has_commit_ts)
             mcdc_time_format(ts, S->commit_ts_us, 3, false);
         json_t *j = json_pack("{s:s,s:s,s:s,s:I}", "snapshot", s->ci, "lsn",
                               mcdc_stream__lsn_text(lsn, &S->lsn), "commit_ts", ts, "rows", (json_int_t)rows);
+        char cl[MCDC_LSN_STRLEN];
+        if (j && s->has_snap_consistent)
+            json_object_set_new(j, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &s->snap_consistent)));
         char *um = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(j);
         if (!um) {

@@ -394,8 +394,8 @@ static int create_meta(const char *path, const char *app_id, const char *ci, con
     return rc;
 }
 
-/* A checkpoint is a local directory: a URI is refused until object storage exists. */
-static int check_location(const char *dir)
+/* A checkpoint is a local directory: a URI is refused until the lease exists. */
+int mcdc_checkpoint_check_location(const char *dir)
 {
     if (!mcdc_warehouse_is_uri(dir))
         return 0;
@@ -481,7 +481,7 @@ int mcdc_checkpoint_peek(const char *dir, bool *exists, bool *has_batches)
 {
     MCDC_ASSERT_ARG(dir && exists && has_batches);
     *exists = *has_batches = false;
-    int rc = check_location(dir);
+    int rc = mcdc_checkpoint_check_location(dir);
     if (rc < 0)
         return rc;
     char *p = path_join(dir, "metadata");
@@ -513,7 +513,10 @@ int mcdc_checkpoint_read_last(mcdc_offset *out, int64_t *batch_id, const char *b
     /* the newest re-snapshot generation's checkpoint (pipeline/generation.c) */
     mcdc_generation g;
     char dir[4096];
-    int rc = mcdc_generation_read(&g, base);
+    int rc = mcdc_checkpoint_check_location(base);
+    if (rc < 0)
+        return rc;
+    rc = mcdc_generation_read(&g, base);
     if (rc < 0 || (rc = mcdc_generation_checkpoint(dir, sizeof dir, base, g.n)) < 0)
         return rc;
     if (!mcdc_storage_exists(dir))
@@ -551,6 +554,9 @@ int mcdc_checkpoint_read_last(mcdc_offset *out, int64_t *batch_id, const char *b
 int mcdc_checkpoint_check_target(const char *dir, const char *table)
 {
     MCDC_ASSERT_ARG(dir && table);
+    int lrc = mcdc_checkpoint_check_location(dir);
+    if (lrc < 0)
+        return lrc;
     if (!mcdc_storage_exists(dir))
         return mcdc_error_set(MCDC_ENOTFOUND, "checkpoint %s: no such directory", dir);
     char *p = path_join(dir, "metadata");
@@ -588,7 +594,7 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
         free(ck);
         return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
     }
-    if ((rc = check_location(dir)) < 0)
+    if ((rc = mcdc_checkpoint_check_location(dir)) < 0)
         goto fail;
     if ((rc = mcdc_storage_mkdirs(dir)) < 0)
         goto fail;

@@ -75,6 +75,9 @@ static void get_lsn(json_t *j, const char *key, mcdc_lsn *out)
 
 int mcdc_generation_read(mcdc_generation *out, const char *checkpoint)
 {
+    int lrc = mcdc_checkpoint_check_location(checkpoint);
+    if (lrc < 0)
+        return lrc;
     memset(out, 0, sizeof *out);
     char path[MCDC_PATH_MAX];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", checkpoint, GEN_FILE) >= sizeof path)
@@ -117,6 +120,9 @@ static json_t *time_or_null(bool has, int64_t us)
 
 int mcdc_generation_write(const char *checkpoint, const mcdc_generation *g)
 {
+    int lrc = mcdc_checkpoint_check_location(checkpoint);
+    if (lrc < 0)
+        return lrc;
     char path[MCDC_PATH_MAX], a[MCDC_LSN_STRLEN], m[MCDC_LSN_STRLEN];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", checkpoint, GEN_FILE) >= sizeof path)
         return mcdc_error_set(MCDC_EINVAL, "%s: path too long", checkpoint);

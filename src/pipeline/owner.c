@@ -7,8 +7,9 @@
  * generation and a capture-instance switch of the same source table keep the owner.
  *
  * Ownership rules (docs/decisions/0007-table-kind-and-owner.md):
- * (O1) A stream refuses a target of another kind, of another source table or of another
- *      owner, before it writes anything (mcdc_stream__check_target reads only).
+ * (O1) A stream refuses a target of another kind, of another source table, of another
+ *      source database (its recorded identity, source_identity.c) or of another owner,
+ *      before it writes anything (mcdc_stream__check_target reads only).
  * (O2) A table written before these keys existed is inferred: its kind from its columns,
  *      its owner from the families of its txn app ids (one family: that one; two: the
  *      table is refused, its changes are likely there twice). The keys are recorded by
@@ -342,7 +343,9 @@ static const char *sibling_app(const mcdc_delta_snapshot *snap, const char *fami
 int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt, bool new_checkpoint)
 {
     mcdc_delta_snapshot *snap = NULL;
-    int rc = mcdc_delta_snapshot_open(&snap, s->o.target_path, -1);
+    int rc = mcdc_stream__read_identity(s); /* recorded when bronze is created */
+    if (rc == 0)
+        rc = mcdc_delta_snapshot_open(&snap, s->o.target_path, -1);
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_clear();
         if (!s->o.adopt)
@@ -385,6 +388,8 @@ int mcdc_stream__check_target(mcdc_stream *s, bool plan_adopt, bool new_checkpoi
     }
     const char *who = owner ? owner : n_fam == 1 ? fam[0] : NULL;
     s->own_record = !kind_recorded || !src || !owner;
+    if ((rc = mcdc_stream__check_identity(s, snap)) < 0) /* may set own_record */
+        goto done;
     if (!s->o.adopt) {
         if (who && strcmp(who, s->family) != 0) {
             mcdc_error_set(MCDC_EINVAL, "--target %s: belongs to stream '%s', not '%s' (app id "
@@ -426,6 +431,8 @@ int mcdc_stream__bronze_config(mcdc_delta_map *m, mcdc_stream *s)
         rc = mcdc_delta_map_set(m, KEY_SOURCE, s->source_table);
     if (rc == 0)
         rc = mcdc_delta_map_set(m, KEY_OWNER, s->family);
+    if (rc == 0)
+        rc = mcdc_stream__identity_config(m, s);
     return rc;
 }
 

@@ -848,6 +848,12 @@ int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int
     fset_str(v, MCDC_FACTS_EVENT, s->gen.n > 0 ? "resnapshot" : "bootstrap");
     fset_str(v, MCDC_FACTS_TARGET, s->o.target);
     mcdc_stream__set_gap_columns(s, v);
+    char detail[64];
+    if (s->has_snap_consistent) { /* a full read's consistent_lsn (a chunked one has its own row) */
+        char cl[MCDC_LSN_STRLEN];
+        snprintf(detail, sizeof detail, "{\"consistent_lsn\":\"%s\"}", mcdc_stream__lsn_text(cl, &s->snap_consistent));
+        fset_str(v, MCDC_FACTS_DETAIL, detail);
+    }
     char events[300];
     int rc = mcdc_stream__base_key(events, sizeof events, s, "#events");
     if (rc < 0)

@@ -71,8 +71,14 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     mcdc_schema *bronze_missing;  /* captured columns bronze lacks: in bronze_schema, added
                                      to bronze by the first commit of rows */
     char         family[256];     /* this stream's owner name (mcdc_stream_family) */
+    bool         has_snap_consistent; /* a full bootstrap's read recorded its consistent_lsn */
+    mcdc_lsn     snap_consistent;     /* it: the newest commit at or before the server's clock after the read */
     char         source_table[300]; /* "dbo.orders": the capture instance's source table */
-    bool         own_record;      /* bronze lacks kind, source table or owner: record them */
+    bool         own_record;      /* bronze lacks kind, source table, owner or source
+                                     identity: record them */
+    bool         identity_read;   /* identity holds what the source told (source_identity.c) */
+    bool         has_identity;    /* the source told one */
+    mcdc_source_identity identity;
     bool         has_recorded_owner;
     char         recorded_owner[256]; /* bronze's mcdc.owner when the check read it */
     int64_t      first_batch;     /* a new checkpoint's first batch: 0, or --adopt's */
@@ -264,6 +270,16 @@ int mcdc_stream__bronze_config(mcdc_delta_map *m, mcdc_stream *s);
 /* Record bronze's kind, source table and owner when it lacks them (O2), or, with
  * @p adopted_from (not NULL), take ownership from that owner (O4). */
 int mcdc_stream__own_target(mcdc_stream *s, const char *adopted_from);
+/* ---- source_identity.c ---------------------------------------------------------------- */
+
+/* Ask the source its identity once (s->identity; none from a source that cannot tell). */
+int mcdc_stream__read_identity(mcdc_stream *s);
+/* Refuse (MCDC_EINVAL) a bronze that records another source's identity; one without any
+ * is accepted and marked for stamping (s->own_record). Reads only. */
+int mcdc_stream__check_identity(mcdc_stream *s, const mcdc_delta_snapshot *snap);
+/* The identity keys of bronze's configuration (nothing when the source told none). */
+int mcdc_stream__identity_config(mcdc_delta_map *m, const mcdc_stream *s);
+
 /* Whether bronze's recorded owner is no longer this stream's family (O3). */
 bool mcdc_stream__owner_changed(mcdc_stream *s);
 /* The error of a bronze commit refused because the table changed owner (O3). */

@@ -29,7 +29,7 @@ static const char *const op_names[MCDC_RUN_SRC_NOPS] = {
 };
 
 /* every operation is forwarded: a new one in mcdc_source_ops must be added here */
-_Static_assert(sizeof(mcdc_source_ops) == 21 * sizeof(void (*)(void)),
+_Static_assert(sizeof(mcdc_source_ops) == 22 * sizeof(void (*)(void)),
                "run/counted.c forwards every operation of mcdc_source_ops");
 
 const char *mcdc_run__src_op_name(int op)
@@ -141,6 +141,11 @@ static int c_positions(mcdc_source *s, mcdc_positions *q)
 {
     return count(s, 16, IN(s)->ops->positions(IN(s), q)); /* one round trip */
 }
+/* once per stream start, like server_time_zone: forwarded, not counted */
+static int c_identity(mcdc_source *s, mcdc_source_identity *out)
+{
+    return IN(s)->ops->identity(IN(s), out);
+}
 static int c_take_warnings(mcdc_source *s, char ***out, size_t *n)
 {
     return IN(s)->ops->take_warnings(IN(s), out, n); /* not a query */
@@ -174,6 +179,7 @@ int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs)
         in->take_warnings ? c_take_warnings : NULL, in->snapshot_reads ? c_snapshot_reads : NULL,
         in->time_to_lsn ? c_time_to_lsn : NULL,
         in->positions ? c_positions : NULL, /* else asked one by one, each counted */
+        in->identity ? c_identity : NULL,
     };
     c->base.ops = &c->ops;
     c->base.description = inner->description;

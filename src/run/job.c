@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/backfill.h"
 #include "mcdc/delta.h"
 #include "mcdc/run.h"
 
@@ -26,6 +27,7 @@ struct mcdc_job {
     mcdc_stream          *stream;
     mcdc_tracker         *tracker;
     mcdc_silver_follower *silver;
+    mcdc_backfill_follower *backfill;    /* stream --backfill: waves after each batch */
     mcdc_control_target   control;
     bool                  checked, opened, listening;
     /* silver's apply options and what they point to */
@@ -221,10 +223,14 @@ static void subscriber(const mcdc_stream_progress *p, void *payload)
             mcdc_tracker_on_progress(j->tracker, p->run_id, &p->end);
         if (j->silver)
             mcdc_silver_follower_notify(j->silver);
+        if (j->backfill)
+            mcdc_backfill_follower_notify(j->backfill);
         break;
     case MCDC_PROGRESS_IDLE:
         if (j->tracker && p->has_end)
             mcdc_tracker_on_progress(j->tracker, p->run_id, &p->end);
+        if (j->backfill)
+            mcdc_backfill_follower_notify(j->backfill);
         break;
     case MCDC_PROGRESS_TERMINATED:
         if (j->tracker)
@@ -257,6 +263,19 @@ int mcdc_job_open(mcdc_job *j)
     }
     if (j->o.silver && (rc = mcdc_silver_follower_start(&j->silver, &j->silver_o)) < 0)
         return rc;
+    if (j->o.backfill_source && !j->backfill) {
+        const mcdc_stream_options *so = &j->o.stream;
+        mcdc_backfill_options bo = MCDC_BACKFILL_OPTIONS_INIT;
+        bo.source = j->o.backfill_source;
+        bo.capture_instance = so->capture_instance;
+        bo.target = so->target;
+        bo.target_path = so->target_path;
+        bo.facts = so->facts;
+        bo.facts_path = so->facts_path;
+        bo.app_id = so->app_id;
+        if ((rc = mcdc_backfill_follower_start(&j->backfill, &bo)) < 0)
+            return rc;
+    }
     if (!j->listening) {
         if ((rc = mcdc_stream_add_listener(j->stream, subscriber, j)) < 0)
             return rc;
@@ -310,6 +329,17 @@ int mcdc_job_verdict(mcdc_job *j, bool *has_tracker, mcdc_verdict *out)
     return 0;
 }
 
+int mcdc_job_finish_backfill(mcdc_job *j, bool *has_backfill, mcdc_backfill_status *st, int64_t *n_waves)
+{
+    *has_backfill = j->backfill != NULL;
+    if (!j->backfill)
+        return 0;
+    int rc = mcdc_backfill_follower_finish(j->backfill, true, st, n_waves);
+    mcdc_backfill_follower_free(j->backfill);
+    j->backfill = NULL;
+    return rc;
+}
+
 int mcdc_job_finish_silver(mcdc_job *j, bool *has_silver, mcdc_job_silver_result *out)
 {
     *has_silver = j->silver != NULL;
@@ -328,6 +358,10 @@ void mcdc_job_free(mcdc_job *j)
     if (!j)
         return;
     mcdc_silver_follower_free(j->silver);
+    if (j->backfill) { /* a job freed without finish: stop the waves, keep nothing */
+        mcdc_backfill_follower_finish(j->backfill, false, NULL, NULL);
+        mcdc_backfill_follower_free(j->backfill);
+    }
     mcdc_tracker_free(j->tracker);
     mcdc_stream_free(j->stream);
     free(j);

@@ -360,9 +360,25 @@ static void advance_consistent(const mcdc_run_plan *plan, const mcdc_run_table *
             member = !strcmp(cs->targets[j], t->value[MCDC_RUN_KEY_TARGET]);
         if (!member)
             continue;
+        /* each target's bronze, as its table's stream writes it: the cut checks they hold
+         * one source (a target of no planned table is left to the cut's other checks) */
+        const char **paths = calloc(cs->n_targets ? cs->n_targets : 1, sizeof *paths);
+        if (!paths) {
+            mcdc_log(MCDC_LOG_WARN, "run", "consistent set %s: out of memory", cs->name);
+            continue;
+        }
+        bool all = true;
+        for (size_t j = 0; j < cs->n_targets; j++) {
+            for (size_t k = 0; k < plan->n_tables && !paths[j]; k++)
+                if (!strcmp(cs->targets[j], plan->tables[k].value[MCDC_RUN_KEY_TARGET]))
+                    paths[j] = plan->tables[k].target_path;
+            all &= paths[j] != NULL;
+        }
         mcdc_cut cut;
         int rc = mcdc_finalize_cut(&cut, plan->consistent_control[i], plan->consistent_facts[i],
-                                   (const char *const *)cs->targets, cs->n_targets);
+                                   (const char *const *)cs->targets, all ? paths : NULL,
+                                   cs->n_targets);
+        free(paths);
         if (rc == MCDC_EINVAL) {
             mcdc_log(MCDC_LOG_DEBUG, "run", "consistent set %s: no cut yet: %s", cs->name,
                      mcdc_error_last()->message);

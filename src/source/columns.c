@@ -586,11 +586,19 @@ static int op_positions(mcdc_source *b, mcdc_positions *q)
     return mcdc_source_positions(C(b)->inner, q);
 }
 
+static int op_identity(mcdc_source *b, mcdc_source_identity *out)
+{
+    mcdc_source *i = C(b)->inner;
+    if (!i->ops->identity) return mcdc_error_set(MCDC_EUNSUPPORTED, "this source cannot tell its identity");
+    return i->ops->identity(i, out);
+}
+
 static const mcdc_source_ops col_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, op_key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
     op_positions,
+    op_identity,
 };
 
 int mcdc_source_select_columns(mcdc_source **src, const char *spec)

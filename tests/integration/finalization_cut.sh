@@ -100,6 +100,25 @@ refused "listed twice" --tables bronze.orders,bronze.orders
 refused "empty name" --tables bronze.orders,
 rc=0; M finalization cut --control ops.control --facts ops.nofacts --tables bronze.orders 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "does not exist" "$T/err" || die "cut with a missing facts table: exit $rc: $(cat "$T/err")"
+# bronze records its source's identity; tables of two databases are never cut together, and
+# a stream refuses to write one database's changes into another's bronze (nothing written)
+DB2=$T/other.sqlite
+M sim init "$DB2" --table dbo.orders --keys order_id --at 2026-10-01T09:00:00 \
+  --schema 'order_id INT NOT NULL, total INT NULL' >/dev/null
+M sim exec "$DB2" --at 2026-10-01T09:00:10 "INSERT INTO dbo.orders VALUES (1, 1)" >/dev/null
+M sim capture "$DB2" --at 2026-10-01T09:00:30 >/dev/null
+M table info bronze.orders | grep -q '^ *mcdc\.source\.database = db$' || die "bronze.orders records no identity: $(M table info bronze.orders)"
+M stream --source "sim:$DB2" --capture-instance dbo_orders --target bronze.other --app-id other \
+  --checkpoint "$T/ck/other" --facts ops.facts --trigger once >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
+M finalization advance --control ops.control --table bronze.other --checkpoint "$T/ck/other" >/dev/null
+refused "bronze.lines and bronze.other are tables of different sources" --tables bronze.lines,bronze.orders,bronze.other
+grep -q "database db (database_guid .*database other (database_guid" "$T/err" || die "the refusal names no sources: $(cat "$T/err")"
+before=$(M table history bronze.orders --format jsonl | md5sum)
+rc=0; M stream --source "sim:$DB2" --capture-instance dbo_orders --target bronze.orders --app-id o \
+  --checkpoint "$T/ck/o" --facts ops.facts --trigger once >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "holds the changes of server mssql-cdc-sim, database db" "$T/err" ||
+  die "a stream of another database into bronze.orders: exit $rc: $(cat "$T/err")"
+[ "$(M table history bronze.orders --format jsonl | md5sum)" = "$before" ] || die "the refused stream wrote bronze.orders"
 # a stream started at latest holds nothing before its start: a cut below it is refused
 M sim exec "$DB" --at 2026-10-01T09:04:00 "INSERT INTO dbo.orders VALUES (1000, 0)" >/dev/null
 sim_capture 2026-10-01T09:04:10
@@ -107,4 +126,25 @@ M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.late -
   --checkpoint "$T/ck/late" --facts ops.facts --starting-lsn latest --trigger once >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
 M finalization advance --control ops.control --table bronze.late --checkpoint "$T/ck/late" >/dev/null
 refused "holds nothing before" --tables bronze.lines,bronze.late
+# a bronze written before identities were recorded: the cut allows it with a warning, and
+# its stream accepts it and records the identity
+node -e '
+  const fs = require("fs"), dir = process.argv[1] + "/_delta_log";
+  const logs = fs.readdirSync(dir).filter((f) => /^\d{20}\.json$/.test(f)).sort();
+  let md;
+  for (const f of logs)
+    for (const l of fs.readFileSync(`${dir}/${f}`, "utf8").split("\n").filter(Boolean))
+      if (JSON.parse(l).metaData) md = JSON.parse(l).metaData;
+  for (const k of Object.keys(md.configuration)) if (k.startsWith("mcdc.source.")) delete md.configuration[k];
+  const next = String(parseInt(logs[logs.length - 1], 10) + 1).padStart(20, "0");
+  fs.writeFileSync(`${dir}/${next}.json`, JSON.stringify({ metaData: md }) + "\n", { flag: "wx" });' \
+  "$MSSQL_CDC_WAREHOUSE/bronze/lines"
+M table info bronze.lines | grep -q 'mcdc\.source\.' && die "bronze.lines still records an identity"
+M finalization cut --control ops.control --facts ops.facts --tables bronze.orders,bronze.lines >/dev/null 2>"$T/err" ||
+  die "cut with an unidentified table: $(cat "$T/err")"
+grep -q "warning: bronze.lines records no source identity" "$T/err" || die "no warning: $(cat "$T/err")"
+s2 lines l --trigger once --max-commits-per-batch 20
+M table info bronze.lines | grep -q '^ *mcdc\.source\.database = db$' || die "bronze.lines was not stamped: $(M table info bronze.lines)"
+M finalization cut --control ops.control --facts ops.facts --tables bronze.orders,bronze.lines >/dev/null 2>"$T/err"
+[ ! -s "$T/err" ] || die "cut warns after the stamp: $(cat "$T/err")"
 echo "finalization_cut: ok (cut at $L)"

@@ -23,6 +23,13 @@ sim_exec 2026-10-31T14:00:00 "INSERT INTO dbo.orders (order_id, customer, amount
 sim_exec 2026-10-31T14:00:01 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (2, N'日本', -0.05, NULL), (3, NULL, NULL, NULL)"
 sim_capture 2026-10-31T14:00:05
 run_all
+# bronze records the source's identity: through odbc: the database sim serve names (shop),
+# with the same database_guid the simulator file gives sim:
+ident() { M --warehouse "$T/lake_$1" table info bronze.m1 | sed -n "s/^ *mcdc\.source\.$2 = //p"; }
+g=$(ident sim database_guid)
+[ -n "$g" ] && [ "$(ident odbc database_guid)" = "$g" ] || die "database_guid: sim '$g', odbc '$(ident odbc database_guid)'"
+[ "$(ident odbc server)" = mssql-cdc-sim ] && [ "$(ident odbc database)" = shop ] ||
+  die "odbc identity: server '$(ident odbc server)', database '$(ident odbc database)'"
 # updates, a key update, a delete, several statements in one transaction
 sim_exec 2026-10-31T14:01:00 "UPDATE dbo.orders SET amount = amount + 1 WHERE order_id = 1"
 sim_exec 2026-10-31T14:01:01 "UPDATE dbo.orders SET order_id = 20 WHERE order_id = 2"

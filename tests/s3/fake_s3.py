@@ -13,7 +13,8 @@ Faults (command-line flags), each counted over the requests of that kind:
   --error-after-store N  every N-th conditional PUT is stored, then answered 500
   --ignore-if-none-match conditional PUTs replace what is there (a store that ignores it)
 Prints "port N" on its first line once it listens on 127.0.0.1 (port 0: any free port).
-A request log (method, key, status) goes to --log FILE when given.
+A request log (method, key, status) goes to --log FILE when given; --page-keys N caps the
+keys of one listing answer (default 1000, as S3), so tests page with few keys.
 """
 import argparse, hashlib, socket, sys, threading, time, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +27,7 @@ ap.add_argument("--slowdown-every", type=int, default=0)
 ap.add_argument("--reset-every", type=int, default=0)
 ap.add_argument("--error-after-store", type=int, default=0)
 ap.add_argument("--ignore-if-none-match", action="store_true")
+ap.add_argument("--page-keys", type=int, default=1000)
 ap.add_argument("--log")
 args = ap.parse_args()
 
@@ -115,7 +117,7 @@ class H(BaseHTTPRequestHandler):
     def list(self, b, q):
         prefix, delim = q.get("prefix", ""), q.get("delimiter", "")
         start = int(q.get("continuation-token") or 0)
-        maxk = int(q.get("max-keys") or 1000)
+        maxk = min(int(q.get("max-keys") or 1000), args.page_keys)
         with lock:
             keys = sorted(k for (bb, k) in objects if bb == b and k.startswith(prefix))
             entries, seen = [], set()

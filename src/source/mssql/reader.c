@@ -1953,6 +1953,35 @@ static int op_snapshot_reads(mcdc_source *b, mcdc_isolation isolation, int64_t l
     return 0;
 }
 
+/* Statement identity (identity_azure on Azure SQL Database, which lacks
+ * sys.database_recovery_status); a NULL GUID (the login cannot see its row) stays "". */
+static int identity_fn(mssql_source *s, void *payload)
+{
+    mcdc_source_identity *out = payload;
+    mcdc_mssql_query qn = s->engine_edition == 5 ? MCDC_MSSQL_Q_IDENTITY_AZURE : MCDC_MSSQL_Q_IDENTITY;
+    q x;
+    bool null = true;
+    memset(out, 0, sizeof *out);
+    int rc = q_open(s, &x, qn, NULL), got = 0;
+    if (rc == 0) rc = q_run(s, &x, qn);
+    if (rc == 0 && (got = q_fetch(s, &x, "reading the source's identity")) > 0) {
+        rc = mssql__get_text(s, x.st, 1, out->server, sizeof out->server, &null);
+        if (rc == 0) rc = mssql__get_text(s, x.st, 2, out->database, sizeof out->database, &null);
+        if (rc == 0 && qn == MCDC_MSSQL_Q_IDENTITY)
+            rc = mssql__get_text(s, x.st, 3, out->database_guid, sizeof out->database_guid, &null);
+    }
+    if (rc == 0 && got < 0) rc = got;
+    q_close(&x);
+    for (char *p = out->database_guid; *p; p++)
+        if (*p >= 'A' && *p <= 'F') *p = (char)(*p - 'A' + 'a');
+    return rc;
+}
+
+static int op_identity(mcdc_source *b, mcdc_source_identity *out)
+{
+    return mssql__retry(S(b), "reading the source's identity", identity_fn, out);
+}
+
 static const char *op_server_time_zone(mcdc_source *b)
 {
     mssql_source *s = S(b);
@@ -1998,6 +2027,7 @@ static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
+    NULL /* positions: asked one by one */, op_identity,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

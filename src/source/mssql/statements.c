@@ -40,6 +40,28 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         NO_GRANT,
         "source check: is CDC enabled on the database (sys.sp_cdc_enable_db).",
     },
+    [MCDC_MSSQL_Q_IDENTITY] = {
+        "identity",
+        "SELECT @@SERVERNAME, DB_NAME(), (SELECT CAST(database_guid AS nvarchar(36))"
+        " FROM sys.database_recovery_status WHERE database_id = DB_ID())",
+        "",
+        "@@SERVERNAME, DB_NAME, sys.database_recovery_status",
+        NO_GRANT,
+        "Once per stream start: the source's identity, which bronze records (mcdc.source.server, "
+        "mcdc.source.database, mcdc.source.database_guid) so that a stream never writes into another "
+        "database's bronze and finalization cut never joins tables of two databases. The GUID row is "
+        "visible only to the database's owner or a login with VIEW ANY DATABASE; without it the GUID is "
+        "NULL and only the server and database names are recorded and compared.",
+    },
+    [MCDC_MSSQL_Q_IDENTITY_AZURE] = {
+        "identity_azure",
+        "SELECT @@SERVERNAME, DB_NAME()",
+        "",
+        "@@SERVERNAME, DB_NAME",
+        NO_GRANT,
+        "identity on Azure SQL Database (engine edition 5), which has no sys.database_recovery_status: "
+        "the server and database names only.",
+    },
     [MCDC_MSSQL_Q_TIME_ZONE_ID] = {
         "time_zone_id",
         "SELECT CURRENT_TIMEZONE_ID()",

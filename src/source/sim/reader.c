@@ -625,6 +625,19 @@ static const char *op_server_time_zone(mcdc_source *b)
     return mcdc_tz_name(src->sim->tz);
 }
 
+/* The names `sim serve` answers @@SERVERNAME and DB_NAME() with, and the file's GUID. */
+static int op_identity(mcdc_source *b, mcdc_source_identity *out)
+{
+    sim_source *src = (sim_source *)b;
+    int rc = refresh(src);
+    if (rc < 0 || (rc = sim__identity_load(src->sim)) < 0) return rc;
+    memset(out, 0, sizeof *out);
+    snprintf(out->server, sizeof out->server, "%s", SIM_SERVER_NAME);
+    snprintf(out->database, sizeof out->database, "%s", src->sim->st.db_name);
+    snprintf(out->database_guid, sizeof out->database_guid, "%s", src->sim->st.database_guid);
+    return 0;
+}
+
 static void op_close(mcdc_source *b)
 {
     sim_source *src = (sim_source *)b;
@@ -645,6 +658,7 @@ static const mcdc_source_ops sim_ops = {
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
     sim__key_buckets, op_consistent_lsn, NULL /* take_warnings */, op_snapshot_reads, op_time_to_lsn,
     op_positions,
+    op_identity,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)

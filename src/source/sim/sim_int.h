@@ -265,6 +265,9 @@ typedef struct sim_table {
     sqlite3_stmt *ins, *upd, *del, *get; /* prepared on first use */
 } sim_table;
 
+/* @@SERVERNAME and SERVERPROPERTY('ServerName') of the simulator, and its sources' identity */
+#define SIM_SERVER_NAME "mssql-cdc-sim"
+
 typedef struct sim_state {
     int64_t  clock_us;       /* the virtual clock, UTC */
     int64_t  lsn_us;         /* time part of the last forward LSN (µs since 0001-01-01) */
@@ -274,6 +277,7 @@ typedef struct sim_state {
     int64_t  next_object_id;
     char     time_zone[128]; /* IANA or Windows name as given */
     char     db_name[129];
+    char     database_guid[37]; /* identity.c: sim_identity's, or derived for older files */
 } sim_state;
 
 struct mcdc_sim {
@@ -298,6 +302,9 @@ int  sim__begin(mcdc_sim *s);             /* BEGIN IMMEDIATE, reload state and c
 int  sim__commit(mcdc_sim *s);            /* write state, COMMIT */
 void sim__rollback(mcdc_sim *s);
 int  sim__load(mcdc_sim *s);              /* state and catalog */
+/* identity.c */
+int  sim__identity_load(mcdc_sim *s);     /* st.database_guid: stored, or derived (older files) */
+int  sim__identity_store(mcdc_sim *s, bool fresh); /* record it (fresh: a new random one) */
 /* reconcile's tier 1 (buckets.c), the key_buckets op of the simulator's source */
 int  sim__key_buckets(mcdc_source *src, const char *ci, const mcdc_key_bucket_spec *spec,
                       mcdc_key_bucket **out, size_t *n_out);

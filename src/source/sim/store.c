@@ -346,9 +346,19 @@ int mcdc_sim_open(mcdc_sim **out, const char *path, bool create, const char *tim
         rc = sqlite3_step(st);
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE) { rc = sim__sqlite_error(s, rc, "creating the database"); sim__exec_sql(s, "ROLLBACK"); goto fail; }
+        if ((rc = sim__identity_store(s, true)) < 0) { sim__exec_sql(s, "ROLLBACK"); goto fail; }
         if ((rc = sim__exec_sql(s, "COMMIT")) < 0) goto fail;
     }
     if ((rc = sim__load(s)) < 0) goto fail;
+    /* a file older than sim_identity keeps the GUID it was reported with (identity.c) */
+    if ((rc = sim__identity_load(s)) < 0) goto fail;
+    if (has_state) {
+        sqlite3_stmt *st;
+        bool stored = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sim_identity", -1, &st, NULL) == SQLITE_OK &&
+                      sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        if (!stored && (rc = sim__identity_store(s, false)) < 0) goto fail;
+    }
     if (create && has_state && time_zone && *time_zone && strcasecmp(time_zone, s->st.time_zone)) {
         rc = mcdc_error_set(MCDC_EINVAL, "%s: the server time zone is %s; --time-zone %s differs", path,
                             s->st.time_zone, time_zone);
@@ -417,7 +427,7 @@ int mcdc_sim_open_readonly(mcdc_sim **out, const char *path)
     int rc = open_db(&s, path, SQLITE_OPEN_READONLY);
     if (rc < 0) return rc;
     s->read_only = true;
-    if ((rc = sim__load(s)) < 0 || (rc = load_zone(s)) < 0) {
+    if ((rc = sim__load(s)) < 0 || (rc = sim__identity_load(s)) < 0 || (rc = load_zone(s)) < 0) {
         mcdc_sim_close(s);
         return rc;
     }

@@ -5,7 +5,8 @@
  * (SYSUTCDATETIME, SYSDATETIMEOFFSET, GETDATE, GETUTCDATE), CURRENT_TIMEZONE_ID (product
  * version 16 and up, or engine edition 5 or 8, Azure SQL: elsewhere the name does not compile,
  * as in SQL Server), DB_NAME,
- * OBJECT_ID, HAS_PERMS_BY_NAME, @@SPID/@@VERSION/@@TRANCOUNT/@@ROWCOUNT/@@ERROR, and sys.databases and
+ * OBJECT_ID, HAS_PERMS_BY_NAME, @@SPID/@@VERSION/@@TRANCOUNT/@@ROWCOUNT/@@ERROR, and sys.databases,
+ * sys.database_recovery_status and
  * sys.dm_exec_session_wait_stats. Columns and types follow Microsoft's documentation of each
  * object (tests/unit/source/tsql_catalog.c compares them).
  */
@@ -176,7 +177,7 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
             else if (!strcasecmp(prop, "Edition")) snprintf(txt, sizeof txt, "%s", s->engine_edition == 5 ? "SQL Azure" : "Enterprise Edition (64-bit)");
             else if (!strcasecmp(prop, "ProductLevel")) snprintf(txt, sizeof txt, "RTM");
             else if (!strcasecmp(prop, "Collation")) snprintf(txt, sizeof txt, "SQL_Latin1_General_CP1_CI_AS");
-            else snprintf(txt, sizeof txt, "mssql-cdc-sim");
+            else snprintf(txt, sizeof txt, "%s", SIM_SERVER_NAME);
             v.k = V_STR;
             v.big = true;
             v.u.s.p = sim_arena_strndup(&s->arena, txt, strlen(txt));
@@ -312,7 +313,7 @@ int tsql_sys_global(mcdc_sim_session *s, tsql_compile_ctx *cc, const char *name,
         if (!strcasecmp(name, "@@VERSION"))
             snprintf(txt, sizeof txt, "Microsoft SQL Server %d (simulated by mssql-cdc)",
                      s->product_version == 13 ? 2016 : s->product_version == 14 ? 2017 : s->product_version == 15 ? 2019 : 2022);
-        else snprintf(txt, sizeof txt, "%s", !strcasecmp(name, "@@LANGUAGE") ? s->language : "mssql-cdc-sim");
+        else snprintf(txt, sizeof txt, "%s", !strcasecmp(name, "@@LANGUAGE") ? s->language : SIM_SERVER_NAME);
         v.k = V_STR;
         v.big = true;
         v.u.s.n = strlen(txt);
@@ -335,6 +336,14 @@ const tsql_vcol tsql_sys_databases_cols[] = {
     {"is_cdc_enabled", {ST_BIT, 0, 0, 0}, false},
 };
 const int tsql_sys_databases_ncols = 15;
+
+/* sys.database_recovery_status (a documented prefix of its columns): master's and the
+ * simulated database's GUIDs (identity.c). */
+static const tsql_vcol sys_recovery_cols[] = {
+    {"database_id", {ST_INT, 0, 0, 0}, false},
+    {"database_guid", {ST_UNIQUEIDENTIFIER, 0, 0, 0}, true},
+    {"family_guid", {ST_UNIQUEIDENTIFIER, 0, 0, 0}, true},
+};
 
 const tsql_vcol tsql_sys_columns_cols[] = {
     {"object_id", {ST_INT, 0, 0, 0}, false},         {"name", {ST_NVARCHAR, 128, 0, 0}, true},
@@ -425,6 +434,21 @@ int tsql_sys_object(mcdc_sim_session *s, tsql_compile_ctx *cc, const char *schem
         *cols = all;
         *ncols = 15;
         return tsql_compile_vtab(cc, all, 15, rows, 2, from_sql);
+    }
+    if (!strcasecmp(name, "database_recovery_status")) {
+        static const char master_guid[] = "5a1d0b7e-0000-4000-8000-000000000001";
+        const char *guids[2] = {master_guid, s->sim->st.database_guid};
+        sim_val rows[2 * 3];
+        memset(rows, 0, sizeof rows);
+        for (int r = 0; r < 2; r++) {
+            sim_val *v = &rows[r * 3];
+            v[0] = (sim_val){.k = V_INT, .u.i = r == 0 ? 1 : 5};
+            v[1] = (sim_val){.k = V_STR, .u.s = {guids[r], strlen(guids[r])}};
+            v[2] = v[1];
+        }
+        *cols = sys_recovery_cols;
+        *ncols = 3;
+        return tsql_compile_vtab(cc, sys_recovery_cols, 3, rows, 2, from_sql);
     }
     if (!strcasecmp(name, "columns")) {
         int nr = 0;

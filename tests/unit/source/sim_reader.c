@@ -3,6 +3,8 @@
  * reads across a cleanup, capture instances, DDL history, snapshots. */
 #include "sim_test.h"
 
+#include <sqlite3.h>
+
 #include "mcdc/error.h"
 #include "mcdc/source.h"
 
@@ -602,6 +604,65 @@ static void test_source_sim_reader__index_follows_rewind_and_cleanup(void **stat
     simt_close(&t);
 }
 
+static mcdc_source_identity identity_of(simt *t)
+{
+    mcdc_source *src = open_src(t);
+    mcdc_source_identity id;
+    assert_non_null(src->ops->identity);
+    assert_int_equal(0, src->ops->identity(src, &id));
+    mcdc_source_close(src);
+    return id;
+}
+
+static void sql_on_file(const char *path, const char *sql, char *out, size_t cap)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(SQLITE_OK, sqlite3_open(path, &db));
+    assert_int_equal(SQLITE_OK, sqlite3_prepare_v2(db, sql, -1, &st, NULL));
+    int rc = sqlite3_step(st);
+    if (out) {
+        assert_int_equal(SQLITE_ROW, rc);
+        snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* The identity: the names sim serve answers, a GUID made at init; a file older than
+ * sim_identity reports a derived GUID, the same on every open and kept by the first write. */
+static void test_source_sim_reader__identity_names_the_database_and_keeps_its_guid(void **state)
+{
+    (void)state;
+    simt t, u;
+    simt_open(&t, "UTC");
+    simt_orders(&t, "2026-03-01T10:00:00");
+    simt_open(&u, "UTC");
+    mcdc_source_identity a = identity_of(&t), b = identity_of(&u);
+    assert_string_equal("mssql-cdc-sim", a.server);
+    assert_string_equal("t", a.database); /* the file's stem */
+    assert_int_equal(36, strlen(a.database_guid));
+    assert_int_equal('-', a.database_guid[8]);
+    assert_int_equal('4', a.database_guid[14]); /* random */
+    assert_string_not_equal(a.database_guid, b.database_guid);
+    assert_string_equal(a.database_guid, identity_of(&t).database_guid);
+
+    mcdc_sim_close(t.sim);
+    t.sim = NULL;
+    sql_on_file(t.path, "DROP TABLE sim_identity", NULL, 0);
+    mcdc_source_identity d1 = identity_of(&t), d2 = identity_of(&t);
+    assert_string_equal(d1.database_guid, d2.database_guid);
+    assert_string_not_equal(a.database_guid, d1.database_guid);
+    assert_int_equal('8', d1.database_guid[14]); /* derived */
+    assert_int_equal(0, mcdc_sim_open(&t.sim, t.path, false, NULL)); /* for writing: stored */
+    char stored[64];
+    sql_on_file(t.path, "SELECT database_guid FROM sim_identity", stored, sizeof stored);
+    assert_string_equal(d1.database_guid, stored);
+    assert_string_equal(d1.database_guid, identity_of(&t).database_guid);
+    simt_close(&u);
+    simt_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_source_sim_reader__index_answers_as_the_seeded_walk),
         cmocka_unit_test(test_source_sim_reader__questions_feed_each_entry_once),
         cmocka_unit_test(test_source_sim_reader__index_follows_rewind_and_cleanup),
+        cmocka_unit_test(test_source_sim_reader__identity_names_the_database_and_keeps_its_guid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
