@@ -202,7 +202,7 @@ int mcdc_parquet_writer_write_json(mcdc_parquet_writer *w, const void *row);
  * dictionary per projected column, whatever the size of the file or its column chunks
  * (a file opened from memory is read in place).
  *
- * Two ways to get rows:
+ * Three ways to get rows:
  * - mcdc_parquet_reader_next: one mcdc_value per projected top-level column, typed per
  *   mcdc_parquet_reader_schema. A nested column (struct, list, map, repeated field) comes
  *   as MCDC_TYPE_STRING holding its JSON text (see below); the caller can tell with
@@ -216,6 +216,9 @@ int mcdc_parquet_writer_write_json(mcdc_parquet_writer *w, const void *row);
  *   in the jsonl spellings of architecture §7: decimals with exactly scale digits ("12.30"),
  *   binary "0x…" uppercase hex, date "YYYY-MM-DD", timestamp_ntz "YYYY-MM-DDTHH:MM:SS.ffffff",
  *   timestamp the same with "Z".
+ * - mcdc_parquet_reader_next_leaves: the row as the entries of each leaf column under the
+ *   projected columns (repetition and definition levels, typed values), for callers that
+ *   decode nested columns themselves without building JSON.
  *
  * Types: INT32/INT64 by logical or converted type (INT_8 byte, INT_16 short, INT_32 int,
  * INT_64 long, UINT_8 short, UINT_16 int, UINT_32 long, UINT_64 decimal(20,0), DATE date,
@@ -327,6 +330,46 @@ int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row);
  * @return 1 with at least one row; 0 at the end; errors as mcdc_parquet_reader_next. */
 int mcdc_parquet_reader_next_batch(mcdc_parquet_reader *r, size_t max, const mcdc_value **rows,
                                    size_t *n);
+
+/* ----------------------------------------------------------------- leaf columns */
+
+/** One leaf (primitive) column under the projected top-level columns. */
+typedef struct mcdc_parquet_leaf_info {
+    const char  *path;    /* dotted path from its top-level column, as the file names the
+                           * groups ("add.partitionValues.key_value.key"); borrowed */
+    mcdc_column  type;    /* typed as a flat column would be (name NULL) */
+    int          max_def; /* definition level of a present value */
+    int          max_rep; /* repetition level of its innermost repeated ancestor (0: none) */
+    size_t       depth;   /* components of the path */
+    const int   *defs;    /* depth entries: the definition level at which component k is
+                           * present (not null; for a repeated one: has an entry); borrowed */
+    const bool  *repeated;/* depth entries: whether component k is a repeated field */
+} mcdc_parquet_leaf_info;
+
+/** Leaves under the projected columns, in file order (indices for _leaf_info and the
+ *  runs of _next_leaves). */
+size_t mcdc_parquet_reader_num_leaves(const mcdc_parquet_reader *r);
+
+/** What leaf @p i is (see mcdc_parquet_leaf_info; borrowed until the reader is freed or
+ *  mcdc_parquet_reader_select is called).
+ *  @return 0; MCDC_EINVAL when @p i is out of range; MCDC_ENOMEM. */
+int mcdc_parquet_reader_leaf_info(mcdc_parquet_reader *r, size_t i, mcdc_parquet_leaf_info *out);
+
+/** The entries of one leaf column in one row: n >= 1 level pairs (the Dremel encoding:
+ *  rep[0] is 0, rep[k] > 0 continues a repeated ancestor) and a value for each entry
+ *  whose def is the leaf's max_def (vals[k].is_null otherwise). */
+typedef struct mcdc_parquet_leaf_run {
+    size_t            n;
+    const uint8_t    *rep, *def;
+    const mcdc_value *vals; /* strings and binaries copied: valid until the next call */
+} mcdc_parquet_leaf_run;
+
+/** The next row as the entries of every projected leaf, without building JSON: run k is
+ *  leaf k of mcdc_parquet_reader_leaf_info. May be mixed with the other ways to read rows:
+ *  each row is returned once.
+ * @param[out] runs  mcdc_parquet_reader_num_leaves runs, borrowed until the next call.
+ * @return 1, 0 or an error as mcdc_parquet_reader_next. */
+int mcdc_parquet_reader_next_leaves(mcdc_parquet_reader *r, const mcdc_parquet_leaf_run **runs);
 
 /** The next row as a JSON object (see the overview).
  * @param[out] row  a new reference owned by the caller (json_decref), NULL at the end.

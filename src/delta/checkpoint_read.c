@@ -2,9 +2,9 @@
  * delta/checkpoint_read.c: read a checkpoint's actions: classic single-file and
  * multi-part Parquet checkpoints, V2 checkpoints (JSON or Parquet) and their sidecars.
  *
- * Every row of a Parquet checkpoint becomes one action (the row rendered as JSON by the
- * Parquet reader, absent columns null, maps as key/value arrays) and goes through the
- * same action parser as commit lines. A V2 checkpoint's sidecar actions name Parquet
+ * Every row of a Parquet checkpoint becomes one action (checkpoint_parquet.c: decoded from
+ * its leaf columns, or for layouts that decoder does not take rendered as JSON and parsed
+ * as commit lines are; both give the same actions). A V2 checkpoint's sidecar actions name Parquet
  * files in _delta_log/_sidecars/ that hold its add and remove actions; they are read
  * after the checkpoint itself. Errors name the checkpoint file.
  */

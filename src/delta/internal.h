@@ -88,6 +88,19 @@ int mcdc_delta__read_checkpoint(const char *table, const mcdc_delta__cp_choice *
  * (checkpoint_parquet.c). */
 int mcdc_delta__read_parquet_actions(const char *path, mcdc_delta__action_cb cb, void *payload);
 
+/* The same, every row through the JSON action parser (the reference the columnar decode
+ * is tested against). */
+int mcdc_delta__read_parquet_actions_json(const char *path, mcdc_delta__action_cb cb,
+                                          void *payload);
+
+/* Decode the rows of @p r (its action columns selected, no row read yet) column by
+ * column into actions (checkpoint_columns.c). @return 0; 1 when the file's layout is one
+ * this decoder does not take (no row read: use the JSON way); <0 on error, the message
+ * naming @p path and the row. */
+struct mcdc_parquet_reader;
+int mcdc_delta__read_parquet_columns(struct mcdc_parquet_reader *r, const char *path,
+                                     mcdc_delta__action_cb cb, void *payload);
+
 /* ---- stats (stats.c) --------------------------------------------------------------- */
 
 /* May file @p f of @p snap hold a row matching @p pred? Conservative: false only when

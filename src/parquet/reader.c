@@ -412,6 +412,7 @@ static void close_cols(mcdc_parquet_reader *r)
 
 static void free_selection(mcdc_parquet_reader *r)
 {
+    pqr_leaves_free(r);
     free(r->sel);
     free(r->sel_nested);
     free(r->row);
@@ -758,7 +759,7 @@ static bool rg_may_match(mcdc_parquet_reader *r, const mcdc_pq_row_group *g)
 
 /* ---- rows ----------------------------------------------------------------------------- */
 
-static int fail(mcdc_parquet_reader *r, int rc)
+int pqr_fail(mcdc_parquet_reader *r, int rc)
 {
     r->sticky = rc;
     return rc;
@@ -820,19 +821,19 @@ static int ensure_row(mcdc_parquet_reader *r)
 
 /* What both ways of reading a row start with: 1 when a row is ready, else what to return
  * (0 at the end, the sticky error of an earlier failure, or this one's). */
-static int row_ready(mcdc_parquet_reader *r)
+int pqr_row_ready(mcdc_parquet_reader *r)
 {
     if (r->sticky)
         return r->sticky;
     int rc = ensure_row(r);
-    return rc < 0 ? fail(r, rc) : rc;
+    return rc < 0 ? pqr_fail(r, rc) : rc;
 }
 
 int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row)
 {
     MCDC_ASSERT_ARG(r && row);
     *row = NULL;
-    int rc = row_ready(r);
+    int rc = pqr_row_ready(r);
     if (rc != 1)
         return rc;
     mcdc_buf_clear(&r->rowtext);
@@ -847,20 +848,20 @@ int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row)
             pqr_col *c = &r->cols[nd->leaf_index];
             rc = pqr_col_peek(c, &rep, &def, &v);
             if (rc < 0)
-                return fail(r, rc);
+                return pqr_fail(r, rc);
             if (!v) {
                 cell->is_null = true;
             } else {
                 rc = pqr_leaf_value(nd, v, cell, r->tmp[i], sizeof r->tmp[i]);
                 if (rc < 0)
-                    return fail(r, pqr_col_fail(c, rc));
+                    return pqr_fail(r, pqr_col_fail(c, rc));
             }
             pqr_col_next(c);
         } else {
             json_t *j = NULL;
             rc = pqr_assemble_field(r, nd, &j);
             if (rc < 0)
-                return fail(r, rc);
+                return pqr_fail(r, rc);
             if (json_is_null(j)) {
                 cell->is_null = true;
             } else {
@@ -868,7 +869,7 @@ int mcdc_parquet_reader_next(mcdc_parquet_reader *r, const mcdc_value **row)
                 rc = pqr_json_dump(&r->rowtext, j);
                 if (rc < 0) {
                     json_decref(j);
-                    return fail(r, rc);
+                    return pqr_fail(r, rc);
                 }
                 /* offsets now, pointers once the buffer stops moving */
                 cell->v.s.ptr = (const char *)(uintptr_t)start;
@@ -983,7 +984,7 @@ int mcdc_parquet_reader_next_batch(mcdc_parquet_reader *r, size_t max, const mcd
         *n = rc == 1;
         return rc;
     }
-    int rc = row_ready(r);
+    int rc = pqr_row_ready(r);
     if (rc != 1)
         return rc;
     if (max > 4096)
@@ -1003,7 +1004,7 @@ int mcdc_parquet_reader_next_batch(mcdc_parquet_reader *r, size_t max, const mcd
             cap *= 2;
         mcdc_value *b = realloc(r->batch, cap * (r->n_sel ? r->n_sel : 1) * sizeof *b);
         if (!b)
-            return fail(r, mcdc_error_set(MCDC_ENOMEM, "out of memory"));
+            return pqr_fail(r, mcdc_error_set(MCDC_ENOMEM, "out of memory"));
         r->batch = b;
         r->batch_cap = cap;
     }
@@ -1015,7 +1016,7 @@ int mcdc_parquet_reader_next_batch(mcdc_parquet_reader *r, size_t max, const mcd
         if (got == want)
             continue;
         if (got == 0)
-            return fail(r, err);
+            return pqr_fail(r, err);
         for (size_t p = 0; p < j; p++)
             unfill_column(r, p, want - got);
         want = got;
@@ -1030,18 +1031,18 @@ int mcdc_parquet_reader_next_json(mcdc_parquet_reader *r, json_t **row)
 {
     MCDC_ASSERT_ARG(r && row);
     *row = NULL;
-    int rc = row_ready(r);
+    int rc = pqr_row_ready(r);
     if (rc != 1)
         return rc;
     json_t *obj = json_object();
     if (!obj)
-        return fail(r, mcdc_error_set(MCDC_ENOMEM, "out of memory"));
+        return pqr_fail(r, mcdc_error_set(MCDC_ENOMEM, "out of memory"));
     for (size_t i = 0; i < r->n_sel; i++) {
         json_t *j = NULL;
         rc = pqr_assemble_field(r, r->sel[i], &j);
         if (rc < 0 || json_object_set_new_nocheck(obj, r->sel[i]->name, j) < 0) {
             json_decref(obj);
-            return fail(r, rc < 0 ? rc : mcdc_error_set(MCDC_ENOMEM, "out of memory"));
+            return pqr_fail(r, rc < 0 ? rc : mcdc_error_set(MCDC_ENOMEM, "out of memory"));
         }
     }
     r->rg_row++;

@@ -184,7 +184,21 @@ struct mcdc_parquet_reader {
     size_t                batch_cap;
     int                   sticky;     /* first error; every later call returns it */
     mcdc_codec_dctx       dctx;       /* decoder state shared by the columns' pages (owned) */
+    struct pqr_leafrow   *lrow;       /* leaves.c: per projected leaf, its entries of the
+                                       * current row (owned; built on first use) */
+    size_t                n_lrow;
+    mcdc_parquet_leaf_run *lruns;     /* n_lrow runs handed out (owned) */
 };
+
+/* reader.c */
+/* Record @p rc as the reader's sticky error and return it. */
+int  pqr_fail(mcdc_parquet_reader *r, int rc);
+/* 1 when a row is ready (every projected leaf at its first entry), 0 at the end, or an
+ * error (the sticky one of an earlier failure, or this one's). */
+int  pqr_row_ready(mcdc_parquet_reader *r);
+
+/* leaves.c */
+void pqr_leaves_free(mcdc_parquet_reader *r);
 
 /* column.c */
 int  pqr_col_open(pqr_col *c, mcdc_parquet_reader *r, size_t rg, const pqr_node *leaf);

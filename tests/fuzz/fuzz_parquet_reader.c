@@ -3,8 +3,9 @@
  *
  * Treats the input as a whole file held in memory: opens it, prints its metadata document,
  * reads every row as JSON (every column, nested ones assembled), then reopens it and reads
- * every row as cells with the first column projected and a predicate on it, and last reads
- * every column row by row beside a second reader in batches, which must give the same cells
+ * every row as the entries of its leaf columns (checking each run's levels against the
+ * leaf's), then every row as cells with the first column projected and a predicate on
+ * it, and last reads every column row by row beside a second reader in batches, which must give the same cells
  * and end the same way. Limits are lowered so that one input cannot ask for gigabytes. Any
  * crash, leak, sanitizer report or disagreement is a bug; errors are expected.
  */
@@ -73,6 +74,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     long n = 0;
     while ((rc = mcdc_parquet_reader_next_json(r, &row)) == 1 && n++ < 100000)
         json_decref(row);
+    mcdc_parquet_reader_free(r);
+
+    if (mcdc_parquet_reader_open_mem(&r, data, size, "fuzz.parquet", &opts) < 0)
+        return 0;
+    size_t n_leaves = mcdc_parquet_reader_num_leaves(r);
+    const mcdc_parquet_leaf_run *runs;
+    n = 0;
+    while (mcdc_parquet_reader_next_leaves(r, &runs) == 1 && n++ < 100000)
+        for (size_t l = 0; l < n_leaves; l++) {
+            mcdc_parquet_leaf_info li;
+            if (mcdc_parquet_reader_leaf_info(r, l, &li) < 0)
+                break;
+            if (runs[l].n < 1 || runs[l].rep[0] != 0)
+                __builtin_trap();
+            for (size_t k = 0; k < runs[l].n; k++)
+                if (runs[l].def[k] > li.max_def || runs[l].rep[k] > li.max_rep ||
+                    runs[l].vals[k].is_null != (runs[l].def[k] != li.max_def))
+                    __builtin_trap();
+        }
     mcdc_parquet_reader_free(r);
 
     if (mcdc_parquet_reader_open_mem(&r, data, size, "fuzz.parquet", &opts) < 0)
