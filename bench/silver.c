@@ -274,11 +274,14 @@ int main(int argc, char **argv)
                "(PARTITION BY order_id ORDER BY _start_lsn DESC, _command_id DESC NULLS LAST, "
                "_seqval DESC NULLS LAST, _operation DESC) AS rn FROM b) WHERE rn = 1) "
                "SELECT s.order_id, s.customer, s.amount, s.placed_at, s.status, s._valid_from_lsn, "
-               "CASE WHEN s._is_current AND ch.order_id IS NOT NULL THEN ch._start_lsn ELSE s._valid_to_lsn END, "
+               "CASE WHEN s._is_current AND c.k IS NOT NULL THEN c.cl ELSE s._valid_to_lsn END, "
                "s._valid_from_ts, "
-               "CASE WHEN s._is_current AND ch.order_id IS NOT NULL THEN ch._commit_ts ELSE s._valid_to_ts END, "
-               "s._is_current AND ch.order_id IS NULL "
-               "FROM s LEFT JOIN ch ON s.order_id = ch.order_id AND s._is_current "
+               "CASE WHEN s._is_current AND c.k IS NOT NULL THEN c.ct ELSE s._valid_to_ts END, "
+               "s._is_current AND c.k IS NULL "
+               /* an equi-join only: with s._is_current in the ON clause DuckDB 1.x falls
+                * back to a nested loop (27 s instead of 0.7 s on 200,000 rows) */
+               "FROM s LEFT JOIN (SELECT order_id AS k, _start_lsn AS cl, _commit_ts AS ct FROM ch) c "
+               "ON s.order_id = c.k "
                "UNION ALL SELECT order_id, customer, amount, placed_at, status, _start_lsn, NULL, "
                "_commit_ts, NULL, true FROM ch WHERE _operation NOT IN (1, 3)) "
                "TO '%s/duck_scd2.parquet' (FORMAT parquet);\n"

@@ -835,6 +835,106 @@ static int op_server_now(mcdc_source *b, int64_t *out_us)
     return 0;
 }
 
+/* ---- several position questions in one statement ------------------------------------------ */
+
+typedef struct pos_ctx {
+    const char *ci;                          /* min_lsn's capture instance ("" when not asked) */
+    mcdc_lsn    at[MCDC_POS_MAX_AT];         /* zero: no mapping entry has it */
+    mcdc_lsn    max, min;
+    bool        max_found, min_found, at_found[MCDC_POS_MAX_AT], has_clock;
+    int64_t     max_local, min_local, at_local[MCDC_POS_MAX_AT], now_us, offset_min;
+} pos_ctx;
+
+static int pos_fn(mssql_source *s, void *payload)
+{
+    pos_ctx *c = payload;
+    q x;
+    bool null = true, n1 = true, n2 = true;
+    int rc = q_open(s, &x, MCDC_MSSQL_Q_POSITIONS, NULL), got = 0;
+    if (rc == 0) rc = mssql__bind_text(s, x.st, 1, c->ci, &x.ind[0]);
+    for (int i = 0; rc == 0 && i < MCDC_POS_MAX_AT; i++) rc = mssql__bind_lsn(s, x.st, 2 + i, &c->at[i], &x.ind[1 + i]);
+    if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_POSITIONS);
+    if (rc == 0 && (got = q_fetch(s, &x, "reading positions")) > 0) {
+        if ((rc = mssql__get_lsn(s, x.st, 1, &c->max, &null)) == 0 && null) c->max = mcdc_lsn_zero();
+        if (rc == 0 && (rc = mssql__get_local_us(s, x.st, 2, &c->max_local, &null)) == 0) c->max_found = !null;
+        if (rc == 0 && (rc = mssql__get_lsn(s, x.st, 3, &c->min, &null)) == 0 && null) c->min = mcdc_lsn_zero();
+        if (rc == 0 && (rc = mssql__get_local_us(s, x.st, 4, &c->min_local, &null)) == 0) c->min_found = !null;
+        for (int i = 0; rc == 0 && i < MCDC_POS_MAX_AT; i++)
+            if ((rc = mssql__get_local_us(s, x.st, 5 + i, &c->at_local[i], &null)) == 0) c->at_found[i] = !null;
+        if (rc == 0 && (rc = mssql__get_local_us(s, x.st, 9, &c->now_us, &n1)) == 0)
+            rc = mssql__get_int64(s, x.st, 10, &c->offset_min, &n2);
+        c->has_clock = rc == 0 && !n1 && !n2;
+    }
+    if (rc == 0 && got == 0) rc = mcdc_error_set(MCDC_ESOURCE, "positions returned no row");
+    if (rc == 0 && got < 0) rc = got;
+    q_close(&x);
+    return rc;
+}
+
+/* The UTC commit time of @p lsn read as @p local (found: a mapping entry has it); near a
+ * fall-back change of the zone, asked again with the sequencing mssql__commit_ts does. */
+static int pos_time(mssql_source *s, const mcdc_lsn *lsn, bool found, int64_t local, bool *has, int64_t *out)
+{
+    *has = false;
+    *out = 0;
+    if (!found || mcdc_lsn_is_zero(lsn)) return 0;
+    if (!near_change(s, local, local)) {
+        *out = to_utc(s, local);
+        *has = true;
+        return 0;
+    }
+    int rc = mssql__commit_ts(s, lsn, out);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_clear();
+        *out = 0;
+        return 0;
+    }
+    *has = rc == 0;
+    return rc;
+}
+
+/* Statement positions: max_lsn, min_lsn, the commit times and the clock in one round trip
+ * (the n-th commit, when asked, as nth_commit_after). */
+static int op_positions(mcdc_source *b, mcdc_positions *qp)
+{
+    mssql_source *s = S(b);
+    pos_ctx c;
+    memset(&c, 0, sizeof c);
+    c.ci = "";
+    int rc;
+    if (qp->ask & (MCDC_POS_MIN | MCDC_POS_MIN_TS)) {
+        mssql_ci *ci;
+        if ((rc = mssql__find_ci(s, qp->ci, &ci)) < 0) return rc;
+        c.ci = ci->name;
+    }
+    int n_at = (qp->ask & MCDC_POS_AT) ? (qp->n_at < MCDC_POS_MAX_AT ? qp->n_at : MCDC_POS_MAX_AT) : 0;
+    for (int i = 0; i < n_at; i++) c.at[i] = qp->at[i];
+    if ((rc = mssql__retry(s, "reading positions", pos_fn, &c)) < 0) return rc;
+    if (c.has_clock) clock_check(s, c.now_us, c.offset_min); /* before converting: its offset may win */
+    qp->has_max_ts = qp->has_min_ts = qp->has_now = false;
+    qp->max_lsn = c.max;
+    qp->min_lsn = c.min;
+    if ((qp->ask & MCDC_POS_MAX_TS) && !(qp->has_known_max && mcdc_lsn_cmp(&c.max, &qp->known_max) == 0) &&
+        (rc = pos_time(s, &c.max, c.max_found, c.max_local, &qp->has_max_ts, &qp->max_ts_us)) < 0)
+        return rc;
+    if ((qp->ask & MCDC_POS_MIN_TS) && !(qp->has_known_min && mcdc_lsn_cmp(&c.min, &qp->known_min) == 0) &&
+        (rc = pos_time(s, &c.min, c.min_found, c.min_local, &qp->has_min_ts, &qp->min_ts_us)) < 0)
+        return rc;
+    for (int i = 0; i < n_at; i++)
+        if ((rc = pos_time(s, &c.at[i], c.at_found[i], c.at_local[i], &qp->has_at_ts[i], &qp->at_ts_us[i])) < 0)
+            return rc;
+    if (qp->ask & MCDC_POS_NOW) {
+        qp->has_now = c.has_clock;
+        qp->now_us = c.has_clock ? c.now_us : 0;
+    }
+    if (qp->ask & MCDC_POS_NTH) {
+        qp->nth_found = 0;
+        if ((rc = op_nth_commit_after(b, &qp->nth_after, qp->nth_n, &qp->nth, &qp->nth_ts_us, &qp->nth_found)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* "dbo.orders" -> schema, table (brackets allowed: [dbo].[orders]) */
 static int split_table(const char *text, char *schema, size_t scap, char *table, size_t tcap)
 {
@@ -2027,7 +2127,7 @@ static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
-    NULL /* positions: asked one by one */, op_identity,
+    op_positions, op_identity,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -327,6 +327,26 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "seed --as-of TIME: the largest commit LSN at or before that time (given in the server's clock), "
         "which the seeded rows are stamped with. NULL when no commit that old is mapped (read as zero).",
     },
+    [MCDC_MSSQL_Q_POSITIONS] = {
+        "positions",
+        "SELECT x.max_lsn, mx.tran_end_time, x.min_lsn, mn.tran_end_time, a1.tran_end_time, a2.tran_end_time,"
+        " a3.tran_end_time, a4.tran_end_time, SYSUTCDATETIME(), DATEPART(TZOFFSET, SYSDATETIMEOFFSET())"
+        " FROM (SELECT sys.fn_cdc_get_max_lsn() AS max_lsn, sys.fn_cdc_get_min_lsn(?) AS min_lsn) AS x"
+        " LEFT JOIN cdc.lsn_time_mapping AS mx ON mx.start_lsn = x.max_lsn"
+        " LEFT JOIN cdc.lsn_time_mapping AS mn ON mn.start_lsn = x.min_lsn"
+        " LEFT JOIN cdc.lsn_time_mapping AS a1 ON a1.start_lsn = ?"
+        " LEFT JOIN cdc.lsn_time_mapping AS a2 ON a2.start_lsn = ?"
+        " LEFT JOIN cdc.lsn_time_mapping AS a3 ON a3.start_lsn = ?"
+        " LEFT JOIN cdc.lsn_time_mapping AS a4 ON a4.start_lsn = ?",
+        "nvarchar(128), binary(10), binary(10), binary(10), binary(10)",
+        "sys.fn_cdc_get_max_lsn, sys.fn_cdc_get_min_lsn, cdc.lsn_time_mapping, SYSUTCDATETIME, SYSDATETIMEOFFSET",
+        NO_GRANT,
+        "Twice a batch, in place of max_lsn, min_lsn, commit_time and server_now one by one: once planned "
+        "(min_lsn for the data-loss guard, the commit times of max_lsn, of the position the batch resumes "
+        "from and of its end) and once after the read (min_lsn again, a purge between pages; its commit "
+        "time, the retention watermark; max_lsn and its commit time; the server's clock and UTC offset). "
+        "Unused LSN parameters are 0x00000000000000000000, which no mapping entry has.",
+    },
 };
 
 const mcdc_mssql_statement *mcdc_mssql_statement_get(mcdc_mssql_query q)

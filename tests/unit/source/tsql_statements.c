@@ -81,6 +81,9 @@ static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t 
         v[n++] = t;
         break;
     }
+    case MCDC_MSSQL_Q_POSITIONS:
+        v[n++] = PS(NULL, "dbo_orders"); v[n++] = PB(max); v[n++] = PB(zero); v[n++] = PB(zero); v[n++] = PB(zero);
+        break;
     case MCDC_MSSQL_Q_MAPPING_RANGE: case MCDC_MSSQL_Q_CHANGES: case MCDC_MSSQL_Q_CHANGE_COUNT:
         v[n++] = PB(zero); v[n++] = PB(max); break;
     case MCDC_MSSQL_Q_NTH_COMMIT:
@@ -174,6 +177,13 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     const char *sc = run(f, MCDC_MSSQL_Q_SOURCE_COLUMNS);
     if (!strstr(sc, "row order_id | 1 | 0 | 0\nrow amount | 2 | 1 | 0\n")) fail_msg("%s", sc);
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_DATABASE_CDC), "row 1\n"));
+    /* positions: max_lsn and its commit time, min_lsn and its, the first LSN's (max_lsn's),
+     * none for the zero LSNs, the clock and its offset: one row */
+    const char *pos = run(f, MCDC_MSSQL_Q_POSITIONS);
+    fprintf(stderr, "# positions:\n%s", pos);
+    assert_non_null(strstr(pos, "row 0x"));
+    assert_non_null(strstr(pos, " | <NULL> | <NULL> | <NULL> | "));
+    assert_non_null(strstr(pos, "doneinproc more count=1\n"));
 }
 
 int main(void)
