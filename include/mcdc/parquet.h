@@ -333,6 +333,15 @@ int mcdc_parquet_reader_next_batch(mcdc_parquet_reader *r, size_t max, const mcd
 
 /* ----------------------------------------------------------------- leaf columns */
 
+/** How the reader assembles one component of a leaf's path (see _next_json). */
+typedef enum {
+    MCDC_PARQUET_PART_STRUCT = 0,   /* a group: an object */
+    MCDC_PARQUET_PART_LIST,         /* LIST whose repeated child holds the element */
+    MCDC_PARQUET_PART_LIST_LEGACY,  /* LIST whose repeated child is the element itself */
+    MCDC_PARQUET_PART_MAP,          /* MAP / MAP_KEY_VALUE */
+    MCDC_PARQUET_PART_LEAF          /* the primitive */
+} mcdc_parquet_part_kind;
+
 /** One leaf (primitive) column under the projected top-level columns. */
 typedef struct mcdc_parquet_leaf_info {
     const char  *path;    /* dotted path from its top-level column, as the file names the
@@ -344,6 +353,7 @@ typedef struct mcdc_parquet_leaf_info {
     const int   *defs;    /* depth entries: the definition level at which component k is
                            * present (not null; for a repeated one: has an entry); borrowed */
     const bool  *repeated;/* depth entries: whether component k is a repeated field */
+    const uint8_t *kinds; /* depth entries: mcdc_parquet_part_kind of component k */
 } mcdc_parquet_leaf_info;
 
 /** Leaves under the projected columns, in file order (indices for _leaf_info and the

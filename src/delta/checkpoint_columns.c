@@ -158,6 +158,8 @@ static bool match_leaf(cpc_col *c, const fspec *specs, const mcdc_parquet_leaf_i
         switch (s->shape) {
         case SH_SCALAR: fits = d == 2 && li->max_rep == 0; break;
         case SH_SUB:
+            if (li->kinds[1] != MCDC_PARQUET_PART_STRUCT)
+                return false;
             if (d != 3 || strcmp(comp[2], s->sub) != 0)
                 continue; /* another sub-field: unknown, as in the JSON path */
             fits = li->max_rep == 0;
@@ -169,11 +171,12 @@ static bool match_leaf(cpc_col *c, const fspec *specs, const mcdc_parquet_leaf_i
                     continue;
                 return false;
             }
-            fits = !li->repeated[1] && li->repeated[2] && !li->repeated[3] && li->max_rep == 1;
+            fits = li->kinds[1] == MCDC_PARQUET_PART_MAP && !li->repeated[1] &&
+                   li->repeated[2] && !li->repeated[3] && li->max_rep == 1;
             break;
         default:
-            fits = d == 4 && !li->repeated[1] && li->repeated[2] && !li->repeated[3] &&
-                   li->max_rep == 1;
+            fits = d == 4 && li->kinds[1] == MCDC_PARQUET_PART_LIST && !li->repeated[1] &&
+                   li->repeated[2] && !li->repeated[3] && li->max_rep == 1;
         }
         if (!fits || !type_ok(&li->type, s->type) || c->leaf[s->slot] >= 0)
             return false;
@@ -214,7 +217,7 @@ static int plan(cpc *p, mcdc_parquet_reader *r)
         for (char *t = strtok_r(path, ".", &save); t && k < 10; t = strtok_r(NULL, ".", &save))
             comp[k++] = t;
         ok = 0;
-        if (k == li.depth && !li.repeated[0]) {
+        if (k == li.depth && !li.repeated[0] && li.kinds[0] == MCDC_PARQUET_PART_STRUCT) {
             for (size_t c = 0; c < N_COLUMNS; c++) {
                 if (strcmp(columns[c].name, comp[0]) != 0)
                     continue;

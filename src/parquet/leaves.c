@@ -19,6 +19,7 @@ typedef struct pqr_leafrow {
     char       *path;     /* owned dotted path */
     int        *defs;     /* owned, depth entries */
     bool       *repeated; /* owned, depth entries */
+    uint8_t    *kinds;    /* owned, depth entries */
     size_t      depth;
     uint8_t    *rep, *def;
     mcdc_value *vals;
@@ -34,6 +35,7 @@ void pqr_leaves_free(mcdc_parquet_reader *r)
         free(lr->path);
         free(lr->defs);
         free(lr->repeated);
+        free(lr->kinds);
         free(lr->rep);
         free(lr->def);
         free(lr->vals);
@@ -57,7 +59,8 @@ static int describe(pqr_leafrow *lr, const pqr_node *leaf)
     lr->path = malloc(len ? len : 1);
     lr->defs = calloc(depth ? depth : 1, sizeof *lr->defs);
     lr->repeated = calloc(depth ? depth : 1, sizeof *lr->repeated);
-    if (!lr->path || !lr->defs || !lr->repeated)
+    lr->kinds = calloc(depth ? depth : 1, sizeof *lr->kinds);
+    if (!lr->path || !lr->defs || !lr->repeated || !lr->kinds)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     size_t k = depth, end = len ? len - 1 : 0;
     lr->path[end] = '\0';
@@ -70,6 +73,12 @@ static int describe(pqr_leafrow *lr, const pqr_node *leaf)
             lr->path[--end] = '.';
         lr->defs[k] = n->def_level;
         lr->repeated[k] = n->repetition == MCDC_PQ_REPEATED;
+        lr->kinds[k] = n->kind == PQR_LEAF  ? MCDC_PARQUET_PART_LEAF
+                       : n->kind == PQR_MAP ? MCDC_PARQUET_PART_MAP
+                       : n->kind == PQR_LIST
+                           ? (n->elem_is_repeated ? MCDC_PARQUET_PART_LIST_LEGACY
+                                                  : MCDC_PARQUET_PART_LIST)
+                           : MCDC_PARQUET_PART_STRUCT;
     }
     return 0;
 }
@@ -129,6 +138,7 @@ int mcdc_parquet_reader_leaf_info(mcdc_parquet_reader *r, size_t i, mcdc_parquet
     out->depth = lr->depth;
     out->defs = lr->defs;
     out->repeated = lr->repeated;
+    out->kinds = lr->kinds;
     return 0;
 }
 

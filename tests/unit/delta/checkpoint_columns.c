@@ -434,6 +434,32 @@ static void test_checkpoint_columns__other_layouts_take_the_json_path(void **sta
     assert_int_equal(0, mcdc_delta__read_parquet_actions(p, collect, &b));
     assert_non_null(strstr(b.ptr, " a 12 "));
     mcdc_buf_dispose(&b);
+
+    /* partitionValues as a list of {key, value} structs: a map to the JSON path only */
+    snprintf(p, sizeof p, "%s/listmap.checkpoint.parquet", dir);
+    root = mcdc_parquet_node_struct("spark_schema", false);
+    add = mcdc_parquet_node_struct("add", true);
+    mcdc_parquet_node_add(add, leaf("path", MCDC_TYPE_STRING));
+    mcdc_parquet_node_add(add, leaf("size", MCDC_TYPE_LONG));
+    mcdc_parquet_node *kv = mcdc_parquet_node_struct("element", true);
+    mcdc_parquet_node_add(kv, leaf("key", MCDC_TYPE_STRING));
+    mcdc_parquet_node_add(kv, leaf("value", MCDC_TYPE_STRING));
+    mcdc_parquet_node_add(add, mcdc_parquet_node_list("partitionValues", true, kv));
+    mcdc_parquet_node_add(root, add);
+    assert_int_equal(0, mcdc_parquet_writer_open_nested(&w, p, root, NULL));
+    j = json_loads("{\"add\":{\"path\":\"a\",\"size\":1,"
+                   "\"partitionValues\":[{\"key\":\"p\",\"value\":\"1\"}]}}", 0, NULL);
+    assert_int_equal(0, mcdc_parquet_writer_write_json(w, j));
+    json_decref(j);
+    assert_int_equal(0, mcdc_parquet_writer_close(w, NULL));
+    mcdc_parquet_writer_free(w);
+    mcdc_parquet_node_free(root);
+    assert_int_equal(1, compare(p, &rc));
+    assert_int_equal(0, rc);
+    b = (mcdc_buf)MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
+    assert_int_equal(0, mcdc_delta__read_parquet_actions(p, collect, &b));
+    assert_non_null(strstr(b.ptr, "pv{p=1;}"));
+    mcdc_buf_dispose(&b);
     testenv_rmrf(dir);
     free(dir);
 }

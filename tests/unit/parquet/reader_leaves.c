@@ -101,6 +101,14 @@ static void test_parquet_reader_leaves__levels_and_values(void **state)
     assert_true(li.repeated[2]);
     assert_false(li.repeated[1]);
     assert_int_equal(MCDC_TYPE_STRING, li.type.type);
+    assert_int_equal(MCDC_PARQUET_PART_STRUCT, li.kinds[0]);
+    assert_int_equal(MCDC_PARQUET_PART_MAP, li.kinds[1]);
+    assert_int_equal(MCDC_PARQUET_PART_STRUCT, li.kinds[2]);
+    assert_int_equal(MCDC_PARQUET_PART_LEAF, li.kinds[3]);
+    assert_int_equal(0, mcdc_parquet_reader_leaf_info(r, 3, &li));
+    assert_string_equal("a.l.list.element", li.path);
+    assert_int_equal(MCDC_PARQUET_PART_LIST, li.kinds[1]);
+    assert_int_equal(MCDC_PARQUET_PART_LEAF, li.kinds[3]);
     assert_int_equal(0, mcdc_parquet_reader_leaf_info(r, 4, &li));
     assert_string_equal("n", li.path);
     assert_int_equal(MCDC_EINVAL, mcdc_parquet_reader_leaf_info(r, 5, &li));
