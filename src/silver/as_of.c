@@ -366,7 +366,8 @@ static int load_changes(change_set *out, const mcdc_delta_snapshot *bronze,
     if (rc < 0)
         return rc;
     /* sort by key then rank; keep each key's last (its winner) */
-    qsort(out->v, out->n, sizeof *out->v, cmp_change);
+    if (out->n > 1) /* (qsort of a NULL array is undefined, even of none) */
+        qsort(out->v, out->n, sizeof *out->v, cmp_change);
     /* one per key: mark first (nothing freed yet, so neighbours stay readable), then compact */
     bool *keep = calloc(out->n ? out->n : 1, sizeof *keep);
     if (!keep)

@@ -394,7 +394,8 @@ static int read_changes(scd2 *c, bool has_pos, const mcdc_lsn *pos)
 /* Group the changes by key and transaction into states; equal neighbours collapse. */
 static int build_states(scd2 *c)
 {
-    qsort(c->ch, c->n_ch, sizeof *c->ch, chg_cmp);
+    if (c->n_ch > 1) /* (qsort of a NULL array is undefined, even of none) */
+        qsort(c->ch, c->n_ch, sizeof *c->ch, chg_cmp);
     size_t n_keys = 0;
     for (size_t i = 0; i < c->n_ch; i++)
         if (i == 0 || key_cmp(c->ch[i].key, c->ch[i].key_len, c->ch[i - 1].key, c->ch[i - 1].key_len))
