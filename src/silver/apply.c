@@ -68,48 +68,6 @@
 #define CONF_KEYS   "mcdc.silver.keys"
 #define LOCK_NAME   "_mcdc_silver_apply.lock"
 
-/* ---- hex ------------------------------------------------------------------------------ */
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-/* Decode hex text; NULL when malformed or out of memory. */
-static uint8_t *unhex(const char *s, size_t *n_out)
-{
-    size_t n = strlen(s);
-    if (n % 2)
-        return NULL;
-    uint8_t *p = malloc(n / 2 + 1);
-    if (!p)
-        return NULL;
-    for (size_t i = 0; i < n / 2; i++) {
-        int a = hexval(s[2 * i]), b = hexval(s[2 * i + 1]);
-        if (a < 0 || b < 0) {
-            free(p);
-            return NULL;
-        }
-        p[i] = (uint8_t)(a << 4 | b);
-    }
-    *n_out = n / 2;
-    return p;
-}
-
-static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
-{
-    int c = memcmp(a, b, na < nb ? na : nb);
-    if (c)
-        return c;
-    return na < nb ? -1 : na > nb;
-}
-
 /* ---- the apply context ------------------------------------------------------------- */
 
 
@@ -823,7 +781,7 @@ static int sfile_lo_cmp(const void *pa, const void *pb)
         return a->known ? 1 : -1; /* files without a range first */
     if (!a->known)
         return strcmp(a->f->path, b->f->path);
-    return key_cmp(a->lo, a->lo_len, b->lo, b->lo_len);
+    return mcdc_silver__key_cmp(a->lo, a->lo_len, b->lo, b->lo_len);
 }
 
 /* Incremental merge over the files whose key range holds a changed key: plan here, write
@@ -852,7 +810,7 @@ static int merge_incremental(ctx *c)
         s->f = &c->silver->files[i];
         const char *lo = mcdc_delta_map_get(&s->f->tags, MCDC_SILVER_TAG_KEY_MIN, NULL);
         const char *hi = mcdc_delta_map_get(&s->f->tags, MCDC_SILVER_TAG_KEY_MAX, NULL);
-        if (lo && hi && (s->lo = unhex(lo, &s->lo_len)) && (s->hi = unhex(hi, &s->hi_len)))
+        if (lo && hi && (s->lo = mcdc_silver__unhex(lo, &s->lo_len)) && (s->hi = mcdc_silver__unhex(hi, &s->hi_len)))
             s->known = true;
     }
     qsort(fs, nf, sizeof *fs, sfile_lo_cmp);
@@ -865,7 +823,7 @@ static int merge_incremental(ctx *c)
     for (size_t i = first_known; i < nf; i++) {
         maxhi[i] = i;
         if (i > first_known &&
-            key_cmp(fs[maxhi[i - 1]].hi, fs[maxhi[i - 1]].hi_len, fs[i].hi, fs[i].hi_len) > 0)
+            mcdc_silver__key_cmp(fs[maxhi[i - 1]].hi, fs[maxhi[i - 1]].hi_len, fs[i].hi, fs[i].hi_len) > 0)
             maxhi[i] = maxhi[i - 1];
     }
     for (size_t k = 0; k < n; k++) {
@@ -877,7 +835,7 @@ static int merge_incremental(ctx *c)
         size_t lo = first_known, hi = nf;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (key_cmp(fs[mid].lo, fs[mid].lo_len, key, key_len) <= 0)
+            if (mcdc_silver__key_cmp(fs[mid].lo, fs[mid].lo_len, key, key_len) <= 0)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -887,9 +845,9 @@ static int merge_incremental(ctx *c)
         /* every known file before ub whose hi reaches the key holds it in its range */
         for (size_t j = ub; j > first_known; j--) {
             size_t m = maxhi[j - 1];
-            if (key_cmp(fs[m].hi, fs[m].hi_len, key, key_len) < 0)
+            if (mcdc_silver__key_cmp(fs[m].hi, fs[m].hi_len, key, key_len) < 0)
                 break; /* no file in [first_known, j) reaches the key */
-            if (key_cmp(fs[j - 1].hi, fs[j - 1].hi_len, key, key_len) >= 0) {
+            if (mcdc_silver__key_cmp(fs[j - 1].hi, fs[j - 1].hi_len, key, key_len) >= 0) {
                 fs[j - 1].touched = true;
                 if (last == nf)
                     last = j - 1;

@@ -221,13 +221,8 @@ static int cmp_rank(const change *a, const change *b)
 static int cmp_change(const void *pa, const void *pb)
 {
     const change *a = pa, *b = pb;
-    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
-    int c = memcmp(a->key, b->key, n);
-    if (c)
-        return c;
-    if (a->key_len != b->key_len)
-        return a->key_len < b->key_len ? -1 : 1;
-    return cmp_rank(a, b);
+    int c = mcdc_silver__key_cmp(a->key, a->key_len, b->key, b->key_len);
+    return c ? c : cmp_rank(a, b);
 }
 
 static void set_free(change_set *cs)
@@ -247,10 +242,7 @@ static const change *set_find(const change_set *cs, const uint8_t *key, size_t l
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const change *c = &cs->v[mid];
-        size_t n = c->key_len < len ? c->key_len : len;
-        int cmp = memcmp(c->key, key, n);
-        if (!cmp)
-            cmp = c->key_len < len ? -1 : c->key_len > len;
+        int cmp = mcdc_silver__key_cmp(c->key, c->key_len, key, len);
         if (!cmp)
             return c;
         if (cmp < 0)

@@ -10,6 +10,57 @@
 
 #include "mcdc/error.h"
 
+int mcdc_silver__key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : na < nb ? -1 : na > nb;
+}
+
+char *mcdc_silver__hex_of(const uint8_t *p, size_t n)
+{
+    static const char d[] = "0123456789ABCDEF";
+    char *s = malloc(2 * n + 1);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        s[2 * i] = d[p[i] >> 4];
+        s[2 * i + 1] = d[p[i] & 15];
+    }
+    s[2 * n] = 0;
+    return s;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+uint8_t *mcdc_silver__unhex(const char *s, size_t *n_out)
+{
+    size_t n = strlen(s);
+    if (n % 2)
+        return NULL;
+    uint8_t *p = malloc(n / 2 + 1);
+    if (!p)
+        return NULL;
+    for (size_t i = 0; i < n / 2; i++) {
+        int a = hexval(s[2 * i]), b = hexval(s[2 * i + 1]);
+        if (a < 0 || b < 0) {
+            free(p);
+            return NULL;
+        }
+        p[i] = (uint8_t)(a << 4 | b);
+    }
+    *n_out = n / 2;
+    return p;
+}
+
 int mcdc_silver__rank_of(mcdc_silver_rank *out, const mcdc_value *start_lsn,
                          const mcdc_value *operation, const mcdc_value *command_id,
                          const mcdc_value *seqval)

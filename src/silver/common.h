@@ -8,10 +8,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mcdc/finalize.h"
 #include "mcdc/silver.h"
 #include "silver/changes.h"
+
+/** memcmp order of two encoded keys (mcdc_silver_key_encode), a prefix first. */
+int mcdc_silver__key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb);
+
+/** Upper-case hex of @p n bytes (the key-range tags' form), NUL-terminated; free().
+ *  NULL when out of memory. */
+char *mcdc_silver__hex_of(const uint8_t *p, size_t n);
+
+/** The bytes of hex text @p s (either case); free(). NULL when malformed (odd length, a
+ *  non-hex digit) or out of memory. */
+uint8_t *mcdc_silver__unhex(const char *s, size_t *n_out);
 
 /** The rank of a bronze row from its _start_lsn, _operation, _command_id and _seqval
  *  cells. @return 0; MCDC_ECORRUPT naming what is malformed (a NULL _start_lsn or

@@ -22,6 +22,7 @@
  * same files with the same rows whatever the timing. Memory: per thread, one file's rows
  * at most (held) or one row group of the writer (streamed).
  */
+#include "silver/common.h"
 #include "silver/rewrite.h"
 
 #include <jansson.h>
@@ -59,19 +60,7 @@ static inline int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t 
     return na < nb ? -1 : na > nb;
 }
 
-static char *hex_of(const uint8_t *p, size_t n)
-{
-    static const char d[] = "0123456789ABCDEF";
-    char *s = malloc(2 * n + 1);
-    if (!s)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        s[2 * i] = d[p[i] >> 4];
-        s[2 * i + 1] = d[p[i] & 15];
-    }
-    s[2 * n] = 0;
-    return s;
-}
+
 
 /* ---- results ------------------------------------------------------------------------ */
 
@@ -139,8 +128,8 @@ static int finish_file(mcdc_silver_out *out, mcdc_silver_datafile *w, const uint
     mcdc_delta_file file;
     memset(&file, 0, sizeof file);
     int rc = mcdc_silver_datafile_close(w, &file);
-    char *lo = rc == 0 ? hex_of(first, first_len) : NULL;
-    char *hi = rc == 0 ? hex_of(last, last_len) : NULL;
+    char *lo = rc == 0 ? mcdc_silver__hex_of(first, first_len) : NULL;
+    char *hi = rc == 0 ? mcdc_silver__hex_of(last, last_len) : NULL;
     if (rc == 0 && (!lo || !hi))
         rc = nomem();
     if (rc == 0 && (rc = mcdc_delta_map_set(&file.tags, MCDC_SILVER_TAG_KEY_MIN, lo)) == 0 &&

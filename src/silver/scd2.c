@@ -140,12 +140,6 @@ static bool same_vals(const mcdc_schema *cap, const mcdc_value *a, const mcdc_va
     return true;
 }
 
-static int key_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
-{
-    int c = memcmp(a, b, al < bl ? al : bl);
-    return c ? c : al < bl ? -1 : al > bl;
-}
-
 static int rank_cmp(const chg *a, const chg *b)
 {
     int c = mcdc_silver_rank_cmp(&a->r, &b->r);
@@ -155,7 +149,7 @@ static int rank_cmp(const chg *a, const chg *b)
 static int chg_cmp(const void *pa, const void *pb)
 {
     const chg *a = pa, *b = pb;
-    int c = key_cmp(a->key, a->key_len, b->key, b->key_len);
+    int c = mcdc_silver__key_cmp(a->key, a->key_len, b->key, b->key_len);
     return c ? c : rank_cmp(a, b);
 }
 
@@ -398,13 +392,13 @@ static int build_states(scd2 *c)
         qsort(c->ch, c->n_ch, sizeof *c->ch, chg_cmp);
     size_t n_keys = 0;
     for (size_t i = 0; i < c->n_ch; i++)
-        if (i == 0 || key_cmp(c->ch[i].key, c->ch[i].key_len, c->ch[i - 1].key, c->ch[i - 1].key_len))
+        if (i == 0 || mcdc_silver__key_cmp(c->ch[i].key, c->ch[i].key_len, c->ch[i - 1].key, c->ch[i - 1].key_len))
             n_keys++;
     if (!(c->k = calloc(n_keys ? n_keys : 1, sizeof *c->k)))
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     for (size_t i = 0; i < c->n_ch;) {
         size_t j = i;
-        while (j < c->n_ch && !key_cmp(c->ch[j].key, c->ch[j].key_len, c->ch[i].key, c->ch[i].key_len))
+        while (j < c->n_ch && !mcdc_silver__key_cmp(c->ch[j].key, c->ch[j].key_len, c->ch[i].key, c->ch[i].key_len))
             j++;
         keyed *k = &c->k[c->n_k++];
         k->key = c->ch[i].key;
@@ -432,7 +426,7 @@ static keyed *find_keyed(scd2 *c, const uint8_t *key, size_t len)
     size_t lo = 0, hi = c->n_k;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int cmp = key_cmp(c->k[mid].key, c->k[mid].key_len, key, len);
+        int cmp = mcdc_silver__key_cmp(c->k[mid].key, c->k[mid].key_len, key, len);
         if (!cmp)
             return &c->k[mid];
         if (cmp < 0)
@@ -445,28 +439,6 @@ static keyed *find_keyed(scd2 *c, const uint8_t *key, size_t len)
 
 /* ---- silver's files ------------------------------------------------------------------- */
 
-static int unhex(uint8_t **out, size_t *n_out, const char *s)
-{
-    size_t n = strlen(s);
-    *out = NULL;
-    if (n % 2)
-        return -1;
-    uint8_t *b = malloc(n / 2 + 1);
-    if (!b)
-        return -1;
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned x;
-        if (sscanf(s + 2 * i, "%2x", &x) != 1) {
-            free(b);
-            return -1;
-        }
-        b[i] = (uint8_t)x;
-    }
-    *out = b;
-    *n_out = n / 2;
-    return 0;
-}
-
 /* Whether file @p f may hold a changed key (its key-range tags, when it has them). */
 static bool may_hold(scd2 *c, const mcdc_delta_file *f)
 {
@@ -474,7 +446,7 @@ static bool may_hold(scd2 *c, const mcdc_delta_file *f)
     const char *hi = mcdc_delta_map_get(&f->tags, MCDC_SILVER_TAG_KEY_MAX, NULL);
     uint8_t *a = NULL, *b = NULL;
     size_t al = 0, bl = 0;
-    if (!lo || !hi || unhex(&a, &al, lo) < 0 || unhex(&b, &bl, hi) < 0) {
+    if (!lo || !hi || !(a = mcdc_silver__unhex(lo, &al)) || !(b = mcdc_silver__unhex(hi, &bl))) {
         free(a);
         return true;
     }
@@ -482,12 +454,12 @@ static bool may_hold(scd2 *c, const mcdc_delta_file *f)
     size_t l = 0, h = c->n_k;
     while (l < h) {
         size_t mid = l + (h - l) / 2;
-        if (key_cmp(c->k[mid].key, c->k[mid].key_len, a, al) < 0)
+        if (mcdc_silver__key_cmp(c->k[mid].key, c->k[mid].key_len, a, al) < 0)
             l = mid + 1;
         else
             h = mid;
     }
-    bool may = l < c->n_k && key_cmp(c->k[l].key, c->k[l].key_len, b, bl) <= 0;
+    bool may = l < c->n_k && mcdc_silver__key_cmp(c->k[l].key, c->k[l].key_len, b, bl) <= 0;
     free(a);
     free(b);
     return may;
@@ -513,14 +485,6 @@ static int row_key(scd2 *c, mcdc_buf *kb, const mcdc_value *row)
     return rc;
 }
 
-static int hexput(mcdc_buf *b, const uint8_t *p, size_t n)
-{
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = mcdc_buf_printf(b, "%02X", p[i]);
-    return rc;
-}
-
 /* A new data file, the smallest and largest key of its rows going into its tags. */
 typedef struct outfile {
     mcdc_silver_datafile *f;
@@ -540,12 +504,12 @@ static int out_put(scd2 *c, outfile *of, const mcdc_value *row, const uint8_t *k
             return rc;
         of->any = true;
     }
-    if (key_cmp(key, key_len, (const uint8_t *)of->lo.ptr, of->lo.len) < 0) {
+    if (mcdc_silver__key_cmp(key, key_len, (const uint8_t *)of->lo.ptr, of->lo.len) < 0) {
         mcdc_buf_clear(&of->lo);
         if ((rc = mcdc_buf_put(&of->lo, key, key_len)) < 0)
             return rc;
     }
-    if (!of->hi.len || key_cmp(key, key_len, (const uint8_t *)of->hi.ptr, of->hi.len) > 0) {
+    if (!of->hi.len || mcdc_silver__key_cmp(key, key_len, (const uint8_t *)of->hi.ptr, of->hi.len) > 0) {
         mcdc_buf_clear(&of->hi);
         if ((rc = mcdc_buf_put(&of->hi, key, key_len)) < 0)
             return rc;
@@ -570,13 +534,14 @@ static int out_close(scd2 *c, outfile *of)
         mcdc_delta_file *f = rc == 0 ? &c->adds[c->n_adds] : NULL;
         if (rc == 0 && (rc = mcdc_silver_datafile_close(of->f, f)) == 0) {
             c->n_adds++;
-            mcdc_buf lo = MCDC_BUF_INIT(1 << 21), hi = MCDC_BUF_INIT(1 << 21);
-            if ((rc = hexput(&lo, (const uint8_t *)of->lo.ptr, of->lo.len)) == 0 &&
-                (rc = hexput(&hi, (const uint8_t *)of->hi.ptr, of->hi.len)) == 0 &&
-                (rc = mcdc_delta_map_set(&f->tags, MCDC_SILVER_TAG_KEY_MIN, lo.ptr ? lo.ptr : "")) == 0)
-                rc = mcdc_delta_map_set(&f->tags, MCDC_SILVER_TAG_KEY_MAX, hi.ptr ? hi.ptr : "");
-            mcdc_buf_dispose(&lo);
-            mcdc_buf_dispose(&hi);
+            char *lo = mcdc_silver__hex_of((const uint8_t *)of->lo.ptr, of->lo.len);
+            char *hi = mcdc_silver__hex_of((const uint8_t *)of->hi.ptr, of->hi.len);
+            if (!lo || !hi)
+                rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+            if (rc == 0 && (rc = mcdc_delta_map_set(&f->tags, MCDC_SILVER_TAG_KEY_MIN, lo)) == 0)
+                rc = mcdc_delta_map_set(&f->tags, MCDC_SILVER_TAG_KEY_MAX, hi);
+            free(lo);
+            free(hi);
         }
         mcdc_silver_datafile_free(of->f);
         of->f = NULL;
