@@ -246,6 +246,11 @@ bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i)
     return i < s->n_out && s->nested[i];
 }
 
+int64_t mcdc_delta_scan_row_index(const mcdc_delta_scan *s)
+{
+    return s->row_index - 1;
+}
+
 int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s)
 {
     return s->files_skipped;
