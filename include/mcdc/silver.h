@@ -290,6 +290,19 @@ const int *mcdc_silver_changes_key_index(const mcdc_silver_changes *cs, size_t *
  *    from is refused (MCDC_EUNSUPPORTED). */
 typedef enum { MCDC_SILVER_SCD1 = 0, MCDC_SILVER_SCD2 = 1 } mcdc_silver_mode;
 
+/** How an incremental scd1 merge changes the files holding changed keys
+ *  (docs/decisions/0045-silver-deletion-vectors.md): REWRITE writes each such file again;
+ *  DELETION_VECTORS marks the replaced rows in the file's deletion vector and writes the
+ *  new images into one new file (Delta feature deletionVectors: reader 3, writer 7), a
+ *  file past the table's mcdc.silver.dv_fold_share of deleted rows (default 0.2) and files
+ *  under half the target size being written again instead. DEFAULT takes the table's
+ *  mcdc.silver.write_mode (rewrite when absent); an explicit mode is recorded there. */
+typedef enum {
+    MCDC_SILVER_WRITE_DEFAULT = 0,
+    MCDC_SILVER_WRITE_REWRITE = 1,
+    MCDC_SILVER_WRITE_DELETION_VECTORS = 2
+} mcdc_silver_write_mode;
+
 typedef struct mcdc_silver_apply_options {
     int                version;        /* 1 */
     const char        *bronze_name;    /* bronze as given: its control row and facts target */
@@ -315,11 +328,12 @@ typedef struct mcdc_silver_apply_options {
     bool               soft_deletes;   /* scd1 only: a deleted key stays, with _deleted true,
                                           _deleted_lsn and _deleted_ts and its last values;
                                           live rows _deleted false (mcdc.silver.soft_deletes) */
+    mcdc_silver_write_mode write_mode; /* scd1 without soft deletes only, for another mode */
 } mcdc_silver_apply_options;
 
 #define MCDC_SILVER_APPLY_OPTIONS_INIT \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0, 0, \
-      MCDC_SILVER_SCD1, false }
+      MCDC_SILVER_SCD1, false, MCDC_SILVER_WRITE_DEFAULT }
 
 /** What an apply did. */
 typedef struct mcdc_silver_apply_result {
@@ -337,7 +351,8 @@ typedef struct mcdc_silver_apply_result {
     uint64_t     changed_keys;    /* distinct keys in the change set */
     uint64_t     rows_inserted, rows_updated, rows_deleted;
     uint64_t     silver_files_before;  /* live files before the merge */
-    uint64_t     silver_files_rewritten; /* removed by the merge */
+    uint64_t     silver_files_rewritten; /* removed by the merge (marked ones included) */
+    uint64_t     silver_files_marked;    /* of those, kept with a new deletion vector */
     uint64_t     silver_files_added;
     uint64_t     silver_rows_read;     /* rows of rewritten files */
     size_t       change_set_bytes;     /* peak memory of the change set */

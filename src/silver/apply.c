@@ -28,6 +28,10 @@
  *   memory while it waits, while this one builds the change set; files with disjoint key
  *   ranges are rewritten on up to `threads` threads (rewrite.c). Neither changes what is
  *   written.
+ * - Write mode deletion-vectors (docs/decisions/0045; merge_marking and mark.c): the
+ *   touched files keep their bytes and get a deletion vector for the rows replaced or
+ *   dropped; the new images go into one new file; small files are folded into it and a file
+ *   past the fold share of deleted rows is rewritten instead.
  * - The merge is one copy-on-write commit removing the rewritten files and adding their
  *   replacements, declaring that it read the whole table (PRED_ALL): any concurrent
  *   commit that adds or removes silver files conflicts and the apply fails cleanly
@@ -66,6 +70,8 @@
 #include "silver/scd2.h"
 
 #define CONF_KEYS   "mcdc.silver.keys"
+#define CONF_WRITE  "mcdc.silver.write_mode"
+#define CONF_FOLD   "mcdc.silver.dv_fold_share"
 #define LOCK_NAME   "_mcdc_silver_apply.lock"
 
 /* ---- the apply context ------------------------------------------------------------- */
@@ -81,6 +87,9 @@ typedef struct ctx {
     mcdc_silver_changes *cs;
     mcdc_silver_env      env;         /* for the writes (rewrite.c) */
     mcdc_silver_out      out;         /* the files the merge commit adds and removes */
+    bool                 dv;          /* write mode deletion-vectors (mark.c) */
+    double               fold_share;  /* a file past this share of deleted rows is rewritten */
+    uint64_t             marked;      /* files kept with a new deletion vector */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -784,6 +793,134 @@ static int sfile_lo_cmp(const void *pa, const void *pb)
     return mcdc_silver__key_cmp(a->lo, a->lo_len, b->lo, b->lo_len);
 }
 
+/* The file's row count from its add stats (the physical rows), or -1. */
+static int64_t stats_rows(const mcdc_delta_file *f)
+{
+    if (!f->stats)
+        return -1;
+    json_t *j = json_loads(f->stats, 0, NULL);
+    json_t *n = j ? json_object_get(j, "numRecords") : NULL;
+    int64_t rows = json_is_integer(n) ? (int64_t)json_integer_value(n) : -1;
+    json_decref(j);
+    return rows;
+}
+
+/* A small file's live rows decided against the change set and held in @p runs (the file
+ * is removed: its rows go into the merge's new file). */
+static int fold_small(ctx *c, const mcdc_delta_file *f, mcdc_silver_runs *runs)
+{
+    mcdc_delta_snapshot view;
+    mcdc_delta_file arr[1];
+    mcdc_delta_scan *sc = NULL;
+    int rc = scan_subset(&sc, &view, arr, c->silver, &f, 1, NULL, 0);
+    mcdc_value *img_row = rc == 0 ? calloc(c->silver_flat->n_cols + 1, sizeof *img_row) : NULL;
+    if (rc == 0 && !img_row)
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        c->out.rows_read++;
+        mcdc_silver_fate fate;
+        const mcdc_value *img;
+        if ((rc = mcdc_silver_changes_match(c->cs, r, &fate, &img, img_row)) < 0)
+            break;
+        if (fate == MCDC_SILVER_DROP) {
+            c->out.rows_deleted++;
+            continue;
+        }
+        if (fate == MCDC_SILVER_REPLACE)
+            c->out.rows_updated++;
+        rc = mcdc_silver_runs_hold(runs, fate == MCDC_SILVER_REPLACE ? img : r);
+    }
+    mcdc_delta_scan_free(sc);
+    free(img_row);
+    if (rc == 0)
+        rc = mcdc_silver_out_remove(&c->out, f);
+    return rc;
+}
+
+enum { FILE_REWRITE = 0, FILE_MARK = 1, FILE_SMALL = 2 };
+
+/* Deletion-vector mode (rule S3 as a rewrite; docs/decisions/0045): of the touched files
+ * @p tg, one under half the target size is folded into the new file, one whose deleted
+ * rows (its DV's and at most the images of its range) would pass the fold share is
+ * rewritten, the others get a deletion vector (mark.c). Then one new file (split past
+ * 1.5x the target) takes the images that replaced a marked row, the folded files' live
+ * rows and the new keys, except those aimed at a rewritten file (written there). The
+ * marks go first, so that a rewrite never inserts a key a marked file still holds. */
+static int merge_marking(ctx *c, const sfile *fs, size_t nf, mcdc_silver_target *tg,
+                         size_t n_tg, const size_t *target, size_t n)
+{
+    unsigned char *cls = calloc(nf + 1, 1), *replaced = calloc(n + 1, 1);
+    mcdc_silver_target *mark = calloc(n_tg + 1, sizeof *mark), *rw = calloc(n_tg + 1, sizeof *rw);
+    const mcdc_delta_file **small = calloc(n_tg + 1, sizeof *small);
+    mcdc_value *cells = calloc(c->silver_flat->n_cols + 1, sizeof *cells);
+    mcdc_silver_runs *runs = NULL;
+    int rc = cls && replaced && mark && rw && small && cells
+                 ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_mark = 0, n_rw = 0, n_small = 0;
+    for (size_t i = 0; rc == 0 && i < n_tg; i++) {
+        const mcdc_silver_target *t = &tg[i];
+        size_t fi = 0;
+        while (fi < nf && fs[fi].f != t->f)
+            fi++;
+        int64_t rows = stats_rows(t->f);
+        size_t est = n;
+        if (t->known) {
+            size_t lo = mcdc_silver_changes_lower_bound(c->cs, t->lo, t->lo_len);
+            size_t hi = mcdc_silver_changes_lower_bound(c->cs, t->hi, t->hi_len);
+            if (hi < n) {
+                size_t kl;
+                const uint8_t *k = mcdc_silver_changes_key_at(c->cs, hi, &kl);
+                hi += mcdc_silver__key_cmp(k, kl, t->hi, t->hi_len) == 0;
+            }
+            est = hi - lo;
+        }
+        int64_t del = t->f->has_dv ? t->f->dv.cardinality : 0;
+        if (rows >= 0 && (size_t)rows < c->env.target_rows / 2) {
+            cls[fi] = FILE_SMALL;
+            small[n_small++] = t->f;
+        } else if (rows < 0 || (double)(del + (int64_t)est) > c->fold_share * (double)rows) {
+            cls[fi] = FILE_REWRITE;
+            rw[n_rw++] = *t;
+        } else {
+            cls[fi] = FILE_MARK;
+            mark[n_mark++] = *t;
+        }
+    }
+    if (rc == 0)
+        rc = mcdc_silver_mark(&c->env, mark, n_mark, replaced, &c->out, &c->marked);
+    if (rc == 0)
+        rc = mcdc_silver_runs_new(&runs, &c->env, &c->out);
+    for (size_t i = 0; rc == 0 && i < n_small; i++)
+        rc = fold_small(c, small[i], runs);
+    if (rc == 0 && n_rw)
+        rc = mcdc_silver_rewrite(&c->env, rw, n_rw, thread_count(c->o), &c->out);
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(c->cs, k, &im);
+        if (!replaced[k]) {
+            if (target[k] < nf && cls[target[k]] == FILE_REWRITE && fs[target[k]].touched)
+                continue; /* the rewrite placed it */
+            if (im.matched || im.is_delete)
+                continue;
+            c->out.rows_inserted++;
+        }
+        rc = mcdc_silver_runs_hold(runs, mcdc_silver_changes_row_at(c->cs, k, cells));
+        if (rc == 0 && mcdc_silver_runs_count(runs) >= c->env.target_rows * 3 / 2)
+            rc = mcdc_silver_runs_flush(runs);
+    }
+    if (rc == 0)
+        rc = mcdc_silver_runs_flush(runs);
+    mcdc_silver_runs_free(runs);
+    free(cls);
+    free(replaced);
+    free(mark);
+    free(rw);
+    free(small);
+    free(cells);
+    return rc;
+}
+
 /* Incremental merge over the files whose key range holds a changed key: plan here, write
  * in rewrite.c (several files at once). */
 static int merge_incremental(ctx *c)
@@ -887,6 +1024,10 @@ static int merge_incremental(ctx *c)
         t->hi_len = fs[i].hi_len;
         t->img = img_of + fs[i].first_img;
         t->n_img = fs[i].n_img;
+    }
+    if (c->dv) {
+        rc = merge_marking(c, fs, nf, tg, n_tg, target, n);
+        goto done;
     }
     rc = mcdc_silver_rewrite(&c->env, tg, n_tg, thread_count(c->o), &c->out);
     /* keys no file's range could hold (or no files at all) */
@@ -1064,6 +1205,44 @@ done:
     return rc;
 }
 
+/* The write mode: as asked (recorded in mcdc.silver.write_mode, with the deletionVectors
+ * feature for deletion vectors), else as recorded. Reopens c->silver when it commits. */
+static int prepare_write_mode(ctx *c)
+{
+    const mcdc_silver_apply_options *o = c->o;
+    const char *have = mcdc_delta_snapshot_config(c->silver, CONF_WRITE, "rewrite");
+    bool dv = o->write_mode == MCDC_SILVER_WRITE_DEFAULT
+                  ? strcmp(have, "deletion-vectors") == 0
+                  : o->write_mode == MCDC_SILVER_WRITE_DELETION_VECTORS;
+    const char *want = dv ? "deletion-vectors" : "rewrite";
+    const char *fold = mcdc_delta_snapshot_config(c->silver, CONF_FOLD, NULL);
+    c->fold_share = fold ? strtod(fold, NULL) : 0.2;
+    c->dv = dv;
+    bool feature = strcmp(mcdc_delta_snapshot_config(c->silver, "delta.enableDeletionVectors",
+                                                     "false"), "true") == 0;
+    bool record = o->write_mode != MCDC_SILVER_WRITE_DEFAULT && strcmp(have, want) != 0;
+    if (!record && (!dv || feature))
+        return 0;
+    int rc = 0;
+    if (dv && !feature) {
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: turning on deletion vectors (Delta reader 3, "
+                 "writer 7, feature deletionVectors)", o->silver_path);
+        rc = mcdc_delta_enable_deletion_vectors(o->silver_path, NULL);
+    }
+    if (rc == 0 && record) {
+        mcdc_delta_map set = { NULL, 0 };
+        rc = mcdc_delta_map_set(&set, CONF_WRITE, want);
+        if (rc == 0)
+            rc = mcdc_delta_set_config(o->silver_path, &set, NULL, NULL);
+        mcdc_delta_map_clear(&set);
+    }
+    mcdc_delta_snapshot_free(c->silver);
+    c->silver = NULL;
+    if (rc == 0)
+        rc = mcdc_delta_snapshot_open(&c->silver, o->silver_path, -1);
+    return rc;
+}
+
 static void lsn_max(bool *has, mcdc_lsn *acc, const mcdc_lsn *v)
 {
     if (!*has || mcdc_lsn_cmp(v, acc) > 0) {
@@ -1135,6 +1314,24 @@ int mcdc_silver_apply_check(const mcdc_silver_apply_options *o)
                                 soft ? "with soft deletes" : "with hard deletes");
             mcdc_error_hint("%s, or apply into a new silver table",
                             soft ? "pass --soft-deletes" : "leave out --soft-deletes");
+        }
+    }
+    if (rc == 0 && o->write_mode == MCDC_SILVER_WRITE_DELETION_VECTORS &&
+        (o->mode == MCDC_SILVER_SCD2 || o->soft_deletes)) {
+        rc = mcdc_error_set(MCDC_EINVAL, "--write-mode deletion-vectors: is for scd1 with hard "
+                            "deletes, not %s", o->mode == MCDC_SILVER_SCD2 ? "--mode scd2"
+                                                                       : "--soft-deletes");
+        mcdc_error_hint("leave out --write-mode (scd2 and soft deletes rewrite the files they "
+                        "change)");
+    }
+    if (rc == 0 && silver) {
+        const char *fold = mcdc_delta_snapshot_config(silver, CONF_FOLD, NULL);
+        char *end = NULL;
+        double v = fold ? strtod(fold, &end) : 0.2;
+        if (fold && (end == fold || *end || !(v >= 0 && v <= 1))) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: table property %s is '%s', not a share "
+                                "between 0 and 1", o->silver_name, CONF_FOLD, fold);
+            mcdc_error_hint("set it to a number like 0.2 (mssql-cdc table set-property)");
         }
     }
     if (rc == 0 && silver) {
@@ -1298,7 +1495,7 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
                  : new_wave < 0 ? "no wave has arrived yet" : "applying the waves that arrived");
     }
 
-    if ((rc = prepare_silver(&c)) < 0)
+    if ((rc = prepare_silver(&c)) < 0 || (rc = prepare_write_mode(&c)) < 0)
         goto done;
     out->silver_files_before = c.silver->n_files;
 
@@ -1358,6 +1555,7 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     mcdc_failpoint("silver.before_merge_commit");
     out->silver_files_rewritten = c.out.n_removes;
     out->silver_files_added = c.out.n_adds;
+    out->silver_files_marked = c.marked;
     out->silver_rows_read = c.out.rows_read;
     out->rows_inserted = c.out.rows_inserted;
     out->rows_updated = c.out.rows_updated;
