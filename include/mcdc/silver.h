@@ -40,12 +40,23 @@
  *      without _command_id and _seqval ranks below one with them). At completion silver
  *      is rebuilt from the snapshot's rows and the changes after S, latest per key,
  *      deletes applied. The verdict is held while the snapshot is open.
- * (W2) Range deletes, for a silver keyed by one integer column: a key silver holds in a
- *      new chunk [lo, hi) stamped L, with no image at or above L in the change set (the
- *      chunk's row or a later change), is deleted only if silver's image of it has
- *      _start_lsn < L (it was gone by L: a delete lost in a gap, an older snapshot's
- *      row); a key inserted after L keeps its row. Other keys are left to the
- *      completion's rebuild, as are chunks whose stamp is not known yet.
+ * (W2) Range deletes: a key silver holds in a new chunk [lo, hi) stamped L, with no image at
+ *      or above L in the change set (the chunk's row or a later change), is deleted only if
+ *      silver's image of it has _start_lsn < L (it was gone by L: a delete lost in a gap,
+ *      an older snapshot's row); a key inserted after L keeps its row. Bounds are compared
+ *      in the source's key order (the plan's key columns, composite keys column by column),
+ *      which silver knows exactly for integers, bit, decimals, floats, dates and timestamps;
+ *      a key with a character or binary column (whose order is the source's collation, or
+ *      a uniqueidentifier's byte order, not recorded in bronze) is left to the completion's
+ *      rebuild, as are chunks whose stamp is not known yet.
+ * (W3) Partial backfills (`backfill --range`, ADR 0022): the op-0 rows of their waves not
+ *      applied yet (a range's bronze txn <app>#range.<R> above silver's txn of the same
+ *      appId) go into an incremental change set with every change after their stamps, so
+ *      a change after a wave's stamp L wins and a row read at L replaces an older image;
+ *      a key missing from one of its chunks [lo, hi) is deleted as in W2 (so never outside
+ *      [LO, HI)). The merge commit records silver's txn{<app>#range.<R>, last wave}, so a
+ *      wave is applied once, crash or not. Never a rebuild; a rebuild or an open snapshot
+ *      defers them to a later call.
  *
  * Caveats:
  * - Not thread-safe; one owner at a time. The one exception: after
@@ -119,9 +130,13 @@ typedef struct mcdc_silver_changes_options {
                                             without it op-0 rows are skipped */
     mcdc_lsn           snapshot;
     size_t             max_bytes;        /* cap on the memory held; 0: 4 GiB */
+    const mcdc_lsn    *range_stamps;     /* also take the op-0 rows of partial backfills
+                                            (_snapshot NULL, _chunk set) whose _start_lsn is
+                                            one of these (rule W3); copied */
+    size_t             n_range_stamps;
 } mcdc_silver_changes_options;
 
-#define MCDC_SILVER_CHANGES_OPTIONS_INIT { 1, NULL, 0, false, { { 0 } }, false, { { 0 } }, 0 }
+#define MCDC_SILVER_CHANGES_OPTIONS_INIT { 1, NULL, 0, false, { { 0 } }, false, { { 0 } }, 0, NULL, 0 }
 
 /** What a change set took. */
 typedef struct mcdc_silver_changes_stats {

@@ -66,6 +66,7 @@
 #include "silver/changes.h"
 #include "silver/common.h"
 #include "silver/feed.h"
+#include "silver/ranges.h"
 #include "silver/rewrite.h"
 #include "silver/scd2.h"
 
@@ -431,39 +432,19 @@ static int read_waves(ctx *c, const mcdc_lsn *S, int64_t after_chunk)
     return rc;
 }
 
-/* A chunk of an open snapshot new in this apply, for its range deletes. */
-typedef struct new_chunk {
-    int64_t  idx;
-    bool     lo_open, hi_open;
-    int64_t  lo, hi;          /* [lo, hi) */
-    bool     has_stamp;
-    mcdc_lsn stamp;           /* L of its wave */
-} new_chunk;
-
-static bool int_key_type(int t)
-{
-    return t == MCDC_TYPE_BYTE || t == MCDC_TYPE_SHORT || t == MCDC_TYPE_INT || t == MCDC_TYPE_LONG;
-}
-
-/* Range deletes of the new waves (rule W2 in mcdc/silver.h), for a silver keyed by one
- * integer column: a key silver holds inside a new chunk [lo, hi) stamped L, that the
- * change set holds no image of at or above L (the chunk's own row, or a change after
- * L), and whose silver image has _start_lsn < L, was deleted by L: a delete at L goes
- * into the change set. Chunks are those above @p after_chunk in waves up to @p new_wave;
- * a chunk whose stamp is not known (no rows in its wave, or its facts rows not written
- * yet) is left to the completion's rebuild. Cost: one read of silver's key and
- * _start_lsn columns when a new wave arrived. */
+/* Range deletes of the new waves (rule W2 in mcdc/silver.h): a key silver holds inside a
+ * new chunk [lo, hi) stamped L, that the change set holds no image of at or above L (the
+ * chunk's own row, or a change after L), and whose silver image has _start_lsn < L, was
+ * deleted by L: a delete at L goes into the change set (ranges.c). Chunks are those above
+ * @p after_chunk in waves up to @p new_wave, bounds from the snapshot_plan row (in the
+ * source's key order); a chunk whose stamp is not known (no rows in its wave, or its facts
+ * rows not written yet) is left to the completion's rebuild, as is a key whose order in
+ * the source silver cannot know (ranges.h). Cost: one read of silver's key and _start_lsn
+ * columns when a new wave arrived. */
 static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mcdc_lsn *S)
 {
     const mcdc_silver_apply_options *o = c->o;
-    if (o->n_keys != 1 || !o->facts_path || new_wave < 0)
-        return 0;
-    int ks = mcdc_schema_find(c->silver_flat, o->keys[0]);
-    int kb = mcdc_schema_find(c->bronze_flat, o->keys[0]);
-    int ls = mcdc_schema_find(c->silver_flat, "_start_lsn");
-    int bl = mcdc_schema_find(c->bronze_flat, "_start_lsn"), bo = mcdc_schema_find(c->bronze_flat, "_operation");
-    int bc = mcdc_schema_find(c->bronze_flat, "_capture_instance");
-    if (ks < 0 || kb < 0 || ls < 0 || bl < 0 || bo < 0 || !int_key_type(c->silver_flat->cols[ks].type))
+    if (!o->facts_path || new_wave < 0)
         return 0;
     char *plan = NULL;
     mcdc_chunked_snapshot cs_;
@@ -474,25 +455,31 @@ static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mc
         rc = mcdc_chunked_snapshot_chunks(&cs_, &facts, &n_facts, o->facts_path, o->bronze_name);
     json_t *pj = plan ? json_loads(plan, 0, NULL) : NULL;
     free(plan);
-    new_chunk *nc = NULL;
+    json_t *chunks = json_object_get(pj, "chunks");
+    mcdc_silver_keyorder k;
+    bool ok = false;
+    const char *why = NULL;
+    if (rc == 0 && json_is_array(chunks) && n_facts)
+        rc = mcdc_silver__keyorder(&k, &ok, &why, json_object_get(pj, "keys"), o->keys, o->n_keys,
+                                   c->silver_flat, c->bronze_flat);
+    if (rc == 0 && why)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: keys missing from the open snapshot's chunks are "
+                 "deleted at its completion: %s", o->silver_name, why);
+    mcdc_silver_kchunk *nc = NULL;
+    int64_t *idx = NULL;
     size_t n_nc = 0;
-    if (rc == 0 && json_is_array(pj) && n_facts)
-        nc = calloc(n_facts, sizeof *nc);
+    if (rc == 0 && ok && (!(nc = calloc(n_facts, sizeof *nc)) || !(idx = calloc(n_facts, sizeof *idx))))
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     for (size_t i = 0; rc == 0 && nc && i < n_facts; i++) {
         if (facts[i].chunk <= after_chunk || facts[i].wave > new_wave)
             continue;
-        json_t *ch = json_array_get(pj, (size_t)facts[i].chunk);
-        json_t *lo = json_array_get(ch, 0), *hi = json_array_get(ch, 1);
-        if (!ch || !(json_is_null(lo) || json_is_integer(lo)) || !(json_is_null(hi) || json_is_integer(hi))) {
-            n_nc = 0; /* not an integer plan: nothing here, the completion deletes */
-            break;
-        }
-        new_chunk *x = &nc[n_nc++];
-        x->idx = facts[i].chunk;
-        x->lo_open = json_is_null(lo);
-        x->hi_open = json_is_null(hi);
-        x->lo = json_integer_value(lo);
-        x->hi = json_integer_value(hi);
+        json_t *ch = json_array_get(chunks, (size_t)facts[i].chunk);
+        if (!ch)
+            continue;
+        idx[n_nc] = facts[i].chunk;
+        rc = mcdc_silver__kchunk_set(&nc[n_nc], &k, c->silver_flat, json_array_get(ch, 0),
+                                     json_array_get(ch, 1));
+        n_nc++;
     }
     json_decref(pj);
     /* stamps: a chunk file's rows all carry its wave's L; chunks of one wave share it */
@@ -508,106 +495,230 @@ static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mc
                 wave = facts[i].wave;
         for (size_t i = 0; i < n_nc; i++) {
             int64_t w = -1;
-            for (size_t k = 0; k < n_facts; k++)
-                if (facts[k].chunk == nc[i].idx)
-                    w = facts[k].wave;
-            if (nc[i].idx == st.chunk_min || (wave >= 0 && w == wave)) {
+            for (size_t j = 0; j < n_facts; j++)
+                if (facts[j].chunk == idx[i])
+                    w = facts[j].wave;
+            if (idx[i] == st.chunk_min || (wave >= 0 && w == wave)) {
                 nc[i].has_stamp = true;
                 nc[i].stamp = st.lsn_min;
             }
         }
     }
     free(facts);
-    if (rc < 0 || n_nc == 0) {
-        free(nc);
-        return rc;
-    }
-    /* silver's keys in the new chunks, against the change set */
-    if ((rc = mcdc_silver_changes_sort(c->cs)) < 0) {
-        free(nc);
-        return rc;
-    }
-    typedef struct { int64_t key; mcdc_lsn at; } del;
-    del *dels = NULL;
-    size_t n_dels = 0, cap_dels = 0;
-    const char *cols[2] = { c->silver_flat->cols[ks].name, "_start_lsn" };
-    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
-    so.columns = cols;
-    so.n_columns = 2;
-    mcdc_delta_scan *sc = NULL;
-    rc = mcdc_delta_scan_open(&sc, c->silver, &so);
-    mcdc_buf kb_ = MCDC_BUF_INIT(1 << 10);
-    const mcdc_value *r;
-    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
-        rc = 0;
-        if (r[0].is_null || r[1].is_null)
-            continue;
-        int64_t k = r[0].v.i;
-        const new_chunk *in = NULL;
-        for (size_t i = 0; i < n_nc && !in; i++)
-            if (nc[i].has_stamp && (nc[i].lo_open || k >= nc[i].lo) && (nc[i].hi_open || k < nc[i].hi))
-                in = &nc[i];
-        mcdc_lsn have;
-        if (!in || mcdc_lsn_parse_n(&have, r[1].v.s.ptr, r[1].v.s.len) < 0 ||
-            mcdc_lsn_cmp(&have, &in->stamp) >= 0)
-            continue;
-        kb_.len = 0;
-        if ((rc = mcdc_silver_key_encode(&kb_, &c->silver_flat->cols[ks], &r[0])) < 0)
-            break;
-        int64_t at = mcdc_silver_changes_find_sorted(c->cs, (const uint8_t *)kb_.ptr, kb_.len);
-        if (at >= 0) {
-            mcdc_silver_image im;
-            mcdc_silver_changes_at(c->cs, (size_t)at, &im);
-            if (mcdc_lsn_cmp(&im.start_lsn, &in->stamp) >= 0)
-                continue; /* the chunk's row, or a change after its stamp */
-        }
-        if (n_dels == cap_dels) {
-            size_t nc2 = cap_dels ? cap_dels * 2 : 64;
-            del *nd = realloc(dels, nc2 * sizeof *nd);
-            if (!nd) {
-                rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-                break;
-            }
-            dels = nd;
-            cap_dels = nc2;
-        }
-        dels[n_dels].key = k;
-        dels[n_dels].at = in->stamp;
-        n_dels++;
-    }
-    mcdc_delta_scan_free(sc);
-    mcdc_buf_dispose(&kb_);
-    free(nc);
-    /* the deletes, as bronze rows of operation 1 at the chunk's stamp */
-    mcdc_value *row = rc == 0 ? calloc(c->bronze_flat->n_cols + 1, sizeof *row) : NULL;
-    if (rc == 0 && !row)
-        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-    char lsn_text[MCDC_LSN_STRLEN];
-    for (size_t i = 0; rc == 0 && i < n_dels; i++) {
-        for (size_t j = 0; j < c->bronze_flat->n_cols; j++) {
-            memset(&row[j], 0, sizeof row[j]);
-            row[j].is_null = true;
-        }
-        row[kb].is_null = false;
-        row[kb].v.i = dels[i].key;
-        mcdc_lsn_format(lsn_text, &dels[i].at);
-        row[bl].is_null = false;
-        row[bl].v.s.ptr = lsn_text;
-        row[bl].v.s.len = strlen(lsn_text);
-        row[bo].is_null = false;
-        row[bo].v.i = 1;
-        if (bc >= 0 && o->n_capture_instances) {
-            row[bc].is_null = false;
-            row[bc].v.s.ptr = o->capture_instances[0];
-            row[bc].v.s.len = strlen(o->capture_instances[0]);
-        }
-        rc = mcdc_silver_changes_add(c->cs, row);
-    }
+    free(idx);
+    size_t n_dels = 0;
+    if (rc == 0 && n_nc)
+        rc = mcdc_silver__chunk_deletes(c->silver, c->silver_flat, c->bronze_flat, c->cs, &k, nc,
+                                        n_nc, o->capture_instances[0], &n_dels);
+    mcdc_silver__kchunks_free(nc, n_nc);
+    if (ok)
+        mcdc_silver__keyorder_clear(&k);
     if (rc == 0 && n_dels)
         mcdc_log(MCDC_LOG_INFO, "silver", "%s: %zu keys no longer in their chunks of the open "
                  "snapshot: deleted at their chunks' stamps", o->silver_name, n_dels);
-    free(row);
-    free(dels);
+    return rc;
+}
+
+/* ---- partial backfills (rule W3) ----------------------------------------------------- */
+
+/* One wave of a partial backfill (ADR 0022) that silver has not applied: its bronze
+ * commit's txn{<app>#range.<R>, wave} and userMetadata {range_id, keys, wave, lsn: L,
+ * chunks: [{chunk, lo, hi}...]}. */
+typedef struct range_wave {
+    const char *app;     /* borrowed from the pinned bronze's txns */
+    int64_t     wave;
+    mcdc_lsn    stamp;
+    json_t     *um;      /* owned */
+} range_wave;
+
+typedef struct range_work {
+    range_wave     *w;
+    size_t          n;
+    mcdc_lsn       *stamps;   /* distinct stamps, for the change set */
+    size_t          n_stamps;
+    mcdc_lsn        min_stamp;
+    mcdc_delta_txn *marks;    /* silver's txn{<app>#range.<R>, last wave applied}, per range:
+                                 recorded by the merge commit that applies them */
+    size_t          n_marks;
+} range_work;
+
+static void range_work_free(range_work *rw)
+{
+    for (size_t i = 0; i < rw->n; i++)
+        json_decref(rw->w[i].um);
+    free(rw->w);
+    free(rw->stamps);
+    free(rw->marks);
+    memset(rw, 0, sizeof *rw);
+}
+
+/* The partial backfills' waves in the pinned bronze that silver has not applied: a range's
+ * bronze txn version above silver's own txn of the same appId (the marker its merge
+ * commits). Bronze's log is read only when there are some. A wave whose commit is no
+ * longer in the log cannot be placed and is passed over with a warning. */
+static int find_range_waves(ctx *c, range_work *rw)
+{
+    memset(rw, 0, sizeof *rw);
+    size_t n_pending = 0;
+    for (size_t i = 0; i < c->bronze->n_txns; i++)
+        if (strstr(c->bronze->txns[i].app_id, "#range.") &&
+            c->bronze->txns[i].version > mcdc_delta_snapshot_txn(c->silver, c->bronze->txns[i].app_id))
+            n_pending++;
+    if (n_pending == 0)
+        return 0;
+    if (!(rw->marks = calloc(n_pending, sizeof *rw->marks)))
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    for (size_t i = 0; i < c->bronze->n_txns; i++) {
+        const mcdc_delta_txn *t = &c->bronze->txns[i];
+        if (strstr(t->app_id, "#range.") && t->version > mcdc_delta_snapshot_txn(c->silver, t->app_id)) {
+            rw->marks[rw->n_marks].app_id = t->app_id;
+            rw->marks[rw->n_marks].version = t->version;
+            rw->n_marks++;
+        }
+    }
+    mcdc_delta_history_entry *h = NULL;
+    size_t nh = 0;
+    int rc = mcdc_delta_history(&h, &nh, c->o->bronze_path);
+    if (rc < 0)
+        return rc;
+    size_t expected = 0;
+    for (size_t m = 0; m < rw->n_marks; m++)
+        expected += (size_t)(rw->marks[m].version - mcdc_delta_snapshot_txn(c->silver, rw->marks[m].app_id));
+    if (!(rw->w = calloc(expected + 1, sizeof *rw->w)) || !(rw->stamps = calloc(expected + 1, sizeof *rw->stamps)))
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    for (size_t e = 0; rc == 0 && e < nh; e++) {
+        if (h[e].version > c->bronze->version)
+            break;
+        for (size_t t = 0; rc == 0 && t < h[e].n_txns; t++) {
+            for (size_t m = 0; m < rw->n_marks; m++) {
+                int64_t done = mcdc_delta_snapshot_txn(c->silver, rw->marks[m].app_id);
+                if (strcmp(h[e].txns[t].app_id, rw->marks[m].app_id) != 0 ||
+                    h[e].txns[t].version <= done || h[e].txns[t].version > rw->marks[m].version ||
+                    rw->n >= expected)
+                    continue;
+                json_t *um = h[e].user_metadata ? json_loads(h[e].user_metadata, 0, NULL) : NULL;
+                const char *L = json_string_value(json_object_get(um, "lsn"));
+                range_wave *w = &rw->w[rw->n];
+                if (!um || !L || mcdc_lsn_parse(&w->stamp, L) < 0 ||
+                    !json_is_array(json_object_get(um, "chunks"))) {
+                    json_decref(um);
+                    rc = mcdc_error_set(MCDC_ECORRUPT, "%s: version %lld (txn %s, wave %lld) has "
+                                        "no wave description in its userMetadata", c->o->bronze_name,
+                                        (long long)h[e].version, rw->marks[m].app_id,
+                                        (long long)h[e].txns[t].version);
+                    break;
+                }
+                w->app = rw->marks[m].app_id;
+                w->wave = h[e].txns[t].version;
+                w->um = um;
+                bool seen = false;
+                for (size_t i = 0; i < rw->n_stamps && !seen; i++)
+                    seen = mcdc_lsn_cmp(&rw->stamps[i], &w->stamp) == 0;
+                if (!seen)
+                    rw->stamps[rw->n_stamps++] = w->stamp;
+                if (rw->n == 0 || mcdc_lsn_cmp(&w->stamp, &rw->min_stamp) < 0)
+                    rw->min_stamp = w->stamp;
+                rw->n++;
+            }
+        }
+    }
+    mcdc_delta_history_free(h, nh);
+    if (rc == 0 && rw->n < expected)
+        mcdc_log(MCDC_LOG_WARN, "silver", "%s: %zu waves of partial backfills are no longer in "
+                 "bronze's log (cleaned up): their rows and deletes are not applied",
+                 c->o->bronze_name, expected - rw->n);
+    if (rc == 0)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: applying %zu waves of %zu partial backfills",
+                 c->o->silver_name, rw->n, rw->n_marks);
+    return rc;
+}
+
+/* Feed the rows of the waves in @p rw to the change set (whose options take the op-0 rows
+ * of partial backfills at their stamps): the files holding only snapshot rows whose
+ * _start_lsn range holds a stamp. Files read_changes read already (with changes in them,
+ * beyond @p after) are not read again. */
+static int read_range_rows(ctx *c, const range_work *rw, const mcdc_lsn *after)
+{
+    const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
+    if (!read)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_read = 0;
+    for (size_t i = 0; i < c->bronze->n_files; i++) {
+        const mcdc_delta_file *f = &c->bronze->files[i];
+        bstats st;
+        bronze_stats(f, &st);
+        bool read_before = !(st.has_op && st.op_max == 0) &&
+                           !(st.has_lsn && mcdc_lsn_cmp(&st.lsn_max, after) <= 0);
+        if (read_before || (st.has_op && st.op_min > 0))
+            continue;
+        bool in = !st.has_lsn;
+        for (size_t k = 0; !in && k < rw->n_stamps; k++)
+            in = mcdc_lsn_cmp(&st.lsn_min, &rw->stamps[k]) <= 0 &&
+                 mcdc_lsn_cmp(&rw->stamps[k], &st.lsn_max) <= 0;
+        if (in)
+            read[n_read++] = f;
+    }
+    int rc = feed_files(c, read, n_read);
+    free(read);
+    return rc;
+}
+
+/* The deletes of the waves in @p rw (rule W3): per range (its chunks are disjoint), a key
+ * silver holds inside a chunk stamped L, older in silver than L and with no image at or
+ * above L in the change set, is deleted at L (ranges.c); nothing outside [LO, HI). */
+static int range_wave_deletes(ctx *c, const range_work *rw)
+{
+    int rc = 0;
+    size_t total = 0;
+    for (size_t m = 0; rc == 0 && m < rw->n_marks; m++) {
+        size_t n_ch = 0;
+        const json_t *names = NULL;
+        for (size_t i = 0; i < rw->n; i++)
+            if (rw->w[i].app == rw->marks[m].app_id) {
+                n_ch += json_array_size(json_object_get(rw->w[i].um, "chunks"));
+                names = json_object_get(rw->w[i].um, "keys");
+            }
+        if (n_ch == 0)
+            continue;
+        mcdc_silver_keyorder k;
+        bool ok = false;
+        const char *why = NULL;
+        if ((rc = mcdc_silver__keyorder(&k, &ok, &why, names, c->o->keys, c->o->n_keys,
+                                        c->silver_flat, c->bronze_flat)) < 0)
+            break;
+        if (!ok) {
+            mcdc_log(MCDC_LOG_WARN, "silver", "%s: the partial backfill %s deletes no key "
+                     "missing from its chunks: %s", c->o->silver_name, rw->marks[m].app_id, why);
+            continue;
+        }
+        mcdc_silver_kchunk *ch = calloc(n_ch, sizeof *ch);
+        size_t n = 0;
+        if (!ch)
+            rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        for (size_t i = 0; rc == 0 && i < rw->n; i++) {
+            if (rw->w[i].app != rw->marks[m].app_id)
+                continue;
+            json_t *chs = json_object_get(rw->w[i].um, "chunks");
+            for (size_t j = 0; rc == 0 && j < json_array_size(chs); j++) {
+                json_t *e = json_array_get(chs, j);
+                rc = mcdc_silver__kchunk_set(&ch[n], &k, c->silver_flat, json_object_get(e, "lo"),
+                                             json_object_get(e, "hi"));
+                ch[n].has_stamp = true;
+                ch[n].stamp = rw->w[i].stamp;
+                n++;
+            }
+        }
+        size_t nd = 0;
+        if (rc == 0)
+            rc = mcdc_silver__chunk_deletes(c->silver, c->silver_flat, c->bronze_flat, c->cs, &k, ch,
+                                            n, c->o->capture_instances[0], &nd);
+        total += nd;
+        mcdc_silver__kchunks_free(ch, n_ch);
+        mcdc_silver__keyorder_clear(&k);
+    }
+    if (rc == 0 && total)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: %zu keys no longer in the chunks of partial "
+                 "backfills: deleted at their chunks' stamps", c->o->silver_name, total);
     return rc;
 }
 
@@ -1414,6 +1525,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     memset(&srow, 0, sizeof srow);
     position pos, newpos;
     memset(&pos, 0, sizeof pos);
+    range_work rw;
+    memset(&rw, 0, sizeof rw);
 
     /* 1-2: the verdicts and the position, before bronze is read */
     if ((rc = mcdc_control_ensure(o->control_path, NULL)) < 0)
@@ -1498,6 +1611,11 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     if ((rc = prepare_silver(&c)) < 0 || (rc = prepare_write_mode(&c)) < 0)
         goto done;
     out->silver_files_before = c.silver->n_files;
+    /* partial backfills not applied yet (W3): with the plain incremental merge only (a
+     * rebuild or an open snapshot's waves come first; their rows wait for a later call,
+     * which finds them still unmarked) */
+    if (!waves && !rebuild && (rc = find_range_waves(&c, &rw)) < 0)
+        goto done;
 
     /* 8: the change set */
     mcdc_silver_changes_options co = MCDC_SILVER_CHANGES_OPTIONS_INIT;
@@ -1511,14 +1629,28 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         co.snapshot = open_S;
         co.has_after = !rebuild;
         co.after = pos.applied;
-        if (co.has_after && mcdc_lsn_cmp(&open_S, &co.after) < 0)
-            co.after = open_S;
+        /* below S, so that W2's deletes at a wave's stamp L = S (an idle source) are taken */
+        mcdc_lsn below = open_S;
+        if (mcdc_lsn_decrement(&below, &open_S) < 0)
+            mcdc_error_clear();
+        if (co.has_after && mcdc_lsn_cmp(&below, &co.after) < 0)
+            co.after = below;
     } else if (rebuild) {
         co.has_after = has_snap;
         co.after = snap;
     } else {
         co.has_after = true;
         co.after = pos.applied;
+        if (rw.n) {
+            /* W3: the waves' rows ranked with every change after their stamps */
+            co.range_stamps = rw.stamps;
+            co.n_range_stamps = rw.n_stamps;
+            mcdc_lsn below = rw.min_stamp; /* the deletes at a stamp are taken too */
+            if (mcdc_lsn_decrement(&below, &rw.min_stamp) < 0)
+                mcdc_error_clear();
+            if (!pos.has_applied || mcdc_lsn_cmp(&below, &co.after) < 0)
+                co.after = below;
+        }
     }
     if ((rc = mcdc_silver_changes_new(&c.cs, c.bronze_flat, c.silver_flat, o->keys, o->n_keys,
                                       &co)) < 0)
@@ -1532,13 +1664,24 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     rc = read_changes(&c, co.has_after, &co.after);
     if (rc == 0 && waves && new_wave >= 0)
         rc = read_waves(&c, &open_S, after_chunk);
+    if (rc == 0 && rw.n)
+        rc = read_range_rows(&c, &rw, &co.after);
+    /* the position counts the changes read from bronze, never the deletes W2 and W3 add
+     * at a chunk's stamp (bronze may not hold every change up to that stamp yet) */
+    mcdc_silver_changes_stats cst;
+    mcdc_silver_changes_get_stats(c.cs, &cst);
+    bool read_max = cst.has_max_change;
+    mcdc_lsn read_max_lsn = cst.max_change_lsn;
     if (rc == 0 && waves && !rebuild && new_wave >= 0)
         rc = range_deletes(&c, after_chunk, new_wave, &open_S);
+    if (rc == 0 && rw.n)
+        rc = range_wave_deletes(&c, &rw);
     out->seconds_read = seconds_since(t_phase);
     if (rc < 0)
         goto done;
-    mcdc_silver_changes_stats cst;
     mcdc_silver_changes_get_stats(c.cs, &cst);
+    cst.has_max_change = read_max;
+    cst.max_change_lsn = read_max_lsn;
     out->changed_keys = cst.n_keys;
     out->change_set_bytes = cst.bytes;
 
@@ -1584,10 +1727,12 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         lsn_max(&newpos.has_applied, &newpos.applied, &cst.max_change_lsn);
     if (pos.has_applied && !rebuild)
         lsn_max(&newpos.has_applied, &newpos.applied, &pos.applied);
-    if (c.out.n_removes || c.out.n_adds) {
+    if (c.out.n_removes || c.out.n_adds || rw.n_marks) {
         mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;
         cmo.operation = "MERGE";
         cmo.read_pred.op = MCDC_DELTA_PRED_ALL;
+        cmo.txns = rw.marks; /* the partial backfills' waves applied (W3), in the same commit */
+        cmo.n_txns = rw.n_marks;
         char lsn_text[MCDC_LSN_STRLEN], pos_text[MCDC_LSN_STRLEN];
         mcdc_buf meta = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
         rc = mcdc_buf_printf(&meta, "{\"silver_apply\":{\"bronze_version\":%lld,\"rebuilt\":%s,"
@@ -1649,6 +1794,7 @@ done:
     }
     mcdc_control_row_clear(&brow);
     mcdc_control_row_clear(&srow);
+    range_work_free(&rw);
     ctx_free(&c);
     mcdc_fs_lock_release(lock);
     return rc;
