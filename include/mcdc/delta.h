@@ -418,12 +418,16 @@ typedef struct mcdc_delta_commit_options {
     const struct mcdc_delta_evolution *evolve; /* a schema change made in the same commit
                                       * (re-applied to every attempt's snapshot; see
                                       * mcdc_delta_evolve_plan); NULL: none */
+    const mcdc_delta_txn *txns;      /* more txn actions recorded by the same commit (appId
+                                      * and version; no idempotency check): markers of what
+                                      * the commit has done. NULL: none */
+    size_t          n_txns;
 } mcdc_delta_commit_options;
 
 #define MCDC_DELTA_TXN_ANY INT64_MIN
 
 #define MCDC_DELTA_COMMIT_OPTIONS_INIT \
-    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL, NULL }
+    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL, NULL, NULL, 0 }
 
 /** What a commit did. */
 typedef struct mcdc_delta_commit_result {
