@@ -92,6 +92,7 @@
 #include "mcdc/failpoint.h"
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
 #include "pipeline/stream_int.h"
 
@@ -616,7 +617,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                                .end = r->end, .has_latest = s->has_latest, .latest = s->latest,
                                .duration_ms = (mcdc_time_mono_us() - t0) / 1000 +
                                               s->plan_ms + s->wal_ms,
-                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0 };
+                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0,
+                               .capture_instance = s->ci };
     p.has_headroom = mcdc_stream__headroom_hours(&p.headroom_hours, &m, r, &bf);
     mcdc_buf js = MCDC_BUF_INIT(1 << 16);
     if (progress_json(&js, s, &p, s->plan_ms, s->wal_ms, add_ms,
@@ -1266,7 +1268,7 @@ int mcdc_stream_check(mcdc_stream *s)
     }
     char adopted[MCDC_PATH_MAX];
     snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
-    bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
+    bool ck_adopted = ck_exists && mcdc_storage_exists(adopted); /* then open reads its plan */
     if ((rc = mcdc_stream__check_target(s, !ck_adopted, !ck_batches)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
@@ -1288,8 +1290,8 @@ int mcdc_stream_open(mcdc_stream *s)
     int rc = mcdc_stream_check(s);
     if (rc < 0)
         return rc;
-    if ((rc = mcdc_checkpoint_open(&s->ck, s->o.checkpoint, s->o.app_id, s->o.capture_instance,
-                                   s->o.target)) < 0)
+    if ((rc = mcdc_checkpoint_open_leased(&s->ck, s->o.checkpoint, s->o.app_id,
+                                          s->o.capture_instance, s->o.target, s->o.lease_us)) < 0)
         goto fail;
     mcdc_batch_range last;
     bool has_range = mcdc_checkpoint_last_range(s->ck, &last) == 0;
