@@ -682,9 +682,7 @@ int sim__rebuild_views(mcdc_sim *s)
                         (long long)ci->id);
     }
     mcdc_buf_puts(&b,
-        "CREATE VIEW \"cdc.lsn_time_mapping\" AS SELECT lsn AS start_lsn, begin_time AS tran_begin_time,"
-        " end_time AS tran_end_time, tran_id, begin_lsn AS tran_begin_lsn FROM sim_tx WHERE kind IN (1, 2, 3)"
-        " AND lsn <= " PROCESSED ";"
+        "CREATE VIEW \"cdc.lsn_time_mapping\" AS " SIM_MAPPING_SELECT ";"
         "CREATE VIEW \"cdc.change_tables\" AS SELECT i.object_id AS object_id, 0 AS version,"
         " t.object_id AS source_object_id, i.name AS capture_instance,"
         " CASE WHEN i.start_lsn <= " PROCESSED " THEN i.start_lsn END AS start_lsn, NULL AS end_lsn,"

@@ -7,6 +7,8 @@
  */
 #include "session_test.h"
 #include "source/mssql/statements.h"
+#include "source/sim/session_int.h"
+#include "source/sim/sim_int.h"
 
 typedef struct fx {
     simt              t;
@@ -186,11 +188,95 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     assert_non_null(strstr(pos, "doneinproc more count=1\n"));
 }
 
+/* SQLite virtual machine instructions a statement runs, counted by the progress handler. */
+static int count_step(void *p)
+{
+    (*(int64_t *)p)++;
+    return 0;
+}
+
+static int64_t cost(fx *f, mcdc_mssql_query q, mcdc_sim_param *v, int n)
+{
+    mcdc_buf sql = MCDC_BUF_INIT(1 << 20);
+    assert_int_equal(0, mcdc_mssql_statement_example(&sql, q));
+    mcdc_buf_putc(&sql, '\0');
+    char *text = markers(sql.ptr), decl[300];
+    size_t k = 0;
+    decl[0] = 0;
+    for (int i = 0; i < n; i++) {
+        char tn[64];
+        sim_type_format(tn, sizeof tn, &v[i].type);
+        k += (size_t)snprintf(decl + k, sizeof decl - k, "%s@P%d %s", i ? ", " : "", i + 1, tn);
+    }
+    mcdc_sim_param ps[8] = {PS(NULL, text), PS(NULL, decl)};
+    memcpy(ps + 2, v, (size_t)n * sizeof *v);
+    int64_t steps = 0;
+    sqlite3_progress_handler(f->s->sim->db, 10, count_step, &steps);
+    const char *got = R(f->s, "sp_executesql", 0, ps, n + 2);
+    sqlite3_progress_handler(f->s->sim->db, 0, NULL, NULL);
+    if (strstr(got, "error ")) fail_msg("statement %s answered:\n%s", mcdc_mssql_statement_get(q)->name, got);
+    free(text);
+    mcdc_buf_dispose(&sql);
+    return steps;
+}
+
+/* The n-th commit's LSN (from 0; -1 the last), as 0x + 20 hex digits. */
+static const char *nth_lsn(fx *f, int n)
+{
+    static char bufs[4][24];
+    static int k;
+    char q[160], *b = bufs[k++ % 4];
+    if (n < 0) snprintf(q, sizeof q, "SELECT MAX(start_lsn) FROM cdc.lsn_time_mapping");
+    else snprintf(q, sizeof q, "SELECT start_lsn FROM cdc.lsn_time_mapping ORDER BY start_lsn OFFSET %d ROWS FETCH NEXT 1 ROWS ONLY", n);
+    const char *got = B(f->s, q), *row = strstr(got, "row 0x");
+    if (!row) fail_msg("%s: %s", q, got);
+    assert_non_null(row);
+    snprintf(b, 23, "%s", row + 4);
+    return b;
+}
+
+/* A page's statements read their range, not the table from the page on: a page of 10 of
+ * 3,000 commits costs a small part of the whole range's read (the mapping's processed_lsn
+ * bound once made every page walk every commit after it). */
+static void test_source_tsql_statements__a_page_reads_its_range_only(void **state)
+{
+    fx *f = *state;
+    mcdc_sim_workload_options o = MCDC_SIM_WORKLOAD_OPTIONS_INIT;
+    mcdc_sim_workload_result wr;
+    o.table = "dbo.orders";
+    o.transactions = 3000;
+    o.start_us = T("2026-01-01T00:01:00");
+    o.capture_every_us = 60 * INT64_C(1000000);
+    if (mcdc_sim_workload(f->t.sim, &o, &wr)) fail_msg("workload: %s", mcdc_error_last()->message);
+    const char *first = nth_lsn(f, 0), *page = nth_lsn(f, 10), *last = nth_lsn(f, -1);
+    assert_non_null(strstr(B(f->s, "SELECT COUNT(*) FROM cdc.lsn_time_mapping"), "row 299")); /* some deletes find no row */
+    const mcdc_mssql_query qs[] = {MCDC_MSSQL_Q_MAPPING_RANGE, MCDC_MSSQL_Q_CHANGES, MCDC_MSSQL_Q_PAGE_END};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        mcdc_sim_param v[3];
+        int n = 0;
+        if (qs[i] == MCDC_MSSQL_Q_PAGE_END) {
+            v[n++] = PI(NULL, 10, false);
+            v[n - 1].type.k = ST_BIGINT;
+        }
+        v[n] = PB(first);
+        v[n + 1] = PB(page);
+        int64_t small = cost(f, qs[i], v, n + 2);
+        v[n + 1] = PB(last);
+        if (qs[i] == MCDC_MSSQL_Q_PAGE_END) v[0] = PI(NULL, 3000, false), v[0].type.k = ST_BIGINT;
+        int64_t whole = cost(f, qs[i], v, n + 2);
+        fprintf(stderr, "# %s: %lld steps for 10 commits, %lld for all\n", mcdc_mssql_statement_get(qs[i])->name,
+                (long long)small, (long long)whole);
+        if (small * 20 > whole) fail_msg("%s: a page of 10 commits cost %lld, the whole range %lld", mcdc_mssql_statement_get(qs[i])->name,
+                                         (long long)small, (long long)whole);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_source_tsql_statements__every_statement_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_tsql_statements__answers_that_matter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_tsql_statements__a_page_reads_its_range_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
