@@ -7,8 +7,11 @@
 #    (available-now, --workers $WORKERS, default the cores). Both first read a warm-up of the same size (so
 #    bronze, checkpoints and facts exist, as in a service that runs), then the timed N.
 #    Measured twice: bronze alone, and with facts and control (each table's batch also
-#    commits to the shared facts and control tables). Prints changes/s of both sides and
-#    their ratio (the issue's target: at least 0.8).
+#    commits to the shared facts and control tables). The state before the timed read is
+#    saved, and each measurement starts from a copy of it, so the two sides are measured
+#    REPEATS times (default 3), interleaved (one stream first in odd repetitions, the run
+#    first in even ones), with the load average beside each pair. Prints changes/s of both
+#    sides, their ratio per pair and the median ratio (the issue's target: at least 0.8).
 # 2. Idle: the N_TABLES tables, caught up, under `run` with trigger interval:1s for
 #    IDLE_SECONDS (default 30): the CPU it used (utime+stime from /proc, as a share of one
 #    core), the max_lsn queries the simulator answered (it logs each at debug level; the
@@ -87,7 +90,7 @@ one_stream() { # one_stream [FACTS]
 many_run() { # many_run [FACTS]
   config many.db available-now "$tables" "" "${1:-}"
   "$bin" run --config "run-many.db-$tables.yaml" --workers "$workers" >run.out
-  grep -q "^run: $tables tables, 0 stopped in error" run.out || { tail -5 run.out; exit 1; }
+  grep -q "^run: $tables tables, 0 stopped in error" run.out || { tail -5 run.out >&2; exit 1; }
 }
 
 # --- 1. throughput ----------------------------------------------------------------------------
@@ -102,14 +105,37 @@ o1=$(ct_rows one.db dbo_orders)
 m1=$(ct_rows many.db $many_cis)
 n_one=$((o1 - o0))
 n_many=$((m1 - m0))
+repeats=${REPEATS:-3}
+saved=(one.db* many.db* lake-* ck-* state-*)
+mkdir saved && cp -a "${saved[@]}" saved/
+restore() { # every measurement starts from the state before the timed read
+  rm -rf "${saved[@]}"
+  cp -a saved/. .
+  sync # the copy's dirty pages are not flushed by the timed fsyncs
+}
+timed() { # timed COMMAND...: its wall seconds
+  local t0 t1
+  restore
+  t0=$(now); "$@"; t1=$(now)
+  echo "$t1 - $t0" | bc
+}
+median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 for facts in "" facts; do
-  t0=$(now); one_stream $facts; t1=$(now); many_run $facts; t2=$(now)
-  s_one=$(echo "$t1 - $t0" | bc)
-  s_many=$(echo "$t2 - $t1" | bc)
-  r_one=$(echo "$n_one / $s_one" | bc)
-  r_many=$(echo "$n_many / $s_many" | bc)
   what=${facts:+with facts and control}
-  echo "${what:-bronze alone}: one stream $n_one changes in $s_one s ($r_one changes/s); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $workers workers); ratio $(echo "scale=3; $r_many / $r_one" | bc)"
+  ratios=()
+  for k in $(seq 1 "$repeats"); do
+    if [ $((k % 2)) = 1 ]; then
+      s_one=$(timed one_stream $facts); s_many=$(timed many_run $facts)
+    else
+      s_many=$(timed many_run $facts); s_one=$(timed one_stream $facts)
+    fi
+    r_one=$(echo "$n_one / $s_one" | bc)
+    r_many=$(echo "$n_many / $s_many" | bc)
+    ratio=$(echo "scale=3; $r_many / $r_one" | bc)
+    ratios+=("$ratio")
+    echo "${what:-bronze alone} $k/$repeats: one stream $n_one changes in $s_one s ($r_one changes/s); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $workers workers); ratio $ratio; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+  echo "${what:-bronze alone}: median ratio $(printf '%s\n' "${ratios[@]}" | median) of $repeats"
 done
 
 # --- 2. idle ----------------------------------------------------------------------------------

@@ -22,10 +22,11 @@
 --   3) show both instances: the new one's start_lsn, and min_lsn (0x00 until the capture
 --      job has processed the enable: a few seconds, up to ~5 minutes on a quiet database);
 --   4) (not SQL) wait until every stream of the table has a capture_instance_switched row
---      and one more batch after it:
---        mssql-cdc table cat ops.ingestion_facts --format csv \
---            --columns app_id,batch_id,event,detail | grep capture_instance_switched
---      and, per app id, a later batch_id in `mssql-cdc finalization show` / the facts;
+--      and one more batch after it: in
+--        mssql-cdc finalization show --control ops.table_finalization --facts ops.ingestion_facts
+--      each of the table's targets shows switched_to = the new instance and
+--      last_batch > switched_in_batch (the rows themselves: mssql-cdc table cat
+--      ops.ingestion_facts --format csv --columns app_id,batch_id,event,detail);
 --   5) disable the old instance (Step=disable refuses while the new one is not captured).
 -- Idempotent: an instance already enabled is left as it is; disabling an instance already
 -- gone does nothing.

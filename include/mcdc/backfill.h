@@ -187,9 +187,10 @@ typedef struct mcdc_chunked_snapshot {
 int mcdc_chunked_snapshot_find(mcdc_chunked_snapshot *out, const char *facts_path,
                                const char *target);
 
-/** The chunks of the plan of the newest chunked snapshot of @p target: the JSON text of
- *  its snapshot_plan row's [[lo, hi], ...] (key values as JSON, null = open), malloc'd
- *  into @p *out, or NULL before planning. Reads only.
+/** The plan of the newest chunked snapshot of @p target: the JSON text of its
+ *  snapshot_plan row's detail ({"keys": [names in index order], "chunks": [[lo, hi], ...]
+ *  (key values as JSON, null = open), ...}), malloc'd into @p *out, or NULL before
+ *  planning. Reads only.
  *  @return 0; MCDC_ENOMEM; table and I/O codes. */
 int mcdc_chunked_snapshot_plan(char **out, const char *facts_path, const char *target);
 

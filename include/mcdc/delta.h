@@ -175,6 +175,21 @@ int mcdc_delta_file_copy(mcdc_delta_file *out, const mcdc_delta_file *in);
 int mcdc_delta_remove_of(mcdc_delta_action *out, const mcdc_delta_file *f, int64_t now_ms);
 /** Free what @p f owns. */
 void mcdc_delta_file_clear(mcdc_delta_file *f);
+
+/** Write @p n deletion vectors into one new file <table>/deletion_vector_<uuid>.bin
+ *  (PROTOCOL "Deletion Vector Format"), created without replace and durable before this
+ *  returns, so a commit may name it next. @p rows[i] holds @p n_rows[i] row indexes,
+ *  ascending and distinct; out[i] gets its descriptor (storage 'u', its offset in the
+ *  file, cardinality n_rows[i]), owned by the caller (mcdc_delta_dv_clear).
+ *  @return 0; MCDC_EINVAL for unsorted or repeated indexes; MCDC_EIO; MCDC_ENOMEM. */
+int mcdc_delta_dv_write(const char *table, const uint64_t *const *rows, const size_t *n_rows,
+                        size_t n, mcdc_delta_dv *out);
+/** The deleted row indexes of @p dv of a file of the table at @p table, ascending;
+ *  @p out is malloc'd (the caller frees it).
+ *  @return 0; MCDC_ECORRUPT (bad bitmap, CRC, size or cardinality); MCDC_ENOTFOUND; MCDC_EIO. */
+int mcdc_delta_dv_read(uint64_t **out, size_t *n_out, const char *table, const mcdc_delta_dv *dv);
+/** Free what @p dv owns and zero it; accepts NULL. */
+void mcdc_delta_dv_clear(mcdc_delta_dv *dv);
 /** The value of @p key in @p m, or NULL (absent or null; @p found tells which, may be NULL). */
 const char *mcdc_delta_map_get(const mcdc_delta_map *m, const char *key, bool *found);
 /** Set @p key to @p value (copies both; value may be NULL). @return 0; MCDC_ENOMEM. */
@@ -403,12 +418,16 @@ typedef struct mcdc_delta_commit_options {
     const struct mcdc_delta_evolution *evolve; /* a schema change made in the same commit
                                       * (re-applied to every attempt's snapshot; see
                                       * mcdc_delta_evolve_plan); NULL: none */
+    const mcdc_delta_txn *txns;      /* more txn actions recorded by the same commit (appId
+                                      * and version; no idempotency check): markers of what
+                                      * the commit has done. NULL: none */
+    size_t          n_txns;
 } mcdc_delta_commit_options;
 
 #define MCDC_DELTA_TXN_ANY INT64_MIN
 
 #define MCDC_DELTA_COMMIT_OPTIONS_INIT \
-    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL, NULL }
+    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL, NULL, NULL, 0 }
 
 /** What a commit did. */
 typedef struct mcdc_delta_commit_result {
@@ -553,6 +572,12 @@ int mcdc_delta_append_evolving(const char *path, const mcdc_delta_file *files, s
  *  @return 0; MCDC_ENOTFOUND when there is no table; codes of mcdc_delta_commit. */
 int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *result);
 
+/** Let writers mark deleted rows with deletion vectors: set delta.enableDeletionVectors=true
+ *  and add the deletionVectors reader and writer feature (protocol 3, 7) in one commit.
+ *  Engines without the feature can no longer read the table. Nothing is written when both
+ *  are there. @return 0; MCDC_ENOTFOUND when there is no table; codes of mcdc_delta_commit. */
+int mcdc_delta_enable_deletion_vectors(const char *path, mcdc_delta_commit_result *result);
+
 /* ------------------------------------------------------------------------------------ */
 /* Rows: scanning and writing                                                           */
 /* ------------------------------------------------------------------------------------ */
@@ -584,6 +609,10 @@ bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i);
  *  @return 1 with a row; 0 at the end; MCDC_ECORRUPT, MCDC_EIO, MCDC_ENOTFOUND (a data
  *          file is missing), MCDC_EUNSUPPORTED. Errors are sticky. */
 int mcdc_delta_scan_next(mcdc_delta_scan *s, const mcdc_value **row);
+/** The index in its data file of the row mcdc_delta_scan_next returned last (rows a
+ *  deletion vector deletes count: the index a deletion vector names), or -1 before the
+ *  first row. */
+int64_t mcdc_delta_scan_row_index(const mcdc_delta_scan *s);
 /** Files skipped by the predicate so far. */
 int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s);
 /** Free a scan; accepts NULL. */

@@ -323,6 +323,30 @@ int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts
 /** Free what a cut owns; accepts NULL. */
 void mcdc_cut_clear(mcdc_cut *c);
 
+/** Where one table stands in capture-instance switches (mcdc_finalize_switches): what a
+ *  DBA running sql/switch_capture_instance.sql waits for before disabling the old
+ *  instance, a capture_instance_switched row and one more batch of every stream. */
+typedef struct mcdc_switch_state {
+    char    *target;          /* owned: the bronze table, as the facts' target */
+    char    *from_instance;   /* owned: the newest switch's older instance; NULL: none */
+    char    *to_instance;     /* owned: its newer instance, the one the stream reads now */
+    char     at_lsn[MCDC_LSN_STRLEN]; /* its start LSN S ("" when no switch) */
+    int64_t  switch_batch;    /* the batch that first read the newer instance; -1 none */
+    int64_t  last_batch;      /* the newest batch of the table (of the switch's app id when
+                                 it switched): -1 none */
+} mcdc_switch_state;
+
+/** The capture-instance switches the facts table at @p facts_path records, one state per
+ *  target that has a batch or a capture_instance_switched row, sorted by target: the
+ *  newest switch (by batch, the largest) and the newest batch after it. A switch is done
+ *  for a stream once last_batch > switch_batch. Reads only (one scan of the facts).
+ *  @param[out] out  an array of @p n_out states; free with mcdc_switch_states_free().
+ *  @return 0; MCDC_EINVAL for a facts table that does not exist or is not one (message and
+ *          hint set); codes of the Delta layer. */
+int mcdc_finalize_switches(mcdc_switch_state **out, size_t *n_out, const char *facts_path);
+/** Free an array from mcdc_finalize_switches; accepts NULL. */
+void mcdc_switch_states_free(mcdc_switch_state *a, size_t n);
+
 /** Measure the freshness of @p table_name's verdict.
  *  @param facts_path  the facts table's directory, or NULL: its batch rows (event NULL)
  *                     whose target is @p table_name give the newest end offset seen, so a

@@ -40,12 +40,23 @@
  *      without _command_id and _seqval ranks below one with them). At completion silver
  *      is rebuilt from the snapshot's rows and the changes after S, latest per key,
  *      deletes applied. The verdict is held while the snapshot is open.
- * (W2) Range deletes, for a silver keyed by one integer column: a key silver holds in a
- *      new chunk [lo, hi) stamped L, with no image at or above L in the change set (the
- *      chunk's row or a later change), is deleted only if silver's image of it has
- *      _start_lsn < L (it was gone by L: a delete lost in a gap, an older snapshot's
- *      row); a key inserted after L keeps its row. Other keys are left to the
- *      completion's rebuild, as are chunks whose stamp is not known yet.
+ * (W2) Range deletes: a key silver holds in a new chunk [lo, hi) stamped L, with no image at
+ *      or above L in the change set (the chunk's row or a later change), is deleted only if
+ *      silver's image of it has _start_lsn < L (it was gone by L: a delete lost in a gap,
+ *      an older snapshot's row); a key inserted after L keeps its row. Bounds are compared
+ *      in the source's key order (the plan's key columns, composite keys column by column),
+ *      which silver knows exactly for integers, bit, decimals, floats, dates and timestamps;
+ *      a key with a character or binary column (whose order is the source's collation, or
+ *      a uniqueidentifier's byte order, not recorded in bronze) is left to the completion's
+ *      rebuild, as are chunks whose stamp is not known yet.
+ * (W3) Partial backfills (`backfill --range`, ADR 0022): the op-0 rows of their waves not
+ *      applied yet (a range's bronze txn <app>#range.<R> above silver's txn of the same
+ *      appId) go into an incremental change set with every change after their stamps, so
+ *      a change after a wave's stamp L wins and a row read at L replaces an older image;
+ *      a key missing from one of its chunks [lo, hi) is deleted as in W2 (so never outside
+ *      [LO, HI)). The merge commit records silver's txn{<app>#range.<R>, last wave}, so a
+ *      wave is applied once, crash or not. Never a rebuild; a rebuild or an open snapshot
+ *      defers them to a later call.
  *
  * Caveats:
  * - Not thread-safe; one owner at a time. The one exception: after
@@ -119,9 +130,13 @@ typedef struct mcdc_silver_changes_options {
                                             without it op-0 rows are skipped */
     mcdc_lsn           snapshot;
     size_t             max_bytes;        /* cap on the memory held; 0: 4 GiB */
+    const mcdc_lsn    *range_stamps;     /* also take the op-0 rows of partial backfills
+                                            (_snapshot NULL, _chunk set) whose _start_lsn is
+                                            one of these (rule W3); copied */
+    size_t             n_range_stamps;
 } mcdc_silver_changes_options;
 
-#define MCDC_SILVER_CHANGES_OPTIONS_INIT { 1, NULL, 0, false, { { 0 } }, false, { { 0 } }, 0 }
+#define MCDC_SILVER_CHANGES_OPTIONS_INIT { 1, NULL, 0, false, { { 0 } }, false, { { 0 } }, 0, NULL, 0 }
 
 /** What a change set took. */
 typedef struct mcdc_silver_changes_stats {
@@ -290,6 +305,19 @@ const int *mcdc_silver_changes_key_index(const mcdc_silver_changes *cs, size_t *
  *    from is refused (MCDC_EUNSUPPORTED). */
 typedef enum { MCDC_SILVER_SCD1 = 0, MCDC_SILVER_SCD2 = 1 } mcdc_silver_mode;
 
+/** How an incremental scd1 merge changes the files holding changed keys
+ *  (docs/decisions/0045-silver-deletion-vectors.md): REWRITE writes each such file again;
+ *  DELETION_VECTORS marks the replaced rows in the file's deletion vector and writes the
+ *  new images into one new file (Delta feature deletionVectors: reader 3, writer 7), a
+ *  file past the table's mcdc.silver.dv_fold_share of deleted rows (default 0.2) and files
+ *  under half the target size being written again instead. DEFAULT takes the table's
+ *  mcdc.silver.write_mode (rewrite when absent); an explicit mode is recorded there. */
+typedef enum {
+    MCDC_SILVER_WRITE_DEFAULT = 0,
+    MCDC_SILVER_WRITE_REWRITE = 1,
+    MCDC_SILVER_WRITE_DELETION_VECTORS = 2
+} mcdc_silver_write_mode;
+
 typedef struct mcdc_silver_apply_options {
     int                version;        /* 1 */
     const char        *bronze_name;    /* bronze as given: its control row and facts target */
@@ -315,11 +343,12 @@ typedef struct mcdc_silver_apply_options {
     bool               soft_deletes;   /* scd1 only: a deleted key stays, with _deleted true,
                                           _deleted_lsn and _deleted_ts and its last values;
                                           live rows _deleted false (mcdc.silver.soft_deletes) */
+    mcdc_silver_write_mode write_mode; /* scd1 without soft deletes only, for another mode */
 } mcdc_silver_apply_options;
 
 #define MCDC_SILVER_APPLY_OPTIONS_INIT \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, MCDC_GRAN_HOUR, 262144, 0, 0, \
-      MCDC_SILVER_SCD1, false }
+      MCDC_SILVER_SCD1, false, MCDC_SILVER_WRITE_DEFAULT }
 
 /** What an apply did. */
 typedef struct mcdc_silver_apply_result {
@@ -337,7 +366,8 @@ typedef struct mcdc_silver_apply_result {
     uint64_t     changed_keys;    /* distinct keys in the change set */
     uint64_t     rows_inserted, rows_updated, rows_deleted;
     uint64_t     silver_files_before;  /* live files before the merge */
-    uint64_t     silver_files_rewritten; /* removed by the merge */
+    uint64_t     silver_files_rewritten; /* removed by the merge (marked ones included) */
+    uint64_t     silver_files_marked;    /* of those, kept with a new deletion vector */
     uint64_t     silver_files_added;
     uint64_t     silver_rows_read;     /* rows of rewritten files */
     size_t       change_set_bytes;     /* peak memory of the change set */

@@ -244,6 +244,14 @@ typedef struct mcdc_source_ops {
      *  DB_ID()). The simulator's GUID is made at `sim init` and kept in its file. NULL in a
      *  source that cannot tell (the stream then records and checks no identity). */
     int (*identity)(mcdc_source *src, mcdc_source_identity *out);
+    /** The last commit (mapping entry, idle ones included) at or before @p lsn that capture
+     *  has processed, into @p out and its UTC commit time into @p out_commit_ts_us (T-SQL:
+     *  the TOP (1) cdc.lsn_time_mapping entry with start_lsn <= lsn, newest first). What a
+     *  DDL LSN, which is no commit's, is timed by (its schema_change facts row).
+     *  MCDC_ENOTFOUND when there is none. NULL in a source that cannot tell (the row then
+     *  has no commit time). */
+    int (*commit_at_or_before)(mcdc_source *src, const mcdc_lsn *lsn, mcdc_lsn *out,
+                               int64_t *out_commit_ts_us);
 } mcdc_source_ops;
 
 /** A selection of captured columns (--columns); see mcdc_source_select_columns. */

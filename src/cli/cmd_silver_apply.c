@@ -32,6 +32,7 @@ static const mcdc_opt opts[] = {
     { "format", 0, MCDC_OPT_VALUE, "text|json", "output format (default text)" },
     { "mode", 0, MCDC_OPT_VALUE, "scd1|scd2", "scd1: the table as it is now (default); scd2: one row per version of a key" },
     { "soft-deletes", 0, MCDC_OPT_SWITCH, NULL, "scd1: keep a deleted key, flagged _deleted with its delete's LSN and time" },
+    { "write-mode", 0, MCDC_OPT_VALUE, "rewrite|deletion-vectors", "scd1: write changed files again, or mark replaced rows in deletion vectors (default: the table's, else rewrite)" },
     { "allow-missing-bronze", 0, MCDC_OPT_SWITCH, NULL, "a --bronze that does not exist yet is no error: nothing is applied" },
     { 0 }
 };
@@ -126,6 +127,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     else if (mode && strcmp(mode, "scd1") != 0)
         return mcdc_cli_usage_error(a->cmd, "--mode must be scd1 or scd2, not '%s'", mode);
     o.soft_deletes = mcdc_cli_has(a, "soft-deletes");
+    const char *wm = mcdc_cli_get(a, "write-mode");
+    if (wm && !strcmp(wm, "rewrite"))
+        o.write_mode = MCDC_SILVER_WRITE_REWRITE;
+    else if (wm && !strcmp(wm, "deletion-vectors"))
+        o.write_mode = MCDC_SILVER_WRITE_DELETION_VECTORS;
+    else if (wm)
+        return mcdc_cli_usage_error(a->cmd, "--write-mode must be rewrite or deletion-vectors, not '%s'", wm);
     if (o.soft_deletes && o.mode == MCDC_SILVER_SCD2)
         return mcdc_cli_usage_error(a->cmd, "--soft-deletes is for --mode scd1: an scd2 table closes a deleted key's version");
     if (mcdc_cli_has(a, "granularity") &&
@@ -223,7 +231,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
                         "\"bronze_rows_read\":%llu,\"changed_keys\":%llu,\"rows_inserted\":%llu,"
                         "\"rows_updated\":%llu,\"rows_deleted\":%llu,\"silver_files_before\":%llu,"
                         "\"silver_files_rewritten\":%llu,\"silver_files_added\":%llu,"
-                        "\"silver_rows_read\":%llu,\"change_set_bytes\":%zu}\n",
+                        "\"silver_files_marked\":%llu,\"silver_rows_read\":%llu,\"change_set_bytes\":%zu}\n",
                         (long long)r.bronze_version, (long long)r.silver_version,
                         (unsigned long long)r.bronze_files_read,
                         (unsigned long long)r.bronze_files_skipped,
@@ -233,6 +241,7 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
                         (unsigned long long)r.silver_files_before,
                         (unsigned long long)r.silver_files_rewritten,
                         (unsigned long long)r.silver_files_added,
+                        (unsigned long long)r.silver_files_marked,
                         (unsigned long long)r.silver_rows_read, r.change_set_bytes);
     } else if (!r.bronze_found) {
         mcdc_buf_printf(&b, "bronze %s does not exist yet: nothing applied; applied_lsn ", bronze);
@@ -262,6 +271,9 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
                         (unsigned long long)r.silver_files_rewritten,
                         (unsigned long long)r.silver_files_before,
                         (unsigned long long)r.silver_files_added);
+        if (r.silver_files_marked)
+            mcdc_buf_printf(&b, "%llu of the files rewritten kept with a deletion vector\n",
+                            (unsigned long long)r.silver_files_marked);
         mcdc_buf_puts(&b, "applied_lsn ");
         print_lsn(&b, r.has_applied_lsn, &r.applied_lsn, false);
         mcdc_buf_puts(&b, ", finalized_until ");

@@ -14,6 +14,8 @@
  */
 #include <curl/curl.h>
 #include <expat.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <nettle/sha2.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,7 +24,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/s3_int.h"
 #include "mcdc/error.h"
@@ -186,6 +190,37 @@ typedef struct io {
     mcdc_s3_resp *rs;
 } io;
 
+/* radosgw writes an answer's head and its body as two segments and, with Nagle on its
+ * socket, holds the body until the head is acknowledged; Linux delays that ACK by up to
+ * 40 ms. Asking for a quick ACK once the head is in sends the pending ACK at once (the
+ * flag is not sticky, so it is set at each answer's end of head). The thread's connection
+ * socket is remembered when libcurl opens it (one handle, so one connection, a thread). */
+static _Thread_local curl_socket_t t_fd = CURL_SOCKET_BAD;
+
+static int on_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)ud;
+    if (purpose == CURLSOCKTYPE_IPCXN)
+        t_fd = fd;
+    return CURL_SOCKOPT_OK;
+}
+
+static int on_close(void *ud, curl_socket_t fd)
+{
+    (void)ud;
+    if (fd == t_fd)
+        t_fd = CURL_SOCKET_BAD;
+    return close(fd);
+}
+
+static void ack_now(void)
+{
+    if (t_fd != CURL_SOCKET_BAD) {
+        int one = 1;
+        (void)setsockopt(t_fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    }
+}
+
 static size_t on_read(char *dst, size_t size, size_t n, void *ud)
 {
     io *o = ud;
@@ -221,7 +256,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     line[l] = '\0';
     while (l && (line[l - 1] == '\r' || line[l - 1] == '\n'))
         line[--l] = '\0';
-    if (strncmp(line, "HTTP/", 5) == 0) {
+    if (l == 0) {
+        ack_now();
+    } else if (strncmp(line, "HTTP/", 5) == 0) {
         const char *sp = strchr(line, ' ');
         o->rs->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         o->rs->etag[0] = '\0';
@@ -302,6 +339,8 @@ static int attempt(const mcdc_s3_config *cfg, const mcdc_s3_req *rq, const char 
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &o);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);

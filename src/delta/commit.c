@@ -159,6 +159,15 @@ static int serialize(mcdc_buf *b, const mcdc_delta_commit_options *o, int64_t re
         if (!rc)
             rc = mcdc_buf_putc(b, '\n');
     }
+    for (size_t i = 0; rc == 0 && i < o->n_txns; i++) {
+        mcdc_delta_action t = { .kind = MCDC_DELTA_ACTION_TXN };
+        t.u.txn.app_id = o->txns[i].app_id;
+        t.u.txn.version = o->txns[i].version;
+        t.u.txn.last_updated = now;
+        rc = mcdc_delta_action_to_json(b, &t);
+        if (!rc)
+            rc = mcdc_buf_putc(b, '\n');
+    }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (acts[i].kind == MCDC_DELTA_ACTION_COMMIT_INFO || acts[i].kind == MCDC_DELTA_ACTION_TXN)
             continue;

@@ -118,6 +118,8 @@ int mcdc_delta__dv_load(uint64_t **out, size_t *n_out, const char *table, const 
 /* The file of a 'u' or 'p' DV (caller frees), NULL for a bad or inline one. A 'p' path is
  * an absolute URI: its escapes are decoded and a file: scheme is dropped. */
 char *mcdc_delta__dv_path(const char *table, const mcdc_delta_dv *dv);
+/* Append the portable RoaringBitmapArray of @p rows (ascending, distinct) (dv_write.c). */
+int mcdc_delta__dv_bitmap(mcdc_buf *b, const uint64_t *rows, size_t n);
 
 /* The column mapping mode of a table: delta.columnMapping.mode of @p conf, only when
  * @p p supports column mapping (reader 2, or 3 with the feature); else NONE (snapshot.c). */

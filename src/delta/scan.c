@@ -246,6 +246,11 @@ bool mcdc_delta_scan_is_nested(const mcdc_delta_scan *s, size_t i)
     return i < s->n_out && s->nested[i];
 }
 
+int64_t mcdc_delta_scan_row_index(const mcdc_delta_scan *s)
+{
+    return s->row_index - 1;
+}
+
 int64_t mcdc_delta_scan_files_skipped(const mcdc_delta_scan *s)
 {
     return s->files_skipped;
@@ -419,9 +424,39 @@ static int variant_text(mcdc_buf *out, json_t *v)
     return rc;
 }
 
+/* A primitive nested value of a file written before its field was widened, in the table's
+ * type (PROTOCOL.md "Type Widening": readers convert such values): a decimal's text gets
+ * the table's scale, a date becomes midnight as timestamp_ntz. Integers and floats are
+ * JSON numbers either way. A new reference. */
+static json_t *widen_nested(json_t *v, const mcdc_column *t)
+{
+    const char *x = json_string_value(v);
+    if (!x)
+        return json_incref(v);
+    size_t n = strlen(x);
+    if (t->type == MCDC_TYPE_DECIMAL) {
+        const char *dot = strchr(x, '.');
+        size_t frac = dot ? n - (size_t)(dot - x) - 1 : 0;
+        if (t->scale <= 0 || frac >= (size_t)t->scale || n > 64)
+            return json_incref(v);
+        char b[128];
+        snprintf(b, sizeof b, "%s%s%.*s", x, dot ? "" : ".", (int)((size_t)t->scale - frac),
+                 "00000000000000000000000000000000000000");
+        return json_string(b);
+    }
+    if (t->type == MCDC_TYPE_TIMESTAMP_NTZ && n == 10 && x[4] == '-' && x[7] == '-') {
+        char b[40];
+        snprintf(b, sizeof b, "%sT00:00:00.000000", x);
+        return json_string(b);
+    }
+    return json_incref(v);
+}
+
 /* A nested value in the table's terms: struct fields under their logical names (found by
- * physical name under column mapping), in schema order, and a field the file's struct
- * lacks (written before the field was added) as null. */
+ * physical name under column mapping), in schema order, a field the file's struct lacks
+ * (written before the field was added) as null, and values of widened fields in the wider
+ * type. NULL when a part of it cannot be read (a variant that does not decode): the whole
+ * cell fails (rename_cell), never a part of it silently. */
 static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
 {
     if (!v || json_is_null(v))
@@ -431,7 +466,7 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
         mcdc_buf b = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
         json_t *r = variant_text(&b, v) == 0 ? json_loadb(b.ptr, b.len, JSON_DECODE_ANY, NULL) : NULL;
         mcdc_buf_dispose(&b);
-        return r; /* NULL: the cell fails (rename_cell) */
+        return r;
     }
     case MCDC_DELTA_TYPE_STRUCT: {
         if (!json_is_object(v))
@@ -442,7 +477,11 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
             json_t *x = cm ? json_object_get(v, f->physical_name) : NULL;
             if (!x)
                 x = json_object_get(v, f->name);
-            json_object_set_new(o, f->name, x ? rename_nested(x, &f->type, cm) : json_null());
+            json_t *r = x ? rename_nested(x, &f->type, cm) : json_null();
+            if (!r || json_object_set_new(o, f->name, r) < 0) {
+                json_decref(o);
+                return NULL;
+            }
         }
         return o;
     }
@@ -452,7 +491,13 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
         json_t *a = json_array();
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x) json_array_append_new(a, rename_nested(x, t->element, cm));
+        json_array_foreach(v, i, x) {
+            json_t *r = a ? rename_nested(x, t->element, cm) : NULL;
+            if (!r || json_array_append_new(a, r) < 0) {
+                json_decref(a);
+                return NULL;
+            }
+        }
         return a;
     }
     case MCDC_DELTA_TYPE_MAP: {
@@ -462,16 +507,22 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
         size_t i;
         json_t *x;
         json_array_foreach(v, i, x) {
-            json_t *kv = json_object();
-            json_object_set_new(kv, "key", rename_nested(json_object_get(x, "key"), t->key, cm));
-            json_object_set_new(kv, "value",
-                                rename_nested(json_object_get(x, "value"), t->element, cm));
-            json_array_append_new(a, kv);
+            json_t *kv = a ? json_object() : NULL;
+            json_t *k = kv ? rename_nested(json_object_get(x, "key"), t->key, cm) : NULL;
+            json_t *val = k ? rename_nested(json_object_get(x, "value"), t->element, cm) : NULL;
+            if (!val || json_object_set_new(kv, "key", k) < 0 ||
+                json_object_set_new(kv, "value", val) < 0 || json_array_append_new(a, kv) < 0) {
+                if (!val)
+                    json_decref(k);
+                json_decref(kv);
+                json_decref(a);
+                return NULL;
+            }
         }
         return a;
     }
     default:
-        return json_incref(v);
+        return widen_nested(v, &t->prim);
     }
 }
 
@@ -499,9 +550,15 @@ static int rename_cell(mcdc_delta_scan *s, size_t i)
             mcdc_error_prefix("column %s", s->schema->cols[i].name);
         return rc;
     }
+    mcdc_error_clear(); /* a part that fails records why; none recorded: out of memory */
     json_t *r = rename_nested(j, t, s->snap->column_mapping != MCDC_DELTA_CM_NONE);
     json_decref(j);
-    s->renamed[i] = r ? json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
+    if (!r) {
+        if (mcdc_error_last()->code < 0)
+            return mcdc_error_prefix("column %s", s->schema->cols[i].name);
+        return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");
+    }
+    s->renamed[i] = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
     json_decref(r);
     if (!s->renamed[i])
         return mcdc_error_set(MCDC_ENOMEM, "scan: out of memory");

@@ -1,7 +1,8 @@
 /*
  * delta/type_widening.c: what a writer of changing source schemas needs beside
  * evolve.c: letting a table widen (delta.enableTypeWidening with the typeWidening
- * feature, one commit), and an append that evolves the table to the flat schema its files
+ * feature, one commit; deletion vectors are turned on the same way, by
+ * delta.enableDeletionVectors with the deletionVectors feature), and an append that evolves the table to the flat schema its files
  * were written with (the change computed against the table, then made by evolve.c in the
  * append's own commit).
  *
@@ -23,21 +24,19 @@ bool mcdc_delta_type_same(const mcdc_column *a, const mcdc_column *b)
                                   (a->precision == b->precision && a->scale == b->scale));
 }
 
-static bool widening_on(const mcdc_delta_snapshot *snap)
-{
-    return strcasecmp(mcdc_delta_snapshot_config(snap, "delta.enableTypeWidening", "false"),
-                      "true") == 0;
-}
+/* A reader-writer table feature and the property that turns it on. */
+typedef struct feature_on {
+    const char *feature, *preview, *property;
+} feature_on;
 
 static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n_out,
                         void *payload)
 {
-    (void)payload;
+    const feature_on *fo = payload;
     *out = NULL;
     *n_out = 0;
-    bool on = widening_on(snap);
-    bool feature = mcdc_delta__supports_feature(&snap->protocol, "typeWidening",
-                                                "typeWidening-preview");
+    bool on = strcasecmp(mcdc_delta_snapshot_config(snap, fo->property, "false"), "true") == 0;
+    bool feature = mcdc_delta__supports_feature(&snap->protocol, fo->feature, fo->preview);
     if (on && feature)
         return 0;
     mcdc_delta_action *a = calloc(2, sizeof *a);
@@ -47,7 +46,7 @@ static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
     int rc = 0;
     if (!feature) {
         a[n].kind = MCDC_DELTA_ACTION_PROTOCOL;
-        if ((rc = mcdc_delta__protocol_with(&a[n].u.protocol, &snap->protocol, "typeWidening",
+        if ((rc = mcdc_delta__protocol_with(&a[n].u.protocol, &snap->protocol, fo->feature,
                                             true)) == 0)
             n++;
         else
@@ -58,10 +57,10 @@ static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
         mcdc_delta_map conf = { NULL, 0 };
         const mcdc_delta_map *have = &snap->metadata.configuration;
         for (size_t i = 0; rc == 0 && i < have->n; i++)
-            if (strcmp(have->kv[i].key, "delta.enableTypeWidening") != 0)
+            if (strcmp(have->kv[i].key, fo->property) != 0)
                 rc = mcdc_delta_map_set(&conf, have->kv[i].key, have->kv[i].value);
         if (rc == 0)
-            rc = mcdc_delta_map_set(&conf, "delta.enableTypeWidening", "true");
+            rc = mcdc_delta_map_set(&conf, fo->property, "true");
         mcdc_buf tmp = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
         mcdc_delta_action cur = { .kind = MCDC_DELTA_ACTION_METADATA };
         cur.u.metadata = snap->metadata;
@@ -81,10 +80,21 @@ static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
 int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *result)
 {
     MCDC_ASSERT_ARG(path);
+    feature_on fo = { "typeWidening", "typeWidening-preview", "delta.enableTypeWidening" };
     mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     o.operation = "SET TBLPROPERTIES";
     o.operation_parameters = "{\"properties\":\"{\\\"delta.enableTypeWidening\\\":\\\"true\\\"}\"}";
-    return mcdc_delta_commit(path, build_enable, NULL, &o, result);
+    return mcdc_delta_commit(path, build_enable, &fo, &o, result);
+}
+
+int mcdc_delta_enable_deletion_vectors(const char *path, mcdc_delta_commit_result *result)
+{
+    MCDC_ASSERT_ARG(path);
+    feature_on fo = { "deletionVectors", NULL, "delta.enableDeletionVectors" };
+    mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    o.operation = "SET TBLPROPERTIES";
+    o.operation_parameters = "{\"properties\":\"{\\\"delta.enableDeletionVectors\\\":\\\"true\\\"}\"}";
+    return mcdc_delta_commit(path, build_enable, &fo, &o, result);
 }
 
 int mcdc_delta_append_evolving(const char *path, const mcdc_delta_file *files, size_t n_files,

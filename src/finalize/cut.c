@@ -13,15 +13,20 @@
  *   databases are unrelated, docs/decisions/0039-source-identity.md); a table that records
  *   none (written before identities were) is allowed and reported in `unidentified`;
  * - a table with no batch row in the facts (nothing streamed yet), or no control row;
- * - L below a table's first state: its bootstrap snapshot (the `bootstrap` or `resnapshot`
- *   row's LSN, or its detail's consistent_lsn where recorded) or a stream started at
- *   `latest` (the `stream_started` row's LSN: it holds nothing before);
+ * - L below a table's first state: its bootstrap snapshot (the `bootstrap` row's LSN, or
+ *   its detail's consistent_lsn where recorded) or a stream started at `latest` (the
+ *   `stream_started` row's LSN: it holds nothing before);
+ * - L inside a re-snapshot's read, at or above its S (the `resnapshot` row's LSN) and
+ *   below the consistent_lsn its detail records: no exact state there. A re-snapshot is no
+ *   floor: the table holds its states before the gap;
  * - a table whose chunked snapshot is still open (no complete state yet): a snapshot_open
  *   row (mode chunked) with no bootstrap/resnapshot row at or above its S, as
  *   pipeline/snapshot_state.c reads it.
- * `lossless` is false when a recorded gap (a `data_skipped` row, or a `resnapshot` row
- * with lost_from_ts) of a listed table begins at or below L: the state at L is complete
- * (every commit the tables hold), but changes inside the gap were never read.
+ * `lossless` is false when a recorded gap of a listed table begins at or below L: a
+ * `data_skipped` row's, or a `resnapshot` row's, which begins above its detail's
+ * lost_after (the last LSN read before it; rows without it: at the commit time
+ * lost_from_ts, that time counted as inside). At or below lost_after the table holds every
+ * change; above it (in the gap, or past S) changes inside the gap were never read.
  * Reads only; the facts table is scanned once.
  */
 #include <jansson.h>
@@ -44,12 +49,18 @@ typedef struct table_state {
     int64_t  end_ts_us;
     bool     has_floor;
     mcdc_lsn floor;        /* the table has no state below this */
-    const char *floor_why; /* "bootstrap", "resnapshot", "stream_started" */
+    const char *floor_why; /* "bootstrap", "stream_started" */
     bool     has_open, has_done;
     mcdc_lsn open_S;       /* the newest chunked snapshot_open's S */
     mcdc_lsn done_S;       /* the newest bootstrap/resnapshot row's S */
     bool     has_gap;
     mcdc_lsn gap_from;     /* the lowest start of a recorded gap */
+    bool     has_gap_ts;
+    int64_t  gap_from_ts;  /* a re-snapshot's gap known by time only: commits after this
+                              one (lost_from_ts, its last read commit's time) were lost */
+    bool     has_hole;
+    mcdc_lsn hole_from, hole_to; /* a re-snapshot read from S, consistent only from hole_to:
+                                    no exact state in [hole_from, hole_to) */
 } table_state;
 
 static bool lsn_of(mcdc_lsn *out, const mcdc_value *v)
@@ -113,18 +124,39 @@ static void take_row(table_state *t, const mcdc_value *r)
         return;
     }
     bool boot = str_is(&r[C_EVENT], "bootstrap"), resnap = str_is(&r[C_EVENT], "resnapshot");
-    if (boot || resnap) {
+    if (boot) {
         if (has_end)
-            raise_floor(t, &end, boot ? "bootstrap" : "resnapshot");
+            raise_floor(t, &end, "bootstrap");
         if (detail_lsn(&r[C_DETAIL], "consistent_lsn", &x))
-            raise_floor(t, &x, boot ? "bootstrap" : "resnapshot");
-        if (has_end && (!t->has_done || mcdc_lsn_cmp(&end, &t->done_S) > 0)) {
-            t->done_S = end;
-            t->has_done = true;
-        }
-        if (resnap && !r[C_LOST_FROM].is_null && has_end)
+            raise_floor(t, &x, "bootstrap");
+    } else if (resnap) {
+        /* not a floor: the table holds its states before the gap. The gap starts above
+         * lost_after (recorded in the detail), or, in rows written before it was, after
+         * the commit at lost_from_ts; without either, at S */
+        mcdc_lsn la;
+        if (detail_lsn(&r[C_DETAIL], "lost_after", &la) && mcdc_lsn_increment(&x, &la) == 0)
+            note_gap(t, &x);
+        else if (!r[C_LOST_FROM].is_null) {
+            mcdc_error_clear();
+            if (!t->has_gap_ts || r[C_LOST_FROM].v.i < t->gap_from_ts)
+                t->gap_from_ts = r[C_LOST_FROM].v.i;
+            t->has_gap_ts = true;
+        } else if (has_end) {
             note_gap(t, &end);
-    } else if (str_is(&r[C_EVENT], "stream_started")) {
+        }
+        if (has_end && detail_lsn(&r[C_DETAIL], "consistent_lsn", &x) && mcdc_lsn_cmp(&x, &end) > 0) {
+            t->hole_from = end;
+            t->hole_to = x;
+            t->has_hole = true;
+        }
+    }
+    if ((boot || resnap) && has_end && (!t->has_done || mcdc_lsn_cmp(&end, &t->done_S) > 0)) {
+        t->done_S = end;
+        t->has_done = true;
+    }
+    if (boot || resnap)
+        return;
+    if (str_is(&r[C_EVENT], "stream_started")) {
         if (has_end)
             raise_floor(t, &end, "stream_started");
     } else if (str_is(&r[C_EVENT], "snapshot_open")) {
@@ -281,7 +313,20 @@ int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts
                            tables[at], mcdc_lsn_format(b, &out->lsn));
             rc = mcdc_error_hint("let %s's stream catch up past that LSN, then cut again", tables[at]);
         }
+        if (rc == 0 && st[i].has_hole && mcdc_lsn_cmp(&out->lsn, &st[i].hole_from) >= 0 &&
+            mcdc_lsn_cmp(&out->lsn, &st[i].hole_to) < 0) {
+            char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN], c[MCDC_LSN_STRLEN];
+            mcdc_error_set(MCDC_EINVAL, "no consistent cut: %s was re-snapshotted from %s and is "
+                           "consistent only from %s, but %s is complete only up to %s", tables[i],
+                           mcdc_lsn_format(a, &st[i].hole_from), mcdc_lsn_format(b, &st[i].hole_to),
+                           tables[at], mcdc_lsn_format(c, &out->lsn));
+            rc = mcdc_error_hint("let %s's stream catch up past that LSN, then cut again", tables[at]);
+        }
         if (st[i].has_gap && mcdc_lsn_cmp(&st[i].gap_from, &out->lsn) <= 0)
+            out->lossless = false;
+        /* known by time only: the commit at lost_from_ts may be the last one read or one
+         * after it at the same millisecond, so that time itself counts as inside */
+        if (st[i].has_gap_ts && (!out->has_commit_ts || out->commit_ts_us >= st[i].gap_from_ts))
             out->lossless = false;
     }
     if (rc == 0) {

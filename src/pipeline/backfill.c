@@ -639,8 +639,10 @@ static int commit_read(bf *b, wave_read *w)
         }
         json_array_append_new(chs, e);
     }
-    json_t *um = b->partial ? json_pack("{s:s,s:[OO]}", "range_id", b->range_id, "range", b->range_lo,
-                                        b->range_hi)
+    /* a partial backfill's wave names its key columns, so that silver can tell which of
+     * its keys each chunk holds (W3) */
+    json_t *um = b->partial ? json_pack("{s:s,s:[OO],s:o}", "range_id", b->range_id, "range", b->range_lo,
+                                        b->range_hi, "keys", mcdc_snap__key_names(&b->k))
                             : json_pack("{s:s}", "snapshot", mcdc_stream__lsn_text(Stxt, &b->snap));
     if (um && json_object_update_new(um, json_pack("{s:I,s:s,s:s,s:I,s:o}", "wave", (json_int_t)w->wave,
                                                "lsn", mcdc_stream__lsn_text(Ltxt, &w->L), "commit_ts",

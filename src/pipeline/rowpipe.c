@@ -7,7 +7,10 @@
  * reader waits while every other chunk is queued or being written, so at most
  * ROWPIPE_CHUNKS chunks of ROWPIPE_ROWS rows exist. One mutex guards the counters, the
  * flags and the error; the rows of a chunk belong to whoever holds it (reader while
- * filling, writer while writing), never to both.
+ * filling, writer while writing), never to both. A chunk's cells are allocated when the
+ * reader first fills it, and not zeroed (every cell of a row is written before the writer
+ * reads it): a batch of a few rows touches only the memory its rows need, so many small
+ * batches in one process do not each fault in the whole ring.
  */
 #include "pipeline/rowpipe.h"
 
@@ -87,20 +90,9 @@ int mcdc_rowpipe__start(mcdc_rowpipe **out, mcdc_datafile *df, const mcdc_schema
     p->df = df;
     p->schema = schema;
     p->n_cols = schema->n_cols ? schema->n_cols : 1;
-    for (int i = 0; i < ROWPIPE_CHUNKS; i++) {
-        p->chunks[i].vals = calloc((size_t)ROWPIPE_ROWS * p->n_cols, sizeof(mcdc_value));
-        if (!p->chunks[i].vals) {
-            for (int k = 0; k < i; k++)
-                free(p->chunks[k].vals);
-            free(p);
-            return mcdc_error_set(MCDC_ENOMEM, "row pipe: out of memory");
-        }
-    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (pthread_create(&p->thread, NULL, writer_main, p) != 0) {
-        for (int i = 0; i < ROWPIPE_CHUNKS; i++)
-            free(p->chunks[i].vals);
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->cv);
         free(p);
@@ -148,6 +140,8 @@ static int hand_over(mcdc_rowpipe *p)
 int mcdc_rowpipe__add(mcdc_rowpipe *p, const mcdc_value *row)
 {
     chunk *c = &p->chunks[p->fill];
+    if (!c->vals && !(c->vals = malloc((size_t)ROWPIPE_ROWS * p->n_cols * sizeof(mcdc_value))))
+        return mcdc_error_set(MCDC_ENOMEM, "row pipe: out of memory");
     mcdc_value *dst = c->vals + c->n_rows * p->n_cols;
     for (size_t k = 0; k < p->schema->n_cols; k++) {
         dst[k] = row[k];

@@ -212,6 +212,23 @@ int mcdc_stream__take_columns(mcdc_stream *s, mcdc_schema *now)
     return 0;
 }
 
+/* The commit time of a DDL's row: that of the last commit at or before its LSN (a DDL LSN
+ * is no commit's; anchor-features §2.5), none from a source that cannot tell. */
+static int ddl_time(mcdc_stream *s, ddl_event *e)
+{
+    e->has_ts = false;
+    if (!s->o.source->ops->commit_at_or_before)
+        return 0;
+    mcdc_lsn at;
+    int rc = s->o.source->ops->commit_at_or_before(s->o.source, &e->lsn, &at, &e->commit_ts_us);
+    if (rc == MCDC_ENOTFOUND || rc == MCDC_EUNSUPPORTED) {
+        mcdc_error_clear();
+        return 0;
+    }
+    e->has_ts = rc == 0;
+    return rc;
+}
+
 int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn *upto,
                           int64_t batch_id)
 {
@@ -283,6 +300,8 @@ int mcdc_stream__plan_ddl(mcdc_stream *s, const mcdc_lsn *after, const mcdc_lsn 
     }
     s->n_ddl = n_rows;
     s->ddl_batch = batch_id;
+    for (size_t i = 0; i < n_rows && rc == 0; i++)
+        rc = ddl_time(s, &s->ddl[i]);
     if (rc == 0 && changed && (rc = mcdc_stream__take_columns(s, now)) == 0)
         now = NULL;
 done:
@@ -299,7 +318,7 @@ int mcdc_stream__add_ddl_rows(facts_rows *f, mcdc_stream *s, int64_t batch_id)
         return 0;
     int rc = 0;
     for (size_t i = 0; i < s->n_ddl && rc == 0; i++) {
-        mcdc_offset at = { s->ddl[i].lsn, 0, false }; /* a DDL LSN is no commit's */
+        mcdc_offset at = { s->ddl[i].lsn, s->ddl[i].commit_ts_us, s->ddl[i].has_ts };
         rc = mcdc_stream__add_text_event_row(f, s, batch_id, "schema_change", &at,
                                              s->ddl[i].detail);
     }

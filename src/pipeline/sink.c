@@ -848,10 +848,18 @@ int mcdc_stream__write_bootstrap_event(mcdc_stream *s, const mcdc_offset *S, int
     fset_str(v, MCDC_FACTS_EVENT, s->gen.n > 0 ? "resnapshot" : "bootstrap");
     fset_str(v, MCDC_FACTS_TARGET, s->o.target);
     mcdc_stream__set_gap_columns(s, v);
-    char detail[64];
-    if (s->has_snap_consistent) { /* a full read's consistent_lsn (a chunked one has its own row) */
-        char cl[MCDC_LSN_STRLEN];
-        snprintf(detail, sizeof detail, "{\"consistent_lsn\":\"%s\"}", mcdc_stream__lsn_text(cl, &s->snap_consistent));
+    /* detail: a full read's consistent_lsn (a chunked one has its own row); a re-snapshot's
+     * lost_after, the last LSN read before its gap (the gap starts above it) */
+    char detail[128], cl[MCDC_LSN_STRLEN], la[MCDC_LSN_STRLEN];
+    int dl = 0;
+    if (s->has_snap_consistent)
+        dl += snprintf(detail + dl, sizeof detail - (size_t)dl, "%s\"consistent_lsn\":\"%s\"",
+                       dl ? "," : "{", mcdc_stream__lsn_text(cl, &s->snap_consistent));
+    if (s->gen.n > 0)
+        dl += snprintf(detail + dl, sizeof detail - (size_t)dl, "%s\"lost_after\":\"%s\"",
+                       dl ? "," : "{", mcdc_stream__lsn_text(la, &s->gen.lost_after));
+    if (dl) {
+        snprintf(detail + dl, sizeof detail - (size_t)dl, "}");
         fset_str(v, MCDC_FACTS_DETAIL, detail);
     }
     char events[300];

@@ -313,8 +313,7 @@ int mcdc_chunked_snapshot_plan(char **out, const char *facts_path, const char *t
     int rc = mcdc_snap__state_read(&st, facts_path, target, NULL);
     if (rc < 0)
         return rc;
-    json_t *ch = json_object_get(st.plan, "chunks");
-    if (json_is_array(ch) && !(*out = json_dumps(ch, JSON_COMPACT)))
+    if (json_is_object(st.plan) && !(*out = json_dumps(st.plan, JSON_COMPACT)))
         rc = mcdc_error_set(MCDC_ENOMEM, "facts: out of memory");
     mcdc_snap__state_clear(&st);
     return rc;

@@ -28,6 +28,9 @@
 typedef struct ddl_event {
     mcdc_lsn lsn;     /* ddl_lsn */
     char    *detail;  /* the statement text, then what the stream did about it; owned */
+    bool     has_ts;  /* commit_ts_us known */
+    int64_t  commit_ts_us; /* UTC commit time of the last commit at or before lsn (a DDL
+                              LSN is no commit's: anchor-features §2.5) */
 } ddl_event;
 
 struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to its return */

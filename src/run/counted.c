@@ -25,11 +25,11 @@ static const char *const op_names[MCDC_RUN_SRC_NOPS] = {
     "max_lsn", "min_lsn", "lsn_to_commit_ts", "nth_commit_after", "server_now",
     "capture_instances", "captured_columns", "key_columns", "ddl_history", "read_changes",
     "snapshot", "key_at", "key_count", "key_buckets", "consistent_lsn", "time_to_lsn",
-    "positions",
+    "positions", "commit_at_or_before",
 };
 
 /* every operation is forwarded: a new one in mcdc_source_ops must be added here */
-_Static_assert(sizeof(mcdc_source_ops) == 22 * sizeof(void (*)(void)),
+_Static_assert(sizeof(mcdc_source_ops) == 23 * sizeof(void (*)(void)),
                "run/counted.c forwards every operation of mcdc_source_ops");
 
 const char *mcdc_run__src_op_name(int op)
@@ -141,6 +141,10 @@ static int c_positions(mcdc_source *s, mcdc_positions *q)
 {
     return count(s, 16, IN(s)->ops->positions(IN(s), q)); /* one round trip */
 }
+static int c_commit_at_or_before(mcdc_source *s, const mcdc_lsn *lsn, mcdc_lsn *out, int64_t *ts)
+{
+    return count(s, 17, IN(s)->ops->commit_at_or_before(IN(s), lsn, out, ts));
+}
 /* once per stream start, like server_time_zone: forwarded, not counted */
 static int c_identity(mcdc_source *s, mcdc_source_identity *out)
 {
@@ -180,6 +184,7 @@ int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs)
         in->time_to_lsn ? c_time_to_lsn : NULL,
         in->positions ? c_positions : NULL, /* else asked one by one, each counted */
         in->identity ? c_identity : NULL,
+        in->commit_at_or_before ? c_commit_at_or_before : NULL,
     };
     c->base.ops = &c->ops;
     c->base.description = inner->description;

@@ -244,8 +244,9 @@ static int list_instances(mcdc_capture_instance **out, size_t *n, const mcdc_run
     return rc;
 }
 
-/* The consistent sets: each target is a table of the plan, and all of a set's tables share
- * one control and one facts table (the cut reads one of each). */
+/* The consistent sets: each target is a table of the plan, all of a set's tables come from
+ * one configured source (the cut refuses tables of two databases) and share one control and
+ * one facts table (the cut reads one of each). */
 static int plan_consistent(mcdc_run_plan *p, const mcdc_run_config *c)
 {
     if (!c->n_consistent)
@@ -277,6 +278,16 @@ static int plan_consistent(mcdc_run_plan *p, const mcdc_run_config *c)
             }
             if (!first) {
                 first = t;
+            } else if (strcmp(first->value[MCDC_RUN_KEY_SOURCE] ? first->value[MCDC_RUN_KEY_SOURCE] : "",
+                              t->value[MCDC_RUN_KEY_SOURCE] ? t->value[MCDC_RUN_KEY_SOURCE] : "")) {
+                /* LSNs of two databases are unrelated: the cut refuses tables of two
+                 * sources (docs/decisions/0039-source-identity.md), so say it here */
+                mcdc_error_set(MCDC_EINVAL, "%s line %d: consistent set '%s': %s comes from source "
+                               "%s and %s from source %s", c->path, cs->line, cs->name,
+                               first->value[MCDC_RUN_KEY_TARGET], first->value[MCDC_RUN_KEY_SOURCE],
+                               cs->targets[j], t->value[MCDC_RUN_KEY_SOURCE]);
+                return mcdc_error_hint("a consistent cut is of one database's tables: list in a set "
+                                       "only tables of one source (one set per database)");
             } else if (strcmp(first->control_path, t->control_path) || strcmp(first->facts_path, t->facts_path)) {
                 mcdc_error_set(MCDC_EINVAL, "%s line %d: consistent set '%s': %s and %s have other "
                                "control or facts tables", c->path, cs->line, cs->name,

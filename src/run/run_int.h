@@ -19,7 +19,7 @@ int mcdc_run__job_options(mcdc_job_options *jo, const mcdc_run_table *t, mcdc_so
 
 /* ---- a config source shared by its tables (counted.c) ---- */
 
-enum { MCDC_RUN_SRC_MAX_LSN = 0, MCDC_RUN_SRC_NOPS = 17 };
+enum { MCDC_RUN_SRC_MAX_LSN = 0, MCDC_RUN_SRC_NOPS = 18 };
 
 typedef struct mcdc_run__source {
     char           *name, *spec;

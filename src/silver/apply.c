@@ -28,6 +28,10 @@
  *   memory while it waits, while this one builds the change set; files with disjoint key
  *   ranges are rewritten on up to `threads` threads (rewrite.c). Neither changes what is
  *   written.
+ * - Write mode deletion-vectors (docs/decisions/0045; merge_marking and mark.c): the
+ *   touched files keep their bytes and get a deletion vector for the rows replaced or
+ *   dropped; the new images go into one new file; small files are folded into it and a file
+ *   past the fold share of deleted rows is rewritten instead.
  * - The merge is one copy-on-write commit removing the rewritten files and adding their
  *   replacements, declaring that it read the whole table (PRED_ALL): any concurrent
  *   commit that adds or removes silver files conflicts and the apply fails cleanly
@@ -62,10 +66,13 @@
 #include "silver/changes.h"
 #include "silver/common.h"
 #include "silver/feed.h"
+#include "silver/ranges.h"
 #include "silver/rewrite.h"
 #include "silver/scd2.h"
 
 #define CONF_KEYS   "mcdc.silver.keys"
+#define CONF_WRITE  "mcdc.silver.write_mode"
+#define CONF_FOLD   "mcdc.silver.dv_fold_share"
 #define LOCK_NAME   "_mcdc_silver_apply.lock"
 
 /* ---- the apply context ------------------------------------------------------------- */
@@ -81,6 +88,9 @@ typedef struct ctx {
     mcdc_silver_changes *cs;
     mcdc_silver_env      env;         /* for the writes (rewrite.c) */
     mcdc_silver_out      out;         /* the files the merge commit adds and removes */
+    bool                 dv;          /* write mode deletion-vectors (mark.c) */
+    double               fold_share;  /* a file past this share of deleted rows is rewritten */
+    uint64_t             marked;      /* files kept with a new deletion vector */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -422,39 +432,19 @@ static int read_waves(ctx *c, const mcdc_lsn *S, int64_t after_chunk)
     return rc;
 }
 
-/* A chunk of an open snapshot new in this apply, for its range deletes. */
-typedef struct new_chunk {
-    int64_t  idx;
-    bool     lo_open, hi_open;
-    int64_t  lo, hi;          /* [lo, hi) */
-    bool     has_stamp;
-    mcdc_lsn stamp;           /* L of its wave */
-} new_chunk;
-
-static bool int_key_type(int t)
-{
-    return t == MCDC_TYPE_BYTE || t == MCDC_TYPE_SHORT || t == MCDC_TYPE_INT || t == MCDC_TYPE_LONG;
-}
-
-/* Range deletes of the new waves (rule W2 in mcdc/silver.h), for a silver keyed by one
- * integer column: a key silver holds inside a new chunk [lo, hi) stamped L, that the
- * change set holds no image of at or above L (the chunk's own row, or a change after
- * L), and whose silver image has _start_lsn < L, was deleted by L: a delete at L goes
- * into the change set. Chunks are those above @p after_chunk in waves up to @p new_wave;
- * a chunk whose stamp is not known (no rows in its wave, or its facts rows not written
- * yet) is left to the completion's rebuild. Cost: one read of silver's key and
- * _start_lsn columns when a new wave arrived. */
+/* Range deletes of the new waves (rule W2 in mcdc/silver.h): a key silver holds inside a
+ * new chunk [lo, hi) stamped L, that the change set holds no image of at or above L (the
+ * chunk's own row, or a change after L), and whose silver image has _start_lsn < L, was
+ * deleted by L: a delete at L goes into the change set (ranges.c). Chunks are those above
+ * @p after_chunk in waves up to @p new_wave, bounds from the snapshot_plan row (in the
+ * source's key order); a chunk whose stamp is not known (no rows in its wave, or its facts
+ * rows not written yet) is left to the completion's rebuild, as is a key whose order in
+ * the source silver cannot know (ranges.h). Cost: one read of silver's key and _start_lsn
+ * columns when a new wave arrived. */
 static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mcdc_lsn *S)
 {
     const mcdc_silver_apply_options *o = c->o;
-    if (o->n_keys != 1 || !o->facts_path || new_wave < 0)
-        return 0;
-    int ks = mcdc_schema_find(c->silver_flat, o->keys[0]);
-    int kb = mcdc_schema_find(c->bronze_flat, o->keys[0]);
-    int ls = mcdc_schema_find(c->silver_flat, "_start_lsn");
-    int bl = mcdc_schema_find(c->bronze_flat, "_start_lsn"), bo = mcdc_schema_find(c->bronze_flat, "_operation");
-    int bc = mcdc_schema_find(c->bronze_flat, "_capture_instance");
-    if (ks < 0 || kb < 0 || ls < 0 || bl < 0 || bo < 0 || !int_key_type(c->silver_flat->cols[ks].type))
+    if (!o->facts_path || new_wave < 0)
         return 0;
     char *plan = NULL;
     mcdc_chunked_snapshot cs_;
@@ -465,25 +455,31 @@ static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mc
         rc = mcdc_chunked_snapshot_chunks(&cs_, &facts, &n_facts, o->facts_path, o->bronze_name);
     json_t *pj = plan ? json_loads(plan, 0, NULL) : NULL;
     free(plan);
-    new_chunk *nc = NULL;
+    json_t *chunks = json_object_get(pj, "chunks");
+    mcdc_silver_keyorder k;
+    bool ok = false;
+    const char *why = NULL;
+    if (rc == 0 && json_is_array(chunks) && n_facts)
+        rc = mcdc_silver__keyorder(&k, &ok, &why, json_object_get(pj, "keys"), o->keys, o->n_keys,
+                                   c->silver_flat, c->bronze_flat);
+    if (rc == 0 && why)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: keys missing from the open snapshot's chunks are "
+                 "deleted at its completion: %s", o->silver_name, why);
+    mcdc_silver_kchunk *nc = NULL;
+    int64_t *idx = NULL;
     size_t n_nc = 0;
-    if (rc == 0 && json_is_array(pj) && n_facts)
-        nc = calloc(n_facts, sizeof *nc);
+    if (rc == 0 && ok && (!(nc = calloc(n_facts, sizeof *nc)) || !(idx = calloc(n_facts, sizeof *idx))))
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     for (size_t i = 0; rc == 0 && nc && i < n_facts; i++) {
         if (facts[i].chunk <= after_chunk || facts[i].wave > new_wave)
             continue;
-        json_t *ch = json_array_get(pj, (size_t)facts[i].chunk);
-        json_t *lo = json_array_get(ch, 0), *hi = json_array_get(ch, 1);
-        if (!ch || !(json_is_null(lo) || json_is_integer(lo)) || !(json_is_null(hi) || json_is_integer(hi))) {
-            n_nc = 0; /* not an integer plan: nothing here, the completion deletes */
-            break;
-        }
-        new_chunk *x = &nc[n_nc++];
-        x->idx = facts[i].chunk;
-        x->lo_open = json_is_null(lo);
-        x->hi_open = json_is_null(hi);
-        x->lo = json_integer_value(lo);
-        x->hi = json_integer_value(hi);
+        json_t *ch = json_array_get(chunks, (size_t)facts[i].chunk);
+        if (!ch)
+            continue;
+        idx[n_nc] = facts[i].chunk;
+        rc = mcdc_silver__kchunk_set(&nc[n_nc], &k, c->silver_flat, json_array_get(ch, 0),
+                                     json_array_get(ch, 1));
+        n_nc++;
     }
     json_decref(pj);
     /* stamps: a chunk file's rows all carry its wave's L; chunks of one wave share it */
@@ -499,106 +495,230 @@ static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mc
                 wave = facts[i].wave;
         for (size_t i = 0; i < n_nc; i++) {
             int64_t w = -1;
-            for (size_t k = 0; k < n_facts; k++)
-                if (facts[k].chunk == nc[i].idx)
-                    w = facts[k].wave;
-            if (nc[i].idx == st.chunk_min || (wave >= 0 && w == wave)) {
+            for (size_t j = 0; j < n_facts; j++)
+                if (facts[j].chunk == idx[i])
+                    w = facts[j].wave;
+            if (idx[i] == st.chunk_min || (wave >= 0 && w == wave)) {
                 nc[i].has_stamp = true;
                 nc[i].stamp = st.lsn_min;
             }
         }
     }
     free(facts);
-    if (rc < 0 || n_nc == 0) {
-        free(nc);
-        return rc;
-    }
-    /* silver's keys in the new chunks, against the change set */
-    if ((rc = mcdc_silver_changes_sort(c->cs)) < 0) {
-        free(nc);
-        return rc;
-    }
-    typedef struct { int64_t key; mcdc_lsn at; } del;
-    del *dels = NULL;
-    size_t n_dels = 0, cap_dels = 0;
-    const char *cols[2] = { c->silver_flat->cols[ks].name, "_start_lsn" };
-    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
-    so.columns = cols;
-    so.n_columns = 2;
-    mcdc_delta_scan *sc = NULL;
-    rc = mcdc_delta_scan_open(&sc, c->silver, &so);
-    mcdc_buf kb_ = MCDC_BUF_INIT(1 << 10);
-    const mcdc_value *r;
-    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
-        rc = 0;
-        if (r[0].is_null || r[1].is_null)
-            continue;
-        int64_t k = r[0].v.i;
-        const new_chunk *in = NULL;
-        for (size_t i = 0; i < n_nc && !in; i++)
-            if (nc[i].has_stamp && (nc[i].lo_open || k >= nc[i].lo) && (nc[i].hi_open || k < nc[i].hi))
-                in = &nc[i];
-        mcdc_lsn have;
-        if (!in || mcdc_lsn_parse_n(&have, r[1].v.s.ptr, r[1].v.s.len) < 0 ||
-            mcdc_lsn_cmp(&have, &in->stamp) >= 0)
-            continue;
-        kb_.len = 0;
-        if ((rc = mcdc_silver_key_encode(&kb_, &c->silver_flat->cols[ks], &r[0])) < 0)
-            break;
-        int64_t at = mcdc_silver_changes_find_sorted(c->cs, (const uint8_t *)kb_.ptr, kb_.len);
-        if (at >= 0) {
-            mcdc_silver_image im;
-            mcdc_silver_changes_at(c->cs, (size_t)at, &im);
-            if (mcdc_lsn_cmp(&im.start_lsn, &in->stamp) >= 0)
-                continue; /* the chunk's row, or a change after its stamp */
-        }
-        if (n_dels == cap_dels) {
-            size_t nc2 = cap_dels ? cap_dels * 2 : 64;
-            del *nd = realloc(dels, nc2 * sizeof *nd);
-            if (!nd) {
-                rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-                break;
-            }
-            dels = nd;
-            cap_dels = nc2;
-        }
-        dels[n_dels].key = k;
-        dels[n_dels].at = in->stamp;
-        n_dels++;
-    }
-    mcdc_delta_scan_free(sc);
-    mcdc_buf_dispose(&kb_);
-    free(nc);
-    /* the deletes, as bronze rows of operation 1 at the chunk's stamp */
-    mcdc_value *row = rc == 0 ? calloc(c->bronze_flat->n_cols + 1, sizeof *row) : NULL;
-    if (rc == 0 && !row)
-        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-    char lsn_text[MCDC_LSN_STRLEN];
-    for (size_t i = 0; rc == 0 && i < n_dels; i++) {
-        for (size_t j = 0; j < c->bronze_flat->n_cols; j++) {
-            memset(&row[j], 0, sizeof row[j]);
-            row[j].is_null = true;
-        }
-        row[kb].is_null = false;
-        row[kb].v.i = dels[i].key;
-        mcdc_lsn_format(lsn_text, &dels[i].at);
-        row[bl].is_null = false;
-        row[bl].v.s.ptr = lsn_text;
-        row[bl].v.s.len = strlen(lsn_text);
-        row[bo].is_null = false;
-        row[bo].v.i = 1;
-        if (bc >= 0 && o->n_capture_instances) {
-            row[bc].is_null = false;
-            row[bc].v.s.ptr = o->capture_instances[0];
-            row[bc].v.s.len = strlen(o->capture_instances[0]);
-        }
-        rc = mcdc_silver_changes_add(c->cs, row);
-    }
+    free(idx);
+    size_t n_dels = 0;
+    if (rc == 0 && n_nc)
+        rc = mcdc_silver__chunk_deletes(c->silver, c->silver_flat, c->bronze_flat, c->cs, &k, nc,
+                                        n_nc, o->capture_instances[0], &n_dels);
+    mcdc_silver__kchunks_free(nc, n_nc);
+    if (ok)
+        mcdc_silver__keyorder_clear(&k);
     if (rc == 0 && n_dels)
         mcdc_log(MCDC_LOG_INFO, "silver", "%s: %zu keys no longer in their chunks of the open "
                  "snapshot: deleted at their chunks' stamps", o->silver_name, n_dels);
-    free(row);
-    free(dels);
+    return rc;
+}
+
+/* ---- partial backfills (rule W3) ----------------------------------------------------- */
+
+/* One wave of a partial backfill (ADR 0022) that silver has not applied: its bronze
+ * commit's txn{<app>#range.<R>, wave} and userMetadata {range_id, keys, wave, lsn: L,
+ * chunks: [{chunk, lo, hi}...]}. */
+typedef struct range_wave {
+    const char *app;     /* borrowed from the pinned bronze's txns */
+    int64_t     wave;
+    mcdc_lsn    stamp;
+    json_t     *um;      /* owned */
+} range_wave;
+
+typedef struct range_work {
+    range_wave     *w;
+    size_t          n;
+    mcdc_lsn       *stamps;   /* distinct stamps, for the change set */
+    size_t          n_stamps;
+    mcdc_lsn        min_stamp;
+    mcdc_delta_txn *marks;    /* silver's txn{<app>#range.<R>, last wave applied}, per range:
+                                 recorded by the merge commit that applies them */
+    size_t          n_marks;
+} range_work;
+
+static void range_work_free(range_work *rw)
+{
+    for (size_t i = 0; i < rw->n; i++)
+        json_decref(rw->w[i].um);
+    free(rw->w);
+    free(rw->stamps);
+    free(rw->marks);
+    memset(rw, 0, sizeof *rw);
+}
+
+/* The partial backfills' waves in the pinned bronze that silver has not applied: a range's
+ * bronze txn version above silver's own txn of the same appId (the marker its merge
+ * commits). Bronze's log is read only when there are some. A wave whose commit is no
+ * longer in the log cannot be placed and is passed over with a warning. */
+static int find_range_waves(ctx *c, range_work *rw)
+{
+    memset(rw, 0, sizeof *rw);
+    size_t n_pending = 0;
+    for (size_t i = 0; i < c->bronze->n_txns; i++)
+        if (strstr(c->bronze->txns[i].app_id, "#range.") &&
+            c->bronze->txns[i].version > mcdc_delta_snapshot_txn(c->silver, c->bronze->txns[i].app_id))
+            n_pending++;
+    if (n_pending == 0)
+        return 0;
+    if (!(rw->marks = calloc(n_pending, sizeof *rw->marks)))
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    for (size_t i = 0; i < c->bronze->n_txns; i++) {
+        const mcdc_delta_txn *t = &c->bronze->txns[i];
+        if (strstr(t->app_id, "#range.") && t->version > mcdc_delta_snapshot_txn(c->silver, t->app_id)) {
+            rw->marks[rw->n_marks].app_id = t->app_id;
+            rw->marks[rw->n_marks].version = t->version;
+            rw->n_marks++;
+        }
+    }
+    mcdc_delta_history_entry *h = NULL;
+    size_t nh = 0;
+    int rc = mcdc_delta_history(&h, &nh, c->o->bronze_path);
+    if (rc < 0)
+        return rc;
+    size_t expected = 0;
+    for (size_t m = 0; m < rw->n_marks; m++)
+        expected += (size_t)(rw->marks[m].version - mcdc_delta_snapshot_txn(c->silver, rw->marks[m].app_id));
+    if (!(rw->w = calloc(expected + 1, sizeof *rw->w)) || !(rw->stamps = calloc(expected + 1, sizeof *rw->stamps)))
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    for (size_t e = 0; rc == 0 && e < nh; e++) {
+        if (h[e].version > c->bronze->version)
+            break;
+        for (size_t t = 0; rc == 0 && t < h[e].n_txns; t++) {
+            for (size_t m = 0; m < rw->n_marks; m++) {
+                int64_t done = mcdc_delta_snapshot_txn(c->silver, rw->marks[m].app_id);
+                if (strcmp(h[e].txns[t].app_id, rw->marks[m].app_id) != 0 ||
+                    h[e].txns[t].version <= done || h[e].txns[t].version > rw->marks[m].version ||
+                    rw->n >= expected)
+                    continue;
+                json_t *um = h[e].user_metadata ? json_loads(h[e].user_metadata, 0, NULL) : NULL;
+                const char *L = json_string_value(json_object_get(um, "lsn"));
+                range_wave *w = &rw->w[rw->n];
+                if (!um || !L || mcdc_lsn_parse(&w->stamp, L) < 0 ||
+                    !json_is_array(json_object_get(um, "chunks"))) {
+                    json_decref(um);
+                    rc = mcdc_error_set(MCDC_ECORRUPT, "%s: version %lld (txn %s, wave %lld) has "
+                                        "no wave description in its userMetadata", c->o->bronze_name,
+                                        (long long)h[e].version, rw->marks[m].app_id,
+                                        (long long)h[e].txns[t].version);
+                    break;
+                }
+                w->app = rw->marks[m].app_id;
+                w->wave = h[e].txns[t].version;
+                w->um = um;
+                bool seen = false;
+                for (size_t i = 0; i < rw->n_stamps && !seen; i++)
+                    seen = mcdc_lsn_cmp(&rw->stamps[i], &w->stamp) == 0;
+                if (!seen)
+                    rw->stamps[rw->n_stamps++] = w->stamp;
+                if (rw->n == 0 || mcdc_lsn_cmp(&w->stamp, &rw->min_stamp) < 0)
+                    rw->min_stamp = w->stamp;
+                rw->n++;
+            }
+        }
+    }
+    mcdc_delta_history_free(h, nh);
+    if (rc == 0 && rw->n < expected)
+        mcdc_log(MCDC_LOG_WARN, "silver", "%s: %zu waves of partial backfills are no longer in "
+                 "bronze's log (cleaned up): their rows and deletes are not applied",
+                 c->o->bronze_name, expected - rw->n);
+    if (rc == 0)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: applying %zu waves of %zu partial backfills",
+                 c->o->silver_name, rw->n, rw->n_marks);
+    return rc;
+}
+
+/* Feed the rows of the waves in @p rw to the change set (whose options take the op-0 rows
+ * of partial backfills at their stamps): the files holding only snapshot rows whose
+ * _start_lsn range holds a stamp. Files read_changes read already (with changes in them,
+ * beyond @p after) are not read again. */
+static int read_range_rows(ctx *c, const range_work *rw, const mcdc_lsn *after)
+{
+    const mcdc_delta_file **read = malloc((c->bronze->n_files + 1) * sizeof *read);
+    if (!read)
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_read = 0;
+    for (size_t i = 0; i < c->bronze->n_files; i++) {
+        const mcdc_delta_file *f = &c->bronze->files[i];
+        bstats st;
+        bronze_stats(f, &st);
+        bool read_before = !(st.has_op && st.op_max == 0) &&
+                           !(st.has_lsn && mcdc_lsn_cmp(&st.lsn_max, after) <= 0);
+        if (read_before || (st.has_op && st.op_min > 0))
+            continue;
+        bool in = !st.has_lsn;
+        for (size_t k = 0; !in && k < rw->n_stamps; k++)
+            in = mcdc_lsn_cmp(&st.lsn_min, &rw->stamps[k]) <= 0 &&
+                 mcdc_lsn_cmp(&rw->stamps[k], &st.lsn_max) <= 0;
+        if (in)
+            read[n_read++] = f;
+    }
+    int rc = feed_files(c, read, n_read);
+    free(read);
+    return rc;
+}
+
+/* The deletes of the waves in @p rw (rule W3): per range (its chunks are disjoint), a key
+ * silver holds inside a chunk stamped L, older in silver than L and with no image at or
+ * above L in the change set, is deleted at L (ranges.c); nothing outside [LO, HI). */
+static int range_wave_deletes(ctx *c, const range_work *rw)
+{
+    int rc = 0;
+    size_t total = 0;
+    for (size_t m = 0; rc == 0 && m < rw->n_marks; m++) {
+        size_t n_ch = 0;
+        const json_t *names = NULL;
+        for (size_t i = 0; i < rw->n; i++)
+            if (rw->w[i].app == rw->marks[m].app_id) {
+                n_ch += json_array_size(json_object_get(rw->w[i].um, "chunks"));
+                names = json_object_get(rw->w[i].um, "keys");
+            }
+        if (n_ch == 0)
+            continue;
+        mcdc_silver_keyorder k;
+        bool ok = false;
+        const char *why = NULL;
+        if ((rc = mcdc_silver__keyorder(&k, &ok, &why, names, c->o->keys, c->o->n_keys,
+                                        c->silver_flat, c->bronze_flat)) < 0)
+            break;
+        if (!ok) {
+            mcdc_log(MCDC_LOG_WARN, "silver", "%s: the partial backfill %s deletes no key "
+                     "missing from its chunks: %s", c->o->silver_name, rw->marks[m].app_id, why);
+            continue;
+        }
+        mcdc_silver_kchunk *ch = calloc(n_ch, sizeof *ch);
+        size_t n = 0;
+        if (!ch)
+            rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        for (size_t i = 0; rc == 0 && i < rw->n; i++) {
+            if (rw->w[i].app != rw->marks[m].app_id)
+                continue;
+            json_t *chs = json_object_get(rw->w[i].um, "chunks");
+            for (size_t j = 0; rc == 0 && j < json_array_size(chs); j++) {
+                json_t *e = json_array_get(chs, j);
+                rc = mcdc_silver__kchunk_set(&ch[n], &k, c->silver_flat, json_object_get(e, "lo"),
+                                             json_object_get(e, "hi"));
+                ch[n].has_stamp = true;
+                ch[n].stamp = rw->w[i].stamp;
+                n++;
+            }
+        }
+        size_t nd = 0;
+        if (rc == 0)
+            rc = mcdc_silver__chunk_deletes(c->silver, c->silver_flat, c->bronze_flat, c->cs, &k, ch,
+                                            n, c->o->capture_instances[0], &nd);
+        total += nd;
+        mcdc_silver__kchunks_free(ch, n_ch);
+        mcdc_silver__keyorder_clear(&k);
+    }
+    if (rc == 0 && total)
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: %zu keys no longer in the chunks of partial "
+                 "backfills: deleted at their chunks' stamps", c->o->silver_name, total);
     return rc;
 }
 
@@ -784,6 +904,134 @@ static int sfile_lo_cmp(const void *pa, const void *pb)
     return mcdc_silver__key_cmp(a->lo, a->lo_len, b->lo, b->lo_len);
 }
 
+/* The file's row count from its add stats (the physical rows), or -1. */
+static int64_t stats_rows(const mcdc_delta_file *f)
+{
+    if (!f->stats)
+        return -1;
+    json_t *j = json_loads(f->stats, 0, NULL);
+    json_t *n = j ? json_object_get(j, "numRecords") : NULL;
+    int64_t rows = json_is_integer(n) ? (int64_t)json_integer_value(n) : -1;
+    json_decref(j);
+    return rows;
+}
+
+/* A small file's live rows decided against the change set and held in @p runs (the file
+ * is removed: its rows go into the merge's new file). */
+static int fold_small(ctx *c, const mcdc_delta_file *f, mcdc_silver_runs *runs)
+{
+    mcdc_delta_snapshot view;
+    mcdc_delta_file arr[1];
+    mcdc_delta_scan *sc = NULL;
+    int rc = scan_subset(&sc, &view, arr, c->silver, &f, 1, NULL, 0);
+    mcdc_value *img_row = rc == 0 ? calloc(c->silver_flat->n_cols + 1, sizeof *img_row) : NULL;
+    if (rc == 0 && !img_row)
+        rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        c->out.rows_read++;
+        mcdc_silver_fate fate;
+        const mcdc_value *img;
+        if ((rc = mcdc_silver_changes_match(c->cs, r, &fate, &img, img_row)) < 0)
+            break;
+        if (fate == MCDC_SILVER_DROP) {
+            c->out.rows_deleted++;
+            continue;
+        }
+        if (fate == MCDC_SILVER_REPLACE)
+            c->out.rows_updated++;
+        rc = mcdc_silver_runs_hold(runs, fate == MCDC_SILVER_REPLACE ? img : r);
+    }
+    mcdc_delta_scan_free(sc);
+    free(img_row);
+    if (rc == 0)
+        rc = mcdc_silver_out_remove(&c->out, f);
+    return rc;
+}
+
+enum { FILE_REWRITE = 0, FILE_MARK = 1, FILE_SMALL = 2 };
+
+/* Deletion-vector mode (rule S3 as a rewrite; docs/decisions/0045): of the touched files
+ * @p tg, one under half the target size is folded into the new file, one whose deleted
+ * rows (its DV's and at most the images of its range) would pass the fold share is
+ * rewritten, the others get a deletion vector (mark.c). Then one new file (split past
+ * 1.5x the target) takes the images that replaced a marked row, the folded files' live
+ * rows and the new keys, except those aimed at a rewritten file (written there). The
+ * marks go first, so that a rewrite never inserts a key a marked file still holds. */
+static int merge_marking(ctx *c, const sfile *fs, size_t nf, mcdc_silver_target *tg,
+                         size_t n_tg, const size_t *target, size_t n)
+{
+    unsigned char *cls = calloc(nf + 1, 1), *replaced = calloc(n + 1, 1);
+    mcdc_silver_target *mark = calloc(n_tg + 1, sizeof *mark), *rw = calloc(n_tg + 1, sizeof *rw);
+    const mcdc_delta_file **small = calloc(n_tg + 1, sizeof *small);
+    mcdc_value *cells = calloc(c->silver_flat->n_cols + 1, sizeof *cells);
+    mcdc_silver_runs *runs = NULL;
+    int rc = cls && replaced && mark && rw && small && cells
+                 ? 0 : mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    size_t n_mark = 0, n_rw = 0, n_small = 0;
+    for (size_t i = 0; rc == 0 && i < n_tg; i++) {
+        const mcdc_silver_target *t = &tg[i];
+        size_t fi = 0;
+        while (fi < nf && fs[fi].f != t->f)
+            fi++;
+        int64_t rows = stats_rows(t->f);
+        size_t est = n;
+        if (t->known) {
+            size_t lo = mcdc_silver_changes_lower_bound(c->cs, t->lo, t->lo_len);
+            size_t hi = mcdc_silver_changes_lower_bound(c->cs, t->hi, t->hi_len);
+            if (hi < n) {
+                size_t kl;
+                const uint8_t *k = mcdc_silver_changes_key_at(c->cs, hi, &kl);
+                hi += mcdc_silver__key_cmp(k, kl, t->hi, t->hi_len) == 0;
+            }
+            est = hi - lo;
+        }
+        int64_t del = t->f->has_dv ? t->f->dv.cardinality : 0;
+        if (rows >= 0 && (size_t)rows < c->env.target_rows / 2) {
+            cls[fi] = FILE_SMALL;
+            small[n_small++] = t->f;
+        } else if (rows < 0 || (double)(del + (int64_t)est) > c->fold_share * (double)rows) {
+            cls[fi] = FILE_REWRITE;
+            rw[n_rw++] = *t;
+        } else {
+            cls[fi] = FILE_MARK;
+            mark[n_mark++] = *t;
+        }
+    }
+    if (rc == 0)
+        rc = mcdc_silver_mark(&c->env, mark, n_mark, replaced, &c->out, &c->marked);
+    if (rc == 0)
+        rc = mcdc_silver_runs_new(&runs, &c->env, &c->out);
+    for (size_t i = 0; rc == 0 && i < n_small; i++)
+        rc = fold_small(c, small[i], runs);
+    if (rc == 0 && n_rw)
+        rc = mcdc_silver_rewrite(&c->env, rw, n_rw, thread_count(c->o), &c->out);
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        mcdc_silver_image im;
+        mcdc_silver_changes_at(c->cs, k, &im);
+        if (!replaced[k]) {
+            if (target[k] < nf && cls[target[k]] == FILE_REWRITE && fs[target[k]].touched)
+                continue; /* the rewrite placed it */
+            if (im.matched || im.is_delete)
+                continue;
+            c->out.rows_inserted++;
+        }
+        rc = mcdc_silver_runs_hold(runs, mcdc_silver_changes_row_at(c->cs, k, cells));
+        if (rc == 0 && mcdc_silver_runs_count(runs) >= c->env.target_rows * 3 / 2)
+            rc = mcdc_silver_runs_flush(runs);
+    }
+    if (rc == 0)
+        rc = mcdc_silver_runs_flush(runs);
+    mcdc_silver_runs_free(runs);
+    free(cls);
+    free(replaced);
+    free(mark);
+    free(rw);
+    free(small);
+    free(cells);
+    return rc;
+}
+
 /* Incremental merge over the files whose key range holds a changed key: plan here, write
  * in rewrite.c (several files at once). */
 static int merge_incremental(ctx *c)
@@ -887,6 +1135,10 @@ static int merge_incremental(ctx *c)
         t->hi_len = fs[i].hi_len;
         t->img = img_of + fs[i].first_img;
         t->n_img = fs[i].n_img;
+    }
+    if (c->dv) {
+        rc = merge_marking(c, fs, nf, tg, n_tg, target, n);
+        goto done;
     }
     rc = mcdc_silver_rewrite(&c->env, tg, n_tg, thread_count(c->o), &c->out);
     /* keys no file's range could hold (or no files at all) */
@@ -1064,6 +1316,44 @@ done:
     return rc;
 }
 
+/* The write mode: as asked (recorded in mcdc.silver.write_mode, with the deletionVectors
+ * feature for deletion vectors), else as recorded. Reopens c->silver when it commits. */
+static int prepare_write_mode(ctx *c)
+{
+    const mcdc_silver_apply_options *o = c->o;
+    const char *have = mcdc_delta_snapshot_config(c->silver, CONF_WRITE, "rewrite");
+    bool dv = o->write_mode == MCDC_SILVER_WRITE_DEFAULT
+                  ? strcmp(have, "deletion-vectors") == 0
+                  : o->write_mode == MCDC_SILVER_WRITE_DELETION_VECTORS;
+    const char *want = dv ? "deletion-vectors" : "rewrite";
+    const char *fold = mcdc_delta_snapshot_config(c->silver, CONF_FOLD, NULL);
+    c->fold_share = fold ? strtod(fold, NULL) : 0.2;
+    c->dv = dv;
+    bool feature = strcmp(mcdc_delta_snapshot_config(c->silver, "delta.enableDeletionVectors",
+                                                     "false"), "true") == 0;
+    bool record = o->write_mode != MCDC_SILVER_WRITE_DEFAULT && strcmp(have, want) != 0;
+    if (!record && (!dv || feature))
+        return 0;
+    int rc = 0;
+    if (dv && !feature) {
+        mcdc_log(MCDC_LOG_INFO, "silver", "%s: turning on deletion vectors (Delta reader 3, "
+                 "writer 7, feature deletionVectors)", o->silver_path);
+        rc = mcdc_delta_enable_deletion_vectors(o->silver_path, NULL);
+    }
+    if (rc == 0 && record) {
+        mcdc_delta_map set = { NULL, 0 };
+        rc = mcdc_delta_map_set(&set, CONF_WRITE, want);
+        if (rc == 0)
+            rc = mcdc_delta_set_config(o->silver_path, &set, NULL, NULL);
+        mcdc_delta_map_clear(&set);
+    }
+    mcdc_delta_snapshot_free(c->silver);
+    c->silver = NULL;
+    if (rc == 0)
+        rc = mcdc_delta_snapshot_open(&c->silver, o->silver_path, -1);
+    return rc;
+}
+
 static void lsn_max(bool *has, mcdc_lsn *acc, const mcdc_lsn *v)
 {
     if (!*has || mcdc_lsn_cmp(v, acc) > 0) {
@@ -1135,6 +1425,24 @@ int mcdc_silver_apply_check(const mcdc_silver_apply_options *o)
                                 soft ? "with soft deletes" : "with hard deletes");
             mcdc_error_hint("%s, or apply into a new silver table",
                             soft ? "pass --soft-deletes" : "leave out --soft-deletes");
+        }
+    }
+    if (rc == 0 && o->write_mode == MCDC_SILVER_WRITE_DELETION_VECTORS &&
+        (o->mode == MCDC_SILVER_SCD2 || o->soft_deletes)) {
+        rc = mcdc_error_set(MCDC_EINVAL, "--write-mode deletion-vectors: is for scd1 with hard "
+                            "deletes, not %s", o->mode == MCDC_SILVER_SCD2 ? "--mode scd2"
+                                                                       : "--soft-deletes");
+        mcdc_error_hint("leave out --write-mode (scd2 and soft deletes rewrite the files they "
+                        "change)");
+    }
+    if (rc == 0 && silver) {
+        const char *fold = mcdc_delta_snapshot_config(silver, CONF_FOLD, NULL);
+        char *end = NULL;
+        double v = fold ? strtod(fold, &end) : 0.2;
+        if (fold && (end == fold || *end || !(v >= 0 && v <= 1))) {
+            rc = mcdc_error_set(MCDC_EINVAL, "%s: table property %s is '%s', not a share "
+                                "between 0 and 1", o->silver_name, CONF_FOLD, fold);
+            mcdc_error_hint("set it to a number like 0.2 (mssql-cdc table set-property)");
         }
     }
     if (rc == 0 && silver) {
@@ -1217,6 +1525,8 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     memset(&srow, 0, sizeof srow);
     position pos, newpos;
     memset(&pos, 0, sizeof pos);
+    range_work rw;
+    memset(&rw, 0, sizeof rw);
 
     /* 1-2: the verdicts and the position, before bronze is read */
     if ((rc = mcdc_control_ensure(o->control_path, NULL)) < 0)
@@ -1298,9 +1608,14 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
                  : new_wave < 0 ? "no wave has arrived yet" : "applying the waves that arrived");
     }
 
-    if ((rc = prepare_silver(&c)) < 0)
+    if ((rc = prepare_silver(&c)) < 0 || (rc = prepare_write_mode(&c)) < 0)
         goto done;
     out->silver_files_before = c.silver->n_files;
+    /* partial backfills not applied yet (W3): with the plain incremental merge only (a
+     * rebuild or an open snapshot's waves come first; their rows wait for a later call,
+     * which finds them still unmarked) */
+    if (!waves && !rebuild && (rc = find_range_waves(&c, &rw)) < 0)
+        goto done;
 
     /* 8: the change set */
     mcdc_silver_changes_options co = MCDC_SILVER_CHANGES_OPTIONS_INIT;
@@ -1314,14 +1629,28 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         co.snapshot = open_S;
         co.has_after = !rebuild;
         co.after = pos.applied;
-        if (co.has_after && mcdc_lsn_cmp(&open_S, &co.after) < 0)
-            co.after = open_S;
+        /* below S, so that W2's deletes at a wave's stamp L = S (an idle source) are taken */
+        mcdc_lsn below = open_S;
+        if (mcdc_lsn_decrement(&below, &open_S) < 0)
+            mcdc_error_clear();
+        if (co.has_after && mcdc_lsn_cmp(&below, &co.after) < 0)
+            co.after = below;
     } else if (rebuild) {
         co.has_after = has_snap;
         co.after = snap;
     } else {
         co.has_after = true;
         co.after = pos.applied;
+        if (rw.n) {
+            /* W3: the waves' rows ranked with every change after their stamps */
+            co.range_stamps = rw.stamps;
+            co.n_range_stamps = rw.n_stamps;
+            mcdc_lsn below = rw.min_stamp; /* the deletes at a stamp are taken too */
+            if (mcdc_lsn_decrement(&below, &rw.min_stamp) < 0)
+                mcdc_error_clear();
+            if (!pos.has_applied || mcdc_lsn_cmp(&below, &co.after) < 0)
+                co.after = below;
+        }
     }
     if ((rc = mcdc_silver_changes_new(&c.cs, c.bronze_flat, c.silver_flat, o->keys, o->n_keys,
                                       &co)) < 0)
@@ -1335,13 +1664,24 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     rc = read_changes(&c, co.has_after, &co.after);
     if (rc == 0 && waves && new_wave >= 0)
         rc = read_waves(&c, &open_S, after_chunk);
+    if (rc == 0 && rw.n)
+        rc = read_range_rows(&c, &rw, &co.after);
+    /* the position counts the changes read from bronze, never the deletes W2 and W3 add
+     * at a chunk's stamp (bronze may not hold every change up to that stamp yet) */
+    mcdc_silver_changes_stats cst;
+    mcdc_silver_changes_get_stats(c.cs, &cst);
+    bool read_max = cst.has_max_change;
+    mcdc_lsn read_max_lsn = cst.max_change_lsn;
     if (rc == 0 && waves && !rebuild && new_wave >= 0)
         rc = range_deletes(&c, after_chunk, new_wave, &open_S);
+    if (rc == 0 && rw.n)
+        rc = range_wave_deletes(&c, &rw);
     out->seconds_read = seconds_since(t_phase);
     if (rc < 0)
         goto done;
-    mcdc_silver_changes_stats cst;
     mcdc_silver_changes_get_stats(c.cs, &cst);
+    cst.has_max_change = read_max;
+    cst.max_change_lsn = read_max_lsn;
     out->changed_keys = cst.n_keys;
     out->change_set_bytes = cst.bytes;
 
@@ -1358,6 +1698,7 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
     mcdc_failpoint("silver.before_merge_commit");
     out->silver_files_rewritten = c.out.n_removes;
     out->silver_files_added = c.out.n_adds;
+    out->silver_files_marked = c.marked;
     out->silver_rows_read = c.out.rows_read;
     out->rows_inserted = c.out.rows_inserted;
     out->rows_updated = c.out.rows_updated;
@@ -1386,10 +1727,12 @@ int mcdc_silver_apply(const mcdc_silver_apply_options *o, mcdc_silver_apply_resu
         lsn_max(&newpos.has_applied, &newpos.applied, &cst.max_change_lsn);
     if (pos.has_applied && !rebuild)
         lsn_max(&newpos.has_applied, &newpos.applied, &pos.applied);
-    if (c.out.n_removes || c.out.n_adds) {
+    if (c.out.n_removes || c.out.n_adds || rw.n_marks) {
         mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;
         cmo.operation = "MERGE";
         cmo.read_pred.op = MCDC_DELTA_PRED_ALL;
+        cmo.txns = rw.marks; /* the partial backfills' waves applied (W3), in the same commit */
+        cmo.n_txns = rw.n_marks;
         char lsn_text[MCDC_LSN_STRLEN], pos_text[MCDC_LSN_STRLEN];
         mcdc_buf meta = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
         rc = mcdc_buf_printf(&meta, "{\"silver_apply\":{\"bronze_version\":%lld,\"rebuilt\":%s,"
@@ -1451,6 +1794,7 @@ done:
     }
     mcdc_control_row_clear(&brow);
     mcdc_control_row_clear(&srow);
+    range_work_free(&rw);
     ctx_free(&c);
     mcdc_fs_lock_release(lock);
     return rc;

@@ -316,7 +316,8 @@ struct mcdc_silver_changes {
                                  comes from (b_of_s, and _commit_ts for silver's), or -1 */
     uint8_t     *kind_of_s;   /* for each silver column: its enum kind */
     size_t       n_bitmap;    /* bytes of an image's null bitmap */
-    int          i_ci, i_lsn, i_seq, i_op, i_cmd, i_ts, i_snap; /* bronze metadata, -1 absent */
+    int          i_ci, i_lsn, i_seq, i_op, i_cmd, i_ts, i_snap, i_chunk; /* bronze metadata, -1 absent */
+    mcdc_lsn    *stamps;      /* opts.range_stamps, owned copy */
     int          s_lsn, s_ts; /* silver's _start_lsn and _commit_ts */
     char       **cis;         /* allowed capture instances, owned */
     size_t      *ci_len;      /* their lengths */
@@ -463,6 +464,7 @@ void mcdc_silver_changes_free(mcdc_silver_changes *cs)
     if (!cs)
         return;
     free_chunks(cs->chunks);
+    free(cs->stamps);
     big_free(cs->spare, CHUNK_BYTES_MAX);
     pthread_mutex_destroy(&cs->spare_mu);
     big_free(cs->slots, cs->n_slots * sizeof *cs->slots);
@@ -509,6 +511,7 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
     cs->i_cmd = mcdc_schema_find(bronze, "_command_id");
     cs->i_ts = mcdc_schema_find(bronze, "_commit_ts");
     cs->i_snap = mcdc_schema_find(bronze, "_snapshot");
+    cs->i_chunk = mcdc_schema_find(bronze, "_chunk");
     cs->s_lsn = mcdc_schema_find(silver, "_start_lsn");
     cs->s_ts = mcdc_schema_find(silver, "_commit_ts");
     if (cs->i_lsn < 0 || cs->i_op < 0 || cs->i_ts < 0) {
@@ -574,6 +577,12 @@ int mcdc_silver_changes_new(mcdc_silver_changes **out, const mcdc_schema *bronze
         }
     }
     cs->opts.capture_instances = NULL;
+    if (cs->opts.n_range_stamps) {
+        if (!(cs->stamps = malloc(cs->opts.n_range_stamps * sizeof *cs->stamps)))
+            goto nomem;
+        memcpy(cs->stamps, cs->opts.range_stamps, cs->opts.n_range_stamps * sizeof *cs->stamps);
+    }
+    cs->opts.range_stamps = cs->stamps;
     cs->n_slots = 1024;
     cs->slots = big_alloc(cs->n_slots * sizeof *cs->slots, true);
     cs->cap_ents = 256;
@@ -1096,7 +1105,15 @@ int mcdc_silver_changes_prepare(const mcdc_silver_changes *cs, const mcdc_value 
     memset(k, 0, sizeof *k);
     if ((rc = parse_lsn_value(&k->lsn, &r[cs->i_lsn], "_start_lsn")) < 0)
         return rc;
-    if (op == 0) {
+    if (op == 0 && cs->opts.n_range_stamps && cs->i_chunk >= 0 && !r[cs->i_chunk].is_null &&
+        (cs->i_snap < 0 || r[cs->i_snap].is_null)) {
+        /* a partial backfill's row (W3): taken when its stamp is one asked for */
+        bool want = false;
+        for (size_t i = 0; i < cs->opts.n_range_stamps && !want; i++)
+            want = lsn_cmp(&k->lsn, &cs->opts.range_stamps[i]) == 0;
+        if (!want)
+            return 0;
+    } else if (op == 0) {
         if (!cs->opts.has_snapshot)
             return 0;
         mcdc_lsn snap = k->lsn;
@@ -1574,6 +1591,8 @@ int mcdc_silver_changes_snapshot_row(const mcdc_silver_changes *cs, const mcdc_v
     int rc = check_instance(cs, r);
     if (rc < 0)
         return rc;
+    if (cs->i_chunk >= 0 && !r[cs->i_chunk].is_null && (cs->i_snap < 0 || r[cs->i_snap].is_null))
+        return 0; /* a partial backfill's row: outside every snapshot (ADR 0022) */
     mcdc_lsn lsn, snap;
     if ((rc = parse_lsn_value(&lsn, &r[cs->i_lsn], "_start_lsn")) < 0)
         return rc;

@@ -87,7 +87,7 @@ int mcdc_silver_out_remove(mcdc_silver_out *out, const mcdc_delta_file *f)
     return 0;
 }
 
-static int out_add(mcdc_silver_out *out, mcdc_delta_file *f)
+int mcdc_silver_out_add(mcdc_silver_out *out, mcdc_delta_file *f)
 {
     if (out->n_adds == out->cap_adds) {
         size_t cap = out->cap_adds ? out->cap_adds * 2 : 16;
@@ -110,7 +110,7 @@ static int out_move(mcdc_silver_out *dst, mcdc_silver_out *src)
             return MCDC_ENOMEM;
     src->n_removes = 0;
     for (size_t i = 0; i < src->n_adds; i++)
-        if (out_add(dst, &src->adds[i]) < 0)
+        if (mcdc_silver_out_add(dst, &src->adds[i]) < 0)
             return MCDC_ENOMEM;
     src->n_adds = 0;
     dst->rows_read += src->rows_read;
@@ -134,7 +134,7 @@ static int finish_file(mcdc_silver_out *out, mcdc_silver_datafile *w, const uint
         rc = nomem();
     if (rc == 0 && (rc = mcdc_delta_map_set(&file.tags, MCDC_SILVER_TAG_KEY_MIN, lo)) == 0 &&
         (rc = mcdc_delta_map_set(&file.tags, MCDC_SILVER_TAG_KEY_MAX, hi)) == 0)
-        rc = out_add(out, &file);
+        rc = mcdc_silver_out_add(out, &file);
     free(lo);
     free(hi);
     mcdc_delta_file_clear(&file);

@@ -39,6 +39,9 @@ void mcdc_silver_out_dispose(mcdc_silver_out *out);
 
 /** Append a file to remove. @return 0; MCDC_ENOMEM. */
 int mcdc_silver_out_remove(mcdc_silver_out *out, const mcdc_delta_file *f);
+/** Append a file to add; its contents move into @p out (@p f is left zeroed).
+ *  @return 0; MCDC_ENOMEM (@p f unchanged). */
+int mcdc_silver_out_add(mcdc_silver_out *out, mcdc_delta_file *f);
 
 /** Rows held in memory and written as sorted files (a rebuild, new keys). */
 typedef struct mcdc_silver_runs mcdc_silver_runs;
@@ -77,5 +80,16 @@ typedef struct mcdc_silver_target {
  *          order of @p t, with its message on this thread). */
 int mcdc_silver_rewrite(const mcdc_silver_env *env, const mcdc_silver_target *t, size_t n,
                         int threads, mcdc_silver_out *out);
+
+/** Deletion-vector mode (mark.c): decide the rows of @p n target files that hold a
+ *  changed key (rule S3, as a rewrite does) and mark the replaced and dropped ones in
+ *  each file's deletion vector (merged with its current one; all new vectors in one DV
+ *  file), without writing the file again. Each marked file's remove and its add with the
+ *  new vector go to @p out; a file with no such row is left out. @p replaced[i] is set to
+ *  1 for each image i (key order) that replaced a row: the caller writes those images
+ *  (the images never met stay unmatched, as after a rewrite). @p files_marked counts the
+ *  marked files. @return 0; codes of the scan and of mcdc_delta_dv_write. */
+int mcdc_silver_mark(const mcdc_silver_env *env, const mcdc_silver_target *t, size_t n,
+                     unsigned char *replaced, mcdc_silver_out *out, uint64_t *files_marked);
 
 #endif

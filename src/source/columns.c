@@ -593,12 +593,20 @@ static int op_identity(mcdc_source *b, mcdc_source_identity *out)
     return i->ops->identity(i, out);
 }
 
+static int op_commit_at_or_before(mcdc_source *b, const mcdc_lsn *lsn, mcdc_lsn *out, int64_t *out_us)
+{
+    mcdc_source *i = C(b)->inner;
+    if (!i->ops->commit_at_or_before) return mcdc_error_set(MCDC_EUNSUPPORTED, "this source cannot find the commit before an LSN");
+    return i->ops->commit_at_or_before(i, lsn, out, out_us);
+}
+
 static const mcdc_source_ops col_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, op_key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
     op_positions,
     op_identity,
+    op_commit_at_or_before,
 };
 
 int mcdc_source_select_columns(mcdc_source **src, const char *spec)

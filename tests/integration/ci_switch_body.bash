@@ -14,6 +14,10 @@ sw() {
 sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders VALUES (1, N'Ada', 5), (2, N'Bo', 6)"
 sim_capture 2026-10-01T14:00:05
 sw >/dev/null || die "first run"
+# finalization show --facts: which streams have switched (none yet; its newest batch 0)
+fs() { M finalization show --control ops.control --table bronze.s --facts ops.facts --format jsonl; }
+fs | grep -qF '"switched_from":null,"switched_to":null,"switched_at_lsn":null,"switched_in_batch":null,"last_batch":0}' \
+  || die "finalization show --facts before the switch: $(fs)"
 
 M sim ddl "$DB" --at 2026-10-01T14:00:30 "ALTER TABLE dbo.orders ADD note NVARCHAR(20) NULL" >/dev/null
 sim_exec 2026-10-01T14:00:40 "INSERT INTO dbo.orders VALUES (3, N'Cy', 7, N'c')"
@@ -73,6 +77,11 @@ check_switch "" "after the switch"
 grep -q '"event":"capture_instance_switched".*"detail":"dbo_orders -> dbo_orders_v2"' "$T/facts.jsonl" || die "switch row detail"
 M table cat bronze.s --format jsonl | grep '"_start_lsn":"'"$S" >/dev/null && die "a row at S itself (the enable writes none)"
 [ "$(M table cat bronze.s --format jsonl | grep -c '"_capture_instance":"dbo_orders_v2"')" -gt 0 ] || die "no v2 rows"
+# the switch as the DBA waits for it: v1 -> v2 at S, in batch 2, and no batch after it yet
+fs | grep -qF "\"switched_from\":\"dbo_orders\",\"switched_to\":\"dbo_orders_v2\",\"switched_at_lsn\":\"$S\",\"switched_in_batch\":2,\"last_batch\":2}" \
+  || die "finalization show --facts after the switch: $(fs)"
+M finalization show --control ops.control --facts ops.facts | head -1 | grep -q $'snapshot_wave\tswitched_from\tswitched_to\tswitched_at_lsn\tswitched_in_batch\tlast_batch$' \
+  || die "finalization show --facts: text header $(M finalization show --control ops.control --facts ops.facts | head -1)"
 
 # the old instance disabled: the configured name resolves to the table's newest instance
 cp "$T/ct1.jsonl" "$T/ct1_saved.jsonl"
@@ -82,6 +91,7 @@ sim_capture 2026-10-01T14:02:20
 sw >/dev/null 2>"$T/err" || die "after the disable: $(cat "$T/err")"
 grep -q "following the instances of dbo.orders, from dbo_orders_v2" "$T/err" || die "no word of the resolution: $(cat "$T/err")"
 check_switch "$T/ct1_saved.jsonl" "after the disable"
+fs | grep -qF '"switched_in_batch":2,"last_batch":3}' || die "finalization show --facts: one more batch: $(fs)"
 
 # a newer instance without the key column: exit 5 at S, nothing past it read
 M sim enable "$DB" --table dbo.orders --capture-instance dbo_orders_v3 --columns customer,qty,note --at 2026-10-01T14:03:00 >/dev/null

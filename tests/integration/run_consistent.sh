@@ -71,4 +71,11 @@ sed 's/target: bronze.lines, app_id: lines, checkpoint: ck\/lines}/target: bronz
 expect_usage bad2.yaml "have other control or facts tables"
 sed 's/shop: \[bronze.orders, bronze.lines\]/shop: [bronze.orders]/' run.yaml > bad3.yaml
 expect_usage bad3.yaml "fewer than two tables"
+# tables of two sources: their LSNs are unrelated, so the set is refused, naming both
+M sim init "$T/other.sqlite" --table dbo.lines --keys line_id --at 2026-10-01T09:00:01 \
+  --schema 'line_id INT NOT NULL, order_id INT NOT NULL, qty INT NULL' >/dev/null
+sed -e 's/^  shop: {source: "sim:db.sqlite"}/&\n  other: {source: "sim:other.sqlite"}/' \
+  -e 's/{source: shop, capture_instance: dbo_lines/{source: other, capture_instance: dbo_lines/' run.yaml > bad4.yaml
+expect_usage bad4.yaml "bad4.yaml line 14: consistent set 'shop': bronze.orders comes from source shop and bronze.lines from source other"
+expect_usage bad4.yaml "one database's tables"
 echo "run_consistent: ok ($first, then $second)"

@@ -113,3 +113,14 @@ grep -q "new --target" "$T/err" || die "narrow: the hint does not say what to do
 [ "$(ls "$T/ck/s/offsets" | wc -l)" = "$n_ck" ] || die "narrow: a batch was recorded"
 [ "$(n_events)" = 4 ] || die "narrow: facts changed"
 
+# each schema_change row is timed by the last commit at or before its DDL LSN (a DDL LSN is
+# no commit's): min, max and end commit times all that commit's, never NULL
+M table cat ops.facts --format csv --columns event,min_lsn,min_commit_ts,max_commit_ts,end_commit_ts \
+  | grep '^schema_change,' > "$T/ddl_times"
+[ "$(wc -l < "$T/ddl_times")" = 4 ] || die "ddl times: $(cat "$T/ddl_times")"
+while IFS=, read -r _ lsn t1 t2 t3; do
+  want=$(M sim query "$DB" "SELECT tran_end_time FROM cdc.lsn_time_mapping WHERE start_lsn <= X'${lsn#0x}' ORDER BY start_lsn DESC LIMIT 1" --format csv | tail -n 1)
+  [ -n "$t1" ] && [ "$t1" = "$want" ] && [ "$t2" = "$want" ] && [ "$t3" = "$want" ] \
+    || die "schema_change at $lsn: commit times $t1,$t2,$t3, expected $want"
+done < "$T/ddl_times"
+

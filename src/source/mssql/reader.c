@@ -265,6 +265,48 @@ int mssql__commit_ts(mssql_source *s, const mcdc_lsn *lsn, int64_t *out_us)
     return rc;
 }
 
+/* Statement commit_at_or_before: the newest mapping entry at or below an LSN. */
+typedef struct before_ctx {
+    mcdc_lsn upto, lsn;
+    int64_t  local;
+    bool     found;
+} before_ctx;
+
+static int before_fn(mssql_source *s, void *payload)
+{
+    before_ctx *c = payload;
+    q x;
+    bool null = true, tnull = true;
+    int rc = q_open(s, &x, MCDC_MSSQL_Q_COMMIT_AT_OR_BEFORE, NULL), got = 0;
+    if (rc == 0) rc = mssql__bind_lsn(s, x.st, 1, &c->upto, &x.ind[0]);
+    if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_COMMIT_AT_OR_BEFORE);
+    if (rc == 0 && (got = q_fetch(s, &x, "finding the commit before an LSN")) > 0 &&
+        (rc = mssql__get_lsn(s, x.st, 1, &c->lsn, &null)) == 0)
+        rc = mssql__get_local_us(s, x.st, 2, &c->local, &tnull);
+    if (rc == 0 && got < 0) rc = got;
+    q_close(&x);
+    c->found = rc == 0 && got > 0 && !null && !tnull;
+    return rc;
+}
+
+static int op_commit_at_or_before(mcdc_source *b, const mcdc_lsn *lsn, mcdc_lsn *out, int64_t *out_us)
+{
+    mssql_source *s = S(b);
+    before_ctx c = { .upto = *lsn };
+    int rc = mssql__retry(s, "finding the commit before an LSN", before_fn, &c);
+    if (rc < 0) return rc;
+    if (!c.found) {
+        char l[MCDC_LSN_STRLEN];
+        return mcdc_error_set(MCDC_ENOTFOUND, "no cdc.lsn_time_mapping entry at or before %s", mcdc_lsn_format(l, lsn));
+    }
+    *out = c.lsn;
+    if (!near_change(s, c.local, c.local)) {
+        *out_us = to_utc(s, c.local);
+        return 0;
+    }
+    return mssql__commit_ts(s, &c.lsn, out_us); /* near a fall-back change: sequenced */
+}
+
 /* ---- capture instances --------------------------------------------------------------------- */
 
 static void cis_free(mssql_ci *a, size_t n)
@@ -2137,7 +2179,7 @@ static const mcdc_source_ops mssql_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
-    op_positions, op_identity,
+    op_positions, op_identity, op_commit_at_or_before,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

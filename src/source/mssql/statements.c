@@ -129,6 +129,15 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "Near a fall-back change only: the last commit at least three hours before a range (the sequencer's "
         "starting point).",
     },
+    [MCDC_MSSQL_Q_COMMIT_AT_OR_BEFORE] = {
+        "commit_at_or_before",
+        "SELECT TOP (1) start_lsn, tran_end_time FROM cdc.lsn_time_mapping WHERE start_lsn <= ? ORDER BY start_lsn DESC",
+        "binary(10)",
+        "cdc.lsn_time_mapping",
+        NO_GRANT,
+        "Only in a batch whose range holds DDL: the last commit at or before each DDL's LSN (a DDL LSN is no "
+        "commit's), whose time the schema_change facts row records.",
+    },
     [MCDC_MSSQL_Q_MAPPING_RANGE] = {
         "mapping_range",
         "SELECT start_lsn, tran_end_time FROM cdc.lsn_time_mapping WHERE start_lsn > ? AND start_lsn <= ?"

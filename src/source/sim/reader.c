@@ -604,6 +604,29 @@ static int op_time_to_lsn(mcdc_source *b, int64_t utc_us, mcdc_lsn *out)
     return lsn_at_or_before((sim_source *)b, &utc_us, out);
 }
 
+/* The newest mapping entry (sim_tx kinds 1-3) capture processed at or below @p lsn. */
+static int op_commit_at_or_before(mcdc_source *b, const mcdc_lsn *lsn, mcdc_lsn *out, int64_t *out_us)
+{
+    sim_source *src = (sim_source *)b;
+    mcdc_sim *s = src->sim;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    const mcdc_lsn *upto = mcdc_lsn_cmp(lsn, &s->st.processed) < 0 ? lsn : &s->st.processed;
+    sqlite3_stmt *st;
+    rc = sqlite3_prepare_v2(s->db, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ?1 ORDER BY lsn DESC LIMIT 1",
+                            -1, &st, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "finding the commit before an LSN");
+    sim__bind_lsn(st, 1, upto);
+    bool found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) sim__column_lsn(st, 0, out);
+    sqlite3_finalize(st);
+    if (!found) {
+        char l[MCDC_LSN_STRLEN];
+        return mcdc_error_set(MCDC_ENOTFOUND, "no cdc.lsn_time_mapping entry at or before %s", mcdc_lsn_format(l, lsn));
+    }
+    return commit_ts_of(src, out, out_us);
+}
+
 /* Snapshot reads here are one SQLite read transaction each, in WAL mode: they see the table
  * as of their start (SNAPSHOT isolation, which also gives all READ COMMITTED promises) and
  * never wait for a lock, so either level is honoured and a lock timeout never could be. */
@@ -659,6 +682,7 @@ static const mcdc_source_ops sim_ops = {
     sim__key_buckets, op_consistent_lsn, NULL /* take_warnings */, op_snapshot_reads, op_time_to_lsn,
     op_positions,
     op_identity,
+    op_commit_at_or_before,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)

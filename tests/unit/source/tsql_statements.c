@@ -68,6 +68,8 @@ static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t 
         v[n++] = PS(NULL, "dbo_orders"); break;
     case MCDC_MSSQL_Q_COMMIT_TIME: case MCDC_MSSQL_Q_MAPPING_FIRST_AFTER:
         v[n++] = PB(q == MCDC_MSSQL_Q_COMMIT_TIME ? max : zero); break;
+    case MCDC_MSSQL_Q_COMMIT_AT_OR_BEFORE: /* just below the second insert's commit */
+        v[n++] = PB(L("2026-01-01T00:00:01", 9)); break;
     case MCDC_MSSQL_Q_TIME_TO_LSN: {
         mcdc_sim_param t = {NULL, {ST_DATETIME2, 0, 0, 3}, {0}, false};
         t.value.k = V_DT;
@@ -186,6 +188,12 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     snprintf(at, sizeof at, "row 0x%.16s0003\n", L("2026-01-01T00:00:01", 0) + 2);
     const char *tl = run(f, MCDC_MSSQL_Q_TIME_TO_LSN);
     if (!strstr(tl, at)) fail_msg("time_to_lsn: %s, want %s", tl, at);
+    /* the commit at or before an LSN between two commits is the earlier one, with its time */
+    char before[160];
+    snprintf(before, sizeof before, "row 0x%.16s0003 | 2026-01-01 00:00:01.000\ndoneinproc more count=1\n",
+             L("2026-01-01T00:00:01", 0) + 2);
+    const char *cb = run(f, MCDC_MSSQL_Q_COMMIT_AT_OR_BEFORE);
+    if (!strstr(cb, before)) fail_msg("commit_at_or_before: %s, want %s", cb, before);
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CHANGES), "count=3\n"));
     /* page_end: the N-th row's commit (the second row is the second commit's first), the last
      * row's when fewer are left, NULL for an empty range */
