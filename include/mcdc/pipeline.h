@@ -509,6 +509,23 @@ int mcdc_stream_add_listener(mcdc_stream *s, mcdc_stream_listener_fn fn, void *p
  *          the lost range and the ways out); MCDC_ESCHEMA; MCDC_ESOURCE; MCDC_EIO;
  *          MCDC_ECORRUPT. */
 int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result);
+/** Keep the stream open across runs (@p keep true): after a successful mcdc_stream_run
+ *  the checkpoint stays locked and what mcdc_stream_check, mcdc_stream_open and the writes
+ *  before the first batch found or did stays valid, so the next mcdc_stream_run begins at
+ *  planning, as the next trigger of one long-running stream would. What can change between
+ *  runs is what can change between two batches of such a stream, and each batch checks it
+ *  (the capture instance and its columns in the plan, another writer of bronze in the
+ *  conditional commit). A failed run releases everything, as without it: the next run
+ *  checks and opens again. */
+void mcdc_stream_keep_open(mcdc_stream *s, bool keep);
+/** Read from @p src from the next run on (another connection to the same source; between
+ *  runs only). */
+void mcdc_stream_set_source(mcdc_stream *s, mcdc_source *src);
+/** Whether the stream is open between runs (kept open after a successful run). */
+bool mcdc_stream_is_open(const mcdc_stream *s);
+/** Release what a stream kept open holds (the checkpoint lock included); the next run
+ *  checks and opens again. */
+void mcdc_stream_close(mcdc_stream *s);
 /** Ask the stream to stop after the current batch. Async-signal-safe. */
 void mcdc_stream_stop(mcdc_stream *s);
 /** Free; accepts NULL. */

@@ -19,7 +19,8 @@
 
 #define TABLE_KEYS "source, capture_instance, include, exclude, target, app_id, checkpoint, " \
                    "facts, control, silver, keys, trigger, granularity, starting_lsn, "      \
-                   "max_commits_per_batch, bootstrap, options"
+                   "max_commits_per_batch, bootstrap, bootstrap_mode, on_data_loss, "        \
+                   "resnapshot_interval, options"
 
 typedef struct ctx {
     yaml_document_t doc;

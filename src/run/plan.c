@@ -14,7 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/pipeline.h"
 #include "mcdc/run.h"
+#include "mcdc/time.h"
 #include "run_int.h"
 
 #define HEARTBEAT "dbo_cdc_heartbeat"
@@ -22,7 +24,7 @@
 static const char *const key_names[MCDC_RUN_NKEYS] = {
     "source", "capture_instance", "target", "app_id", "checkpoint", "facts", "control",
     "silver", "keys", "trigger", "granularity", "starting_lsn", "max_commits_per_batch",
-    "bootstrap"
+    "bootstrap", "bootstrap_mode", "on_data_loss", "resnapshot_interval"
 };
 
 const char *const mcdc_run__option_keys[] = {
@@ -131,6 +133,23 @@ static int check_value(const mcdc_run_config *c, int k, const char *v, int line)
     } else if (k == MCDC_RUN_KEY_BOOTSTRAP) {
         bool b;
         rc = mcdc_options_parse_bool(&b, v);
+    } else if (k == MCDC_RUN_KEY_BOOTSTRAP_MODE) {
+        if (strcmp(v, "full") && strcmp(v, "chunked")) {
+            rc = mcdc_error_set(MCDC_EINVAL, "'%s': expected full or chunked", v);
+            mcdc_error_hint("bootstrap_mode: full (one read, the default) or chunked (a "
+                            "snapshot read by `backfill`; needs facts)");
+        }
+    } else if (k == MCDC_RUN_KEY_ON_DATA_LOSS) {
+        if (strcmp(v, "fail") && strcmp(v, "skip") && strcmp(v, "resnapshot")) {
+            rc = mcdc_error_set(MCDC_EINVAL, "'%s': expected fail, skip or resnapshot", v);
+            mcdc_error_hint("on_data_loss: fail (the default, the table stops with exit 4), "
+                            "skip or resnapshot (both need facts)");
+        }
+    } else if (k == MCDC_RUN_KEY_RESNAPSHOT_INTERVAL) {
+        int64_t us;
+        if (strcmp(v, "0") && (rc = mcdc_duration_parse(&us, v)) < 0)
+            mcdc_error_hint("resnapshot_interval: a duration (the default 7d, 12h) or 0 for "
+                            "no limit");
     } else if (k == MCDC_RUN_KEY_MAX_COMMITS_PER_BATCH) {
         char *end = NULL;
         long long n = strtoll(v, &end, 10);
@@ -206,6 +225,43 @@ static int add_table(mcdc_run_plan *p, size_t cap, const mcdc_run_config *c,
         rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     if (rc < 0)
         return rc;
+    /* the data loss and snapshot settings, as `stream` checks its flags */
+    const char *odl = t->value[MCDC_RUN_KEY_ON_DATA_LOSS], *bm = t->value[MCDC_RUN_KEY_BOOTSTRAP_MODE];
+    bool boot = false, fodl = true;
+    if (t->value[MCDC_RUN_KEY_BOOTSTRAP])
+        (void)mcdc_options_parse_bool(&boot, t->value[MCDC_RUN_KEY_BOOTSTRAP]);
+    for (size_t i = 0; i < t->n_options; i++)
+        if (!strncmp(t->options[i], "failOnDataLoss=", 15))
+            (void)mcdc_options_parse_bool(&fodl, t->options[i] + 15);
+    bool has_fodl = false;
+    for (size_t i = 0; i < t->n_options; i++)
+        has_fodl = has_fodl || !strncmp(t->options[i], "failOnDataLoss=", 15);
+    const char *why = NULL, *hint = NULL;
+    if (odl && has_fodl && fodl != (strcmp(odl, "skip") != 0)) {
+        why = "on_data_loss and options: failOnDataLoss disagree (failOnDataLoss: false is "
+              "on_data_loss: skip)";
+        hint = "give the setting once: on_data_loss";
+    } else if (odl && strcmp(odl, "fail") && !t->value[MCDC_RUN_KEY_FACTS]) {
+        why = !strcmp(odl, "skip") ? "on_data_loss skip needs facts (skipped changes are "
+                                     "recorded there as a data_skipped row)"
+                                   : "on_data_loss resnapshot needs facts (the re-snapshot and "
+                                     "its gap are recorded there)";
+        hint = "give facts: in the table or in defaults";
+    } else if (t->value[MCDC_RUN_KEY_RESNAPSHOT_INTERVAL] && !(odl && !strcmp(odl, "resnapshot"))) {
+        why = "resnapshot_interval needs on_data_loss: resnapshot";
+        hint = "add on_data_loss: resnapshot, or drop resnapshot_interval";
+    } else if (bm && !boot && !(odl && !strcmp(odl, "resnapshot"))) {
+        why = "bootstrap_mode needs bootstrap: true (or on_data_loss: resnapshot, whose "
+              "snapshots it takes)";
+        hint = "add bootstrap: true, or drop bootstrap_mode";
+    } else if (bm && !strcmp(bm, "chunked") && !t->value[MCDC_RUN_KEY_FACTS]) {
+        why = "bootstrap_mode chunked needs facts (the snapshot's state is recorded there)";
+        hint = "give facts: in the table or in defaults";
+    }
+    if (why) {
+        mcdc_error_set(MCDC_EINVAL, "%s line %d: %s", c->path, e->line, why);
+        return mcdc_error_hint("%s", hint);
+    }
     if (t->value[MCDC_RUN_KEY_SILVER] && !t->value[MCDC_RUN_KEY_CONTROL]) {
         mcdc_error_set(MCDC_EINVAL, "%s line %d: silver: needs control (silver's position and "
                        "verdict live there)", c->path, e->line);
@@ -455,6 +511,14 @@ int mcdc_run__job_options(mcdc_job_options *jo, const mcdc_run_table *t, mcdc_so
     }
     if (rc == 0 && (v = t->value[MCDC_RUN_KEY_BOOTSTRAP]))
         rc = mcdc_options_parse_bool(&so->bootstrap, v);
+    if (rc == 0 && (v = t->value[MCDC_RUN_KEY_BOOTSTRAP_MODE]))
+        so->bootstrap_mode = strcmp(v, "chunked") ? MCDC_BOOTSTRAP_FULL : MCDC_BOOTSTRAP_CHUNKED;
+    if (rc == 0 && (v = t->value[MCDC_RUN_KEY_RESNAPSHOT_INTERVAL])) {
+        if (!strcmp(v, "0"))
+            so->resnapshot_interval_us = 0;
+        else
+            rc = mcdc_duration_parse(&so->resnapshot_interval_us, v);
+    }
     if (rc == 0 && (v = t->value[MCDC_RUN_KEY_GRANULARITY]))
         rc = mcdc_finalize_granularity_parse(&jo->granularity, v);
     for (size_t i = 0; rc == 0 && i < t->n_options; i++) {
@@ -471,6 +535,13 @@ int mcdc_run__job_options(mcdc_job_options *jo, const mcdc_run_table *t, mcdc_so
             so->schema_change = strcmp(eq + 1, "fail") ? MCDC_SCHEMA_CHANGE_CLASSIFY
                                                        : MCDC_SCHEMA_CHANGE_FAIL;
         }
+    }
+    if (rc == 0 && (v = t->value[MCDC_RUN_KEY_ON_DATA_LOSS])) {
+        so->on_data_loss = !strcmp(v, "skip")         ? MCDC_ON_DATA_LOSS_SKIP
+                           : !strcmp(v, "resnapshot") ? MCDC_ON_DATA_LOSS_RESNAPSHOT
+                                                      : MCDC_ON_DATA_LOSS_FAIL;
+        if (so->on_data_loss == MCDC_ON_DATA_LOSS_SKIP)
+            so->fail_on_data_loss = false;
     }
     jo->control = t->value[MCDC_RUN_KEY_CONTROL];
     jo->control_path = t->control_path;
