@@ -103,6 +103,19 @@ int mcdc_job_run(mcdc_job *j, mcdc_stream_result *result);
 /** Stop the run after the batch in flight. Async-signal-safe; thread-safe. */
 void mcdc_job_stop(mcdc_job *j);
 
+/** Keep the job open across runs (@p keep true): after a successful mcdc_job_run (with its
+ *  mcdc_job_verdict and mcdc_job_finish_silver) the stream stays open (checkpoint lock and
+ *  checks kept, mcdc_stream_keep_open) and the next mcdc_job_run starts a new tracker
+ *  (seeded from the checkpoint) and follower, then goes on planning. The job's own checks
+ *  (the source's time zone, the control table, silver and its keys) are not redone either:
+ *  a time zone is the server's setting, a table's kind is fixed at its creation and silver's
+ *  keys are those of its capture instance, whose changes each batch's plan sees. A failed
+ *  run releases everything and the next one checks again. */
+void mcdc_job_keep_open(mcdc_job *j, bool keep);
+
+/** Read from @p src from the next run on (another connection to the same source). */
+void mcdc_job_set_source(mcdc_job *j, mcdc_source *src);
+
 /** After mcdc_job_run: wait for the tracker to write what is left and report the verdict.
  *  @param[out] has_tracker  false without a control table (then nothing else is set).
  *  @return 0; MCDC_EIO when the last verdict could not be written (the data is committed;
@@ -286,15 +299,18 @@ typedef struct mcdc_run_summary {
 } mcdc_run_summary;
 
 /** Run every table of @p p on a pool of workers until each table's trigger ends (an
- *  interval trigger never ends) or mcdc_run_stop is called. Each table is a job per round
- *  (validated, checkpoint taken, tracker and follower started, batches, verdict, silver);
+ *  interval trigger never ends) or mcdc_run_stop is called. Each table's job is checked
+ *  before the first round; a round takes the checkpoint, starts the tracker and follower,
+ *  runs the batches, writes the verdict and applies silver. An interval table's job is kept
+ *  open across its successful rounds (checkpoint lock and checks kept, ADR 0043); a failed
+ *  round frees it, and the next one checks and opens it again;
  *  an interval table polls every interval on its source's grid, and the tables of a source
  *  share one max_lsn query per poll: a table that has read up to it has no round. Under
  *  systemd (NOTIFY_SOCKET) it reports READY=1 once the workers run, STOPPING=1 and
  *  RELOADING=1, and pings WATCHDOG=1 at half of WATCHDOG_USEC. A failed
  *  round backs off (doubling, capped) and is retried; a data loss or schema change stops
  *  only that table (state error) unless the config says `on_error: stop-all`. Every table
- *  is checked before any writes (mcdc_run_plan_check).
+ *  is checked before any writes (as mcdc_run_plan_check does, on the pool's connections).
  *  @return 0 (see @p out for tables in error and the drain); the check's codes. */
 int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_run_summary *out);
 

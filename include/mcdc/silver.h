@@ -444,6 +444,9 @@ typedef struct mcdc_silver_as_of_reader mcdc_silver_as_of_reader;
  *  Bronze: its rows with _start_lsn <= L. Silver: the newest version whose merge commit
  *  records a position C <= L (userMetadata silver_apply.applied_lsn), with bronze's
  *  changes in (C, L] applied over it, latest per key (rule S1), deletes removed.
+ *  Silver with soft deletes: every key changed between the version's position and L gets
+ *  the row the apply would give it from all its bronze changes up to L (a key deleted by L
+ *  kept, _deleted true, _deleted_lsn/_deleted_ts of its delete, its last values).
  *  An scd2 silver table (mcdc_silver_mode) holds every version: its rows valid at L
  *  (_valid_from_lsn <= L < _valid_to_lsn, or current), once its newest commit covers L.
  *  @p columns (NULL: all of the table's, in its order) are the output columns.
@@ -484,6 +487,12 @@ typedef struct mcdc_silver_follower mcdc_silver_follower;
  *          cannot start. */
 int mcdc_silver_follower_start(mcdc_silver_follower **out, const mcdc_silver_apply_options *opts);
 
+/** Let the follower's applies take rows of capture instance @p ci too (a newer instance
+ *  the stream switched to while running: a capture_instance_switched batch): from the next
+ *  apply on; one already listed changes nothing. Called from the stream's listener: takes
+ *  the follower's lock only briefly, never waits for an apply.
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_silver_follower_add_instance(mcdc_silver_follower *f, const char *ci);
 /** A batch of bronze is committed: apply soon. Never blocks on I/O (a flag and a signal);
  *  batches that land during an apply are taken by the next one. Thread-safe. */
 void mcdc_silver_follower_notify(mcdc_silver_follower *f);

@@ -142,8 +142,17 @@ int mcdc_stream__plan_instance(mcdc_stream *s, const mcdc_lsn *after, mcdc_lsn *
     for (size_t i = 0; i < n; i++)
         if (strcasecmp(a[i].name, s->o.capture_instance) == 0)
             first = i;
-    if (n == 0)
+    if (n == 0) {
+        /* the instance and every other of its table are gone (disabled while the stream
+         * ran, or between two runs of one kept open): refused with the check's error
+         * before anything of the batch is recorded */
+        mcdc_capture_instances_free(a, n);
+        a = NULL;
+        if ((rc = mcdc_stream__find_capture_instance(s)) == 0)
+            rc = mcdc_error_set(MCDC_ENOTFOUND, "capture instance '%s': gone from the source",
+                                s->o.capture_instance);
         goto done;
+    }
     mcdc_lsn next;
     if ((rc = mcdc_lsn_increment(&next, after)) < 0)
         goto done;

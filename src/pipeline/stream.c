@@ -43,6 +43,27 @@
  * checkpoint's newest batch, or the checkpoint was deleted or rewound and the stream
  * refuses to run rather than let Delta silently skip its writes.
  *
+ * Kept open (mcdc_stream_keep_open; the run layer's tables, one run per scheduling round): a
+ * successful run keeps the checkpoint lock and what the checks found, and the next run
+ * begins at planning, as the next trigger of one long-running stream does. The checks not
+ * redone, and what keeps each one true between runs:
+ *   - the generation file, the checkpoint's metadata and batches (mcdc_stream_open): only
+ *     the holder of the checkpoint lock writes them (invariant 8);
+ *   - bronze's and facts' txn against the checkpoint (check_txns): this stream is the one
+ *     writer of its app id's batches while it holds the lock; another writer of the app id
+ *     is refused by the bronze commit's txn_expect (bronze's txn must still be the one this
+ *     stream wrote last) and by the writer's txn check (invariant 1);
+ *   - bronze's kind, source table and owner (check_target, own_target): every bronze commit
+ *     expects mcdc.owner to be this stream's family (O3: an adoption meanwhile is refused,
+ *     nothing written);
+ *   - the capture instance and its columns (find_capture_instance, captured_columns,
+ *     prepare_bronze): every plan asks capture_instances (a switch; the instance and its
+ *     table's chain gone is refused with the check's error before offsets/N is written) and
+ *     ddl_history (new or changed columns, classified before anything is recorded);
+ *   - the facts table's kind and existence (prepare_writes): a table's kind is recorded when
+ *     it is created and never rewritten; the facts commits are conditional on their txn.
+ * A failed run releases everything: the next one checks and opens again.
+ *
  * Bootstrap: <checkpoint>/bootstrap records S = max_lsn before the table is read; the
  * snapshot goes to bronze with txn{app_id#snapshot, 0} and its event row to facts with
  * txn{app_id#events, 0}. A rerun that finds the snapshot reads nothing again.
@@ -71,6 +92,7 @@
 #include "mcdc/failpoint.h"
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
 #include "pipeline/stream_int.h"
 
@@ -595,7 +617,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                                .end = r->end, .has_latest = s->has_latest, .latest = s->latest,
                                .duration_ms = (mcdc_time_mono_us() - t0) / 1000 +
                                               s->plan_ms + s->wal_ms,
-                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0 };
+                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0,
+                               .capture_instance = s->ci };
     p.has_headroom = mcdc_stream__headroom_hours(&p.headroom_hours, &m, r, &bf);
     mcdc_buf js = MCDC_BUF_INIT(1 << 16);
     if (progress_json(&js, s, &p, s->plan_ms, s->wal_ms, add_ms,
@@ -838,7 +861,28 @@ static void release_run_state(mcdc_stream *s)
     mcdc_stream__switch_clear(s);
     free(s->facts_app_id);
     s->facts_app_id = NULL;
-    s->checked = s->opened = false;
+    s->checked = s->opened = s->prepared = false;
+}
+
+void mcdc_stream_keep_open(mcdc_stream *s, bool keep)
+{
+    s->keep_open = keep;
+}
+
+void mcdc_stream_set_source(mcdc_stream *s, mcdc_source *src)
+{
+    s->o.source = src;
+}
+
+bool mcdc_stream_is_open(const mcdc_stream *s)
+{
+    return s->opened && s->prepared;
+}
+
+void mcdc_stream_close(mcdc_stream *s)
+{
+    if (s)
+        release_run_state(s);
 }
 
 void mcdc_stream_free(mcdc_stream *s)
@@ -1224,7 +1268,7 @@ int mcdc_stream_check(mcdc_stream *s)
     }
     char adopted[MCDC_PATH_MAX];
     snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
-    bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
+    bool ck_adopted = ck_exists && mcdc_storage_exists(adopted); /* then open reads its plan */
     if ((rc = mcdc_stream__check_target(s, !ck_adopted, !ck_batches)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
@@ -1246,8 +1290,8 @@ int mcdc_stream_open(mcdc_stream *s)
     int rc = mcdc_stream_check(s);
     if (rc < 0)
         return rc;
-    if ((rc = mcdc_checkpoint_open(&s->ck, s->o.checkpoint, s->o.app_id, s->o.capture_instance,
-                                   s->o.target)) < 0)
+    if ((rc = mcdc_checkpoint_open_leased(&s->ck, s->o.checkpoint, s->o.app_id,
+                                          s->o.capture_instance, s->o.target, s->o.lease_us)) < 0)
         goto fail;
     mcdc_batch_range last;
     bool has_range = mcdc_checkpoint_last_range(s->ck, &last) == 0;
@@ -1324,7 +1368,7 @@ int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
     if (rc < 0)
         goto done;
     snprintf(result->id, sizeof result->id, "%s", s->stream_id);
-    if (s->o.progress_path) {
+    if (s->o.progress_path && s->progress_fd < 0) {
         s->progress_fd = open(s->o.progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
         if (s->progress_fd < 0) {
             rc = mcdc_error_set(MCDC_EIO, "%s: cannot open the progress file: %s",
@@ -1332,8 +1376,11 @@ int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
             goto done;
         }
     }
-    if ((rc = prepare_writes(s)) < 0)
+    /* kept open from a successful run (mcdc_stream_keep_open): bronze's owner and the facts
+     * table were written then, and only this stream writes them under the checkpoint lock */
+    if (!s->prepared && (rc = prepare_writes(s)) < 0)
         goto done;
+    s->prepared = true;
     for (;;) {
         s->has_loss = false;
         rc = run_loop(s);
@@ -1351,6 +1398,7 @@ int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
         s->first_batch = 0;
         if ((rc = mcdc_stream_open(s)) < 0 || (rc = prepare_writes(s)) < 0)
             break;
+        s->prepared = true;
         snprintf(result->id, sizeof result->id, "%s", s->stream_id);
     }
 done:
@@ -1373,7 +1421,10 @@ done:
             emit(s, &p);
         }
     }
-    release_run_state(s);
+    /* kept open: the lock and the checks' findings stay for the next run; a failure
+     * leaves nothing (the next run checks again, as a restarted stream would) */
+    if (rc < 0 || !s->keep_open)
+        release_run_state(s);
     s->res = NULL;
     return rc;
 }

@@ -69,6 +69,9 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     /* what mcdc_stream_check found (reads only) and mcdc_stream_open locked */
     bool         checked;         /* mcdc_stream_check passed */
     bool         opened;          /* mcdc_stream_open passed: ck is held */
+    bool         keep_open;       /* mcdc_stream_keep_open: a successful run keeps ck and
+                                     what the checks found */
+    bool         prepared;        /* prepare_writes done in this opening (a kept run) */
     mcdc_schema *bronze_widened;  /* bronze's columns (their types in bronze) that the run
                                      widens in bronze_schema; NULL none */
     mcdc_schema *bronze_missing;  /* captured columns bronze lacks: in bronze_schema, added

@@ -8,7 +8,9 @@
  * tracker started from the checkpoint's last committed offset (a verdict a crash left
  * behind catches up even when nothing new arrives) and the follower started, all before
  * anything is read. An error of the stream stays the recorded error after the tracker and
- * the follower are stopped.
+ * the follower are stopped. Kept open (mcdc_job_keep_open), a job runs again without its
+ * checks: each run has its own tracker and follower, started from the checkpoint as at the
+ * first; a failed run forgets the checks, so the next one makes them again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ struct mcdc_job {
     mcdc_backfill_follower *backfill;    /* stream --backfill: waves after each batch */
     mcdc_control_target   control;
     bool                  checked, opened, listening;
+    bool                  ran;            /* a run ended: its tracker and follower are done */
     /* silver's apply options and what they point to */
     mcdc_silver_apply_options silver_o;
     char                  keybuf[1024];
@@ -221,6 +224,9 @@ static void subscriber(const mcdc_stream_progress *p, void *payload)
     case MCDC_PROGRESS_BATCH:
         if (j->tracker)
             mcdc_tracker_on_progress(j->tracker, p->run_id, &p->end);
+        if (j->silver && p->capture_instance && /* a switch while running (ADR 0032) */
+            mcdc_silver_follower_add_instance(j->silver, p->capture_instance) < 0)
+            mcdc_log(MCDC_LOG_WARN, "run", "silver: %s", mcdc_error_last()->message);
         if (j->silver)
             mcdc_silver_follower_notify(j->silver);
         if (j->backfill)
@@ -239,9 +245,33 @@ static void subscriber(const mcdc_stream_progress *p, void *payload)
     }
 }
 
+void mcdc_job_keep_open(mcdc_job *j, bool keep)
+{
+    mcdc_stream_keep_open(j->stream, keep);
+}
+
+void mcdc_job_set_source(mcdc_job *j, mcdc_source *src)
+{
+    j->o.stream.source = src;
+    mcdc_stream_set_source(j->stream, src);
+}
+
+/* The tracker and the follower of the run that ended (joined and finished by then). */
+static void end_followers(mcdc_job *j)
+{
+    mcdc_silver_follower_free(j->silver);
+    j->silver = NULL;
+    mcdc_tracker_free(j->tracker);
+    j->tracker = NULL;
+    j->ran = false;
+    j->opened = false;
+}
+
 int mcdc_job_open(mcdc_job *j)
 {
     int rc;
+    if (j->ran)
+        end_followers(j);
     if (!j->checked && (rc = mcdc_job_check(j)) < 0)
         return rc;
     if ((rc = mcdc_stream_open(j->stream)) < 0)
@@ -288,10 +318,13 @@ int mcdc_job_open(mcdc_job *j)
 int mcdc_job_run(mcdc_job *j, mcdc_stream_result *result)
 {
     int rc;
-    if (!j->opened && (rc = mcdc_job_open(j)) < 0)
+    if ((j->ran || !j->opened) && (rc = mcdc_job_open(j)) < 0)
         return rc;
     rc = mcdc_stream_run(j->stream, result);
+    j->ran = true;
     if (rc < 0) {
+        /* the stream let go of everything: the next run checks again */
+        j->checked = false;
         mcdc_error saved = *mcdc_error_last();
         if (j->silver) {
             mcdc_silver_follower_finish(j->silver, false, NULL, NULL);

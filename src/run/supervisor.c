@@ -2,9 +2,12 @@
  * run/supervisor.c: the tables of a plan on a bounded pool of worker threads
  * (`mssql-cdc run --config`).
  *
- * Each table runs in rounds: a round is one job (src/run/job.c) with the available-now
- * trigger: checks, checkpoint, tracker seeded from it, follower, the batches up to the
- * max_lsn seen at its start, the verdict, silver once more. An interval table polls on its
+ * Each table runs in rounds: a round is one run of the table's job (src/run/job.c) with the
+ * available-now trigger: checkpoint, tracker seeded from it, follower, the batches up to the
+ * max_lsn seen at its start, the verdict, silver once more. The job is checked once before
+ * any round (every table before the first write), and an interval table's job stays open
+ * across its successful rounds (its checkpoint locked, its checks not redone: ADR 0043, and
+ * pipeline/stream.c says which invariant keeps each one true); a failed round frees it. An interval table polls on its
  * source's grid (multiples of its interval from the run's start), so the tables of one
  * source come due together: the first asks the source's max_lsn on the shared poll, the
  * others take that answer, and a table whose last round already read up to it is idle for
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,7 +54,14 @@ const char *mcdc_run_state_name(mcdc_run_state s)
     return s <= MCDC_RUN_STATE_STOPPED ? names[s] : "?";
 }
 
-typedef struct slot {
+typedef struct slot slot;
+
+typedef struct listen_ctx {
+    struct sup *s;
+    slot       *sl;
+} listen_ctx;
+
+struct slot {
     const mcdc_run_table *t;
     const mcdc_run_plan  *plan;  /* the plan t belongs to */
     mcdc_run__source *rs;        /* its source, shared with the tables of that source */
@@ -62,6 +73,10 @@ typedef struct slot {
     int64_t        due_mono_us;
     int            failures;
     mcdc_job      *job;          /* while a round runs */
+    mcdc_job      *kept;         /* the table's job between rounds: checked, and after a
+                                  * successful round of an interval table open (checkpoint
+                                  * lock held), so the next round begins at planning */
+    listen_ctx     lc;           /* the kept job's progress listener */
     int64_t        batches, rows;/* committed by this process */
     bool           has_caught_up;
     mcdc_lsn       caught_up;    /* the last successful round read at least up to here */
@@ -73,9 +88,10 @@ typedef struct slot {
     int64_t        end_ts_us, latest_ts_us, verdict_us, last_ok_mono_us;
     double         headroom_hours;
     char           message[1024];
-} slot;
+};
 
-typedef struct sup {
+typedef struct sup sup;
+struct sup {
     const mcdc_run_options *o;
     const char             *state_dir;
     bool                    stop_all_on_error;
@@ -90,12 +106,7 @@ typedef struct sup {
     size_t                  n_error;
     int                     first_error_rc;
     int64_t                 started_mono_us;
-} sup;
-
-typedef struct listen_ctx {
-    sup  *s;
-    slot *sl;
-} listen_ctx;
+};
 
 static void emit(sup *s, mcdc_run_event *e)
 {
@@ -193,23 +204,50 @@ static int round_of(sup *s, slot *sl, mcdc_run_event *done)
     return rc;
 }
 
-/* The round of round_of on connection @p src. */
-static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
+/* A new job for table @p sl on connection @p src: the supervisor keeps the interval, each
+ * round reads what is there (available-now, or once); an interval table's job is kept open
+ * across its rounds. */
+static int new_job(sup *s, slot *sl, mcdc_source *src, mcdc_job **out)
 {
     int rc;
     mcdc_job_options jo;
+    *out = NULL;
     if ((rc = mcdc_run__job_options(&jo, sl->t, src)) < 0)
         return rc;
-    /* the supervisor keeps the interval; each round reads what is there */
     jo.stream.trigger = sl->once ? MCDC_TRIGGER_ONCE : MCDC_TRIGGER_AVAILABLE_NOW;
+    jo.stream.interval_us = 0;
     mcdc_job *j = NULL;
-    listen_ctx lc = { s, sl };
+    sl->lc = (listen_ctx){ s, sl };
     if ((rc = mcdc_job_new(&j, &jo)) < 0)
         return rc;
-    if ((rc = mcdc_job_add_listener(j, on_progress, &lc)) < 0) {
+    if ((rc = mcdc_job_add_listener(j, on_progress, &sl->lc)) < 0) {
         mcdc_job_free(j);
         return rc;
     }
+    mcdc_job_keep_open(j, sl->interval_us > 0);
+    *out = j;
+    return 0;
+}
+
+/* Free a table's kept job (its checkpoint lock released): the table is done, or its next
+ * round starts afresh. No round of it runs. */
+static void drop_kept(slot *sl)
+{
+    mcdc_job_free(sl->kept);
+    sl->kept = NULL;
+}
+
+/* The round of round_of on connection @p src: the table's kept job (checked at the start
+ * or open since its last successful round), else a new one. */
+static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
+{
+    int rc;
+    mcdc_job *j = sl->kept;
+    sl->kept = NULL;
+    if (j)
+        mcdc_job_set_source(j, src);
+    else if ((rc = new_job(s, sl, src, &j)) < 0)
+        return rc;
     pthread_mutex_lock(&s->mu);
     bool stopping = s->stopping || sl->removed;
     if (!stopping)
@@ -228,6 +266,12 @@ static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
     pthread_mutex_lock(&s->mu);
     sl->job = NULL;
     pthread_mutex_unlock(&s->mu);
+    if (rc == 0 && sl->interval_us) {
+        sl->kept = j; /* the next round begins at planning */
+        return 0;
+    }
+    /* a failure: the next round checks and opens again (a data loss or a schema change
+     * ends the table); one round only: done */
     mcdc_error saved = *mcdc_error_last();
     mcdc_job_free(j);
     if (rc < 0) {
@@ -453,6 +497,7 @@ static void *worker(void *arg)
         if (sl->removed) {
             /* dropped by a reload while it polled */
             sl->busy = false;
+            drop_kept(sl);
             sl->done = true;
             sl->state = MCDC_RUN_STATE_STOPPED;
             pthread_mutex_unlock(&s->mu);
@@ -514,6 +559,7 @@ static void *worker(void *arg)
         }
         if (sl->removed) {
             sl->state = MCDC_RUN_STATE_STOPPED;
+            drop_kept(sl); /* its checkpoint free for a table that replaces it */
             sl->done = true;
             snprintf(message, sizeof message, "removed from the config");
         } else if (!ran) {
@@ -648,6 +694,7 @@ static void apply_reload(sup *s, const mcdc_run_plan *np)
             mcdc_job_stop(sl->job);
         if (!sl->busy) {
             bool was_done = sl->done;
+            drop_kept(sl);
             sl->done = true;
             sl->state = MCDC_RUN_STATE_STOPPED;
             if (!was_done)
@@ -682,13 +729,57 @@ static void apply_reload(sup *s, const mcdc_run_plan *np)
     pthread_cond_broadcast(&s->cv);
 }
 
+/* Every table checked before anything is written (as mcdc_run_plan_check does), on a
+ * connection of its source's pool; each checked job is kept for the table's first round,
+ * which then does not check again. The first failure is returned, naming its table. */
+static int check_all(sup *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        slot *sl = s->slots[i];
+        mcdc_source *src = NULL;
+        mcdc_job *j = NULL;
+        mcdc_log_set_context(sl->t->value[MCDC_RUN_KEY_TARGET]);
+        int rc = mcdc_run__source_acquire(&src, sl->rs);
+        if (rc < 0)
+            mcdc_error_prefix("source %s", sl->rs->name);
+        else if ((rc = new_job(s, sl, src, &j)) == 0)
+            rc = mcdc_job_check(j);
+        if (src) {
+            mcdc_error saved = *mcdc_error_last();
+            mcdc_run__source_release(sl->rs, src, rc < 0);
+            if (rc < 0) {
+                mcdc_error_set(saved.code, "%s", saved.message);
+                if (saved.hint[0])
+                    mcdc_error_hint("%s", saved.hint);
+            }
+        }
+        mcdc_log_set_context(NULL);
+        if (rc < 0) {
+            mcdc_job_free(j);
+            return mcdc_error_prefix("table %s (line %d)", sl->t->value[MCDC_RUN_KEY_TARGET],
+                                     sl->t->line);
+        }
+        sl->kept = j;
+    }
+    return 0;
+}
+
+/* A kept job holds its checkpoint's lock open between rounds: as many descriptors as the
+ * hard limit allows, so hundreds of tables fit under a soft limit of 1024. */
+static void more_files(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_run_summary *out)
 {
     memset(out, 0, sizeof *out);
     out->n_tables = p->n_tables;
-    int rc = mcdc_run_plan_check(p, NULL, NULL);
-    if (rc < 0)
-        return rc;
+    int rc = 0;
     mcdc_run_http *http = NULL;
     int started = 0;
     sup *s = calloc(1, sizeof *s);
@@ -715,6 +806,9 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
             rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
             goto out;
         }
+    if ((rc = check_all(s)) < 0)
+        goto out;
+    more_files();
     stop_requested = 0;
     reload_requested = 0;
     const char *listen = o->metrics_listen ? o->metrics_listen : p->config->metrics_listen;
@@ -794,14 +888,18 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         pthread_join(th[i], NULL);
     mcdc_run_http_stop(http);
     http = NULL;
+    for (size_t i = 0; i < s->n; i++) /* drained: no round runs, the kept jobs go */
+        drop_kept(s->slots[i]);
     for (size_t i = 0; i < s->n; i++) /* drained: what was not done is stopped */
         if (!s->slots[i]->done)
             record(s, s->slots[i], MCDC_RUN_STATE_STOPPED, s->slots[i]->failures,
                    s->slots[i]->failures ? s->slots[i]->message : "");
 out:
     mcdc_run_http_stop(http);
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
+        drop_kept(s->slots[i]);
         free(s->slots[i]);
+    }
     for (size_t i = 0; i < s->n_srcs; i++)
         mcdc_run__source_free(s->srcs[i]);
     pthread_cond_destroy(&s->cv);

@@ -430,12 +430,100 @@ static void test_pipeline_stream_trips__a_new_commit_after_a_batch(void **state)
     mcdc_source_close(&c->base);
 }
 
+/* Kept open (the run layer's rounds): a second run of the same stream asks nothing of the
+ * checks (capture_instances, captured_columns of the start) and holds the checkpoint lock in
+ * between; a run after a failure and after mcdc_stream_close checks again. */
+static void test_pipeline_stream_trips__kept_open_runs_begin_at_planning(void **state)
+{
+    (void)state;
+    history();
+    counting *c = counting_open();
+    mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
+    o.trigger = MCDC_TRIGGER_AVAILABLE_NOW;
+    o.source = &c->base;
+    o.capture_instance = "dbo_t";
+    o.target = "bronze.t";
+    o.target_path = bronze;
+    o.facts = "facts";
+    o.facts_path = facts;
+    o.app_id = "t";
+    o.checkpoint = ck;
+    marks m;
+    memset(&m, 0, sizeof m);
+    m.c = c;
+    mcdc_stream *s = NULL;
+    assert_int_equal(0, mcdc_stream_new(&s, &o));
+    assert_int_equal(0, mcdc_stream_add_listener(s, on_progress, &m));
+    mcdc_stream_keep_open(s, true);
+    mcdc_stream_result res;
+    int first[C_N];
+    memcpy(first, c->n, sizeof first);
+    assert_int_equal(0, mcdc_stream_run(s, &res));
+    assert_int_equal(50, res.n_rows);
+    assert_true(mcdc_stream_is_open(s));
+    print_counts("first run (checks and batch)", first, c->n);
+    assert_int_equal(1, c->n[C_COLS] - first[C_COLS]); /* the check's */
+
+    /* between runs the checkpoint stays locked: a second stream on it is refused */
+    mcdc_stream *other = NULL;
+    mcdc_stream_options o2 = o;
+    o2.source = c->inner;
+    assert_int_equal(0, mcdc_stream_new(&other, &o2));
+    mcdc_stream_result res2;
+    assert_int_equal(MCDC_ELOCKED, mcdc_stream_run(other, &res2));
+
+    /* nothing new: the run is one max_lsn (its target), no check */
+    int before[C_N];
+    memcpy(before, c->n, sizeof before);
+    int total = c->total;
+    assert_int_equal(0, mcdc_stream_run(s, &res));
+    print_counts("kept run, nothing new", before, c->n);
+    assert_int_equal(0, res.n_batches);
+    assert_int_equal(1, c->total - total);
+    assert_int_equal(1, c->n[C_MAX] - before[C_MAX]);
+
+    /* one more transaction: the kept run's batch asks what any batch asks, no check */
+    mcdc_sim *sim = NULL;
+    mcdc_sim_exec_result er;
+    mcdc_sim_capture_result cr;
+    assert_int_equal(0, mcdc_sim_open(&sim, db, false, NULL));
+    assert_int_equal(0, mcdc_sim_exec(sim, "INSERT INTO dbo.t (id, name) VALUES (100, 'x'), (101, 'y')",
+                                      MCDC_SIM_NOW, at("2026-10-03T11:00:00"), &er));
+    assert_int_equal(0, mcdc_sim_capture(sim, at("2026-10-03T11:00:05"), NULL, &cr));
+    mcdc_sim_close(sim);
+    memcpy(before, c->n, sizeof before);
+    total = c->total;
+    m.n = 0;
+    assert_int_equal(0, mcdc_stream_run(s, &res));
+    assert_int_equal(1, res.n_batches);
+    assert_int_equal(2, res.n_rows);
+    print_counts("kept run, one batch", before, c->n);
+    assert_int_equal(0, c->n[C_COLS] - before[C_COLS]);
+    assert_int_equal(1, c->n[C_CIS] - before[C_CIS]); /* the plan's (a switch, or gone) */
+    /* max_lsn (available-now's target, which the first plan takes), capture_instances, the
+     * plan's positions, ddl_history, the read, the positions after it, the last plan's
+     * max_lsn: what a stream that was never closed asks */
+    assert_int_equal(7, c->total - total);
+
+    /* closed: the lock is free, and the next run checks again */
+    mcdc_stream_close(s);
+    assert_false(mcdc_stream_is_open(s));
+    assert_int_equal(0, mcdc_stream_run(other, &res2));
+    mcdc_stream_free(other);
+    memcpy(before, c->n, sizeof before);
+    assert_int_equal(0, mcdc_stream_run(s, &res));
+    assert_int_equal(1, c->n[C_COLS] - before[C_COLS]);
+    mcdc_stream_free(s);
+    mcdc_source_close(&c->base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__batches_with_a_commit_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__one_batch_then_idle_polls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__a_new_commit_after_a_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__kept_open_runs_begin_at_planning, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
