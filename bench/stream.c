@@ -3,6 +3,7 @@
  * source alone and writing bronze alone, and how much memory it takes.
  *
  *   bench_stream DB CI [N_LIMIT [SMALL_BATCHES]]
+ *   bench_stream DB CI 0 SMALL_BATCHES      stream-small alone (to profile it)
  *
  * DB is a simulator database (bench/stream.sh makes one with 2 million changes on an
  * 8-column table); CI its capture instance. Each phase runs in its own child process, so
@@ -12,7 +13,8 @@
  *           and Delta commits (one per 500,000 rows), no source
  *   stream  mcdc_stream_run, available-now, unlimited batch
  *   stream-limit  the same with --max-commits-per-batch N_LIMIT (default 1000): memory
- *           must not depend on the batch size
+ *           must not depend on the batch size; its per-batch overhead (its time less the
+ *           unlimited stream's, over its batches) is printed beside the floor below
  *   stream-small  one commit per batch, SMALL_BATCHES batches (default 2000): each batch's
  *           time (between two batch events) as p50 and p99, beside the floor: the time of
  *           the batch's durable creates on the same disk in the same run (6: offsets/N,
@@ -148,7 +150,7 @@ static int phase_write(int64_t n_rows)
     return rc;
 }
 
-static int phase_stream(int64_t *n, int64_t limit)
+static int phase_stream(int64_t *n, int64_t *batches, int64_t limit)
 {
     mcdc_source *src = NULL;
     char spec[512], target[400], ck[400], facts[400];
@@ -171,8 +173,10 @@ static int phase_stream(int64_t *n, int64_t limit)
     mcdc_stream_result res;
     if ((rc = mcdc_stream_new(&s, &o)) == 0)
         rc = mcdc_stream_run(s, &res);
-    if (rc == 0)
+    if (rc == 0) {
         *n = res.n_rows;
+        *batches = res.n_batches;
+    }
     mcdc_stream_free(s);
     mcdc_source_close(src);
     return rc;
@@ -219,7 +223,8 @@ static double floor_ms(int n)
 {
     char d[400], path[500], body[1024];
     memset(body, 'x', sizeof body);
-    snprintf(d, sizeof d, "%s/floor", dir);
+    static int calls;
+    snprintf(d, sizeof d, "%s/floor-%d-%d", dir, (int)getpid(), calls++);
     if (mcdc_fs_mkdirs(d) < 0)
         return -1;
     double *ms = malloc((size_t)n * sizeof *ms);
@@ -284,8 +289,9 @@ static int phase_small(int64_t want)
     return rc;
 }
 
-/* Run one phase in a child; report its rate and peak RSS. Returns seconds, < 0 on error. */
-static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out)
+/* Run one phase in a child; report its rate and peak RSS. Returns seconds, < 0 on error;
+ * @p n_out the changes, @p batches_out the batches (stream phases). */
+static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out, int64_t *batches_out)
 {
     int fds[2];
     if (pipe(fds) < 0)
@@ -294,20 +300,21 @@ static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        int64_t n = arg;
-        int rc = which == 0 ? phase_read(&n) : which == 1 ? phase_write(arg)
-                 : which == 3 ? phase_small(arg) : phase_stream(&n, arg);
+        int64_t n[2] = { arg, 0 };
+        int rc = which == 0 ? phase_read(&n[0]) : which == 1 ? phase_write(arg)
+                 : which == 3 ? phase_small(arg) : phase_stream(&n[0], &n[1], arg);
         if (rc < 0)
             fprintf(stderr, "%s: %s\n", name, mcdc_error_last()->message);
-        if (write(fds[1], &n, sizeof n) != (ssize_t)sizeof n)
+        if (write(fds[1], n, sizeof n) != (ssize_t)sizeof n)
             _exit(3);
         _exit(rc < 0 ? 1 : 0);
     }
     close(fds[1]);
-    int64_t n = 0;
-    if (read(fds[0], &n, sizeof n) != (ssize_t)sizeof n)
-        n = 0;
+    int64_t nb[2] = { 0, 0 };
+    if (read(fds[0], nb, sizeof nb) != (ssize_t)sizeof nb)
+        nb[0] = nb[1] = 0;
     close(fds[0]);
+    int64_t n = nb[0];
     int status = 0;
     struct rusage ru;
     wait4(pid, &status, 0, &ru);
@@ -318,6 +325,8 @@ static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out
            secs, (double)n / secs, (double)ru.ru_maxrss / 1024.0);
     fflush(stdout);
     *n_out = n;
+    if (batches_out)
+        *batches_out = nb[1];
     return secs;
 }
 
@@ -336,12 +345,31 @@ int main(int argc, char **argv)
         return 3;
     bench_refuse_memory_fs("bench_stream", dir);
     int64_t n_read = 0, n_write = 0, n_stream = 0, n_limit = 0;
-    double t_read = run_phase("read", 0, 0, &n_read);
-    double t_write = t_read > 0 ? run_phase("write", 1, n_read, &n_write) : -1;
-    double t_stream = t_write > 0 ? run_phase("stream", 2, 0, &n_stream) : -1;
-    double t_limit = t_stream > 0 ? run_phase("stream-limit", 2, limit, &n_limit) : -1;
+    if (limit == 0) {
+        /* stream-small alone (to profile it): N_LIMIT 0 */
+        int64_t n_small = 0;
+        double t = run_phase("stream-small", 3, small, &n_small, NULL);
+        char rm[300];
+        snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+        if (system(rm) != 0)
+            fprintf(stderr, "could not remove %s\n", dir);
+        return t < 0;
+    }
+    double t_read = run_phase("read", 0, 0, &n_read, NULL);
+    double t_write = t_read > 0 ? run_phase("write", 1, n_read, &n_write, NULL) : -1;
+    double t_stream = t_write > 0 ? run_phase("stream", 2, 0, &n_stream, NULL) : -1;
+    int64_t b_limit = 0;
+    double t_limit = t_stream > 0 ? run_phase("stream-limit", 2, limit, &n_limit, &b_limit) : -1;
+    if (t_limit > 0 && b_limit > 0) {
+        /* the per-batch overhead of a limited stream over the unlimited one, beside the
+         * floor measured now on the same disk */
+        double over = (t_limit - t_stream) * 1000.0 / (double)b_limit, fl = floor_ms(200);
+        printf("stream-limit overhead %.2f ms a batch floor %.2f ms  (%" PRId64 " batches of %" PRId64
+               " commits; %.1fx the floor)\n", over, fl, b_limit, limit, over / fl);
+        fflush(stdout);
+    }
     int64_t n_small = 0;
-    double t_small = t_limit > 0 && small > 1 ? run_phase("stream-small", 3, small, &n_small) : 0;
+    double t_small = t_limit > 0 && small > 1 ? run_phase("stream-small", 3, small, &n_small, NULL) : 0;
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -634,7 +634,8 @@ typedef struct mcdc_delta_writer_options {
 /** Start writing rows (in the table's column order) into new data files of the table of
  *  @p snap. Nothing is visible until the files are committed (mcdc_delta_append or a
  *  build function that adds them).
- *  @return 0; MCDC_EUNSUPPORTED for nested columns or column mapping; MCDC_EINVAL. */
+ *  @return 0; MCDC_EUNSUPPORTED for column mapping in id mode (or name mode with a nested column);
+ *          MCDC_EINVAL. A name-mode table gets files under physical names (field ids). */
 int mcdc_delta_writer_open(mcdc_delta_writer **out, const mcdc_delta_snapshot *snap,
                            const mcdc_delta_writer_options *opts);
 /** Write one row. @return 0; MCDC_EINVAL for a value that does not fit its column (the row

@@ -442,6 +442,9 @@ typedef struct mcdc_silver_as_of_reader mcdc_silver_as_of_reader;
  *  Bronze: its rows with _start_lsn <= L. Silver: the newest version whose merge commit
  *  records a position C <= L (userMetadata silver_apply.applied_lsn), with bronze's
  *  changes in (C, L] applied over it, latest per key (rule S1), deletes removed.
+ *  Silver with soft deletes: every key changed between the version's position and L gets
+ *  the row the apply would give it from all its bronze changes up to L (a key deleted by L
+ *  kept, _deleted true, _deleted_lsn/_deleted_ts of its delete, its last values).
  *  An scd2 silver table (mcdc_silver_mode) holds every version: its rows valid at L
  *  (_valid_from_lsn <= L < _valid_to_lsn, or current), once its newest commit covers L.
  *  @p columns (NULL: all of the table's, in its order) are the output columns.

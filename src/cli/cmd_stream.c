@@ -24,7 +24,8 @@ static const mcdc_opt opts[] = {
     { "capture-instance", 0, MCDC_OPT_VALUE, "CI", "the capture instance to read (required)" },
     { "target", 0, MCDC_OPT_VALUE, "NAME", "bronze table name or path (required)" },
     { "app-id", 0, MCDC_OPT_VALUE, "ID", "Delta txn appId of this stream's writes (required)" },
-    { "checkpoint", 0, MCDC_OPT_VALUE, "DIR", "the stream's checkpoint directory (required)" },
+    { "checkpoint", 0, MCDC_OPT_VALUE, "DIR", "the stream's checkpoint directory, or s3://BUCKET/PREFIX (required)" },
+    { "lease", 0, MCDC_OPT_VALUE, "DURATION|off", "a checkpoint on s3://: how long its lease lasts unless renewed (default 30s, renewed every third; off: no lease)" },
     { "facts", 0, MCDC_OPT_VALUE, "NAME", "facts table: one row per batch" },
     { "trigger", 0, MCDC_OPT_VALUE, "T", "available-now (default), once or interval:DURATION" },
     { "max-commits-per-batch", 0, MCDC_OPT_VALUE, "N", "at most N source commits per batch (default unlimited)" },
@@ -238,6 +239,19 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
                                          "re-snapshot and its gap are recorded there)");
         goto done;
     }
+    if (mcdc_cli_get(a, "lease")) {
+        const char *lv = mcdc_cli_get(a, "lease");
+        if (!strcmp(lv, "off")) {
+            so.lease_us = MCDC_CHECKPOINT_LEASE_OFF;
+        } else if ((rc = mcdc_duration_parse(&so.lease_us, lv)) < 0) {
+            goto usage;
+        } else if (so.lease_us < MCDC_CHECKPOINT_LEASE_MIN_US) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--lease %s is too short: a lease lasts at "
+                                             "least 1s (it is renewed every third of it), or off",
+                                             lv);
+            goto done;
+        }
+    }
     if (mcdc_cli_get(a, "resnapshot-interval")) {
         const char *iv = mcdc_cli_get(a, "resnapshot-interval");
         if (so.on_data_loss != MCDC_ON_DATA_LOSS_RESNAPSHOT) {
@@ -446,6 +460,8 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
     "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts --on-data-loss resnapshot\n"
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders_slim \\\n"
-    "    --app-id orders-slim --checkpoint ck/orders-slim --columns 'order_id, amount decimal(20,2)'",
+    "    --app-id orders-slim --checkpoint ck/orders-slim --columns 'order_id, amount decimal(20,2)'\n"
+    "mssql-cdc --warehouse s3://my-lake/warehouse stream --source sim:demo.db --capture-instance dbo_orders \\\n"
+    "    --target bronze.orders --app-id orders-v1 --checkpoint s3://my-lake/checkpoints/orders --lease 30s",
     run
 };

@@ -516,11 +516,12 @@ int mcdc_delta__compact_run(const mcdc_delta_snapshot *snap, const mcdc_delta__c
 
 /* ---- automatic compaction ----------------------------------------------------------- */
 
-/* Can this build rewrite the table's files at all? (flat columns, no column mapping, a
- * table that takes removes) */
+/* Can this build rewrite the table's files at all? (flat columns, no column mapping or
+ * name mode, a table that takes removes) */
 static bool rewritable(const mcdc_delta_snapshot *s)
 {
-    if (s->column_mapping != MCDC_DELTA_CM_NONE || !s->schema)
+    if ((s->column_mapping != MCDC_DELTA_CM_NONE && s->column_mapping != MCDC_DELTA_CM_NAME) ||
+        !s->schema)
         return false;
     for (size_t i = 0; i < s->schema->n_fields; i++)
         if (s->schema->fields[i].type.kind != MCDC_DELTA_TYPE_PRIMITIVE)

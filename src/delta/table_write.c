@@ -12,7 +12,10 @@
  * maxValues, nullCount) come from the Parquet writer's exact per-column statistics:
  * decimals written exactly, timestamps truncated to milliseconds (readers widen a max by
  * 999 µs), strings longer than 32 characters get a 32-character min prefix and no max,
- * booleans and binaries only a null count.
+ * booleans and binaries only a null count. A table with column mapping in name mode (flat
+ * columns) is written as PROTOCOL.md "Column Mapping" asks of writers: file columns under
+ * their physical names with their ids as Parquet field ids, stats and partition values
+ * keyed by physical name; id mode is refused.
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +56,10 @@ struct mcdc_delta_writer {
     mcdc_delta_file *done;       /* closed files' add actions */
     size_t           n_done;
     mcdc_value      *frow;       /* scratch row for the file schema */
+    int32_t         *field_ids;  /* owned, per file column: delta.columnMapping.id; NULL
+                                    without column mapping */
+    char           **part_keys;  /* owned, per table column: the partitionValues key (the
+                                    physical name under column mapping), NULL if not one */
     int              failed;     /* sticky error */
 };
 
@@ -93,6 +100,10 @@ void mcdc_delta_writer_free(mcdc_delta_writer *w)
     free(w->file_col);
     free(w->part_col);
     free(w->frow);
+    free(w->field_ids);
+    for (size_t i = 0; w->part_keys && w->table_schema && i < w->table_schema->n_cols; i++)
+        free(w->part_keys[i]);
+    free(w->part_keys);
     free(w->table);
     free(w);
 }
@@ -101,9 +112,16 @@ int mcdc_delta_writer_open(mcdc_delta_writer **out, const mcdc_delta_snapshot *s
                            const mcdc_delta_writer_options *opts)
 {
     *out = NULL;
-    if (snap->column_mapping != MCDC_DELTA_CM_NONE)
+    bool cm = snap->column_mapping == MCDC_DELTA_CM_NAME;
+    if (snap->column_mapping != MCDC_DELTA_CM_NONE && !cm)
         return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: writing rows into a table with column "
-                              "mapping is not supported", snap->table_path);
+                              "mapping in id mode is not supported (name mode is)",
+                              snap->table_path);
+    for (size_t i = 0; cm && snap->schema && i < snap->schema->n_fields; i++)
+        if (snap->schema->fields[i].type.kind != MCDC_DELTA_TYPE_PRIMITIVE)
+            return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: writing rows into a table with column "
+                                  "mapping and a nested column (%s) is not supported",
+                                  snap->table_path, snap->schema->fields[i].name);
     mcdc_delta_writer *w = calloc(1, sizeof *w);
     if (!w)
         return mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
@@ -116,27 +134,45 @@ int mcdc_delta_writer_open(mcdc_delta_writer **out, const mcdc_delta_snapshot *s
     w->frow = calloc(n + 1, sizeof *w->frow);
     w->n_part = snap->metadata.n_partition_columns;
     w->part_names = calloc(w->n_part + 1, sizeof *w->part_names);
+    w->part_keys = calloc(n + 1, sizeof *w->part_keys);
+    if (cm)
+        w->field_ids = calloc(n + 1, sizeof *w->field_ids);
     if (rc == 0 && (!w->table || !w->file_schema || !w->file_col || !w->part_col || !w->frow ||
-                    !w->part_names))
+                    !w->part_names || !w->part_keys || (cm && !w->field_ids)))
         rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    if (rc == 0 && cm && n != snap->schema->n_fields)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "%s: the flat schema does not match the table's",
+                            snap->table_path);
     for (size_t k = 0; rc == 0 && k < w->n_part; k++)
         if (!(w->part_names[k] = strdup(snap->metadata.partition_columns[k])))
             rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const mcdc_column *c = &w->table_schema->cols[i];
+        /* under column mapping (name mode) files and partition values use the physical
+         * name, and the Parquet field id is the column's id (PROTOCOL.md "Column Mapping",
+         * writer requirements) */
+        const mcdc_delta_field *f = cm ? &snap->schema->fields[i] : NULL;
+        const char *stored = f && f->physical_name ? f->physical_name : c->name;
         w->part_col[i] = -1;
         w->file_col[i] = -1;
         for (size_t k = 0; k < w->n_part; k++)
             if (strcasecmp(w->part_names[k], c->name) == 0)
                 w->part_col[i] = (int)k;
-        if (w->part_col[i] < 0) {
+        if (w->part_col[i] >= 0) {
+            if (!(w->part_keys[i] = strdup(stored)))
+                rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+        } else {
             w->file_col[i] = (int)w->file_schema->n_cols;
-            rc = mcdc_schema_add(w->file_schema, c->name, c->type, c->precision, c->scale,
+            if (cm)
+                w->field_ids[w->file_schema->n_cols] = f->field_id >= 0 && f->field_id <= INT32_MAX
+                                                           ? (int32_t)f->field_id : -1;
+            rc = mcdc_schema_add(w->file_schema, stored, c->type, c->precision, c->scale,
                                  c->nullable);
         }
     }
     mcdc_parquet_writer_options_init(&w->popts);
     w->popts.codec = MCDC_PARQUET_ZSTD;
+    w->popts.field_ids = w->field_ids;
     if (opts && opts->no_dictionary)
         w->popts.dictionary = false;
     const char *codec = opts && opts->codec
@@ -258,7 +294,7 @@ int mcdc_delta_writer_write(mcdc_delta_writer *w, const mcdc_value *row)
                 if (!row[i].is_null)
                     rc = partition_text(&t, &w->table_schema->cols[i], &row[i]);
                 if (rc == 0)
-                    rc = mcdc_delta_map_set(&p->values, w->table_schema->cols[i].name,
+                    rc = mcdc_delta_map_set(&p->values, w->part_keys[i],
                                             row[i].is_null ? NULL : (t.ptr ? t.ptr : ""));
                 mcdc_buf_dispose(&t);
             }

@@ -92,6 +92,7 @@
 #include "mcdc/failpoint.h"
 #include "mcdc/fs.h"
 #include "mcdc/log.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
 #include "pipeline/stream_int.h"
 
@@ -1266,7 +1267,7 @@ int mcdc_stream_check(mcdc_stream *s)
     }
     char adopted[MCDC_PATH_MAX];
     snprintf(adopted, sizeof adopted, "%s/adopted", s->o.checkpoint);
-    bool ck_adopted = ck_exists && mcdc_fs_exists(adopted); /* then open reads its plan */
+    bool ck_adopted = ck_exists && mcdc_storage_exists(adopted); /* then open reads its plan */
     if ((rc = mcdc_stream__check_target(s, !ck_adopted, !ck_batches)) < 0 ||
         (rc = mcdc_stream__prepare_bronze(s)) < 0)
         goto fail;
@@ -1288,8 +1289,8 @@ int mcdc_stream_open(mcdc_stream *s)
     int rc = mcdc_stream_check(s);
     if (rc < 0)
         return rc;
-    if ((rc = mcdc_checkpoint_open(&s->ck, s->o.checkpoint, s->o.app_id, s->o.capture_instance,
-                                   s->o.target)) < 0)
+    if ((rc = mcdc_checkpoint_open_leased(&s->ck, s->o.checkpoint, s->o.app_id,
+                                          s->o.capture_instance, s->o.target, s->o.lease_us)) < 0)
         goto fail;
     mcdc_batch_range last;
     bool has_range = mcdc_checkpoint_last_range(s->ck, &last) == 0;

@@ -111,35 +111,6 @@ typedef struct scd2 {
     bool                 soft;      /* scd1 with soft deletes, not history */
 } scd2;
 
-static bool same_value(const mcdc_column *c, const mcdc_value *a, const mcdc_value *b)
-{
-    if (a->is_null || b->is_null)
-        return a->is_null == b->is_null;
-    switch (c->type) {
-    case MCDC_TYPE_STRING:
-    case MCDC_TYPE_BINARY:
-        return a->v.s.len == b->v.s.len && memcmp(a->v.s.ptr, b->v.s.ptr, a->v.s.len) == 0;
-    case MCDC_TYPE_BOOLEAN:
-        return a->v.b == b->v.b;
-    case MCDC_TYPE_FLOAT:
-        return a->v.f == b->v.f;
-    case MCDC_TYPE_DOUBLE:
-        return a->v.d == b->v.d;
-    case MCDC_TYPE_DECIMAL:
-        return memcmp(&a->v.dec, &b->v.dec, sizeof a->v.dec) == 0;
-    default:
-        return a->v.i == b->v.i;
-    }
-}
-
-static bool same_vals(const mcdc_schema *cap, const mcdc_value *a, const mcdc_value *b)
-{
-    for (size_t i = 0; i < cap->n_cols; i++)
-        if (!same_value(&cap->cols[i], &a[i], &b[i]))
-            return false;
-    return true;
-}
-
 static int rank_cmp(const chg *a, const chg *b)
 {
     int c = mcdc_silver_rank_cmp(&a->r, &b->r);
@@ -411,7 +382,7 @@ static int build_states(scd2 *c)
             const chg *w = &c->ch[x];
             const mcdc_value *v = (w->r.op == 1 || w->r.op == 3) ? NULL : w->vals;
             const state *prev = k->n_st ? &k->st[k->n_st - 1] : NULL;
-            if (prev && ((!prev->vals && !v) || (prev->vals && v && same_vals(c->cap, prev->vals, v))))
+            if (prev && ((!prev->vals && !v) || (prev->vals && v && mcdc_silver__same_cells(c->cap->cols, c->cap->n_cols, prev->vals, v))))
                 continue;
             k->st[k->n_st] = (state){ w->r.lsn, w->ts, v, v ? NULL : w->vals }; /* absent first: closes silver's */
             k->n_st++;
@@ -588,8 +559,10 @@ static bool soft_row(scd2 *c, const keyed *k, const mcdc_value *have, mcdc_value
     return true;
 }
 
-/* Soft deletes: silver's row of a changed key; the states it already holds are skipped. */
-static void soft_found(keyed *k, const mcdc_value *r, size_t n_cap)
+/* Soft deletes: silver's row of a changed key; the states it already holds are skipped,
+ * and so is a first state equal to the row's (deleted after deleted, or a live image with
+ * the row's values): as in one apply, where equal neighbours collapse, it changes nothing. */
+static void soft_found(const scd2 *c, keyed *k, const mcdc_value *r, size_t n_cap)
 {
     mcdc_lsn a, b;
     bool ha = !r[n_cap + S_LSN].is_null &&
@@ -602,6 +575,12 @@ static void soft_found(keyed *k, const mcdc_value *r, size_t n_cap)
     }
     k->has_cur = true;
     while (ha && k->first < k->n_st && mcdc_lsn_cmp(&k->st[k->first].lsn, &a) <= 0)
+        k->first++;
+    bool deleted = !r[n_cap + S_DEL].is_null && r[n_cap + S_DEL].v.b;
+    while (k->first < k->n_st &&
+           (deleted ? !k->st[k->first].vals
+                    : k->st[k->first].vals &&
+                          mcdc_silver__same_cells(c->cap->cols, n_cap, k->st[k->first].vals, r)))
         k->first++;
     k->close = k->first < k->n_st;
 }
@@ -636,7 +615,7 @@ static int find_current(scd2 *c, bool *rewrite)
                                         c->o->silver_name, f->path);
                     break;
                 }
-                soft_found(k, r, n_cap);
+                soft_found(c, k, r, n_cap);
                 rewrite[fi] |= k->close;
                 continue;
             }
@@ -652,7 +631,7 @@ static int find_current(scd2 *c, bool *rewrite)
                             mcdc_lsn_parse_n(&from, r[n_cap + H_FROM].v.s.ptr, r[n_cap + H_FROM].v.s.len) == 0;
             while (k->first < k->n_st &&
                    ((has_from && mcdc_lsn_cmp(&k->st[k->first].lsn, &from) <= 0) ||
-                    (k->st[k->first].vals && same_vals(c->cap, k->st[k->first].vals, r))))
+                    (k->st[k->first].vals && mcdc_silver__same_cells(c->cap->cols, c->cap->n_cols, k->st[k->first].vals, r))))
                 k->first++;
             if (k->first < k->n_st) {
                 k->close = true;

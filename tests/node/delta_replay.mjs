@@ -4,11 +4,102 @@
 // rows (OURS.jsonl, from `table cat`) and the replay's rows, each sorted by their values.
 // The log is replayed with plain JSON parsing: the checkpoint named by _last_checkpoint
 // (read by DuckDB's Parquet reader with the protocol's checkpoint schema), then the JSON
-// commits after it, which must be contiguous. Files are keyed by path; partition values
+// commits after it, which must be contiguous. Files are keyed by path and DV id; partition values
 // come from add.partitionValues; data files are read with DuckDB's read_parquet, columns by
 // their physical names under column mapping and cast to the table's type when widened.
+// Deletion vectors (PROTOCOL "Deletion Vector Format") are decoded here, independently of
+// the tool: the 'u' file named by the Z85 form of its UUID (or an inline 'i' bitmap), its
+// size and CRC-32 checked, the portable RoaringBitmapArray (array, bitset and run
+// containers) parsed; rows at those positions (DuckDB's file_row_number) are left out.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+
+const Z85 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
+const z85 = (s) => {
+  const out = Buffer.alloc((s.length / 5) * 4);
+  for (let i = 0; i < s.length; i += 5) {
+    let v = 0;
+    for (let k = 0; k < 5; k++) {
+      const d = Z85.indexOf(s[i + k]);
+      if (d < 0) throw new Error(`bad Z85 character ${s[i + k]}`);
+      v = v * 85 + d;
+    }
+    out.writeUInt32BE(v, (i / 5) * 4);
+  }
+  return out;
+};
+// The deleted row positions of a DV descriptor, as a Set of BigInt.
+const dvRows = (table, dv) => {
+  let bitmap;
+  if (dv.storageType === 'i') {
+    bitmap = z85(dv.pathOrInlineDv).subarray(0, dv.sizeInBytes);
+  } else {
+    let file;
+    if (dv.storageType === 'u') {
+      const p = dv.pathOrInlineDv;
+      const u = z85(p.slice(-20)).toString('hex');
+      const uuid = `${u.slice(0, 8)}-${u.slice(8, 12)}-${u.slice(12, 16)}-${u.slice(16, 20)}-${u.slice(20)}`;
+      const prefix = p.slice(0, -20);
+      file = `${table}/${prefix ? prefix + '/' : ''}deletion_vector_${uuid}.bin`;
+    } else {
+      file = decodeURIComponent(dv.pathOrInlineDv.replace(/^file:(\/\/)?/, ''));
+    }
+    const bytes = readFileSync(file);
+    if (bytes[0] !== 1) throw new Error(`${file}: version ${bytes[0]}`);
+    const off = dv.offset ?? 1;
+    const size = bytes.readUInt32BE(off);
+    if (size !== dv.sizeInBytes) throw new Error(`${file}: size ${size}, log says ${dv.sizeInBytes}`);
+    bitmap = bytes.subarray(off + 4, off + 4 + size);
+    const crc = bytes.readUInt32BE(off + 4 + size);
+    if (crc32(bitmap) !== crc) throw new Error(`${file}: CRC mismatch`);
+  }
+  if (bitmap.readUInt32LE(0) !== 1681511377) throw new Error('not a portable RoaringBitmapArray');
+  const rows = new Set();
+  let at = 4;
+  const buckets = Number(bitmap.readBigUInt64LE(at));
+  at += 8;
+  for (let b = 0; b < buckets; b++) {
+    const high = BigInt(bitmap.readUInt32LE(at)) << 32n;
+    at += 4;
+    const cookie = bitmap.readUInt32LE(at);
+    let n;
+    let runFlags = null;
+    if ((cookie & 0xffff) === 12347) {
+      n = (cookie >>> 16) + 1;
+      at += 4;
+      runFlags = bitmap.subarray(at, at + Math.ceil(n / 8));
+      at += Math.ceil(n / 8);
+    } else if (cookie === 12346) {
+      n = bitmap.readUInt32LE(at + 4);
+      at += 8;
+    } else throw new Error(`bad roaring cookie ${cookie}`);
+    const hdr = [];
+    for (let i = 0; i < n; i++) hdr.push([bitmap.readUInt16LE(at + 4 * i), bitmap.readUInt16LE(at + 4 * i + 2) + 1]);
+    at += 4 * n;
+    if (!runFlags || n >= 4) at += 4 * n; // offsets
+    for (let i = 0; i < n; i++) {
+      const base = high | (BigInt(hdr[i][0]) << 16n);
+      if (runFlags && (runFlags[i >> 3] >> (i & 7)) & 1) {
+        const nr = bitmap.readUInt16LE(at);
+        at += 2;
+        for (let r = 0; r < nr; r++) {
+          const start = bitmap.readUInt16LE(at + 4 * r), len = bitmap.readUInt16LE(at + 4 * r + 2) + 1;
+          for (let x = 0; x < len; x++) rows.add(base + BigInt(start + x));
+        }
+        at += 4 * nr;
+      } else if (hdr[i][1] > 4096) {
+        for (let x = 0; x < 65536; x++) if ((bitmap[at + (x >> 3)] >> (x & 7)) & 1) rows.add(base + BigInt(x));
+        at += 8192;
+      } else {
+        for (let k = 0; k < hdr[i][1]; k++) rows.add(base + BigInt(bitmap.readUInt16LE(at + 2 * k)));
+        at += 2 * hdr[i][1];
+      }
+    }
+  }
+  if (rows.size !== dv.cardinality) throw new Error(`DV has ${rows.size} rows, log says ${dv.cardinality}`);
+  return rows;
+};
 
 const canon = (v) => (v === null || v === undefined ? '\u0000' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const sortKey = (row) => Object.values(row).map(canon).join('\u0001');
@@ -25,9 +116,14 @@ const con = await db.connect();
 const files = new Map();
 let metadata = null;
 let start = -1;
+// a file is its path and its deletion vector's id (PROTOCOL "Deletion Vectors")
+const fileKey = (f) => {
+  const dv = f.deletionVector;
+  return dv ? `${f.path}\u0001${dv.storageType}${dv.pathOrInlineDv}@${dv.offset ?? ''}` : f.path;
+};
 const apply = (a) => {
-  if (a.add) files.set(a.add.path, a.add);
-  else if (a.remove) files.delete(a.remove.path);
+  if (a.add) files.set(fileKey(a.add), a.add);
+  else if (a.remove) files.delete(fileKey(a.remove));
   else if (a.metaData) metadata = a.metaData;
 };
 let lc = null;
@@ -75,10 +171,12 @@ for (const f of files.values()) {
     const v = widened ? `CAST(${quote(phys(c))} AS ${duckType(c.type)})` : quote(phys(c));
     return `${v} AS ${quote(c.name)}`;
   });
+  const deleted = f.deletionVector ? dvRows(table, f.deletionVector) : null;
   const r = await con.runAndReadAll(
-    `SELECT ${cols.length ? cols.join(', ') : '1 AS "_no_columns"'} FROM read_parquet('${path.replace(/'/g, "''")}')`);
+    `SELECT ${cols.length ? cols.join(', ') : '1 AS "_no_columns"'}, file_row_number AS "__row" FROM read_parquet('${path.replace(/'/g, "''")}', file_row_number = true)`);
   const pv = f.partitionValues || {};
   for (const row of r.getRowObjectsJson()) {
+    if (deleted && deleted.has(BigInt(row.__row))) continue;
     const out = {};
     for (const c of schema) {
       if (parts.includes(c.name)) {

@@ -295,15 +295,18 @@ static int first_rowid_after(mcdc_sim *s, int64_t id, const mcdc_lsn *after, int
     char sql[160];
     sqlite3_stmt *bounds, *probe;
     *out = -1;
-    snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM sim_ct_%lld", (long long)id);
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &bounds, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading changes");
+    /* two queries: SQLite answers min(rowid) or max(rowid) alone from the b-tree's ends,
+     * but both in one statement scans the whole change table (every batch paid a scan) */
+    int rc;
     int64_t lo = 0, hi = -1;
-    if (sqlite3_step(bounds) == SQLITE_ROW && sqlite3_column_type(bounds, 0) != SQLITE_NULL) {
-        lo = sqlite3_column_int64(bounds, 0);
-        hi = sqlite3_column_int64(bounds, 1);
+    for (int end = 0; end < 2; end++) {
+        snprintf(sql, sizeof sql, "SELECT %s(rowid) FROM sim_ct_%lld", end ? "max" : "min", (long long)id);
+        if ((rc = sqlite3_prepare_v2(s->db, sql, -1, &bounds, NULL)) != SQLITE_OK)
+            return sim__sqlite_error(s, rc, "reading changes");
+        if (sqlite3_step(bounds) == SQLITE_ROW && sqlite3_column_type(bounds, 0) != SQLITE_NULL)
+            *(end ? &hi : &lo) = sqlite3_column_int64(bounds, 0);
+        sqlite3_finalize(bounds);
     }
-    sqlite3_finalize(bounds);
     if (hi < lo) return 0;
     snprintf(sql, sizeof sql, "SELECT rowid, \"__$start_lsn\" FROM sim_ct_%lld WHERE rowid >= ? ORDER BY rowid LIMIT 1",
              (long long)id);
@@ -733,4 +736,14 @@ int64_t mcdc_sim_source_commit_entries_fed(const mcdc_source *b)
 {
     if (!b || b->ops != &sim_ops) return -1;
     return ((const sim_source *)b)->ct.n_fed;
+}
+
+int64_t mcdc_sim_source_pages_fetched(const mcdc_source *b)
+{
+    if (!b || b->ops != &sim_ops) return -1;
+    int hit = 0, miss = 0, high;
+    sqlite3 *db = ((const sim_source *)b)->sim->db;
+    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &high, 0);
+    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &high, 0);
+    return (int64_t)hit + miss;
 }

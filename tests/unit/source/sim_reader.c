@@ -604,6 +604,55 @@ static void test_source_sim_reader__index_follows_rewind_and_cleanup(void **stat
     simt_close(&t);
 }
 
+static int count_rows(const mcdc_change *c, void *payload)
+{
+    (void)c;
+    (*(int64_t *)payload)++;
+    return 0;
+}
+
+/* A read of the newest commit of a large change table finds its first row by a binary
+ * search, never by a scan: it fetches a small part of the pages a read of everything does
+ * (the bounds of that search were one min/max statement, which SQLite answered by scanning
+ * the whole change table, so every small batch paid a scan). */
+static void test_source_sim_reader__small_read_does_not_scan_the_change_table(void **state)
+{
+    (void)state;
+    simt t;
+    simt_open(&t, NULL);
+    simt_orders(&t, "2025-01-01T10:00:00");
+    mcdc_buf sql = MCDC_BUF_INIT(1 << 20);
+    int key = 0;
+    for (int c = 0; c < 40; c++) {
+        mcdc_buf_clear(&sql);
+        mcdc_buf_puts(&sql, "INSERT INTO dbo.orders (order_id, customer) VALUES ");
+        for (int r = 0; r < 1000; r++, key++)
+            mcdc_buf_printf(&sql, "%s(%d, 'customer number %d')", r ? ", " : "", key + 1, key);
+        mcdc_sim_exec_result r;
+        if (mcdc_sim_exec(t.sim, sql.ptr, MCDC_SIM_NOW, T("2025-01-01T10:00:01") + c * MCDC_US_PER_SEC + 1000, &r) != 0)
+            fail_msg("exec: %s", mcdc_error_last()->message);
+    }
+    mcdc_buf_dispose(&sql);
+    mcdc_lsn before = commit_at(&t, 100000, T("2025-01-01T10:01:00"));
+    mcdc_lsn last = commit_at(&t, 100001, T("2025-01-01T10:01:01"));
+    simt_capture(&t, "2025-01-01T10:02:00", 0);
+    mcdc_source *src = open_src(&t);
+    mcdc_lsn zero = mcdc_lsn_zero();
+    int64_t n_all = 0, n_one = 0;
+    int64_t p0 = mcdc_sim_source_pages_fetched(src);
+    assert_int_equal(0, src->ops->read_changes(src, "dbo_orders", &zero, &last, count_rows, &n_all));
+    int64_t p1 = mcdc_sim_source_pages_fetched(src);
+    assert_int_equal(0, src->ops->read_changes(src, "dbo_orders", &before, &last, count_rows, &n_one));
+    int64_t p2 = mcdc_sim_source_pages_fetched(src);
+    assert_int_equal(40 * 1000 + 2, n_all);
+    assert_int_equal(1, n_one);
+    if ((p2 - p1) * 5 > p1 - p0)
+        fail_msg("pages fetched: %lld for one commit, %lld for all (want under a fifth)", (long long)(p2 - p1), (long long)(p1 - p0));
+    assert_int_equal(-1, mcdc_sim_source_pages_fetched(NULL));
+    mcdc_source_close(src);
+    simt_close(&t);
+}
+
 static mcdc_source_identity identity_of(simt *t)
 {
     mcdc_source *src = open_src(t);
@@ -678,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_source_sim_reader__questions_feed_each_entry_once),
         cmocka_unit_test(test_source_sim_reader__index_follows_rewind_and_cleanup),
         cmocka_unit_test(test_source_sim_reader__identity_names_the_database_and_keeps_its_guid),
+        cmocka_unit_test(test_source_sim_reader__small_read_does_not_scan_the_change_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
