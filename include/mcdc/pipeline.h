@@ -432,6 +432,8 @@ typedef struct mcdc_stream_progress {
                                 0 for a replay bronze already held */
     bool        has_headroom;
     double      headroom_hours; /* BATCH: facts retention_headroom_hours */
+    const char *capture_instance; /* BATCH: the capture instance the batch read (a newer
+                                     one than configured after a switch); NULL otherwise */
 } mcdc_stream_progress;
 
 /** A listener. Runs on the stream's thread: it must not block (hand work to another

@@ -485,6 +485,12 @@ typedef struct mcdc_silver_follower mcdc_silver_follower;
  *          cannot start. */
 int mcdc_silver_follower_start(mcdc_silver_follower **out, const mcdc_silver_apply_options *opts);
 
+/** Let the follower's applies take rows of capture instance @p ci too (a newer instance
+ *  the stream switched to while running: a capture_instance_switched batch): from the next
+ *  apply on; one already listed changes nothing. Called from the stream's listener: takes
+ *  the follower's lock only briefly, never waits for an apply.
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_silver_follower_add_instance(mcdc_silver_follower *f, const char *ci);
 /** A batch of bronze is committed: apply soon. Never blocks on I/O (a flag and a signal);
  *  batches that land during an apply are taken by the next one. Thread-safe. */
 void mcdc_silver_follower_notify(mcdc_silver_follower *f);

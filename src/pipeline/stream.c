@@ -617,7 +617,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                                .end = r->end, .has_latest = s->has_latest, .latest = s->latest,
                                .duration_ms = (mcdc_time_mono_us() - t0) / 1000 +
                                               s->plan_ms + s->wal_ms,
-                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0 };
+                               .read_bytes = m.read_mb >= 0 ? x.bytes : 0,
+                               .capture_instance = s->ci };
     p.has_headroom = mcdc_stream__headroom_hours(&p.headroom_hours, &m, r, &bf);
     mcdc_buf js = MCDC_BUF_INIT(1 << 16);
     if (progress_json(&js, s, &p, s->plan_ms, s->wal_ms, add_ms,
