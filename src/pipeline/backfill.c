@@ -65,6 +65,7 @@ typedef struct bf {
     mcdc_lsn snap;            /* the rows' _snapshot: S, or a partial backfill's P */
     bool partial;             /* --range: a partial backfill of [range_lo, range_hi) */
     json_t *range_lo, *range_hi; /* its bounds as JSON keys (null: open), owned */
+    json_t *key_order;        /* how the source orders the key's columns, or NULL; owned */
     char range_id[40];        /* its run id: names its txns, in its facts rows */
 } bf;
 
@@ -176,6 +177,7 @@ static void release(bf *b)
     json_decref(b->chunks);
     json_decref(b->range_lo);
     json_decref(b->range_hi);
+    json_decref(b->key_order);
 }
 
 static int fill_status(bf *b)
@@ -255,6 +257,11 @@ static int plan(bf *b)
         snap_event ev = { .event = "snapshot_plan", .app_id = b->state.app_id, .rows = 0,
                           .at = b->state.S, .started_at_us = started, .read_seconds = -1,
                           .duration_ms = (mcdc_time_mono_us() - t0) / 1000 };
+        json_t *ko = mcdc_snap__key_orders(b->o->source, b->o->capture_instance, &b->k);
+        if (d && ko)
+            json_object_set_new(d, "key_order", ko);
+        else
+            json_decref(ko);
         ev.detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(d);
         if (!ev.detail)
@@ -650,6 +657,8 @@ static int commit_read(bf *b, wave_read *w)
         json_decref(um);
         um = NULL;
     }
+    if (um && b->partial && b->key_order)
+        json_object_set(um, "key_order", b->key_order);
     if (um && has_cl) {
         char cl[MCDC_LSN_STRLEN];
         json_object_set_new(um, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &wave_cl)));
@@ -1017,6 +1026,7 @@ static int run_range(bf *b, int64_t t_start)
         return rc;
     b->chunks = chunks;
     b->n_chunks = json_array_size(chunks);
+    b->key_order = mcdc_snap__key_orders(o->source, o->capture_instance, &b->k);
     b->partial = true;
     st->partial = true;
     st->partial_lsn = b->snap;
