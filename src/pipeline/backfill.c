@@ -38,6 +38,7 @@
 
 #include "mcdc/backfill.h"
 #include "mcdc/failpoint.h"
+#include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "pipeline/snapshot_int.h"
 
@@ -88,10 +89,10 @@ static void progress_line(bf *b, int64_t wave, double rate, double left)
         return;
     size_t n = strlen(t);
     t[n] = '\n'; /* the NUL becomes the line's end */
-    ssize_t w = write(b->progress_fd, t, n + 1);
-    if (w != (ssize_t)(n + 1))
-        mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: progress line not written: %s", b->o->progress_path,
-                 w < 0 ? strerror(errno) : "short write");
+    if (mcdc_fs_append(b->progress_fd, t, n + 1, b->o->progress_path) < 0) {
+        mcdc_log(MCDC_LOG_WARN, LOGGER, "progress line not written: %s", mcdc_error_last()->message);
+        mcdc_error_clear();
+    }
     free(t);
 }
 
@@ -1072,10 +1073,10 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
     }
     if (!o->range && (o->status_only || b.state.completed))
         goto done;
-    if (o->progress_path &&
-        (b.progress_fd = open(o->progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0) {
-        mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot be opened: %s", o->progress_path,
-                       strerror(errno));
+    if (o->progress_path && mcdc_fs_append_open(&b.progress_fd, o->progress_path) < 0) {
+        char why[sizeof mcdc_error_last()->message];
+        snprintf(why, sizeof why, "%s", mcdc_error_last()->message);
+        mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot be opened: %s", o->progress_path, why);
         rc = mcdc_error_hint("pass a file in a directory that exists and is writable");
         goto done;
     }
@@ -1096,8 +1097,7 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
         rc = complete(&b);
 done:
     out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
-    if (b.progress_fd >= 0)
-        close(b.progress_fd);
+    mcdc_fs_close(b.progress_fd);
     release(&b);
     return rc;
 }
