@@ -29,6 +29,7 @@ S_bg() { # S_bg ERRFILE [ARGS...]: S in the background, $! its own pid
   ( exec "$MCDC_BIN" stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.orders \
       --app-id orders --checkpoint "$CK" --facts ops.facts "$@" >/dev/null 2>"$err" ) &
 }
+mark() { echo "  $1: $((SECONDS - started)) s"; }
 lease() { expect 200 "$(req GET ck/orders/lease)" "GET the lease"; cat "$W/out"; }
 
 sim_setup
@@ -40,6 +41,7 @@ rc=0; M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.
 [ $rc = 2 ] && grep -q "this object store is not supported" "$T/err" || { cat "$T/err" >&2; die "gs:// checkpoint: exit $rc"; }
 [ "$(req GET "?list-type=2&prefix=ck%2F")" = 200 ] && ! grep -q '<Key>' "$W/out" || die "a refused stream wrote to the bucket"
 
+mark "the first batches"
 # the first batches: the checkpoint's files are objects, the lease released at the end
 sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders VALUES (1, N'ann', 10.00, NULL), (2, N'bob', 20.00, NULL)"
 sim_capture 2026-10-01T14:00:10
@@ -48,6 +50,7 @@ for k in metadata offsets/0 commits/0; do expect 200 "$(req GET "ck/orders/$k")"
 lease | grep -q '"released":true' || die "the lease was not released at a clean end: $(lease)"
 check_bronze bronze.orders ops.facts orders
 
+mark "a live lease"
 # a live lease: a second stream exits 3 naming the owner and the time left
 S_bg "$T/first.err" --trigger interval:200ms --lease 20s; first=$!
 for _ in $(seq 1 100); do lease 2>/dev/null | grep -q "\"pid\":$first," && break; sleep 0.1; done
@@ -62,6 +65,7 @@ t0=$(date +%s%N)
 S --lease 20s >/dev/null 2>"$T/err" || { cat "$T/err" >&2; die "the stream after a clean stop failed"; }
 [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 10000 ] || die "a released lease was waited for"
 
+mark "kill -9"
 # kill -9 at each step of a batch: the restart waits for the dead stream's lease, then
 # resumes; bronze holds every change once
 at=1
@@ -82,6 +86,7 @@ for fp in stream.after_offsets delta.commit.before_link delta.commit.after_link@
 done
 check_bronze bronze.orders ops.facts orders
 
+mark "two writers with the lease off"
 # two writers with the lease off, on one checkpoint and one table: each round both run at
 # once; one may find the other's batch taken (exit 3), none loses or doubles a change
 for r in 1 2 3 4 5; do
