@@ -111,4 +111,28 @@ node -e '
   v.forEach((x, i) => { if (x !== i) { console.error("version " + i + " missing"); process.exit(1); } });
 ' "$T/hist.jsonl" || die "bronze versions not contiguous"
 
+# run --config with its checkpoint and its state directory on S3 (the config in a folder
+# of its own, so relative paths would be joined to it): run --status reads the state back
+mark "run --config"
+mkdir -p "$T/conf"
+cat >"$T/conf/run.yaml" <<YAML
+warehouse: s3://$S3_BUCKET/runlake
+state_dir: s3://$S3_BUCKET/run-state
+sources:
+  shop: {source: "sim:$DB"}
+tables:
+  - source: shop
+    capture_instance: dbo_orders
+    target: bronze.orders
+    app_id: run-orders
+    checkpoint: s3://$S3_BUCKET/ck/run-orders
+    facts: ops.facts
+YAML
+M run --config "$T/conf/run.yaml" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; die "run --config with an S3 checkpoint failed"; }
+expect 200 "$(req GET ck/run-orders/commits/0)" "GET ck/run-orders/commits/0"
+[ ! -e "$T/conf/s3:" ] || die "run --config joined an s3:// location to its folder"
+out=$(M run --config "$T/conf/run.yaml" --status) || die "run --status on S3: $out"
+grep -q "^bronze.orders: stopped, batch [0-9]* ending 0x" <<<"$out" || die "run --status on S3: $out"
+MSSQL_CDC_WAREHOUSE=s3://$S3_BUCKET/runlake check_bronze bronze.orders ops.facts run-orders
+
 echo "checkpoint on S3: ok ($((SECONDS - started)) s after the gateway started)"
