@@ -322,7 +322,7 @@ static int chunk_events(bf *b, const json_t *um, snap_event **out, size_t *n_out
         json_t *sec = json_object_get(c, "read_seconds");
         const char *mx = json_string_value(json_object_get(c, "max_lsn"));
         ev[i].event = b->partial ? "snapshot_range_chunk" : "snapshot_chunk";
-        ev[i].app_id = b->state.app_id;
+        ev[i].app_id = b->state.app_id ? b->state.app_id : b->s.family; /* a partial backfill of a stream that never opened a snapshot */
         ev[i].rows = json_integer_value(rs);
         ev[i].at = at;
         ev[i].has_max = mx && mcdc_lsn_parse(&ev[i].max_lsn, mx) == 0;
@@ -873,7 +873,8 @@ static int run_waves(bf *b, int64_t t_start)
 }
 
 /* "LO..HI": the first ".." outside a JSON string splits it; each side is a JSON key value
- * (null or nothing: open). Both open, or a side that is not JSON, is refused. */
+ * (null or nothing: open). Both open (unless opts->whole_range: stream
+ * --snapshot-on-switch), or a side that is not JSON, is refused. */
 static int parse_range(bf *b)
 {
     const char *t = b->o->range, *dots = NULL;
@@ -909,7 +910,7 @@ static int parse_range(bf *b)
     }
     b->range_lo = side[0];
     b->range_hi = side[1];
-    if (json_is_null(b->range_lo) && json_is_null(b->range_hi)) {
+    if (json_is_null(b->range_lo) && json_is_null(b->range_hi) && !b->o->whole_range) {
         mcdc_error_set(MCDC_EINVAL, "--range %s: both ends are open", t);
         return mcdc_error_hint("a backfill of the whole table is a new snapshot; give a bound");
     }
@@ -928,7 +929,7 @@ static int parse_range(bf *b)
         }
         mcdc_snap__keyvals_clear(&kv);
     }
-    if (json_equal(b->range_lo, b->range_hi) ||
+    if ((json_equal(b->range_lo, b->range_hi) && !json_is_null(b->range_lo)) ||
         (b->k.is_int && json_is_integer(b->range_lo) && json_is_integer(b->range_hi) &&
          json_integer_value(b->range_lo) >= json_integer_value(b->range_hi))) {
         mcdc_error_set(MCDC_EINVAL, "--range %s: empty (the range is LO <= key < HI)", t);

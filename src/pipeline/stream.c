@@ -627,6 +627,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         p.json = js.ptr;
     emit(s, &p);
     mcdc_buf_dispose(&js);
+    if (s->switch_batch == N && (rc = mcdc_stream__snapshot_on_switch(s)) < 0)
+        goto done;
 done:
     free(m.detail);
     mcdc_stream__facts_rows_clear(&fr);
@@ -1086,6 +1088,9 @@ static int run_loop(mcdc_stream *s)
         after = last.end;
         n_done++;
     }
+    /* a snapshot-on-switch an earlier run did not finish (switch_snapshot.c, W2) */
+    if ((rc = mcdc_stream__snapshot_on_switch(s)) < 0)
+        return rc;
     if (s->o.trigger == MCDC_TRIGGER_ONCE && n_done)
         return 0;
 
