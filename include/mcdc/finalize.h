@@ -304,13 +304,17 @@ typedef struct mcdc_cut {
                                 identity (written before identities were), so the cut could
                                 not check that it is of the others' database */
     size_t    n_tables;
+    size_t    n_facts_files;      /* data files of the facts table */
+    size_t    n_facts_files_read; /* of them, opened (the rest pruned by their stats) */
 } mcdc_cut;
 
 /** The newest LSN L at which each of @p tables (bronze targets, as the streams name them)
  *  holds every commit: the smallest of their newest batch ends in the facts table (batch
  *  rows, event NULL). @p table_paths (NULL: no source check) are the tables' directories,
  *  whose configuration says which source each holds (mcdc_bronze_source_identity). Reads
- *  only.
+ *  only, and only the facts files whose stats say they may change the cut (the listed
+ *  tables' event rows, and their newest batch ends): the cost follows those tables' events,
+ *  not the facts table's size.
  *  @return 0; MCDC_EINVAL, naming the table and how to go on, for tables of different
  *          sources (naming both and both sources), a table without a control row or a
  *          batch row, one whose chunked snapshot is open, a table listed twice, or an L

@@ -21,6 +21,8 @@
  *   <checkpoint>/commits/<N>  {"batch_id":N,"bronze_version":V|null,
  *                              "facts_version":V|null,"committed_at":..}
  *   <checkpoint>/lock         flock held while a stream runs; holds the holder's pid
+ *   <checkpoint>/lease        on object storage, instead of the lock: {"owner":..,"host":..,
+ *                             "pid":..,"expires_at":..,...}, renewed while a stream runs
  *   <checkpoint>/adopted      `stream --adopt` only: {"first_batch":K,"after":OFFSET,
  *                              "from_owner":..,"adopted_at":..}, written before batch K
  *
@@ -32,7 +34,10 @@
  * Caveats:
  * - One writer per checkpoint: mcdc_checkpoint_open takes the lock and a second opener
  *   fails at once with MCDC_ELOCKED ("already locked by pid N"). The lock dies with the
- *   process that holds it.
+ *   process that holds it. On object storage (s3://) the lock is a lease object renewed
+ *   by a thread while the checkpoint is open (mcdc_checkpoint_open_leased): a live lease
+ *   of another stream is MCDC_ECONFLICT, a killed stream's is waited for until it expires.
+ *   The lease is no fence: batch files and Delta commits are created only if absent.
  * - A checkpoint belongs to one app_id, capture instance and target; reusing it with
  *   another is refused. A new checkpoint needs a new app_id (Delta's txn would otherwise
  *   skip its batches): the stream refuses to run when bronze already holds batches of
@@ -113,6 +118,27 @@ typedef struct mcdc_batch_commit {
  *          offsets or commits without metadata (C5: nothing is written); MCDC_EIO. */
 int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
                          const char *capture_instance, const char *target);
+
+/** The lease of a checkpoint on object storage when none is given (`--lease`): 30 s. */
+#define MCDC_CHECKPOINT_LEASE_DEFAULT_US (30 * 1000000LL)
+/** The shortest lease (it is renewed every third of its duration). */
+#define MCDC_CHECKPOINT_LEASE_MIN_US 1000000LL
+/** No lease at all (`--lease off`): nothing keeps a second stream off the checkpoint;
+ *  exactly-once still holds (create-if-absent offsets/N, commits/N and Delta commits). */
+#define MCDC_CHECKPOINT_LEASE_OFF 0
+
+/** mcdc_checkpoint_open() with the lease of a checkpoint on object storage (s3://) lasting
+ *  @p lease_us (at least MCDC_CHECKPOINT_LEASE_MIN_US, or MCDC_CHECKPOINT_LEASE_OFF). There
+ *  the one-writer rule is a lease object, <checkpoint>/lease, in place of the flock:
+ *  created if absent with an owner id and expiry, renewed every third of @p lease_us by a
+ *  thread until close, taken over once expired. A stream of this host that died holding it
+ *  is waited for until it expires (logged with the seconds left). A local directory keeps
+ *  its flock and ignores @p lease_us.
+ *  @return as mcdc_checkpoint_open(); MCDC_ECONFLICT when another stream holds a live lease
+ *          (the message names its owner and the seconds until it expires). */
+int mcdc_checkpoint_open_leased(mcdc_checkpoint **out, const char *dir, const char *app_id,
+                                const char *capture_instance, const char *target,
+                                int64_t lease_us);
 
 /** Release the lock and free; accepts NULL. */
 void mcdc_checkpoint_close(mcdc_checkpoint *ck);
@@ -333,9 +359,11 @@ typedef struct mcdc_generation {
  *  @return 0; MCDC_ECORRUPT for a file that is not a generation record; MCDC_EIO. */
 int mcdc_generation_read(mcdc_generation *out, const char *checkpoint);
 
-/** Refuse a checkpoint location with a URI scheme (s3:// included: a checkpoint on an
- *  object store needs the lease object, not built yet), before anything reads it.
- *  @return 0 for a local directory; MCDC_EUNSUPPORTED naming it (password masked). */
+/** Check a checkpoint location before anything reads it: a local directory, or s3://
+ *  (its configuration and the bucket's conditional PUTs checked, mcdc_storage_check());
+ *  another URI scheme is refused.
+ *  @return 0; MCDC_EUNSUPPORTED naming another scheme (password masked); MCDC_EINVAL for
+ *  a bad s3:// location, missing credentials or a store that ignores If-None-Match; MCDC_EIO. */
 int mcdc_checkpoint_check_location(const char *dir);
 /** Record @p g as the checkpoint's generation (atomic and durable: a temp file, fsync,
  *  rename, directory fsync). @return 0; MCDC_EIO; MCDC_EINVAL for a path too long. */
@@ -404,6 +432,8 @@ typedef struct mcdc_stream_progress {
                                 0 for a replay bronze already held */
     bool        has_headroom;
     double      headroom_hours; /* BATCH: facts retention_headroom_hours */
+    const char *capture_instance; /* BATCH: the capture instance the batch read (a newer
+                                     one than configured after a switch); NULL otherwise */
 } mcdc_stream_progress;
 
 /** A listener. Runs on the stream's thread: it must not block (hand work to another
@@ -449,6 +479,13 @@ typedef struct mcdc_stream_options {
                                       * on the source's clock; default 7 days, 0: no limit */
     int          schema_change;      /* MCDC_SCHEMA_CHANGE_CLASSIFY (default): go on through
                                       * DDL the stream can follow; _FAIL: stop at any DDL */
+    int64_t      lease_us;           /* a checkpoint on object storage: its lease's duration
+                                      * (default MCDC_CHECKPOINT_LEASE_DEFAULT_US;
+                                      * MCDC_CHECKPOINT_LEASE_OFF: none) */
+    bool         snapshot_on_switch; /* after following a newer capture instance, read the
+                                      * table again in chunks (a partial backfill of every
+                                      * key) so rows not changed since get its columns;
+                                      * needs facts */
 } mcdc_stream_options;
 
 /** What a stream does on finding changes purged before it read them. */
@@ -464,7 +501,8 @@ enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
 #define MCDC_STREAM_OPTIONS_INIT                                                            \
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
       MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0, \
-      MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US, MCDC_SCHEMA_CHANGE_CLASSIFY }
+      MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US, MCDC_SCHEMA_CHANGE_CLASSIFY,   \
+      MCDC_CHECKPOINT_LEASE_DEFAULT_US, false }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {

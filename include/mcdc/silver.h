@@ -44,11 +44,13 @@
  *      or above L in the change set (the chunk's row or a later change), is deleted only if
  *      silver's image of it has _start_lsn < L (it was gone by L: a delete lost in a gap,
  *      an older snapshot's row); a key inserted after L keeps its row. Bounds are compared
- *      in the source's key order (the plan's key columns, composite keys column by column),
- *      which silver knows exactly for integers, bit, decimals, floats, dates and timestamps;
- *      a key with a character or binary column (whose order is the source's collation, or
- *      a uniqueidentifier's byte order, not recorded in bronze) is left to the completion's
- *      rebuild, as are chunks whose stamp is not known yet.
+ *      in the source's key order (the plan's key columns, composite keys column by column):
+ *      the value order for integers, bit, decimals, floats, dates and timestamps, and for a
+ *      character or binary column the order the plan recorded from the source
+ *      (mcdc/key_order.h: case-insensitive text, a uniqueidentifier's byte groups, bytes).
+ *      A character or binary key whose order the source does not tell (SQL Server: its
+ *      collation) is left to the completion's rebuild, as are chunks whose stamp is not
+ *      known yet.
  * (W3) Partial backfills (`backfill --range`, ADR 0022): the op-0 rows of their waves not
  *      applied yet (a range's bronze txn <app>#range.<R> above silver's txn of the same
  *      appId) go into an incremental change set with every change after their stamps, so
@@ -442,6 +444,9 @@ typedef struct mcdc_silver_as_of_reader mcdc_silver_as_of_reader;
  *  Bronze: its rows with _start_lsn <= L. Silver: the newest version whose merge commit
  *  records a position C <= L (userMetadata silver_apply.applied_lsn), with bronze's
  *  changes in (C, L] applied over it, latest per key (rule S1), deletes removed.
+ *  Silver with soft deletes: every key changed between the version's position and L gets
+ *  the row the apply would give it from all its bronze changes up to L (a key deleted by L
+ *  kept, _deleted true, _deleted_lsn/_deleted_ts of its delete, its last values).
  *  An scd2 silver table (mcdc_silver_mode) holds every version: its rows valid at L
  *  (_valid_from_lsn <= L < _valid_to_lsn, or current), once its newest commit covers L.
  *  @p columns (NULL: all of the table's, in its order) are the output columns.
@@ -482,6 +487,12 @@ typedef struct mcdc_silver_follower mcdc_silver_follower;
  *          cannot start. */
 int mcdc_silver_follower_start(mcdc_silver_follower **out, const mcdc_silver_apply_options *opts);
 
+/** Let the follower's applies take rows of capture instance @p ci too (a newer instance
+ *  the stream switched to while running: a capture_instance_switched batch): from the next
+ *  apply on; one already listed changes nothing. Called from the stream's listener: takes
+ *  the follower's lock only briefly, never waits for an apply.
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_silver_follower_add_instance(mcdc_silver_follower *f, const char *ci);
 /** A batch of bronze is committed: apply soon. Never blocks on I/O (a flag and a signal);
  *  batches that land during an apply are taken by the next one. Thread-safe. */
 void mcdc_silver_follower_notify(mcdc_silver_follower *f);

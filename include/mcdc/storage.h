@@ -62,6 +62,20 @@ int mcdc_storage_create(const char *loc, const void *data, size_t len);
  *  @return 0; MCDC_EIO. */
 int mcdc_storage_put(const char *loc, const void *data, size_t len);
 
+/** Compare and swap: write @p loc with @p len bytes only if it still is the object whose
+ *  change token is @p token (as mcdc_storage_stat(), mcdc_storage_read() or an earlier
+ *  swap gave it), or, with @p token NULL, only if it is absent. Of two racing swaps from
+ *  one token exactly one succeeds (on S3 a PUT with If-Match on the ETag, or If-None-Match:
+ *  *; locally an flock on a hidden lock file beside it around the check and the atomic
+ *  replace, which keeps out other swaps, not plain puts). Meant for small state objects
+ *  read and rewritten whole, such as the stream checkpoint's lease.
+ *  @param[out] info  when not NULL, the object as written (its token for the next swap).
+ *  @return 0; MCDC_ECONFLICT when the object is another than @p token names, or (token
+ *  NULL) already exists: nothing changed; MCDC_ENOTFOUND when @p token is given and the
+ *  object is gone; MCDC_EIO. */
+int mcdc_storage_swap(mcdc_storage_info *info, const char *loc, const void *data, size_t len,
+                      const char *token);
+
 /** Remove @p loc. @return 0 (also when already absent); MCDC_EIO. */
 int mcdc_storage_delete(const char *loc);
 

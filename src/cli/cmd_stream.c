@@ -24,7 +24,8 @@ static const mcdc_opt opts[] = {
     { "capture-instance", 0, MCDC_OPT_VALUE, "CI", "the capture instance to read (required)" },
     { "target", 0, MCDC_OPT_VALUE, "NAME", "bronze table name or path (required)" },
     { "app-id", 0, MCDC_OPT_VALUE, "ID", "Delta txn appId of this stream's writes (required)" },
-    { "checkpoint", 0, MCDC_OPT_VALUE, "DIR", "the stream's checkpoint directory (required)" },
+    { "checkpoint", 0, MCDC_OPT_VALUE, "DIR", "the stream's checkpoint directory, or s3://BUCKET/PREFIX (required)" },
+    { "lease", 0, MCDC_OPT_VALUE, "DURATION|off", "a checkpoint on s3://: how long its lease lasts unless renewed (default 30s, renewed every third; off: no lease)" },
     { "facts", 0, MCDC_OPT_VALUE, "NAME", "facts table: one row per batch" },
     { "trigger", 0, MCDC_OPT_VALUE, "T", "available-now (default), once or interval:DURATION" },
     { "max-commits-per-batch", 0, MCDC_OPT_VALUE, "N", "at most N source commits per batch (default unlimited)" },
@@ -32,6 +33,7 @@ static const mcdc_opt opts[] = {
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
     { "bootstrap-mode", 0, MCDC_OPT_VALUE, "M", "with --bootstrap: full (default, one read) or chunked (open a snapshot for `backfill`; needs --facts)" },
     { "backfill", 0, MCDC_OPT_SWITCH, NULL, "run the open chunked snapshot's waves in this process, one after each batch, the rest at the end (needs --facts)" },
+    { "snapshot-on-switch", 0, MCDC_OPT_SWITCH, NULL, "after following a newer capture instance, read the table again in chunks so rows not changed since get its columns (needs --facts)" },
     { "on-data-loss", 0, MCDC_OPT_VALUE, "fail|skip|resnapshot", "on changes purged before they were read: fail (default, exit 4), skip (failOnDataLoss=false) or resnapshot (a new snapshot in generation n+1; needs --facts)" },
     { "resnapshot-interval", 0, MCDC_OPT_VALUE, "DURATION", "with --on-data-loss resnapshot: at most one automatic re-snapshot per DURATION on the source's clock (default 7d, 0: no limit)" },
     { "adopt", 0, MCDC_OPT_SWITCH, NULL, "take over an existing bronze from its owning stream (new or empty --checkpoint)" },
@@ -233,10 +235,29 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         if (so.on_data_loss == MCDC_ON_DATA_LOSS_SKIP)
             so.fail_on_data_loss = false;
     }
+    so.snapshot_on_switch = mcdc_cli_has(a, "snapshot-on-switch");
+    if (so.snapshot_on_switch && !so.facts) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--snapshot-on-switch needs --facts (the "
+                                         "switch and the snapshot after it are recorded there)");
+        goto done;
+    }
     if (so.on_data_loss == MCDC_ON_DATA_LOSS_RESNAPSHOT && !so.facts) {
         exit_code = mcdc_cli_usage_error(a->cmd, "--on-data-loss resnapshot needs --facts (the "
                                          "re-snapshot and its gap are recorded there)");
         goto done;
+    }
+    if (mcdc_cli_get(a, "lease")) {
+        const char *lv = mcdc_cli_get(a, "lease");
+        if (!strcmp(lv, "off")) {
+            so.lease_us = MCDC_CHECKPOINT_LEASE_OFF;
+        } else if ((rc = mcdc_duration_parse(&so.lease_us, lv)) < 0) {
+            goto usage;
+        } else if (so.lease_us < MCDC_CHECKPOINT_LEASE_MIN_US) {
+            exit_code = mcdc_cli_usage_error(a->cmd, "--lease %s is too short: a lease lasts at "
+                                             "least 1s (it is renewed every third of it), or off",
+                                             lv);
+            goto done;
+        }
     }
     if (mcdc_cli_get(a, "resnapshot-interval")) {
         const char *iv = mcdc_cli_get(a, "resnapshot-interval");
@@ -446,6 +467,10 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
     "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts --on-data-loss resnapshot\n"
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders_slim \\\n"
-    "    --app-id orders-slim --checkpoint ck/orders-slim --columns 'order_id, amount decimal(20,2)'",
+    "    --app-id orders-slim --checkpoint ck/orders-slim --columns 'order_id, amount decimal(20,2)'\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts --snapshot-on-switch\n"
+    "mssql-cdc --warehouse s3://my-lake/warehouse stream --source sim:demo.db --capture-instance dbo_orders \\\n"
+    "    --target bronze.orders --app-id orders-v1 --checkpoint s3://my-lake/checkpoints/orders --lease 30s",
     run
 };

@@ -318,7 +318,11 @@ static int attempt(const mcdc_s3_config *cfg, const mcdc_s3_req *rq, const char 
     }
     if (rq->if_none_match)
         hdrs = curl_slist_append(hdrs, "If-None-Match: *");
-    char h_range[96], h_ct[160];
+    char h_range[96], h_ct[160], h_match[160];
+    if (rq->if_match) {
+        snprintf(h_match, sizeof h_match, "If-Match: %.128s", rq->if_match);
+        hdrs = curl_slist_append(hdrs, h_match);
+    }
     if (rq->range) {
         snprintf(h_range, sizeof h_range, "Range: %s", rq->range);
         hdrs = curl_slist_append(hdrs, h_range);

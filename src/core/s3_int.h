@@ -47,6 +47,7 @@ typedef struct mcdc_s3_req {
     const void *body;          /* PUT/POST body, or NULL */
     size_t      body_len;
     bool        if_none_match; /* send If-None-Match: * */
+    const char *if_match;      /* send If-Match: this ETag (quotes kept), or NULL */
     const char *range;         /* "bytes=a-b", or NULL */
     const char *content_type;  /* or NULL */
     mcdc_buf   *out;           /* response body, appended (its max caps it); NULL: dropped */

@@ -45,6 +45,15 @@ int mcdc_storage_put(const char *loc, const void *data, size_t len)
     return backend_of(loc)->put(loc, data, len);
 }
 
+int mcdc_storage_swap(mcdc_storage_info *info, const char *loc, const void *data, size_t len,
+                      const char *token)
+{
+    MCDC_ASSERT_ARG(loc && (data || len == 0));
+    if (info)
+        memset(info, 0, sizeof *info);
+    return backend_of(loc)->swap(info, loc, data, len, token);
+}
+
 int mcdc_storage_delete(const char *loc)
 {
     MCDC_ASSERT_ARG(loc);

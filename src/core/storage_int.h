@@ -15,6 +15,8 @@ typedef struct mcdc_storage_backend {
     int  (*read)(mcdc_buf *out, mcdc_storage_info *info, const char *loc);
     int  (*create)(const char *loc, const void *data, size_t len);
     int  (*put)(const char *loc, const void *data, size_t len);
+    int  (*swap)(mcdc_storage_info *info, const char *loc, const void *data, size_t len,
+                 const char *token);
     int  (*del)(const char *loc);
     int  (*mkdirs)(const char *loc);
     int  (*file_open)(mcdc_storage_file **out, mcdc_storage_info *info, const char *loc);

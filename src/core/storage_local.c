@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -292,6 +293,42 @@ static int local_list(mcdc_storage_listing *out, const char *loc, unsigned flags
     return list_dir(out, loc, NULL, flags, 0);
 }
 
+/* Compare and swap under an flock of ".<name>.swap.lock" beside @p loc: the check of the
+ * token and the atomic replace happen with the lock held, so two swaps never both win. */
+static int local_swap(mcdc_storage_info *info, const char *loc, const void *data, size_t len, const char *token)
+{
+    char lock[MCDC_PATH_MAX];
+    const char *slash = strrchr(loc, '/');
+    int dir_len = slash ? (int)(slash - loc) + 1 : 0;
+    if (snprintf(lock, sizeof lock, "%.*s.%s.swap.lock", dir_len, loc, slash ? slash + 1 : loc) >= (int)sizeof lock)
+        return mcdc_error_set(MCDC_EINVAL, "%s: name too long", loc);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return mcdc_error_set(MCDC_EIO, "open %s: %s", lock, strerror(errno));
+    int rc = 0;
+    while (flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            rc = mcdc_error_set(MCDC_EIO, "flock %s: %s", lock, strerror(errno));
+            break;
+        }
+    mcdc_storage_info cur;
+    if (rc == 0 && token) {
+        rc = local_stat(&cur, loc);
+        if (rc == 0 && strcmp(cur.token, token) != 0)
+            rc = mcdc_error_set(MCDC_ECONFLICT, "%s: changed since it was read", loc);
+        if (rc == 0)
+            rc = mcdc_fs_write_atomic(loc, data, len);
+    } else if (rc == 0) {
+        rc = mcdc_fs_create_noreplace(loc, data, len);
+        if (rc == MCDC_EEXISTS)
+            rc = mcdc_error_set(MCDC_ECONFLICT, "%s: already exists", loc);
+    }
+    if (rc == 0 && info)
+        rc = local_stat(info, loc);
+    close(fd); /* releases the lock */
+    return rc;
+}
+
 static int local_del(const char *loc)
 {
     return mcdc_fs_remove(loc);
@@ -304,6 +341,7 @@ const mcdc_storage_backend mcdc_storage__local = {
     .read = local_read,
     .create = mcdc_fs_create_noreplace,
     .put = mcdc_fs_write_atomic,
+    .swap = local_swap,
     .del = local_del,
     .mkdirs = mcdc_fs_mkdirs,
     .file_open = local_file_open,

@@ -29,12 +29,14 @@
 #include "core/s3_int.h"
 #include "core/storage_int.h"
 #include "mcdc/log.h"
+#include "mcdc/secret.h"
 #include "mcdc/time.h"
 
 #define MAX_BUCKETS 64
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool            g_allow_unsafe;
+static bool            g_bare_if_match; /* the store compares If-Match with the unquoted ETag */
 static struct probed {
     char name[64];
     int  verdict; /* 1 honours If-None-Match, -1 ignores it (refused), 2 ignores it (allowed) */
@@ -63,14 +65,16 @@ static int parse(s3_loc *out, const char *loc)
 {
     const char *b = loc + 5, *slash = strchr(b, '/');
     size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+    char shown[256]; /* a location in a message, a password in it masked */
+    mcdc_secret_mask_str(shown, sizeof shown, loc);
     if (bl < 3 || bl > 63) {
-        mcdc_error_set(MCDC_EINVAL, "bad S3 location '%.200s': the bucket name must be 3 to 63 characters", loc);
+        mcdc_error_set(MCDC_EINVAL, "bad S3 location '%.200s': the bucket name must be 3 to 63 characters", shown);
         return mcdc_error_hint("write s3://BUCKET/PREFIX, e.g. s3://my-lake/warehouse");
     }
     for (size_t i = 0; i < bl; i++) {
         char c = b[i];
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) {
-            mcdc_error_set(MCDC_EINVAL, "bad S3 location '%.200s': '%c' in the bucket name", loc, c);
+            mcdc_error_set(MCDC_EINVAL, "bad S3 location '%.200s': '%c' in the bucket name", shown, c);
             return mcdc_error_hint("bucket names are lower-case letters, digits, '-' and '.'");
         }
     }
@@ -307,6 +311,80 @@ static int s3_put(const char *loc, const void *data, size_t len)
     s3_loc l;
     int rc = parse(&l, loc);
     return rc < 0 ? rc : put_at(&l, data, len);
+}
+
+/* The ETag inside a change token "size:etag" (info_of), or NULL when it has none. */
+static const char *etag_of(const char *token)
+{
+    const char *c = token ? strchr(token, ':') : NULL;
+    return c && c[1] ? c + 1 : NULL;
+}
+
+static int s3_swap(mcdc_storage_info *info, const char *loc, const void *data, size_t len, const char *token)
+{
+    s3_loc l;
+    int rc = parse(&l, loc);
+    if (rc < 0)
+        return rc;
+    const char *etag = token ? etag_of(token) : NULL;
+    if (token && !etag)
+        return mcdc_error_set(MCDC_EINVAL, "%s: change token '%.100s' holds no ETag", loc, token);
+    if (!token && (rc = probe(&l)) < 0)
+        return rc;
+    /* RFC 7232 quotes the ETag in If-Match, and AWS takes it so; radosgw 16.2 compares a
+     * PUT's If-Match with the bare value (412 for the quoted one of an unchanged object).
+     * A 412 for an object whose ETag is still the one given (a HEAD) means the store wants
+     * the bare form: the swap is sent again so, and the process remembers it. */
+    char bare[128] = "";
+    pthread_mutex_lock(&g_mu);
+    bool use_bare = g_bare_if_match;
+    pthread_mutex_unlock(&g_mu);
+    size_t el = etag ? strlen(etag) : 0;
+    if (el >= 2 && etag[0] == '"' && etag[el - 1] == '"' && el - 2 < sizeof bare)
+        snprintf(bare, sizeof bare, "%.*s", (int)(el - 2), etag + 1);
+    mcdc_s3_req rq = { .method = "PUT", .bucket = l.bucket, .key = l.key, .body = data ? data : "",
+                       .body_len = len, .if_none_match = !token, .if_match = use_bare && bare[0] ? bare : etag };
+    mcdc_s3_resp rs;
+    if ((rc = mcdc_s3__request(&rq, &rs)) < 0)
+        return rc;
+    if (rs.status == 412 && bare[0] && !use_bare) {
+        mcdc_storage_info now;
+        if (s3_stat(&now, loc) == 0 && strcmp(now.token, token) == 0) {
+            pthread_mutex_lock(&g_mu);
+            g_bare_if_match = true;
+            pthread_mutex_unlock(&g_mu);
+            mcdc_log(MCDC_LOG_DEBUG, "s3", "bucket %s takes If-Match with the bare ETag", l.bucket);
+            rq.if_match = bare;
+            if ((rc = mcdc_s3__request(&rq, &rs)) < 0)
+                return rc;
+        }
+        mcdc_error_clear();
+    }
+    if (rs.status == 200) {
+        info_of(info, &rs, len);
+        return 0;
+    }
+    if (rs.status == 412 && rs.uncertain) {
+        /* an earlier attempt may have written it: our bytes there are our own swap */
+        mcdc_buf b = MCDC_BUF_INIT(len + 1);
+        mcdc_storage_info now;
+        bool same = s3_read(&b, &now, loc) == 0 && b.len == len && (len == 0 || memcmp(b.ptr, data, len) == 0);
+        mcdc_buf_dispose(&b);
+        mcdc_error_clear();
+        if (same) {
+            if (info)
+                *info = now;
+            return 0;
+        }
+    }
+    if (rs.status == 412)
+        return mcdc_error_set(MCDC_ECONFLICT, "%s: %s", loc, token ? "changed since it was read" : "already exists");
+    if (rs.status == 404 && token)
+        return mcdc_error_set(MCDC_ENOTFOUND, "%s: no such object", loc);
+    if (rs.status == 409)
+        return mcdc_error_set(MCDC_EIO, "%s: a concurrent conditional write kept conflicting (HTTP 409, %d "
+                              "attempts)", loc, rs.attempts);
+    return mcdc_s3__fail("PUT", l.bucket, l.key, &rs);
 }
 
 static int s3_del(const char *loc)
@@ -731,6 +809,7 @@ const mcdc_storage_backend mcdc_storage__s3 = {
     .read = s3_read,
     .create = s3_create,
     .put = s3_put,
+    .swap = s3_swap,
     .del = s3_del,
     .mkdirs = s3_mkdirs,
     .file_open = s3_file_open,

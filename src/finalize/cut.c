@@ -27,7 +27,12 @@
  * lost_after (the last LSN read before it; rows without it: at the commit time
  * lost_from_ts, that time counted as inside). At or below lost_after the table holds every
  * change; above it (in the gap, or past S) changes inside the gap were never read.
- * Reads only; the facts table is scanned once.
+ * Reads only. The facts' data files are pruned by their stats (facts_plan), so the work
+ * grows with the listed tables' event rows, not with the facts table: a file whose target
+ * range holds no listed table is not opened; a file of batch rows only (nullCount of event
+ * = numRecords) matters only through its newest end_lsn, so those files are read newest
+ * max end_lsn first and only while one may raise a listed table's end. A file without
+ * usable stats is read.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -36,11 +41,15 @@
 #include "mcdc/delta.h"
 #include "mcdc/error.h"
 #include "mcdc/finalize.h"
+#include "mcdc/log.h"
 #include "mcdc/pipeline.h"
 #include "mcdc/source.h"
 #include "mcdc/time.h"
 
 enum { C_TARGET, C_EVENT, C_END_LSN, C_END_TS, C_DETAIL, C_LOST_FROM, N_C };
+
+/* A table name at least this long may be a truncated max stat (delta/stats.c). */
+#define STRING_STATS_PREFIX_CHARS 32
 
 typedef struct table_state {
     bool     has_end;
@@ -214,6 +223,147 @@ static int check_sources(const char *const *tables, const char *const *paths, si
     return 0;
 }
 
+/* ---- the facts, pruned by stats ------------------------------------------------------- */
+
+/* What a facts file's stats say: which listed tables it may hold, whether it holds batch
+ * rows only, and its newest end_lsn. */
+typedef struct facts_file {
+    size_t   index;      /* in snap->files */
+    bool     batch_only; /* every row's event is NULL, and max_end is known */
+    mcdc_lsn max_end;
+} facts_file;
+
+static bool may_hold(const char *tmin, const char *tmax, const char *t)
+{
+    if (tmin && strcmp(t, tmin) < 0)
+        return false;
+    if (tmax && strcmp(t, tmax) > 0 &&
+        !(strlen(tmax) >= STRING_STATS_PREFIX_CHARS && !strncmp(t, tmax, strlen(tmax))))
+        return false;
+    return true;
+}
+
+/* From a file's stats: whether it may hold a row of a listed table (@p holds[i] per table),
+ * and whether it holds batch rows only with a known newest end_lsn. */
+static bool classify(const char *stats, const char *const *tables, size_t n, bool *holds,
+                     facts_file *f)
+{
+    json_t *o = stats ? json_loads(stats, 0, NULL) : NULL;
+    json_t *mins = json_object_get(o, "minValues"), *maxs = json_object_get(o, "maxValues");
+    const char *tmin = json_string_value(json_object_get(mins, "target"));
+    const char *tmax = json_string_value(json_object_get(maxs, "target"));
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= (holds[i] = !o || may_hold(tmin, tmax, tables[i]));
+    json_t *rows = json_object_get(o, "numRecords");
+    json_t *nulls = json_object_get(json_object_get(o, "nullCount"), "event");
+    const char *emax = json_string_value(json_object_get(maxs, "end_lsn"));
+    f->batch_only = json_is_integer(rows) && json_is_integer(nulls) &&
+                    json_integer_value(rows) == json_integer_value(nulls) && emax &&
+                    strlen(emax) == MCDC_LSN_STRLEN - 1 && mcdc_lsn_parse(&f->max_end, emax) == 0;
+    if (!f->batch_only)
+        mcdc_error_clear();
+    json_decref(o);
+    return any;
+}
+
+static int by_max_end_desc(const void *pa, const void *pb)
+{
+    const facts_file *a = pa, *b = pb;
+    return -mcdc_lsn_cmp(&a->max_end, &b->max_end);
+}
+
+/* Scan @p n files of @p snap (indices @p idx) and fold their rows of the listed tables. */
+static int scan_files(const mcdc_delta_snapshot *snap, const char *facts_path, const size_t *idx,
+                      size_t n, const char *const *tables, size_t n_tables, table_state *st)
+{
+    if (!n)
+        return 0;
+    mcdc_delta_file *files = calloc(n, sizeof *files);
+    if (!files)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        files[i] = snap->files[idx[i]];
+    mcdc_delta_snapshot view = *snap; /* the same table, only these files */
+    view.files = files;
+    view.n_files = n;
+    static const char *const cols[N_C] = { "target", "event", "end_lsn", "end_commit_ts",
+                                           "detail", "lost_from_ts" };
+    mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = N_C;
+    mcdc_delta_scan *sc = NULL;
+    int rc = mcdc_delta_scan_open(&sc, &view, &so);
+    if (rc == MCDC_ENOTFOUND) {
+        mcdc_error_set(MCDC_EINVAL, "%s is not a facts table (a column is missing)", facts_path);
+        rc = mcdc_error_hint("give the facts table the streams write (stream --facts)");
+    }
+    const mcdc_value *r;
+    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
+        rc = 0;
+        if (r[C_TARGET].is_null)
+            continue;
+        for (size_t i = 0; i < n_tables; i++)
+            if (str_is(&r[C_TARGET], tables[i])) {
+                take_row(&st[i], r);
+                break;
+            }
+    }
+    mcdc_delta_scan_free(sc);
+    free(files);
+    return rc < 0 ? rc : 0;
+}
+
+/* Every row of the listed tables that can change the cut: all files that may hold an event
+ * row of one, then the batch-only files newest end first, each read only while it may
+ * raise the end of a table it may hold. */
+static int read_facts(mcdc_cut *out, const mcdc_delta_snapshot *snap, const char *facts_path,
+                      const char *const *tables, size_t n_tables, table_state *st)
+{
+    size_t n = snap->n_files;
+    size_t *must = calloc(n ? n : 1, sizeof *must);
+    facts_file *cand = calloc(n ? n : 1, sizeof *cand);
+    bool *holds = calloc(n_tables * (n ? n : 1), sizeof *holds);
+    if (!must || !cand || !holds) {
+        free(must);
+        free(cand);
+        free(holds);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
+    size_t n_must = 0, n_cand = 0;
+    for (size_t i = 0; i < n; i++) {
+        facts_file f = { .index = i };
+        if (!classify(snap->files[i].stats, tables, n_tables, &holds[i * n_tables], &f))
+            continue;
+        if (f.batch_only)
+            cand[n_cand++] = f;
+        else
+            must[n_must++] = i;
+    }
+    int rc = scan_files(snap, facts_path, must, n_must, tables, n_tables, st);
+    size_t n_read = n_must;
+    if (n_cand > 1)
+        qsort(cand, n_cand, sizeof *cand, by_max_end_desc);
+    for (size_t c = 0; rc == 0 && c < n_cand; c++) {
+        const bool *h = &holds[cand[c].index * n_tables];
+        bool need = false;
+        for (size_t i = 0; i < n_tables && !need; i++)
+            need = h[i] && (!st[i].has_end || mcdc_lsn_cmp(&cand[c].max_end, &st[i].end) > 0);
+        if (!need)
+            continue;
+        rc = scan_files(snap, facts_path, &cand[c].index, 1, tables, n_tables, st);
+        n_read++;
+    }
+    out->n_facts_files = n;
+    out->n_facts_files_read = n_read;
+    mcdc_log(MCDC_LOG_DEBUG, "cut", "%s: read %zu of %zu facts files (the rest pruned by their "
+             "stats)", facts_path, n_read, n);
+    free(must);
+    free(cand);
+    free(holds);
+    return rc;
+}
+
 int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts_path,
                       const char *const *tables, const char *const *table_paths, size_t n_tables)
 {
@@ -250,36 +400,14 @@ int mcdc_finalize_cut(mcdc_cut *out, const char *control_path, const char *facts
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     mcdc_delta_snapshot *snap = NULL;
-    mcdc_delta_scan *sc = NULL;
     rc = mcdc_delta_snapshot_open(&snap, facts_path, -1);
     if (rc == MCDC_ENOTFOUND) {
         mcdc_error_set(MCDC_EINVAL, "facts table %s does not exist", facts_path);
         mcdc_error_hint("give the facts table the streams write (stream --facts)");
         rc = MCDC_EINVAL;
     }
-    if (rc == 0) {
-        static const char *const cols[N_C] = { "target", "event", "end_lsn", "end_commit_ts",
-                                               "detail", "lost_from_ts" };
-        mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
-        so.columns = cols;
-        so.n_columns = N_C;
-        if ((rc = mcdc_delta_scan_open(&sc, snap, &so)) == MCDC_ENOTFOUND) {
-            mcdc_error_set(MCDC_EINVAL, "%s is not a facts table (a column is missing)", facts_path);
-            rc = mcdc_error_hint("give the facts table the streams write (stream --facts)");
-        }
-    }
-    const mcdc_value *r;
-    while (rc == 0 && (rc = mcdc_delta_scan_next(sc, &r)) == 1) {
-        rc = 0;
-        if (r[C_TARGET].is_null)
-            continue;
-        for (size_t i = 0; i < n_tables; i++)
-            if (str_is(&r[C_TARGET], tables[i])) {
-                take_row(&st[i], r);
-                break;
-            }
-    }
-    mcdc_delta_scan_free(sc);
+    if (rc == 0)
+        rc = read_facts(out, snap, facts_path, tables, n_tables, st);
     mcdc_delta_snapshot_free(snap);
 
     /* L: the smallest end; every table must hold a batch and a complete state */

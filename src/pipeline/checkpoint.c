@@ -9,8 +9,13 @@
  *      this order, this module refuses a commit without its range.
  * (C3) N only grows: offsets/N+1 is written only after commits/N, and the numbers
  *      present are contiguous; a hole is corruption, never skipped.
- * (C4) One process at a time: the lock is an flock on <checkpoint>/lock, released by the
- *      kernel when the holder dies, so a killed stream never leaves a stale lock.
+ * (C4) One process at a time: locally the lock is an flock on <checkpoint>/lock, released
+ *      by the kernel when the holder dies, so a killed stream never leaves a stale lock. On
+ *      object storage it is the lease object <checkpoint>/lease (lease.c), renewed while
+ *      the stream runs and expiring when it dies; every write here first checks the lease
+ *      is still ours. Neither is a fence: (C1), (C2) and the Delta commits are each create-
+ *      if-absent, so two writers let in by a lost lease (or `--lease off`) still commit
+ *      each batch once.
  * (C5) metadata is written before any offsets/N and never removed: a directory holding
  *      offsets or commits without metadata is corruption (MCDC_ECORRUPT, nothing
  *      written), never a new checkpoint with a new stream id.
@@ -38,17 +43,20 @@
 #include <unistd.h>
 
 #include "mcdc/fs.h"
+#include "mcdc/log.h"
 #include "mcdc/storage.h"
 #include "mcdc/secret.h"
 #include "mcdc/time.h"
 #include "mcdc/warehouse.h"
+#include "pipeline/lease.h"
 
 #define KEEP_BATCHES 100              /* batches kept in offsets/ and commits/ */
 #define MAX_STATE_FILE (1 << 20)      /* no checkpoint file is larger than this */
 
 struct mcdc_checkpoint {
     char   *dir;          /* the checkpoint directory, as given */
-    mcdc_fs_lock *lock;   /* held from open to close */
+    mcdc_fs_lock *lock;   /* held from open to close (a local directory) */
+    mcdc_lease *lease;    /* held from open to close (object storage, unless --lease off) */
     mcdc_checkpoint_meta meta; /* strings below own the text */
     char   *meta_id, *meta_app_id, *meta_ci, *meta_target;
     int64_t first_offset, last_offset; /* offsets/ numbers present, -1 when none */
@@ -153,6 +161,17 @@ static int load_json(json_t **out, const char *path)
     return 0;
 }
 
+/* A batch file another stream created first: two streams on one checkpoint (C4). */
+static int taken(const mcdc_checkpoint *ck, const char *path, int64_t n, const char *what)
+{
+    mcdc_error_set(MCDC_ECONFLICT, "checkpoint %s: batch %" PRId64 " was %s by another stream "
+                   "meanwhile (%s exists)", ck->dir, n, what, path);
+    return mcdc_error_hint("another stream writes this checkpoint, and has this batch: nothing "
+                           "was lost or doubled; keep one stream per checkpoint%s",
+                           mcdc_storage_is_s3(ck->dir) ? " (its lease keeps a second one out "
+                           "unless --lease off)" : "");
+}
+
 /* Write a new state file durably, never replacing one (C1, invariant 6). */
 static int store_json(const char *path, json_t *j)
 {
@@ -176,6 +195,11 @@ static int scan_numbers(const char *dir, const char *sub, int64_t *first, int64_
     uint64_t *nums = NULL;
     size_t n = 0;
     int rc = mcdc_storage_list_numbered(&nums, &n, path);
+    if (rc == MCDC_ENOTFOUND && mcdc_storage_is_s3(dir)) {
+        mcdc_error_clear(); /* no object under the prefix yet: an object store has no
+                             * empty directories */
+        rc = 0;
+    }
     if (rc < 0)
         goto done;
     for (size_t i = 1; i < n; i++) {
@@ -394,16 +418,25 @@ static int create_meta(const char *path, const char *app_id, const char *ci, con
     return rc;
 }
 
-/* A checkpoint is a local directory: a URI is refused until the lease exists. */
+/* A checkpoint is a local directory or an s3:// prefix; other schemes are refused. */
 int mcdc_checkpoint_check_location(const char *dir)
 {
+    if (mcdc_storage_is_s3(dir))
+        return mcdc_storage_check(dir);
     if (!mcdc_warehouse_is_uri(dir))
         return 0;
     char shown[256];
-    mcdc_error_set(MCDC_EUNSUPPORTED, "checkpoint '%s': object storage is not supported yet; "
-                   "a checkpoint is a local directory",
+    mcdc_error_set(MCDC_EUNSUPPORTED, "checkpoint '%s': this object store is not supported; "
+                   "a checkpoint is a local directory or an s3:// prefix",
                    mcdc_secret_mask_str(shown, sizeof shown, dir));
-    return mcdc_error_hint("give --checkpoint a local directory, e.g. ./checkpoints/orders");
+    return mcdc_error_hint("give --checkpoint a local directory (e.g. ./checkpoints/orders) or "
+                           "s3://BUCKET/PREFIX");
+}
+
+/* The lease is still ours (C4); a checkpoint without one passes. */
+static int lease_ok(const mcdc_checkpoint *ck)
+{
+    return ck->lease ? mcdc_lease_check(ck->lease) : 0;
 }
 
 /* ---- adoption (C6) ----------------------------------------------------------------------- */
@@ -455,6 +488,9 @@ int mcdc_checkpoint_record_adoption(mcdc_checkpoint *ck, int64_t first_batch_id,
     if (ck->has_adoption || ck->last_offset >= 0)
         return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: already %s", ck->dir,
                               ck->has_adoption ? "adopted a table" : "has batches");
+    int lrc = lease_ok(ck);
+    if (lrc < 0)
+        return lrc;
     char ts[MCDC_TIME_STRLEN];
     int64_t now = mcdc_time_now_us();
     json_t *j = json_pack("{s:I,s:o,s:s,s:s}", "first_batch", (json_int_t)first_batch_id,
@@ -585,7 +621,38 @@ int mcdc_checkpoint_check_target(const char *dir, const char *table)
 int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app_id,
                          const char *capture_instance, const char *target)
 {
+    return mcdc_checkpoint_open_leased(out, dir, app_id, capture_instance, target,
+                                       MCDC_CHECKPOINT_LEASE_DEFAULT_US);
+}
+
+/* Take the one-writer rule (C4): the flock of <dir>/lock, or on object storage the lease. */
+static int take_lock(mcdc_checkpoint *ck, int64_t lease_us)
+{
+    char *p = path_join(ck->dir, mcdc_storage_is_s3(ck->dir) ? "lease" : "lock");
+    if (!p)
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir);
+    int rc = 0;
+    if (!mcdc_storage_is_s3(ck->dir)) {
+        if ((rc = mcdc_fs_lock_acquire(&ck->lock, p)) == MCDC_ELOCKED)
+            mcdc_error_hint("one stream per checkpoint: stop the other stream, or give this one "
+                            "its own --checkpoint and --app-id");
+    } else if (lease_us == MCDC_CHECKPOINT_LEASE_OFF) {
+        mcdc_log(MCDC_LOG_WARN, "checkpoint", "%s: no lease (--lease off): nothing keeps a "
+                 "second stream off this checkpoint", ck->dir);
+    } else {
+        rc = mcdc_lease_acquire(&ck->lease, p, lease_us, ck->dir);
+    }
+    free(p);
+    return rc;
+}
+
+int mcdc_checkpoint_open_leased(mcdc_checkpoint **out, const char *dir, const char *app_id,
+                                const char *capture_instance, const char *target,
+                                int64_t lease_us)
+{
     MCDC_ASSERT_ARG(out && dir && app_id && capture_instance && target);
+    MCDC_ASSERT_ARG(lease_us == MCDC_CHECKPOINT_LEASE_OFF ||
+                    lease_us >= MCDC_CHECKPOINT_LEASE_MIN_US);
     *out = NULL;
     int rc;
     char *p = NULL;
@@ -596,19 +663,8 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
     }
     if ((rc = mcdc_checkpoint_check_location(dir)) < 0)
         goto fail;
-    if ((rc = mcdc_storage_mkdirs(dir)) < 0)
+    if ((rc = mcdc_storage_mkdirs(dir)) < 0 || (rc = take_lock(ck, lease_us)) < 0)
         goto fail;
-    if (!(p = path_join(dir, "lock"))) {
-        rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
-        goto fail;
-    }
-    if ((rc = mcdc_fs_lock_acquire(&ck->lock, p)) < 0) {
-        if (rc == MCDC_ELOCKED)
-            mcdc_error_hint("one stream per checkpoint: stop the other stream, or give this one "
-                            "its own --checkpoint and --app-id");
-        goto fail;
-    }
-    free(p);
     if (!(p = path_join(dir, "metadata"))) {
         rc = mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", dir);
         goto fail;
@@ -698,6 +754,7 @@ void mcdc_checkpoint_close(mcdc_checkpoint *ck)
     if (!ck)
         return;
     mcdc_fs_lock_release(ck->lock);
+    mcdc_lease_release(ck->lease);
     free(ck->meta_id);
     free(ck->meta_app_id);
     free(ck->meta_ci);
@@ -773,6 +830,9 @@ int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
         return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: batch %" PRId64 " out of sequence "
                               "(last planned %" PRId64 ", last finished %" PRId64 ")", ck->dir,
                               r->batch_id, ck->last_offset, ck->last_commit);
+    int lrc = lease_ok(ck);
+    if (lrc < 0)
+        return lrc;
     char ts[MCDC_TIME_STRLEN], from[MCDC_LSN_STRLEN], to[MCDC_LSN_STRLEN];
     json_t *j = json_pack("{s:I,s:o,s:o,s:s}", "batch_id", (json_int_t)r->batch_id, "start",
                           offset_json(&r->start), "end", offset_json(&r->end), "planned_at",
@@ -784,6 +844,8 @@ int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
     char *path = path_batch(ck->dir, "offsets", r->batch_id);
     int rc = (!j || !path) ? mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir)
                            : store_json(path, j);
+    if (rc == MCDC_EEXISTS)
+        rc = taken(ck, path, r->batch_id, "planned");
     json_decref(j);
     free(path);
     if (rc == 0) {
@@ -819,6 +881,9 @@ int mcdc_checkpoint_record_commit(mcdc_checkpoint *ck, const mcdc_batch_commit *
         return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: commit of batch %" PRId64 " out of "
                               "sequence (last planned %" PRId64 ", last finished %" PRId64 ")",
                               ck->dir, c->batch_id, ck->last_offset, ck->last_commit);
+    int lrc = lease_ok(ck);
+    if (lrc < 0)
+        return lrc;
     char ts[MCDC_TIME_STRLEN];
     json_t *j = json_pack("{s:I,s:o,s:o,s:s}", "batch_id", (json_int_t)c->batch_id,
                           "bronze_version", c->bronze_version >= 0
@@ -830,6 +895,8 @@ int mcdc_checkpoint_record_commit(mcdc_checkpoint *ck, const mcdc_batch_commit *
     char *path = path_batch(ck->dir, "commits", c->batch_id);
     int rc = (!j || !path) ? mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir)
                            : store_json(path, j);
+    if (rc == MCDC_EEXISTS)
+        rc = taken(ck, path, c->batch_id, "finished");
     json_decref(j);
     free(path);
     if (rc == 0) {

@@ -224,6 +224,9 @@ static void subscriber(const mcdc_stream_progress *p, void *payload)
     case MCDC_PROGRESS_BATCH:
         if (j->tracker)
             mcdc_tracker_on_progress(j->tracker, p->run_id, &p->end);
+        if (j->silver && p->capture_instance && /* a switch while running (ADR 0032) */
+            mcdc_silver_follower_add_instance(j->silver, p->capture_instance) < 0)
+            mcdc_log(MCDC_LOG_WARN, "run", "silver: %s", mcdc_error_last()->message);
         if (j->silver)
             mcdc_silver_follower_notify(j->silver);
         if (j->backfill)

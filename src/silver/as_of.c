@@ -13,11 +13,18 @@
  *   above). The state at L is the newest silver version whose position C <= L, with
  *   bronze's changes in (C, L] applied over it, the latest per key by rule S1 and deletes
  *   removed.
+ * - Silver with soft deletes (scd1, mcdc.silver.soft_deletes): from the version nearest L
+ *   (forward or backward), every key changed between its position C and L takes the row
+ *   the apply would give it from all its bronze changes up to L (soft_fold, the apply's
+ *   fold of states), so a key deleted by L is there with _deleted true, its delete's LSN
+ *   and time and its last values. The soft apply keeps no re-snapshot, so bronze's changes
+ *   up to L are the key's whole history; refusals are scd1's.
  * Exact or refused (MCDC_EINVAL, naming why and what to do): L beyond what bronze holds
  * (its newest commit's end_lsn), a time after bronze's newest change (commits before it may
  * still be unread), silver without a recorded version at or before L, or a snapshot inside
  * (C, L] (the state across it is the snapshot's, which this does not rebuild).
- * Memory: the bronze changes in (C, L] (silver's own rows stream file by file).
+ * Memory: the bronze changes in (C, L] (soft deletes: every change up to L of the keys changed
+ * between C and L); silver's own rows stream file by file.
  */
 #include "mcdc/silver.h"
 
@@ -43,6 +50,7 @@ typedef struct change {
     size_t      key_len;
     mcdc_silver_rank r;
     size_t      order;   /* position in bronze's scan, the last tie-break */
+    int64_t     ts;      /* its _commit_ts (0 when NULL) */
     mcdc_value *row;     /* the output columns (n_out), one allocation with their bytes */
 } change;
 
@@ -72,6 +80,15 @@ struct mcdc_silver_as_of_reader {
     size_t               next_image;  /* after silver's rows: the images left to hand out */
     bool                 silver_done;
     mcdc_buf             kbuf;
+    /* silver with soft deletes */
+    bool                 is_soft;
+    change_set           raw;         /* every bronze change up to L of the keys in skip, in
+                                         the layout of bcols (KEEP_ALL), until folded */
+    mcdc_schema         *flat;        /* silver's columns, flat (bcols borrow from it) */
+    const char         **bnames;      /* silver's columns but the soft-delete flags: what
+                                         bronze has */
+    mcdc_column         *bcols;
+    size_t               n_b;
 };
 
 /* ---- small helpers -------------------------------------------------------------------- */
@@ -212,6 +229,38 @@ static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t
     return 0;
 }
 
+/* An scd2 table's recorded re-snapshot gaps (userMetadata silver_apply.resnapshot {lsn S,
+ * lost_after}): the source's changes in (lost_after, S) were never read, so no state there
+ * is known. Refuses @p l inside one. */
+static int check_gaps(const char *silver_path, const mcdc_lsn *l)
+{
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, silver_path);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        json_t *g = json_object_get(json_object_get(j, "silver_apply"), "resnapshot");
+        const char *gs = json_string_value(json_object_get(g, "lsn"));
+        const char *ga = json_string_value(json_object_get(g, "lost_after"));
+        mcdc_lsn s_, a_;
+        if (gs && ga && mcdc_lsn_parse(&s_, gs) == 0 && mcdc_lsn_parse(&a_, ga) == 0 &&
+            mcdc_lsn_cmp(l, &a_) > 0 && mcdc_lsn_cmp(l, &s_) < 0) {
+            char x[MCDC_LSN_STRLEN];
+            rc = REFUSE("read at or before the gap's start, or at or after the re-snapshot",
+                        "LSN %s lies in a gap of the source's history: changes after %s up to "
+                        "the re-snapshot at %s were lost before they were read",
+                        mcdc_lsn_format(x, l), ga, gs);
+        } else {
+            mcdc_error_clear();
+        }
+        json_decref(j);
+    }
+    mcdc_delta_history_free(h, n);
+    return rc;
+}
+
 static int cmp_rank(const change *a, const change *b)
 {
     int c = mcdc_silver_rank_cmp(&a->r, &b->r);
@@ -253,27 +302,32 @@ static const change *set_find(const change_set *cs, const uint8_t *key, size_t l
     return NULL;
 }
 
+/* Which of a key's changes load_changes keeps. */
+typedef enum { KEEP_LAST, KEEP_FIRST, KEEP_ALL } keep_mode;
+
 /* Bronze's rows in (from, to] (from NULL: from the start), of the keys in @p only (NULL:
  * every key), the winner per key into @p out, sorted by key. Without @p from a snapshot row
  * is a state like any image and @p newest_snapshot gets the newest stamp seen of any key;
  * with it a snapshot row is refused (the state across a snapshot is the snapshot's).
- * With @p keep_first each key keeps its first change instead of its winner. */
+ * @p mode KEEP_FIRST: each key keeps its first change instead of its winner; KEEP_ALL: every
+ * change, sorted by key then rank. */
 static int load_changes(change_set *out, const mcdc_delta_snapshot *bronze,
                         const char *const *names, size_t n_names, const char *const *keys,
                         size_t n_keys, const mcdc_lsn *from, const mcdc_lsn *to,
                         const change_set *only, bool *has_snapshot, mcdc_lsn *newest_snapshot,
-                        bool keep_first)
+                        keep_mode mode)
 {
-    const char *extra[64 + 4];
+    const char *extra[64 + 5];
     size_t n_extra = 0;
     extra[n_extra++] = "_start_lsn";
     extra[n_extra++] = "_operation";
     extra[n_extra++] = "_command_id";
     extra[n_extra++] = "_seqval";
+    extra[n_extra++] = "_commit_ts";
     for (size_t k = 0; k < n_keys; k++)
         extra[n_extra++] = keys[k];
     const char **all = malloc(MAX_COLS * sizeof *all);
-    int at[64 + 4];
+    int at[64 + 5];
     size_t n_all = 0;
     if (!all)
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
@@ -319,7 +373,7 @@ static int load_changes(change_set *out, const mcdc_delta_snapshot *bronze,
         }
         mcdc_buf_clear(&kb);
         for (size_t k = 0; k < n_keys && rc == 0; k++)
-            rc = mcdc_silver_key_encode(&kb, &s->cols[at[4 + k]], &row[at[4 + k]]);
+            rc = mcdc_silver_key_encode(&kb, &s->cols[at[5 + k]], &row[at[5 + k]]);
         if (rc < 0)
             break;
         if (only && !set_find(only, (const uint8_t *)kb.ptr, kb.len))
@@ -345,6 +399,7 @@ static int load_changes(change_set *out, const mcdc_delta_snapshot *bronze,
         memcpy(c->key, kb.ptr, kb.len);
         c->key_len = kb.len;
         c->order = seen;
+        c->ts = row[at[4]].is_null ? 0 : row[at[4]].v.i;
         if ((rc = mcdc_silver__rank_of(&c->r, &row[at[0]], &row[at[1]], &row[at[2]], &row[at[3]])) < 0) {
             free(c->key);
             free(c->row);
@@ -360,6 +415,9 @@ static int load_changes(change_set *out, const mcdc_delta_snapshot *bronze,
     /* sort by key then rank; keep each key's last (its winner) */
     if (out->n > 1) /* (qsort of a NULL array is undefined, even of none) */
         qsort(out->v, out->n, sizeof *out->v, cmp_change);
+    if (mode == KEEP_ALL)
+        return 0;
+    bool keep_first = mode == KEEP_FIRST;
     /* one per key: mark first (nothing freed yet, so neighbours stay readable), then compact */
     bool *keep = calloc(out->n ? out->n : 1, sizeof *keep);
     if (!keep)
@@ -424,6 +482,196 @@ static int check_backward(const change_set *changed, const change_set *at_l, boo
                           mcdc_lsn_format(a, newest_snap));
     }
     return 0;
+}
+
+/* ---- soft deletes --------------------------------------------------------------------- */
+
+/* The columns silver --soft-deletes adds that bronze does not have. */
+enum { SOFT_DELETED, SOFT_DELETED_LSN, SOFT_DELETED_TS, N_SOFT_FLAGS };
+static const char *const soft_flags[N_SOFT_FLAGS] = { "_deleted", "_deleted_lsn", "_deleted_ts" };
+
+static int soft_flag_of(const char *name)
+{
+    for (int f = 0; f < N_SOFT_FLAGS; f++)
+        if (!strcasecmp(name, soft_flags[f]))
+            return f;
+    return -1;
+}
+
+/* The first change of @p cs at or after key (@p key, @p len) (cs sorted by key). */
+static size_t lower_bound(const change_set *cs, const uint8_t *key, size_t len)
+{
+    size_t lo = 0, hi = cs->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mcdc_silver__key_cmp(cs->v[mid].key, cs->v[mid].key_len, key, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool same_key(const change *a, const change *b)
+{
+    return !mcdc_silver__key_cmp(a->key, a->key_len, b->key, b->key_len);
+}
+
+/* Backward (the version's position above L): as check_backward, each key changed in
+ * (L, C] (@p changed: its first change there) against its last change up to L in @p raw
+ * (every change, sorted). */
+static int soft_check_backward(const change_set *changed, const change_set *raw, bool has_snap,
+                               const mcdc_lsn *newest_snap)
+{
+    change_set last = { NULL, 0 };
+    last.v = calloc(changed->n ? changed->n : 1, sizeof *last.v);
+    if (!last.v)
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < changed->n; i++) {
+        size_t at = lower_bound(raw, changed->v[i].key, changed->v[i].key_len);
+        size_t end = at;
+        while (end < raw->n && same_key(&raw->v[end], &changed->v[i]))
+            end++;
+        if (end > at)
+            last.v[last.n++] = raw->v[end - 1]; /* borrowed: last.v is freed alone */
+    }
+    int rc = check_backward(changed, &last, has_snap, newest_snap);
+    free(last.v);
+    return rc;
+}
+
+/* Soft deletes at L: each changed key's one row from all its bronze changes up to L
+ * (r->raw, in the layout of r->bnames), as `silver apply --soft-deletes` builds it from
+ * those changes (scd2_check.mjs soft is the test's independent oracle): per transaction
+ * the key's state after its last change (present: an insert, an after image or a snapshot
+ * row; absent: a delete or a before image, with the values it removed); a state equal to
+ * the one before it is dropped (the first is compared with absent). No present state: no
+ * row. Else the last state's values (deleted: the values its delete removed), _start_lsn
+ * and _commit_ts of the last present state, _deleted, and a deleted key's delete LSN and
+ * commit time. The rows go into r->images in output layout (@p names, n_out of them). */
+static int soft_fold(mcdc_silver_as_of_reader *r, const char *const *names)
+{
+    size_t n_out = r->n_out;
+    int *from = malloc((n_out ? n_out : 1) * sizeof *from);
+    mcdc_column *oc = calloc(n_out ? n_out : 1, sizeof *oc);
+    mcdc_value *tmp = calloc(n_out ? n_out : 1, sizeof *tmp);
+    int *cmp = malloc((r->n_b ? r->n_b : 1) * sizeof *cmp);
+    mcdc_column *ccols = calloc(r->n_b ? r->n_b : 1, sizeof *ccols);
+    int rc = 0;
+    if (!from || !oc || !tmp || !cmp || !ccols)
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    int lsn_at = -1;
+    size_t n_cmp = 0;
+    for (size_t j = 0; rc == 0 && j < r->n_b; j++) {
+        if (!strcasecmp(r->bnames[j], "_start_lsn"))
+            lsn_at = (int)j;
+        if (!strcasecmp(r->bnames[j], "_start_lsn") || !strcasecmp(r->bnames[j], "_commit_ts"))
+            continue;
+        ccols[n_cmp] = r->bcols[j];
+        cmp[n_cmp++] = (int)j;
+    }
+    if (rc == 0 && lsn_at < 0)
+        rc = mcdc_error_set(MCDC_ECORRUPT, "silver with soft deletes has no _start_lsn column");
+    static const mcdc_type_id flag_type[N_SOFT_FLAGS] = { MCDC_TYPE_BOOLEAN, MCDC_TYPE_STRING,
+                                                          MCDC_TYPE_TIMESTAMP_NTZ };
+    for (size_t i = 0; rc == 0 && i < n_out; i++) {
+        int f = soft_flag_of(names[i]);
+        from[i] = f >= 0 ? -1 - f : -1000;
+        if (f >= 0) {
+            oc[i].type = flag_type[f];
+            continue;
+        }
+        for (size_t j = 0; j < r->n_b && from[i] == -1000; j++)
+            if (!strcasecmp(names[i], r->bnames[j])) {
+                from[i] = (int)j;
+                oc[i] = r->bcols[j];
+            }
+        if (from[i] == -1000)
+            rc = mcdc_error_set(MCDC_EINVAL, "column %s: not a column of the silver table", names[i]);
+    }
+    /* the captured cells of a change, for the equality of two states */
+    mcdc_value *a = calloc(n_cmp ? n_cmp : 1, sizeof *a), *b = calloc(n_cmp ? n_cmp : 1, sizeof *b);
+    if (rc == 0 && (!a || !b))
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    size_t cap = 0;
+    const change_set *raw = &r->raw;
+    for (size_t i = 0; rc == 0 && i < raw->n;) {
+        size_t j = i;
+        while (j < raw->n && same_key(&raw->v[j], &raw->v[i]))
+            j++;
+        const change *prev = NULL, *live = NULL;
+        bool prev_present = false;
+        for (size_t x = i; x < j; x++) {
+            if (x + 1 < j && !mcdc_lsn_cmp(&raw->v[x + 1].r.lsn, &raw->v[x].r.lsn))
+                continue; /* not the transaction's last change to the key */
+            const change *w = &raw->v[x];
+            bool present = !(w->r.op == 1 || w->r.op == 3);
+            if (!present && !prev_present)
+                continue;
+            if (present && prev_present) {
+                for (size_t c = 0; c < n_cmp; c++) {
+                    a[c] = prev->row[cmp[c]];
+                    b[c] = w->row[cmp[c]];
+                }
+                if (mcdc_silver__same_cells(ccols, n_cmp, a, b))
+                    continue;
+            }
+            prev = w;
+            prev_present = present;
+            if (present)
+                live = w;
+        }
+        if (live) {
+            const change *fin = prev;
+            for (size_t c = 0; c < n_out; c++) {
+                int src = from[c];
+                mcdc_value *v = &tmp[c];
+                v->is_null = true;
+                if (src >= 0) {
+                    bool pos = !strcasecmp(r->bnames[src], "_start_lsn") ||
+                               !strcasecmp(r->bnames[src], "_commit_ts");
+                    *v = (pos ? live : fin)->row[src];
+                } else if (-1 - src == SOFT_DELETED) {
+                    *v = (mcdc_value){ .is_null = false, .v.b = !prev_present };
+                } else if (!prev_present && -1 - src == SOFT_DELETED_LSN) {
+                    *v = fin->row[lsn_at];
+                } else if (!prev_present && -1 - src == SOFT_DELETED_TS) {
+                    *v = (mcdc_value){ .is_null = false, .v.i = fin->ts };
+                }
+            }
+            if (r->images.n == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                change *g = realloc(r->images.v, nc * sizeof *g);
+                if (!g) {
+                    rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+                    break;
+                }
+                r->images.v = g;
+                cap = nc;
+            }
+            change *o = &r->images.v[r->images.n];
+            memset(o, 0, sizeof *o);
+            o->r.op = 2;
+            if (!(o->key = malloc(fin->key_len ? fin->key_len : 1)) ||
+                !(o->row = mcdc_silver__values_dup(oc, tmp, NULL, n_out))) {
+                free(o->key);
+                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+                break;
+            }
+            memcpy(o->key, fin->key, fin->key_len);
+            o->key_len = fin->key_len;
+            r->images.n++;
+        }
+        i = j;
+    }
+    free(a);
+    free(b);
+    free(from);
+    free(oc);
+    free(tmp);
+    free(cmp);
+    free(ccols);
+    return rc;
 }
 
 /* ---- the reader ----------------------------------------------------------------------- */
@@ -548,12 +796,8 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
     mcdc_delta_snapshot *table = NULL;
     r->is_scd2 = r->is_silver &&
                  !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.mode", "scd1"), "scd2");
-    if (r->is_silver &&
-        !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.soft_deletes", "false"), "true")) {
-        rc = REFUSE("read bronze as of the LSN, or the table as it is now",
-                    "as-of reads of a silver table with soft deletes are not supported yet");
-        goto fail;
-    }
+    r->is_soft = r->is_silver && !r->is_scd2 &&
+                 !strcmp(mcdc_delta_snapshot_config(latest, "mcdc.silver.soft_deletes", "false"), "true");
     if (!r->is_silver) {
         extra[n_extra++] = "_start_lsn";
         table = bronze;
@@ -573,6 +817,8 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
                         mcdc_lsn_format(a, &covered), mcdc_lsn_format(b, &l));
             goto fail;
         }
+        if ((rc = check_gaps(path, &l)) < 0)
+            goto fail;
         extra[n_extra++] = "_valid_from_lsn";
         extra[n_extra++] = "_valid_to_lsn";
         table = latest;
@@ -591,10 +837,41 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
         mcdc_lsn covered;
         if ((rc = silver_version_at(path, &l, &v, &covered)) < 0)
             goto fail;
-        if (mcdc_lsn_cmp(&covered, &l) <= 0) {
+        if (r->is_soft) {
+            /* the keys changed between the version's position C and L take their row at L
+             * from all their bronze changes up to L (folded once the scan is open) */
+            bool fwd = mcdc_lsn_cmp(&covered, &l) <= 0;
+            const mcdc_lsn *lo = fwd ? &covered : &l, *hi = fwd ? &l : &covered;
+            if (mcdc_lsn_cmp(lo, hi) < 0 &&
+                (rc = load_changes(&r->skip, bronze, NULL, 0, keys, n_keys, lo, hi, NULL, NULL,
+                                   NULL, KEEP_FIRST)) < 0)
+                goto fail;
+            if ((rc = mcdc_delta_schema_to_flat(&r->flat, latest->schema)) < 0)
+                goto fail;
+            r->bnames = malloc((r->flat->n_cols ? r->flat->n_cols : 1) * sizeof *r->bnames);
+            r->bcols = calloc(r->flat->n_cols ? r->flat->n_cols : 1, sizeof *r->bcols);
+            if (!r->bnames || !r->bcols) {
+                rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+                goto fail;
+            }
+            for (size_t i = 0; i < r->flat->n_cols; i++)
+                if (soft_flag_of(r->flat->cols[i].name) < 0) {
+                    r->bcols[r->n_b] = r->flat->cols[i];
+                    r->bnames[r->n_b++] = r->flat->cols[i].name;
+                }
+            bool has_snap = false;
+            mcdc_lsn newest_snap;
+            if (r->skip.n && (rc = load_changes(&r->raw, bronze, r->bnames, r->n_b, keys, n_keys,
+                                                NULL, &l, &r->skip, &has_snap, &newest_snap,
+                                                KEEP_ALL)) < 0)
+                goto fail;
+            if (!fwd && (rc = soft_check_backward(&r->skip, &r->raw, has_snap, &newest_snap)) < 0)
+                goto fail;
+            r->res.bronze_changes = r->raw.n;
+        } else if (mcdc_lsn_cmp(&covered, &l) <= 0) {
             /* forward: the version's rows, then bronze's changes in (C, L] over them */
             if ((rc = load_changes(&r->images, bronze, names, n_names, keys, n_keys, &covered,
-                                   &l, NULL, NULL, NULL, false)) < 0)
+                                   &l, NULL, NULL, NULL, KEEP_LAST)) < 0)
                 goto fail;
             r->res.bronze_changes = r->images.n;
             if ((rc = set_copy_keys(&r->skip, &r->images)) < 0)
@@ -603,12 +880,12 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
             /* backward: the keys changed in (L, C] take their state at L from bronze's
              * rows up to L (the latest per key; a delete or before image: absent) */
             if ((rc = load_changes(&r->skip, bronze, NULL, 0, keys, n_keys, &l, &covered, NULL,
-                                   NULL, NULL, true)) < 0)
+                                   NULL, NULL, KEEP_FIRST)) < 0)
                 goto fail;
             bool has_snap = false;
             mcdc_lsn newest_snap;
             if ((rc = load_changes(&r->images, bronze, names, n_names, keys, n_keys, NULL, &l,
-                                   &r->skip, &has_snap, &newest_snap, false)) < 0)
+                                   &r->skip, &has_snap, &newest_snap, KEEP_LAST)) < 0)
                 goto fail;
             r->res.bronze_changes = r->skip.n;
             if ((rc = check_backward(&r->skip, &r->images, has_snap, &newest_snap)) < 0)
@@ -653,6 +930,11 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
     const mcdc_schema *s = mcdc_delta_scan_schema(r->scan);
     r->out_schema.cols = s->cols;
     r->out_schema.n_cols = r->n_out;
+    if (r->is_soft) {
+        if ((rc = soft_fold(r, names)) < 0)
+            goto fail;
+        set_free(&r->raw);
+    }
     free(names);
     free(keys_copy);
     mcdc_delta_snapshot_free(latest);
@@ -741,6 +1023,10 @@ void mcdc_silver_as_of_free(mcdc_silver_as_of_reader *r)
     mcdc_delta_snapshot_free(r->snap);
     set_free(&r->skip);
     set_free(&r->images);
+    set_free(&r->raw);
+    free(r->bnames);
+    free(r->bcols);
+    mcdc_schema_free(r->flat);
     mcdc_buf_dispose(&r->kbuf);
     free(r);
 }

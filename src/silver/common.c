@@ -110,6 +110,36 @@ mcdc_value *mcdc_silver__values_dup(const mcdc_column *cols, const mcdc_value *r
     return out;
 }
 
+static bool same_value(const mcdc_column *c, const mcdc_value *a, const mcdc_value *b)
+{
+    if (a->is_null || b->is_null)
+        return a->is_null == b->is_null;
+    switch (c->type) {
+    case MCDC_TYPE_STRING:
+    case MCDC_TYPE_BINARY:
+        return a->v.s.len == b->v.s.len && memcmp(a->v.s.ptr, b->v.s.ptr, a->v.s.len) == 0;
+    case MCDC_TYPE_BOOLEAN:
+        return a->v.b == b->v.b;
+    case MCDC_TYPE_FLOAT:
+        return a->v.f == b->v.f;
+    case MCDC_TYPE_DOUBLE:
+        return a->v.d == b->v.d;
+    case MCDC_TYPE_DECIMAL:
+        return memcmp(&a->v.dec, &b->v.dec, sizeof a->v.dec) == 0;
+    default:
+        return a->v.i == b->v.i;
+    }
+}
+
+bool mcdc_silver__same_cells(const mcdc_column *cols, size_t n, const mcdc_value *a,
+                             const mcdc_value *b)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!same_value(&cols[i], &a[i], &b[i]))
+            return false;
+    return true;
+}
+
 bool mcdc_silver__meta_applied_lsn(const char *user_metadata, mcdc_lsn *out)
 {
     json_t *j = user_metadata ? json_loads(user_metadata, 0, NULL) : NULL;

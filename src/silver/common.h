@@ -1,6 +1,6 @@
 /*
  * silver/common.h: what the applies and the as-of reader share (common.c): the rank of a
- * bronze row (rule S1), copies of rows, the position a merge commit records, and the
+ * bronze row (rule S1), copies and comparisons of rows, the position a merge commit records, and the
  * verdict step. Internal to the silver layer.
  */
 #ifndef MCDC_SILVER_COMMON_H
@@ -40,6 +40,11 @@ int mcdc_silver_rank_cmp(const mcdc_silver_rank *a, const mcdc_silver_rank *b);
  *  NULL when out of memory. */
 mcdc_value *mcdc_silver__values_dup(const mcdc_column *cols, const mcdc_value *row,
                                     const int *map, size_t n);
+
+/** Whether cells a[i] and b[i] hold one value for every i < @p n (cols[i] their type; NULL
+ *  equals NULL only). The applies' and the as-of reader's test of an unchanged state. */
+bool mcdc_silver__same_cells(const mcdc_column *cols, size_t n, const mcdc_value *a,
+                             const mcdc_value *b);
 
 /** The bronze position a silver merge commit records (userMetadata
  *  silver_apply.applied_lsn). false when @p user_metadata has none. */

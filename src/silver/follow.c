@@ -6,7 +6,9 @@
  * land while an apply runs are coalesced into the next apply, which reads everything
  * bronze holds by then, so each batch is applied once its commit is visible and no batch
  * is skipped. finish() runs a last apply when one is pending, joins the worker and
- * reports the last apply's outcome. Design: mcdc/silver.h, anchor-features §2.7.
+ * reports the last apply's outcome. A capture instance the stream switched to while
+ * running is added to the applies' instances before the apply of its first batch
+ * (mcdc_silver_follower_add_instance, from the stream's listener). Design: mcdc/silver.h, anchor-features §2.7.
  */
 #include "mcdc/silver.h"
 #include "mcdc/log.h"
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct mcdc_silver_follower {
     mcdc_silver_apply_options opts;  /* strings below are owned copies */
@@ -31,7 +34,28 @@ struct mcdc_silver_follower {
     mcdc_error      last_err;        /* guarded by mu: its error record */
     mcdc_silver_apply_result last;   /* guarded by mu */
     uint64_t        n_applies;       /* guarded by mu */
+    char           *added[16];       /* guarded by mu: instances to allow from the next
+                                        apply on (mcdc_silver_follower_add_instance); owned */
+    size_t          n_added;         /* guarded by mu */
 };
+
+/* Take the instances added since the last apply into the options (the worker, holding mu:
+ * the options change only here, between applies). */
+static void take_added(mcdc_silver_follower *f)
+{
+    for (size_t k = 0; k < f->n_added; k++) {
+        char **l = realloc(f->cis, (f->opts.n_capture_instances + 2) * sizeof *l);
+        if (!l) {
+            free(f->added[k]); /* out of memory: the apply then refuses the rows, naming them */
+            continue;
+        }
+        f->cis = l;
+        f->cis[f->opts.n_capture_instances++] = f->added[k];
+        f->cis[f->opts.n_capture_instances] = NULL;
+        f->opts.capture_instances = (const char *const *)f->cis;
+    }
+    f->n_added = 0;
+}
 
 static void *worker(void *arg)
 {
@@ -44,6 +68,7 @@ static void *worker(void *arg)
         if (!f->pending)
             break;
         f->pending = false;
+        take_added(f);
         pthread_mutex_unlock(&f->mu);
         mcdc_silver_apply_result r;
         int rc = mcdc_silver_apply(&f->opts, &r);
@@ -104,6 +129,8 @@ void mcdc_silver_follower_free(mcdc_silver_follower *f)
     for (size_t i = 0; i < 8; i++)
         free(f->strs[i]);
     free_list(f->cis, f->opts.n_capture_instances);
+    for (size_t i = 0; i < f->n_added; i++)
+        free(f->added[i]);
     free_list(f->keys, f->opts.n_keys);
     free(f);
 }
@@ -144,6 +171,25 @@ int mcdc_silver_follower_start(mcdc_silver_follower **out, const mcdc_silver_app
     f->started = true;
     *out = f;
     return 0;
+}
+
+int mcdc_silver_follower_add_instance(mcdc_silver_follower *f, const char *ci)
+{
+    int rc = 0;
+    pthread_mutex_lock(&f->mu);
+    bool known = false;
+    for (size_t i = 0; i < f->opts.n_capture_instances && !known; i++)
+        known = strcasecmp(f->cis[i], ci) == 0;
+    for (size_t i = 0; i < f->n_added && !known; i++)
+        known = strcasecmp(f->added[i], ci) == 0;
+    if (!known && f->n_added < sizeof f->added / sizeof *f->added) {
+        if (!(f->added[f->n_added] = strdup(ci)))
+            rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        else
+            f->n_added++;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc;
 }
 
 void mcdc_silver_follower_notify(mcdc_silver_follower *f)

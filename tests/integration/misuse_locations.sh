@@ -93,12 +93,20 @@ rc=0; M --warehouse 's3://key:SECRET@bucket/lake' table cat bronze.a >"$T/out" 2
 [ $rc = 2 ] && grep -qF "warehouse location 's3://key:***@bucket/lake': not s3://BUCKET/PREFIX" "$T/err" \
   || { cat "$T/err" >&2; die "s3 userinfo: exit $rc"; }
 grep -q ':SECRET@' "$T/err" && die "the warehouse's secret was shown"
-# a URI checkpoint is no local directory either
+# a checkpoint on another object store is refused; one on s3:// is checked before the first
+# write (credentials, the bucket name with its secret masked)
 rc=0; M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a --app-id a \
-  --checkpoint s3://bucket/ck/a >"$T/out" 2>"$T/err" || rc=$?
-[ $rc = 2 ] || { cat "$T/err" >&2; die "a URI checkpoint: exit $rc, want 2"; }
-grep -q "checkpoint 's3://bucket/ck/a': object storage is not supported yet" "$T/err" || { cat "$T/err" >&2; die "no checkpoint message"; }
-[ ! -e "$T/s3:" ] || die "a local directory s3: was made"
+  --checkpoint gs://bucket/ck/a >"$T/out" 2>"$T/err" || rc=$?
+[ $rc = 2 ] || { cat "$T/err" >&2; die "a gs:// checkpoint: exit $rc, want 2"; }
+grep -q "checkpoint 'gs://bucket/ck/a': this object store is not supported" "$T/err" || { cat "$T/err" >&2; die "no checkpoint message"; }
+rc=0; env -u AWS_ACCESS_KEY_ID -u AWS_PROFILE HOME="$T/nohome" "$MCDC_BIN" stream --source "sim:$DB" --capture-instance dbo_orders \
+  --target bronze.a --app-id a --checkpoint s3://bucket/ck/a >"$T/out" 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "S3 credentials: none found" "$T/err" || { cat "$T/err" >&2; die "an s3:// checkpoint without credentials: exit $rc"; }
+rc=0; M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.a --app-id a \
+  --checkpoint 's3://key:SECRET@bucket/ck/a' >"$T/out" 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -qF "bad S3 location 's3://key:***@bucket/ck/a'" "$T/err" || { cat "$T/err" >&2; die "s3 userinfo checkpoint: exit $rc"; }
+grep -q ':SECRET@' "$T/err" && die "the checkpoint's secret was shown"
+[ ! -e "$T/s3:" ] && [ ! -e "$T/gs:" ] || die "a local directory s3: or gs: was made"
 
 # --- options that take a local file or directory, never a table location ------------
 # local FLAG CMD...: exit 2 saying FLAG takes a local path, and no local "s3:" directory

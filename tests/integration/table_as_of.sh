@@ -6,7 +6,10 @@
 # computed from the change table alone (as_of_check.mjs). Silver is read forward from an
 # older version (silver.o, applied after every batch) and backward from a newer one
 # (silver.one, applied once at the end). A read that cannot be exact is refused with exit
-# 2 and a reason.
+# 2 and a reason. Silver with soft deletes (silver.soft applied after every batch, silver.soft1
+# once at the end) read as of L equals the soft-delete table the change table gives at L
+# (as_of_check.mjs soft: deleted keys kept with _deleted, _deleted_lsn, _deleted_ts and
+# their last values).
 . "$MCDC_SRC/tests/integration/stream_lib.bash"
 AS_OF="node $MCDC_SRC/tests/integration/as_of_check.mjs"
 sim_setup
@@ -22,6 +25,8 @@ M sim workload "$DB" --table dbo.orders --transactions 100 --rows-per-transactio
 apply() {
   M silver apply --bronze bronze.o --silver silver.o --capture-instance dbo_orders --keys order_id \
     --control ops.control >/dev/null
+  M silver apply --bronze bronze.o --silver silver.soft --capture-instance dbo_orders --keys order_id \
+    --control ops.control --soft-deletes >/dev/null
 }
 # silver is applied after every batch of 40 commits: many silver versions
 for _ in 1 2 3 4 5; do
@@ -30,10 +35,13 @@ for _ in 1 2 3 4 5; do
 done
 M silver apply --bronze bronze.o --silver silver.one --capture-instance dbo_orders --keys order_id \
   --control ops.control >/dev/null
+M silver apply --bronze bronze.o --silver silver.soft1 --capture-instance dbo_orders --keys order_id \
+  --control ops.control --soft-deletes >/dev/null
 stream late --trigger available-now >/dev/null 2>"$T/err" || die "failed: $(cat "$T/err")"
 M silver apply --bronze bronze.late --silver silver.late --capture-instance dbo_orders --keys order_id \
   --control ops.control >/dev/null
 ct_rows "$T/ct.jsonl"
+M sim query "$DB" 'SELECT * FROM cdc.lsn_time_mapping' --format jsonl >"$T/map.jsonl"
 # the LSNs of the change table, and the first silver version's position
 mapfile -t lsns < <(node -e '
   const fs = require("fs");
@@ -61,6 +69,10 @@ for L in "${picked[@]}"; do
   $AS_OF state "$T/ct.jsonl" "$L" "$T/s.jsonl" >/dev/null || die "silver as of $L is not the source table at $L"
   M table cat silver.one --as-of-lsn "$L" --format jsonl >"$T/s1.jsonl"
   $AS_OF state "$T/ct.jsonl" "$L" "$T/s1.jsonl" >/dev/null || die "silver.one (read backward) as of $L is not the source table at $L"
+  M table cat silver.soft --as-of-lsn "$L" --format jsonl >"$T/d.jsonl"
+  $AS_OF soft "$T/ct.jsonl" "$L" "$T/d.jsonl" "$T/map.jsonl" >/dev/null || die "silver.soft as of $L is not the soft-delete table at $L"
+  M table cat silver.soft1 --as-of-lsn "$L" --format jsonl >"$T/d1.jsonl"
+  $AS_OF soft "$T/ct.jsonl" "$L" "$T/d1.jsonl" "$T/map.jsonl" >/dev/null || die "silver.soft1 (read backward) as of $L is not the soft-delete table at $L"
   M table cat bronze.o --as-of-lsn "$L" --format jsonl >"$T/b.jsonl"
   $AS_OF changes "$T/ct.jsonl" "$L" "$T/b.jsonl" >/dev/null || die "bronze as of $L is not the changes up to $L"
 done

@@ -1420,16 +1420,25 @@ static int page_time_of(read_ctx *c, const mcdc_lsn *lsn, int64_t *out)
     return mcdc_error_set(MCDC_ESOURCE, "change rows at %s have no cdc.lsn_time_mapping entry", mcdc_lsn_format(l, lsn));
 }
 
+/* page_end's parameters: (after, upto], the rows to skip, (after, upto] again for the MAX. */
+static int bind_page_end(mssql_source *s, q *x, mcdc_lsn *after, mcdc_lsn *upto, int64_t *skip)
+{
+    int rc = mssql__bind_lsn(s, x->st, 1, after, &x->ind[0]);
+    if (rc == 0) rc = mssql__bind_lsn(s, x->st, 2, upto, &x->ind[1]);
+    if (rc == 0) rc = mssql__bind_int64(s, x->st, 3, skip, &x->ind[2]);
+    if (rc == 0) rc = mssql__bind_lsn(s, x->st, 4, after, &x->ind[3]);
+    if (rc == 0) rc = mssql__bind_lsn(s, x->st, 5, upto, &x->ind[4]);
+    return rc;
+}
+
 static int page_end_fn(mssql_source *s, read_ctx *c)
 {
     mcdc_mssql_fill fill = { .ct = c->ct.ptr };
     q x;
     bool null = true;
     int rc = q_open(s, &x, MCDC_MSSQL_Q_PAGE_END, &fill), got = 0;
-    int64_t n = s->page_rows;
-    if (rc == 0) rc = mssql__bind_int64(s, x.st, 1, &n, &x.ind[0]);
-    if (rc == 0) rc = mssql__bind_lsn(s, x.st, 2, &c->page_after, &x.ind[1]);
-    if (rc == 0) rc = mssql__bind_lsn(s, x.st, 3, &c->upto, &x.ind[2]);
+    int64_t skip = s->page_rows > 0 ? s->page_rows - 1 : 0; /* the N-th row is past N - 1 */
+    if (rc == 0) rc = bind_page_end(s, &x, &c->page_after, &c->upto, &skip);
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_PAGE_END);
     if (rc == 0 && (got = q_fetch(s, &x, "reading changes")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->page_end, &null);
     if (rc == 0 && got < 0) rc = got;
@@ -1657,10 +1666,11 @@ static int split_fn(mssql_source *s, void *payload)
     mcdc_mssql_query id = c->count ? MCDC_MSSQL_Q_CHANGE_COUNT : MCDC_MSSQL_Q_PAGE_END;
     q x;
     bool null = true;
-    int rc = q_open(s, &x, id, &fill), got = 0, i = 1;
-    if (rc == 0 && !c->count) rc = mssql__bind_int64(s, x.st, i++, &c->n, &x.ind[0]);
-    if (rc == 0) rc = mssql__bind_lsn(s, x.st, i++, &c->after, &x.ind[1]);
-    if (rc == 0) rc = mssql__bind_lsn(s, x.st, i++, &c->upto, &x.ind[2]);
+    int rc = q_open(s, &x, id, &fill), got = 0;
+    int64_t skip = c->n > 0 ? c->n - 1 : 0;
+    if (rc == 0 && c->count) rc = mssql__bind_lsn(s, x.st, 1, &c->after, &x.ind[0]);
+    if (rc == 0 && c->count) rc = mssql__bind_lsn(s, x.st, 2, &c->upto, &x.ind[1]);
+    if (rc == 0 && !c->count) rc = bind_page_end(s, &x, &c->after, &c->upto, &skip);
     if (rc == 0) rc = q_run(s, &x, id);
     if (rc == 0 && (got = q_fetch(s, &x, "planning partitions")) > 0) {
         if (c->count) {
@@ -2170,6 +2180,7 @@ static const mcdc_source_ops mssql_ops = {
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
     op_positions, op_identity, op_commit_at_or_before,
+    NULL /* key_orders: a character key's order is its collation's */,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -318,6 +318,15 @@ void sim__datetime_text(mcdc_sim *s, int64_t utc_us, char out[32]);
 sim_table    *sim__find_table(mcdc_sim *s, const char *schema, const char *name);
 sim_instance *sim__find_instance(mcdc_sim *s, const char *name);
 int  sim__rebuild_views(mcdc_sim *s);
+/* cdc.lsn_time_mapping over sim_tx: the processed commits, as the view and the T-SQL engine
+ * read them. The bound on processed_lsn is written +lsn so that SQLite never searches by it: a
+ * query's own upper bound on start_lsn must be the end of the range it searches (given both,
+ * SQLite took this one, and a page's mapping_range walked every commit from the page's start to
+ * processed_lsn). */
+#define SIM_MAPPING_SELECT                                                                                       \
+    "SELECT lsn AS start_lsn, begin_time AS tran_begin_time, end_time AS tran_end_time, tran_id,"                 \
+    " begin_lsn AS tran_begin_lsn FROM sim_tx WHERE kind IN (1, 2, 3)"                                            \
+    " AND +lsn <= (SELECT processed_lsn FROM sim_state WHERE id = 1)"
 int  sim__table_key(const sim_table *t, const sim_val *row, mcdc_buf *out); /* row: by cols index */
 int  sim__tx_record(mcdc_sim *s, const mcdc_lsn *lsn, int kind, const mcdc_lsn *begin_lsn, int64_t begin_us,
                     int64_t end_us, int64_t xact);

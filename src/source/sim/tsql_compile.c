@@ -530,6 +530,10 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
         rel->rowid_sql = tc_fmt(c, "%s.\"__rowid\"", alias);
         return *from_sql && rel->rowid_sql ? 0 : MCDC_ENOMEM;
     }
+    if (fixed == 0) { /* the mapping itself, not the stored view a database made by an older build may hold */
+        *from_sql = tc_fmt(c, "(" SIM_MAPPING_SELECT ") AS %s", alias);
+        return *from_sql ? 0 : MCDC_ENOMEM;
+    }
     *from_sql = tc_fmt(c, "%s AS %s", qid(c, view), alias);
     return 0;
 }

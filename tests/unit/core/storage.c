@@ -1,5 +1,5 @@
 /* Unit tests for the storage seam's local backend (core/storage*.c): create-if-absent
- * never replaces, put replaces, whole and ranged reads, stat's change token, streamed
+ * never replaces, put replaces, compare and swap wins only from the current token, whole and ranged reads, stat's change token, streamed
  * writers visible only after commit, sorted and recursive listings. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,6 +63,37 @@ static void test_core_storage__create_never_replaces(void **state)
     mcdc_buf b = MCDC_BUF_INIT(16);
     assert_int_equal(MCDC_ENOTFOUND, mcdc_storage_read(&b, NULL, at("a")));
     mcdc_buf_dispose(&b);
+}
+
+static void test_core_storage__swap_only_from_the_current_token(void **state)
+{
+    (void)state;
+    mcdc_storage_info i1, i2, i3;
+    assert_int_equal(0, mcdc_storage_swap(&i1, at("lease"), "one", 3, NULL));
+    assert_int_equal(3, i1.size);
+    assert_true(i1.token[0]);
+    /* absent-only: a second create loses */
+    assert_int_equal(MCDC_ECONFLICT, mcdc_storage_swap(NULL, at("lease"), "two", 3, NULL));
+    read_is(at("lease"), "one");
+    /* from the current token: wins, and the token moves on */
+    assert_int_equal(0, mcdc_storage_swap(&i2, at("lease"), "two!", 4, i1.token));
+    assert_string_not_equal(i1.token, i2.token);
+    read_is(at("lease"), "two!");
+    /* from a stale token: loses, nothing changes */
+    assert_int_equal(MCDC_ECONFLICT, mcdc_storage_swap(&i3, at("lease"), "three", 5, i1.token));
+    assert_non_null(strstr(mcdc_error_last()->message, "changed since it was read"));
+    read_is(at("lease"), "two!");
+    /* the token a read gives is the one a swap takes */
+    mcdc_buf b = MCDC_BUF_INIT(64);
+    assert_int_equal(0, mcdc_storage_read(&b, &i3, at("lease")));
+    mcdc_buf_dispose(&b);
+    assert_string_equal(i2.token, i3.token);
+    assert_int_equal(0, mcdc_storage_swap(NULL, at("lease"), "four", 4, i3.token));
+    read_is(at("lease"), "four");
+    /* gone: not found */
+    assert_int_equal(0, mcdc_storage_delete(at("lease")));
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_storage_swap(NULL, at("lease"), "five", 4, i3.token));
+    assert_false(mcdc_storage_exists(at("lease")));
 }
 
 static void test_core_storage__read_caps_and_info(void **state)
@@ -170,6 +201,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_core_storage__create_never_replaces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_core_storage__swap_only_from_the_current_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_storage__read_caps_and_info, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_storage__ranged_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_storage__writer_visible_only_after_commit, setup, teardown),

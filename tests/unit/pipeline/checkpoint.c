@@ -11,6 +11,7 @@
 #include "mcdc/error.h"
 #include "mcdc/fs.h"
 #include "mcdc/pipeline.h"
+#include "mcdc/storage.h"
 #include "mcdc/time.h"
 
 static char dir[256];
@@ -160,6 +161,24 @@ static void test_pipeline_checkpoint__second_opener_fails_at_once(void **state)
     mcdc_checkpoint_close(a);
     assert_int_equal(0, mcdc_checkpoint_open(&b, dir, "a", "ci", "t"));
     mcdc_checkpoint_close(b);
+}
+
+/* A second writer that got past the one-writer rule (an object store with --lease off)
+ * finds the batch file taken: a conflict naming it, and the winner's file unchanged (C4). */
+static void test_pipeline_checkpoint__batch_taken_by_another_writer_is_a_conflict(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    char p[400];
+    snprintf(p, sizeof p, "%s/offsets/0", dir);
+    const char *theirs = "{\"batch_id\":0}";
+    assert_int_equal(0, mcdc_storage_create(p, theirs, strlen(theirs)));
+    mcdc_batch_range r0 = range(0, "0x00000000000000000000", "0x00000000000000000010");
+    assert_int_equal(MCDC_ECONFLICT, mcdc_checkpoint_record_range(ck, &r0));
+    assert_non_null(strstr(mcdc_error_last()->message, "batch 0 was planned by another stream meanwhile"));
+    assert_string_equal(theirs, slurp(p));
+    mcdc_checkpoint_close(ck);
 }
 
 static void test_pipeline_checkpoint__reuse_for_another_stream_is_refused(void **state)
@@ -328,6 +347,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__new_directory_gets_metadata_and_no_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__ranges_and_commits_survive_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__batch_taken_by_another_writer_is_a_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__batches_out_of_sequence_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__second_opener_fails_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__reuse_for_another_stream_is_refused, setup, teardown),

@@ -21,6 +21,7 @@ typedef struct memio {
     size_t         in_len, in_pos;
     size_t         chunk; /* deliver at most this many bytes per recv (0: all) */
     tds_wbuf       out;  /* what the server sent */
+    size_t         n_sends; /* send calls that carried it */
 } memio;
 
 static inline ssize_t memio_recv(void *p, void *buf, size_t n)
@@ -38,6 +39,7 @@ static inline ssize_t memio_recv(void *p, void *buf, size_t n)
 static inline ssize_t memio_send(void *p, const void *buf, size_t n)
 {
     memio *m = p;
+    m->n_sends++;
     tds_w_put(&m->out, buf, n);
     return m->out.err ? -1 : (ssize_t)n;
 }

@@ -527,6 +527,33 @@ static void test_source_tds_wire__responses_split_to_the_negotiated_packet_size(
     tds_w_dispose(&cl);
 }
 
+/* A long response goes out in writes of many packets (about TDS_SEND_BATCH bytes each), not
+ * one or two writes per packet: a loopback client reads 1.2 million rows with a few thousand
+ * system calls on each side rather than sixty thousand. */
+static void test_source_tds_wire__packets_of_a_response_are_written_together(void **state)
+{
+    (void)state;
+    tds_wbuf cl = TDS_WBUF_INIT(1 << 20);
+    cl_prelogin(&cl, TDS_ENC_NOT_SUP);
+    cl_login7(&cl, "u", "secret", "", 4096);
+    cl_batch(&cl, "ROWS 50000", 4096);
+    memio m = {cl.p, cl.len, 0, 0, TDS_WBUF_INIT(1 << 24), 0};
+    fake_serve(&m, NULL);
+    session_out o = {.payload = TDS_WBUF_INIT(1 << 24)};
+    assert_true(sv_messages(m.out.p, m.out.len, &o.payload, o.starts, 64, &o.n, 4096, &o.sizes_ok));
+    assert_int_equal(o.n, 3);
+    assert_true(o.sizes_ok); /* still packets of exactly 4096 bytes but a message's last */
+    size_t n, packets = (m.out.len + 4095) / 4096;
+    const uint8_t *p = msg_at(&o, 2, &n);
+    mem_eq(p + n - 13, BYTES(0xFD, 0x10, 0x00, 0xC1, 0x00, 0x50, 0xC3, 0, 0, 0, 0, 0, 0)); /* 50,000 rows */
+    fprintf(stderr, "# %zu bytes in %zu packets, %zu writes\n", m.out.len, packets, m.n_sends);
+    assert_true(packets > 50);
+    assert_true(m.n_sends <= m.out.len / TDS_SEND_BATCH + 4); /* prelogin, login, then the rows */
+    tds_w_dispose(&o.payload);
+    tds_w_dispose(&m.out);
+    tds_w_dispose(&cl);
+}
+
 static void test_source_tds_wire__attention_ends_the_request_with_done_attn(void **state)
 {
     (void)state;
@@ -731,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_source_tds_wire__wrong_password_gets_18456_and_a_close),
         cmocka_unit_test(test_source_tds_wire__unknown_database_gets_4060_then_18456),
         cmocka_unit_test(test_source_tds_wire__responses_split_to_the_negotiated_packet_size),
+        cmocka_unit_test(test_source_tds_wire__packets_of_a_response_are_written_together),
         cmocka_unit_test(test_source_tds_wire__attention_ends_the_request_with_done_attn),
         cmocka_unit_test(test_source_tds_wire__transactions_get_descriptors_in_envchange),
         cmocka_unit_test(test_source_tds_wire__faults_parse_and_fire_once),

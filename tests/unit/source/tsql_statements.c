@@ -7,6 +7,8 @@
  */
 #include "session_test.h"
 #include "source/mssql/statements.h"
+#include "source/sim/session_int.h"
+#include "source/sim/sim_int.h"
 
 typedef struct fx {
     simt              t;
@@ -91,7 +93,8 @@ static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t 
     case MCDC_MSSQL_Q_NTH_COMMIT:
         v[n++] = PI(NULL, 2, false); v[n - 1].type.k = ST_BIGINT; v[n - 1].value.big = true; v[n++] = PB(zero); break;
     case MCDC_MSSQL_Q_PAGE_END:
-        v[n++] = PI(NULL, 2, false); v[n - 1].type.k = ST_BIGINT; v[n++] = PB(zero); v[n++] = PB(max); break;
+        v[n++] = PB(zero); v[n++] = PB(max); v[n++] = PI(NULL, 1, false); v[n - 1].type.k = ST_BIGINT;
+        v[n++] = PB(zero); v[n++] = PB(max); break;
     case MCDC_MSSQL_Q_CAPTURE_INSTANCES_OF:
         v[n++] = PS(NULL, "dbo"); v[n++] = PS(NULL, "orders"); break;
     case MCDC_MSSQL_Q_SOURCE_COLUMNS: case MCDC_MSSQL_Q_HAS_SELECT:
@@ -150,6 +153,20 @@ static void test_source_tsql_statements__every_statement_runs(void **state)
     for (int q = 0; q < MCDC_MSSQL_Q_COUNT; q++) run(f, (mcdc_mssql_query)q);
 }
 
+static const char *page_end_with(fx *f, mcdc_sim_param *v)
+{
+    mcdc_buf sql = MCDC_BUF_INIT(1 << 20);
+    assert_int_equal(0, mcdc_mssql_statement_example(&sql, MCDC_MSSQL_Q_PAGE_END));
+    mcdc_buf_putc(&sql, '\0');
+    char *text = markers(sql.ptr);
+    mcdc_sim_param ps[7] = {PS(NULL, text), PS(NULL, "@P1 binary(10), @P2 binary(10), @P3 bigint, @P4 binary(10), @P5 binary(10)")};
+    memcpy(ps + 2, v, 5 * sizeof *v);
+    const char *got = R(f->s, "sp_executesql", 0, ps, 7);
+    free(text);
+    mcdc_buf_dispose(&sql);
+    return got;
+}
+
 static void test_source_tsql_statements__answers_that_matter(void **state)
 {
     fx *f = *state;
@@ -158,6 +175,8 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     /* max_lsn comes with the server's clock and its UTC offset (UTC: 0) */
     snprintf(want, sizeof want, "cols :binary(10), :datetime2(7) not null, :int not null\n%s | ", last);
     const char *mx = run(f, MCDC_MSSQL_Q_MAX_LSN);
+    char mxl[24];
+    snprintf(mxl, sizeof mxl, "%.22s", last + 4);
     assert_true(!strncmp(mx, want, strlen(want)));
     assert_non_null(strstr(mx, " | 0\ndoneinproc more count=1\nstatus 0\ndoneproc\n"));
     snprintf(want, sizeof want, "cols :binary(10)\n%s\ndoneinproc more count=1\nstatus 0\ndoneproc\n", last);
@@ -176,6 +195,22 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     const char *cb = run(f, MCDC_MSSQL_Q_COMMIT_AT_OR_BEFORE);
     if (!strstr(cb, before)) fail_msg("commit_at_or_before: %s, want %s", cb, before);
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_CHANGES), "count=3\n"));
+    /* page_end: the N-th row's commit (the second row is the second commit's first), the last
+     * row's when fewer are left, NULL for an empty range */
+    const char *c1 = L("2026-01-01T00:00:01", 0), *c2 = L("2026-01-01T00:00:02", 0);
+    char c1row[40], c2row[40];
+    snprintf(c1row, sizeof c1row, "row 0x%.16s", c1 + 2);
+    snprintf(c2row, sizeof c2row, "row 0x%.16s", c2 + 2);
+    const char *zero = "0x00000000000000000000";
+    for (int skip = 0; skip < 4; skip++) {
+        mcdc_sim_param v[5] = {PB(zero), PB(mxl), PI(NULL, skip, false), PB(zero), PB(mxl)};
+        v[2].type.k = ST_BIGINT;
+        const char *pe = page_end_with(f, v);
+        if (!strstr(pe, skip == 0 ? c1row : c2row)) fail_msg("page_end skipping %d: %s", skip, pe);
+    }
+    mcdc_sim_param none[5] = {PB(mxl), PB(mxl), PI(NULL, 0, false), PB(mxl), PB(mxl)};
+    none[2].type.k = ST_BIGINT;
+    assert_non_null(strstr(page_end_with(f, none), "row <NULL>\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_SNAPSHOT), "row 1 | 10.50\nrow 2 | <NULL>\ndoneinproc more count=2\n"));
     assert_non_null(strstr(run(f, MCDC_MSSQL_Q_KEY_COUNT), "row 2\n"));
     const char *kb = run(f, MCDC_MSSQL_Q_KEY_BUCKETS); /* keys 1 and 2: bucket 0 of width 1000 from 1 */
@@ -194,11 +229,98 @@ static void test_source_tsql_statements__answers_that_matter(void **state)
     assert_non_null(strstr(pos, "doneinproc more count=1\n"));
 }
 
+/* SQLite virtual machine instructions a statement runs, counted by the progress handler. */
+static int count_step(void *p)
+{
+    (*(int64_t *)p)++;
+    return 0;
+}
+
+static int64_t cost(fx *f, mcdc_mssql_query q, mcdc_sim_param *v, int n)
+{
+    mcdc_buf sql = MCDC_BUF_INIT(1 << 20);
+    assert_int_equal(0, mcdc_mssql_statement_example(&sql, q));
+    mcdc_buf_putc(&sql, '\0');
+    char *text = markers(sql.ptr), decl[300];
+    size_t k = 0;
+    decl[0] = 0;
+    for (int i = 0; i < n; i++) {
+        char tn[64];
+        sim_type_format(tn, sizeof tn, &v[i].type);
+        k += (size_t)snprintf(decl + k, sizeof decl - k, "%s@P%d %s", i ? ", " : "", i + 1, tn);
+    }
+    mcdc_sim_param ps[8] = {PS(NULL, text), PS(NULL, decl)};
+    assert_true(n <= 6);
+    memcpy(ps + 2, v, (size_t)n * sizeof *v);
+    int64_t steps = 0;
+    sqlite3_progress_handler(f->s->sim->db, 10, count_step, &steps);
+    const char *got = R(f->s, "sp_executesql", 0, ps, n + 2);
+    sqlite3_progress_handler(f->s->sim->db, 0, NULL, NULL);
+    if (strstr(got, "error ")) fail_msg("statement %s answered:\n%s", mcdc_mssql_statement_get(q)->name, got);
+    free(text);
+    mcdc_buf_dispose(&sql);
+    return steps;
+}
+
+/* The n-th commit's LSN (from 0; -1 the last), as 0x + 20 hex digits. */
+static const char *nth_lsn(fx *f, int n)
+{
+    static char bufs[4][24];
+    static int k;
+    char q[160], *b = bufs[k++ % 4];
+    if (n < 0) snprintf(q, sizeof q, "SELECT MAX(start_lsn) FROM cdc.lsn_time_mapping");
+    else snprintf(q, sizeof q, "SELECT start_lsn FROM cdc.lsn_time_mapping ORDER BY start_lsn OFFSET %d ROWS FETCH NEXT 1 ROWS ONLY", n);
+    const char *got = B(f->s, q), *row = strstr(got, "row 0x");
+    if (!row) fail_msg("%s: %s", q, got);
+    assert_non_null(row);
+    snprintf(b, 23, "%s", row + 4);
+    return b;
+}
+
+/* A page's statements read their range, not the table from the page on: a page of 10 of
+ * 3,000 commits costs a small part of the whole range's read (the mapping's processed_lsn
+ * bound once made every page walk every commit after it). */
+static void test_source_tsql_statements__a_page_reads_its_range_only(void **state)
+{
+    fx *f = *state;
+    mcdc_sim_workload_options o = MCDC_SIM_WORKLOAD_OPTIONS_INIT;
+    mcdc_sim_workload_result wr;
+    o.table = "dbo.orders";
+    o.transactions = 3000;
+    o.start_us = T("2026-01-01T00:01:00");
+    o.capture_every_us = 60 * INT64_C(1000000);
+    if (mcdc_sim_workload(f->t.sim, &o, &wr)) fail_msg("workload: %s", mcdc_error_last()->message);
+    const char *first = nth_lsn(f, 0), *page = nth_lsn(f, 10), *last = nth_lsn(f, -1);
+    assert_non_null(strstr(B(f->s, "SELECT COUNT(*) FROM cdc.lsn_time_mapping"), "row 299")); /* some deletes find no row */
+    /* the session's connection maps the file rather than reading it page by page */
+    sqlite3_stmt *st;
+    assert_int_equal(SQLITE_OK, sqlite3_prepare_v2(f->s->sim->db, "PRAGMA mmap_size", -1, &st, NULL));
+    assert_int_equal(SQLITE_ROW, sqlite3_step(st));
+    assert_true(sqlite3_column_int64(st, 0) >= (int64_t)1 << 30);
+    sqlite3_finalize(st);
+    const mcdc_mssql_query qs[] = {MCDC_MSSQL_Q_MAPPING_RANGE, MCDC_MSSQL_Q_CHANGES, MCDC_MSSQL_Q_PAGE_END};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        bool pe = qs[i] == MCDC_MSSQL_Q_PAGE_END;
+        mcdc_sim_param v[5] = {PB(first), PB(page), PI(NULL, 9, false), PB(first), PB(page)};
+        v[2].type.k = ST_BIGINT;
+        int64_t small = cost(f, qs[i], v, pe ? 5 : 2);
+        v[1] = v[4] = PB(last);
+        v[2] = PI(NULL, 2999, false);
+        v[2].type.k = ST_BIGINT;
+        int64_t whole = cost(f, qs[i], v, pe ? 5 : 2);
+        fprintf(stderr, "# %s: %lld steps for 10 commits, %lld for all\n", mcdc_mssql_statement_get(qs[i])->name,
+                (long long)small, (long long)whole);
+        if (small * 20 > whole) fail_msg("%s: a page of 10 commits cost %lld, the whole range %lld", mcdc_mssql_statement_get(qs[i])->name,
+                                         (long long)small, (long long)whole);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_source_tsql_statements__every_statement_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_tsql_statements__answers_that_matter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_tsql_statements__a_page_reads_its_range_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

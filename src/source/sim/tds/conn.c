@@ -49,7 +49,7 @@ static void msg(tds_conn *c, bool is_error, int32_t number, uint8_t state, uint8
 /* Send what is buffered, even a partial packet, without ending the message (a drop fault). */
 static void flush_partial(tds_conn *c)
 {
-    if (tds_out_flush(c)) return;
+    if (tds_out_flush_now(c)) return;
     if (c->out.len) {
         /* a non-final packet shorter than the packet size: the client sees the rows, then a close */
         uint8_t h[TDS_HDR] = {c->out_type, 0, (uint8_t)((c->out.len + TDS_HDR) >> 8), (uint8_t)(c->out.len + TDS_HDR),
@@ -520,6 +520,7 @@ void tds_conn_serve(const tds_server_ctx *srv, const tds_io *io)
     c.io = *io;
     c.packet_size = TDS_DEFAULT_PACKET;
     c.out = (tds_wbuf)TDS_WBUF_INIT(TDS_MAX_MESSAGE);
+    c.wire = (tds_wbuf)TDS_WBUF_INIT(TDS_SEND_BATCH + 2 * (TDS_MAX_PACKET + TDS_HDR));
     c.hs_out = (tds_wbuf)TDS_WBUF_INIT(1 << 20);
     c.hs_msg = (tds_wbuf)TDS_WBUF_INIT(TDS_MAX_PACKET + 1);
     c.scratch = (tds_wbuf)TDS_WBUF_INIT(TDS_MAX_MESSAGE * 2);
@@ -556,5 +557,6 @@ void tds_conn_serve(const tds_server_ctx *srv, const tds_io *io)
     tds_tls_stop(&c);
     tds_w_dispose(&m);
     tds_w_dispose(&c.out);
+    tds_w_dispose(&c.wire);
     tds_w_dispose(&c.scratch);
 }

@@ -15,7 +15,8 @@
  * Guarantees: a request never grows past TDS_MAX_MESSAGE; a packet with a length below 8 or
  * above 32767 bytes, or whose type changes within a message, is MCDC_ECORRUPT (the caller
  * closes the connection). Every response packet but the last carries exactly packet_size
- * bytes; the last has the EOM bit.
+ * bytes; the last has the EOM bit. Whole packets wait in the connection's buffer until about
+ * TDS_SEND_BATCH bytes of them are there (or the message ends), then go out in one write.
  */
 #include <errno.h>
 #include <string.h>
@@ -100,43 +101,65 @@ void tds_out_begin(tds_conn *c, uint8_t type)
     c->out_pkt_id = 1;
 }
 
-static int send_packet(tds_conn *c, const uint8_t *p, size_t n, bool last)
+/* Append one packet (header and @p n payload bytes) to @p w. */
+static void put_packet(tds_conn *c, tds_wbuf *w, const uint8_t *p, size_t n, bool last)
 {
     uint8_t h[TDS_HDR] = {c->out_type, last ? TDS_ST_EOM : 0, (uint8_t)((n + TDS_HDR) >> 8), (uint8_t)(n + TDS_HDR),
                           (uint8_t)(c->spid >> 8), (uint8_t)c->spid, c->out_pkt_id++, 0};
-    /* header and payload in one write when the payload is small, else two */
-    if (n <= 1024) {
-        uint8_t tmp[TDS_HDR + 1024];
-        memcpy(tmp, h, TDS_HDR);
-        if (n) memcpy(tmp + TDS_HDR, p, n);
-        return send_all(c, tmp, TDS_HDR + n);
+    tds_w_put(w, h, TDS_HDR);
+    if (n) tds_w_put(w, p, n);
+}
+
+/* Send the first @p n_full whole packets of c->out, then (when @p last) the rest of it as the
+ * message's last packet; what was sent leaves c->out. Packets go out together, in writes of
+ * about TDS_SEND_BATCH bytes framed in c->wire: one system call for many packets. */
+static int send_packets(tds_conn *c, size_t n_full, bool last)
+{
+    size_t body = c->packet_size - TDS_HDR, off = 0, per_write = TDS_SEND_BATCH / c->packet_size;
+    if (per_write < 1) per_write = 1;
+    int rc = 0;
+    while (rc == 0 && (n_full > 0 || last)) {
+        tds_w_clear(&c->wire);
+        for (size_t k = 0; k < per_write && n_full > 0; k++, n_full--, off += body)
+            put_packet(c, &c->wire, c->out.p + off, body, false);
+        if (n_full == 0 && last) {
+            put_packet(c, &c->wire, c->out.p + off, c->out.len - off, true);
+            off = c->out.len;
+            last = false;
+        }
+        rc = c->wire.err ? c->wire.err : send_all(c, c->wire.p, c->wire.len);
     }
-    int rc = send_all(c, h, TDS_HDR);
-    return rc ? rc : send_all(c, p, n);
+    if (off && off < c->out.len) memmove(c->out.p, c->out.p + off, c->out.len - off);
+    c->out.len -= off;
+    return rc;
+}
+
+/* The whole packets c->out holds, keeping at least one byte back so the last packet is never
+ * empty of payload by accident. */
+static size_t full_packets(const tds_conn *c)
+{
+    size_t body = c->packet_size - TDS_HDR;
+    return c->out.len > body ? (c->out.len - 1) / body : 0;
 }
 
 int tds_out_flush(tds_conn *c)
 {
     if (c->out.err) return c->out.err;
-    size_t body = c->packet_size - TDS_HDR, off = 0;
-    int rc = 0;
-    /* keep at least one byte back so the last packet is never empty of payload by accident */
-    while (rc == 0 && c->out.len - off > body) {
-        rc = send_packet(c, c->out.p + off, body, false);
-        off += body;
-    }
-    if (off) {
-        memmove(c->out.p, c->out.p + off, c->out.len - off);
-        c->out.len -= off;
-    }
-    return rc;
+    size_t n = full_packets(c);
+    return n * c->packet_size >= TDS_SEND_BATCH ? send_packets(c, n, false) : 0;
+}
+
+int tds_out_flush_now(tds_conn *c)
+{
+    if (c->out.err) return c->out.err;
+    size_t n = full_packets(c);
+    return n ? send_packets(c, n, false) : 0;
 }
 
 int tds_out_end(tds_conn *c)
 {
-    int rc = tds_out_flush(c);
-    if (rc) return rc;
-    rc = send_packet(c, c->out.p, c->out.len, true);
+    if (c->out.err) return c->out.err;
+    int rc = send_packets(c, full_packets(c), true);
     tds_w_clear(&c->out);
     return rc;
 }

@@ -148,8 +148,14 @@ typedef struct tds_conn tds_conn;
 int tds_read_message(tds_conn *c, uint8_t *type, tds_wbuf *msg);
 /** Start a response message of packet type @p type: c->out is cleared. */
 void tds_out_begin(tds_conn *c, uint8_t type);
-/** Send the full packets in c->out (keeps the tail); @return 0 or MCDC_EIO. */
+/* Whole packets of a response are written together once this many bytes of them wait: a
+ * write per 64 KiB, not one or two per packet (the client reads them as fast). */
+#define TDS_SEND_BATCH ((size_t)64 << 10)
+/** Send the full packets in c->out (keeps the tail) once TDS_SEND_BATCH bytes of them wait;
+ *  @return 0 or MCDC_EIO. */
 int tds_out_flush(tds_conn *c);
+/** Send every full packet in c->out now (keeps the tail); @return 0 or MCDC_EIO. */
+int tds_out_flush_now(tds_conn *c);
 /** Send the rest of c->out as the message's last packet (EOM). @return 0 or MCDC_EIO. */
 int tds_out_end(tds_conn *c);
 /** Raw transport, bypassing TLS (the handshake itself travels this way). */
@@ -379,6 +385,7 @@ struct tds_conn {
     size_t       hs_in_len, hs_in_pos;
     tds_wbuf     hs_msg;       /* the PRELOGIN message holding hs_in */
     tds_wbuf     out;          /* the response message being written (payload only) */
+    tds_wbuf     wire;         /* packets of out, headers in, being written at once */
     uint8_t      out_type;     /* its packet type */
     uint8_t      out_pkt_id;   /* packet number, from 1 per message */
     size_t       packet_size;  /* negotiated (512..32767) */
