@@ -159,7 +159,30 @@ static void cands_free(cand *c, size_t n)
 typedef struct keep_arg {
     int64_t size;      /* optimize: the target; auto: min_file */
     int64_t min_order; /* auto: the oldest small file's order */
+    double  dv_share;  /* optimize: a DV counts from this share of deleted rows */
 } keep_arg;
+
+/* Whether @p f has a deletion vector deleting at least @p share of its rows. */
+static bool dv_past(const mcdc_delta_file *f, double share)
+{
+    if (!f->has_dv)
+        return false;
+    if (share <= 0 || !f->stats)
+        return true;
+    const char *p = strstr(f->stats, "\"numRecords\":");
+    long long rows = p ? strtoll(p + 13, NULL, 10) : -1;
+    return rows <= 0 || (double)f->dv.cardinality >= share * (double)rows;
+}
+
+double mcdc_delta__dv_fold_share(const mcdc_delta_snapshot *s)
+{
+    if (strcmp(mcdc_delta_snapshot_config(s, "mcdc.kind", ""), "silver") != 0)
+        return 0;
+    const char *v = mcdc_delta_snapshot_config(s, "mcdc.silver.dv_fold_share", NULL);
+    char *end = NULL;
+    double d = v ? strtod(v, &end) : 0.2;
+    return v && (end == v || *end || !(d >= 0 && d <= 1)) ? 0.2 : d;
+}
 
 /* The files (those @p keep accepts) sorted by partition, then commit order. */
 static int sorted_cands(cand **out, size_t *n_out, const mcdc_delta_file *const *files, size_t n,
@@ -231,7 +254,7 @@ static bool keep_run_member(const mcdc_delta_file *f, const keep_arg *a)
 
 static bool keep_small_or_dv(const mcdc_delta_file *f, const keep_arg *a)
 {
-    return f->size < a->size / 2 || f->has_dv;
+    return f->size < a->size / 2 || dv_past(f, a->dv_share);
 }
 
 static int64_t fsize(const cand *c)
@@ -331,12 +354,12 @@ int mcdc_delta__compact_plan_auto(mcdc_delta__compact_plan *out,
 
 int mcdc_delta__compact_plan_all(mcdc_delta__compact_plan *out,
                                  const mcdc_delta_file *const *files, size_t n,
-                                 int64_t target_bytes)
+                                 int64_t target_bytes, double dv_share)
 {
     memset(out, 0, sizeof *out);
     cand *c;
     size_t nc;
-    keep_arg ka = { target_bytes, 0 };
+    keep_arg ka = { target_bytes, 0, dv_share };
     int rc = sorted_cands(&c, &nc, files, n, keep_small_or_dv, &ka);
     if (rc < 0)
         return rc;
@@ -353,7 +376,7 @@ int mcdc_delta__compact_plan_all(mcdc_delta__compact_plan *out,
             int64_t in = 0;
             while (stop < b && (stop == g || in + fsize(&c[stop]) <= target_bytes))
                 in += fsize(&c[stop++]);
-            if (stop - g >= 2 || c[g].f->has_dv)
+            if (stop - g >= 2 || dv_past(c[g].f, dv_share))
                 rc = plan_add_group(out, c, g, stop, nc);
             g = stop;
         }

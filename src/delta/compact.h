@@ -65,12 +65,18 @@ int mcdc_delta__compact_plan_auto(mcdc_delta__compact_plan *out,
                                   const mcdc_delta__compact_settings *s);
 
 /* `table optimize`'s plan: per partition, every file under half of @p target_bytes (or
- * with a deletion vector), in commit order, cut into groups of at most @p target_bytes
- * of input. A group of one file is kept only when that file has a deletion vector.
- * @return 0; MCDC_ENOMEM. */
+ * with a deletion vector deleting at least @p dv_share of its rows, numRecords; any
+ * deletion vector when @p dv_share <= 0 or the stats lack the count), in commit order,
+ * cut into groups of at most @p target_bytes of input. A group of one file is kept only
+ * when that file has such a deletion vector. @return 0; MCDC_ENOMEM. */
 int mcdc_delta__compact_plan_all(mcdc_delta__compact_plan *out,
                                  const mcdc_delta_file *const *files, size_t n,
-                                 int64_t target_bytes);
+                                 int64_t target_bytes, double dv_share);
+
+/* The share of deleted rows past which `table optimize` folds a file's deletion vector:
+ * a silver table's mcdc.silver.dv_fold_share (default 0.2, the share past which silver
+ * apply rewrites a file itself), 0 (any vector) for other tables. */
+double mcdc_delta__dv_fold_share(const mcdc_delta_snapshot *s);
 
 void mcdc_delta__compact_plan_free(mcdc_delta__compact_plan *p);
 

@@ -44,7 +44,8 @@ int mcdc_delta_optimize(const char *path, int64_t target_bytes, mcdc_delta_optim
     memset(&p, 0, sizeof p);
     rc = all ? 0 : MCDC_ENOMEM;
     if (rc == 0)
-        rc = mcdc_delta__compact_plan_all(&p, all, snap->n_files, target_bytes);
+        rc = mcdc_delta__compact_plan_all(&p, all, snap->n_files, target_bytes,
+                                          mcdc_delta__dv_fold_share(snap));
     if (rc == 0)
         rc = mcdc_delta__compact_run(snap, &p, false, 0, &res);
     mcdc_delta__compact_plan_free(&p);

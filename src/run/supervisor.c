@@ -56,6 +56,14 @@ const char *mcdc_run_state_name(mcdc_run_state s)
 
 typedef struct slot slot;
 
+/* What a table's state record says (state.c), as a worker left it for the main thread. */
+typedef struct state_rec {
+    mcdc_run_state state;
+    int            failures;
+    int64_t        batches, rows;
+    char           message[1024];
+} state_rec;
+
 typedef struct listen_ctx {
     struct sup *s;
     slot       *sl;
@@ -77,6 +85,8 @@ struct slot {
                                   * successful round of an interval table open (checkpoint
                                   * lock held), so the next round begins at planning */
     listen_ctx     lc;           /* the kept job's progress listener */
+    bool           st_dirty;     /* st is newer than the state record on disk */
+    state_rec      st;           /* what the table's state record is to say */
     int64_t        batches, rows;/* committed by this process */
     bool           has_caught_up;
     mcdc_lsn       caught_up;    /* the last successful round read at least up to here */
@@ -160,17 +170,17 @@ static void stop_all_locked(sup *s)
     pthread_cond_broadcast(&s->cv);
 }
 
-/* Record a table's state in the state directory (a failure to write it is a warning: the
- * data path does not depend on it). */
-static void record(sup *s, const slot *sl, mcdc_run_state state, int failures, const char *message)
+/* Write a table's state record in the state directory (a failure to write it is a warning:
+ * the data path does not depend on it). */
+static void write_state(sup *s, const slot *sl, const state_rec *r)
 {
     const mcdc_run_table *t = sl->t;
     mcdc_run_table_state st = {
         .table = t->value[MCDC_RUN_KEY_TARGET], .capture_instance = t->value[MCDC_RUN_KEY_CAPTURE_INSTANCE],
         .checkpoint = t->checkpoint_path, .control = t->value[MCDC_RUN_KEY_CONTROL],
-        .control_path = t->control_path, .state = state, .message = (char *)message,
-        .pid = (int64_t)getpid(), .updated_at_us = mcdc_time_now_us(), .batches = sl->batches,
-        .rows = sl->rows, .failures = failures
+        .control_path = t->control_path, .state = r->state, .message = (char *)r->message,
+        .pid = (int64_t)getpid(), .updated_at_us = mcdc_time_now_us(), .batches = r->batches,
+        .rows = r->rows, .failures = r->failures
     };
     mcdc_error saved = *mcdc_error_last();
     if (mcdc_run_state_write(s->state_dir, &st) < 0)
@@ -179,6 +189,37 @@ static void record(sup *s, const slot *sl, mcdc_run_state state, int failures, c
     mcdc_error_set(saved.code, "%s", saved.message);
     if (saved.hint[0])
         mcdc_error_hint("%s", saved.hint);
+}
+
+/* Under the lock: what the table's state record is to say from now on. The main thread
+ * writes it (flush_states_locked), so a round's worker pays no fsync for it, and a record
+ * not written yet when the next change comes is written once, with the newer state. */
+static void record_locked(sup *s, slot *sl, mcdc_run_state state, int failures, const char *message)
+{
+    sl->st.state = state;
+    sl->st.failures = failures;
+    sl->st.batches = sl->batches;
+    sl->st.rows = sl->rows;
+    snprintf(sl->st.message, sizeof sl->st.message, "%s", message);
+    sl->st_dirty = true;
+    pthread_cond_broadcast(&s->cv);
+}
+
+/* On the main thread, the lock held: write every record changed since the last flush, in
+ * the order of the tables (the lock is let go while each is written; only this thread
+ * writes records, so the newest state of a table is the one on disk after it). */
+static void flush_states_locked(sup *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        slot *sl = s->slots[i];
+        if (!sl->st_dirty)
+            continue;
+        state_rec r = sl->st;
+        sl->st_dirty = false;
+        pthread_mutex_unlock(&s->mu);
+        write_state(s, sl, &r);
+        pthread_mutex_lock(&s->mu);
+    }
 }
 
 static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done);
@@ -500,11 +541,8 @@ static void *worker(void *arg)
             drop_kept(sl);
             sl->done = true;
             sl->state = MCDC_RUN_STATE_STOPPED;
-            pthread_mutex_unlock(&s->mu);
-            record(s, sl, MCDC_RUN_STATE_STOPPED, sl->failures, "removed from the config");
+            record_locked(s, sl, MCDC_RUN_STATE_STOPPED, sl->failures, "removed from the config");
             mcdc_log_set_context(NULL);
-            pthread_mutex_lock(&s->mu);
-            pthread_cond_broadcast(&s->cv);
             continue;
         }
         if (has_polled && sl->had_success && sl->has_caught_up && !sl->failures &&
@@ -518,9 +556,8 @@ static void *worker(void *arg)
             continue;
         }
         sl->state = MCDC_RUN_STATE_RUNNING;
-        int failures = sl->failures;
+        record_locked(s, sl, MCDC_RUN_STATE_RUNNING, sl->failures, "");
         pthread_mutex_unlock(&s->mu);
-        record(s, sl, MCDC_RUN_STATE_RUNNING, failures, "");
 
         mcdc_run_event e = { .kind = MCDC_RUN_EVENT_DONE, .table = sl->t };
         int rc = round_of(s, sl, &e);
@@ -592,13 +629,8 @@ static void *worker(void *arg)
                 sl->due_mono_us = next_poll(s, sl, mcdc_time_mono_us());
             }
         }
-        mcdc_run_state now_state = sl->state;
-        failures = sl->failures;
-        pthread_mutex_unlock(&s->mu);
-        record(s, sl, now_state, failures, message);
+        record_locked(s, sl, sl->state, sl->failures, message);
         mcdc_log_set_context(NULL);
-        pthread_mutex_lock(&s->mu);
-        pthread_cond_broadcast(&s->cv);
     }
     s->alive--;
     pthread_cond_broadcast(&s->cv);
@@ -698,7 +730,7 @@ static void apply_reload(sup *s, const mcdc_run_plan *np)
             sl->done = true;
             sl->state = MCDC_RUN_STATE_STOPPED;
             if (!was_done)
-                record(s, sl, MCDC_RUN_STATE_STOPPED, sl->failures, "removed from the config");
+                record_locked(s, sl, MCDC_RUN_STATE_STOPPED, sl->failures, "removed from the config");
         }
     }
     for (size_t k = 0; k < np->n_tables; k++) {
@@ -868,6 +900,9 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
             out->drained = false;
             break;
         }
+        flush_states_locked(s);
+        if (s->alive <= 0)
+            break;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 50000000;
@@ -875,6 +910,7 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         ts.tv_nsec %= 1000000000;
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
+    flush_states_locked(s); /* what the workers left, before the end's records */
     out->n_tables = 0;
     for (size_t i = 0; i < s->n; i++)
         out->n_tables += !s->slots[i]->removed;
@@ -890,10 +926,13 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
     http = NULL;
     for (size_t i = 0; i < s->n; i++) /* drained: no round runs, the kept jobs go */
         drop_kept(s->slots[i]);
+    pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < s->n; i++) /* drained: what was not done is stopped */
         if (!s->slots[i]->done)
-            record(s, s->slots[i], MCDC_RUN_STATE_STOPPED, s->slots[i]->failures,
-                   s->slots[i]->failures ? s->slots[i]->message : "");
+            record_locked(s, s->slots[i], MCDC_RUN_STATE_STOPPED, s->slots[i]->failures,
+                          s->slots[i]->failures ? s->slots[i]->message : "");
+    flush_states_locked(s);
+    pthread_mutex_unlock(&s->mu);
 out:
     mcdc_run_http_stop(http);
     for (size_t i = 0; i < s->n; i++) {

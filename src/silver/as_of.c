@@ -229,6 +229,38 @@ static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t
     return 0;
 }
 
+/* An scd2 table's recorded re-snapshot gaps (userMetadata silver_apply.resnapshot {lsn S,
+ * lost_after}): the source's changes in (lost_after, S) were never read, so no state there
+ * is known. Refuses @p l inside one. */
+static int check_gaps(const char *silver_path, const mcdc_lsn *l)
+{
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, silver_path);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        json_t *g = json_object_get(json_object_get(j, "silver_apply"), "resnapshot");
+        const char *gs = json_string_value(json_object_get(g, "lsn"));
+        const char *ga = json_string_value(json_object_get(g, "lost_after"));
+        mcdc_lsn s_, a_;
+        if (gs && ga && mcdc_lsn_parse(&s_, gs) == 0 && mcdc_lsn_parse(&a_, ga) == 0 &&
+            mcdc_lsn_cmp(l, &a_) > 0 && mcdc_lsn_cmp(l, &s_) < 0) {
+            char x[MCDC_LSN_STRLEN];
+            rc = REFUSE("read at or before the gap's start, or at or after the re-snapshot",
+                        "LSN %s lies in a gap of the source's history: changes after %s up to "
+                        "the re-snapshot at %s were lost before they were read",
+                        mcdc_lsn_format(x, l), ga, gs);
+        } else {
+            mcdc_error_clear();
+        }
+        json_decref(j);
+    }
+    mcdc_delta_history_free(h, n);
+    return rc;
+}
+
 static int cmp_rank(const change *a, const change *b)
 {
     int c = mcdc_silver_rank_cmp(&a->r, &b->r);
@@ -785,6 +817,8 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
                         mcdc_lsn_format(a, &covered), mcdc_lsn_format(b, &l));
             goto fail;
         }
+        if ((rc = check_gaps(path, &l)) < 0)
+            goto fail;
         extra[n_extra++] = "_valid_from_lsn";
         extra[n_extra++] = "_valid_to_lsn";
         table = latest;

@@ -2210,6 +2210,7 @@ static const mcdc_source_ops mssql_ops = {
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
     op_positions, op_identity, op_commit_at_or_before,
+    NULL /* key_orders: a character key's order is its collation's */,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -320,15 +320,45 @@ static void test_delta_compact__plan_all_cuts_small_files_by_target(void **state
     for (int i = 0; i < 7; i++)
         fs_add(&s, 100, i, NULL);
     fs_add(&s, 900, 50, NULL); /* not small for a target of 1000 */
-    assert_int_equal(0, mcdc_delta__compact_plan_all(&p, s.p, s.n, 1000));
+    assert_int_equal(0, mcdc_delta__compact_plan_all(&p, s.p, s.n, 1000, 0));
     assert_int_equal(1, p.n_groups);
     assert_int_equal(7, p.end[0]);
     mcdc_delta__compact_plan_free(&p);
-    assert_int_equal(0, mcdc_delta__compact_plan_all(&p, s.p, s.n, 300));
+    assert_int_equal(0, mcdc_delta__compact_plan_all(&p, s.p, s.n, 300, 0));
     /* small: under 150; groups of at most 300 bytes: 3 + 3, and a lone last file is left */
     assert_int_equal(2, p.n_groups);
     assert_int_equal(3, p.end[0]);
     assert_int_equal(6, p.end[1]);
+    mcdc_delta__compact_plan_free(&p);
+    fs_free(&s);
+}
+
+static void test_delta_compact__plan_all_folds_a_deletion_vector_past_the_share(void **state)
+{
+    (void)state;
+    static fileset s;
+    mcdc_delta__compact_plan p;
+    /* two big files of 100 rows with vectors deleting 10 and 30 of them, one without */
+    for (int i = 0; i < 3; i++) {
+        fs_add(&s, 900, i, NULL);
+        s.f[i].stats = strdup("{\"numRecords\":100}");
+    }
+    s.f[0].has_dv = true;
+    s.f[0].dv.cardinality = 10;
+    s.f[1].has_dv = true;
+    s.f[1].dv.cardinality = 30;
+    /* share 0: every file with a vector, each alone */
+    assert_int_equal(0, mcdc_delta__compact_plan_all(&p, s.p, s.n, 1000, 0));
+    assert_int_equal(2, p.n_groups);
+    mcdc_delta__compact_plan_free(&p);
+    /* share 0.2: only the file past it */
+    assert_int_equal(0, mcdc_delta__compact_plan_all(&p, s.p, s.n, 1000, 0.2));
+    assert_int_equal(1, p.n_groups);
+    assert_int_equal(1, p.idx[0]);
+    mcdc_delta__compact_plan_free(&p);
+    /* share 0.5: none */
+    assert_int_equal(0, mcdc_delta__compact_plan_all(&p, s.p, s.n, 1000, 0.5));
+    assert_int_equal(0, p.n_groups);
     mcdc_delta__compact_plan_free(&p);
     fs_free(&s);
 }
@@ -753,6 +783,7 @@ int main(void)
         T(test_delta_compact__plan_groups_stay_in_one_partition),
         T(test_delta_compact__plan_orders_by_compact_tag_then_time),
         T(test_delta_compact__plan_all_cuts_small_files_by_target),
+        T(test_delta_compact__plan_all_folds_a_deletion_vector_past_the_share),
         T(test_delta_compact__appends_compact_automatically_without_changing_rows),
         T(test_delta_compact__tiers_keep_ranges_tight_and_files_few),
         T(test_delta_compact__partitions_compact_within_themselves),
