@@ -162,7 +162,7 @@ static char *resolve_path(const char *dir, const char *relative)
     char *s = malloc(len);
     if (!s)
         return NULL;
-    if (relative[0] == '/' || !strcmp(dir, "."))
+    if (relative[0] == '/' || strstr(relative, "://") || !strcmp(dir, ".")) /* absolute, s3:// */
         snprintf(s, len, "%s", relative);
     else
         snprintf(s, len, "%s/%s", dir, relative);
