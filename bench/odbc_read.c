@@ -16,7 +16,8 @@
  *           row at a time with SQLFetch and SQLGetData of every column as text (what a
  *           simple ODBC client does), rows counted
  * Prints rows/s of each and their ratio; exits 1 when the source is not at least twice as
- * fast as the plain loop or the counts differ. Figures: docs/benchmarks.md.
+ * fast as the plain loop or the counts differ. $MCDC_BENCH_CONN_EXTRA adds connection
+ * keywords to both (e.g. PacketSize=32767). Figures: docs/benchmarks.md.
  */
 #include <inttypes.h>
 #include <sql.h>
