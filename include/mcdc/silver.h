@@ -453,7 +453,8 @@ typedef struct mcdc_silver_as_of_reader mcdc_silver_as_of_reader;
  *  Rows come in no particular order (silver's rows of that version, then the images).
  *  @return 0; MCDC_EINVAL, naming why and how to go on, when the read cannot be exact:
  *          L beyond bronze's newest batch end, a time with no bronze change at or after
- *          it, silver without a recorded version at or before L, a snapshot in (C, L], a
+ *          it, silver without a recorded version at or before L, a snapshot in (C, L], an
+ *          L inside a re-snapshot's gap (bronze read nothing there; ADR 0040), a
  *          table that is neither bronze nor silver, silver without @p at->bronze_path;
  *          codes of the Delta layer (a vacuumed version: MCDC_ENOTFOUND). */
 int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, const mcdc_silver_as_of *at,
