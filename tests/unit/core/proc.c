@@ -1,5 +1,6 @@
 /* Unit tests for core/proc.c: a child's standard output is captured, its standard error
- * appended to the log, its exit status returned; a program that cannot start is an error. */
+ * appended to the log, its exit status returned; a program that cannot start is an error
+ * (or exit status 127 where the C library cannot tell). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -32,8 +33,10 @@ static void test_core_proc__output_captured_errors_logged_status_returned(void *
     mcdc_buf_dispose(&e);
     mcdc_buf_dispose(&out);
     const char *none[] = { "nope", NULL };
-    assert_int_equal(MCDC_EIO, mcdc_proc_run(&ec, "/nonexistent/nope", none, NULL, NULL));
-    assert_int_equal(-1, ec);
+    /* glibc reports a failed exec from posix_spawn; where it cannot (a fork fallback, as
+     * under valgrind) the child exits 127, as a shell's would */
+    int rc = mcdc_proc_run(&ec, "/nonexistent/nope", none, NULL, NULL);
+    assert_true((rc == MCDC_EIO && ec == -1) || (rc == 0 && ec == 127));
     char self[MCDC_PATH_MAX];
     assert_int_equal(0, mcdc_proc_self_exe(self));
     assert_true(self[0] == '/');
