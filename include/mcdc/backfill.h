@@ -91,11 +91,15 @@ typedef struct mcdc_backfill_options {
                                     * backfill of LO <= key < HI; NULL: the open snapshot */
     int          isolation;        /* mcdc_isolation of the reads; 0: the source's own */
     int64_t      lock_timeout_ms;  /* of the reads; -1: the source's own */
+    bool         whole_range;      /* with range "null..null": read every key as a partial
+                                    * backfill (stream --snapshot-on-switch), which a user's
+                                    * --range may not (that is a new snapshot) */
 } mcdc_backfill_options;
 
 #define MCDC_BACKFILL_DEFAULT_CHUNK_ROWS 1000000
 #define MCDC_BACKFILL_OPTIONS_INIT \
-    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL, 0, NULL, 0, -1 }
+    { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 300000000, false, NULL, NULL, NULL, 0, NULL, 0, -1, \
+      false }
 
 /** Read the open chunked snapshot's chunks until done or a limit stops it.
  *  @param[out] out  where it stands at the end (also on most failures).

@@ -422,12 +422,17 @@ typedef struct mcdc_delta_commit_options {
                                       * and version; no idempotency check): markers of what
                                       * the commit has done. NULL: none */
     size_t          n_txns;
+    bool            compact_in_background; /* mcdc_delta_append: an automatic compaction
+                                      * this append leaves due runs on the background
+                                      * writer (as checkpoints do) instead of before the
+                                      * append returns; mcdc_delta_checkpoints_wait and
+                                      * exit() wait for it (docs/decisions/0046) */
 } mcdc_delta_commit_options;
 
 #define MCDC_DELTA_TXN_ANY INT64_MIN
 
 #define MCDC_DELTA_COMMIT_OPTIONS_INIT \
-    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL, NULL, NULL, 0 }
+    { 1, "WRITE", NULL, NULL, NULL, -1, { MCDC_DELTA_PRED_NONE, NULL, { true, { 0 } } }, 60000, 10, 1000, false, MCDC_DELTA_TXN_ANY, NULL, NULL, NULL, NULL, 0, false }
 
 /** What a commit did. */
 typedef struct mcdc_delta_commit_result {
@@ -476,7 +481,8 @@ int mcdc_delta_commit(const char *path, mcdc_delta_build_fn build, void *payload
 
 /** Append the given data files (already written and fsynced) as add actions: a blind
  *  append unless opts->read_pred says otherwise. After the commit, when the table then
- *  holds enough small files, runs mcdc_delta_auto_compact (bounded; see there); its
+ *  holds enough small files, runs mcdc_delta_auto_compact (bounded; see there), or with
+ *  opts->compact_in_background asks the background writer to run it and returns; its
  *  failure is logged (a lost conflict at INFO, anything else at WARN) and never changes
  *  the append's result. */
 int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_files,
@@ -664,7 +670,8 @@ void mcdc_delta_files_free(mcdc_delta_file *files, size_t n);
  *  @return 0; MCDC_EUNSUPPORTED for V2-checkpoint tables; snapshot and I/O codes. */
 int mcdc_delta_checkpoint(const char *path, int64_t version);
 
-/** Wait until every checkpoint this process's commits asked for is written or given up.
+/** Wait until every checkpoint this process's commits asked for is written or given up,
+ *  and every automatic compaction appends left to the background writer has run.
  *  Commits never wait for their checkpoints: a commit that makes one due (every
  *  delta.checkpointInterval versions, or any later version while it is missing) asks a
  *  background thread for it and returns; exit() waits for them too, so call this only to

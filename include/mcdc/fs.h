@@ -98,6 +98,28 @@ int mcdc_fs_fsync_path(const char *path);
 /** fsync the directory that holds @p path ("." for a bare name). @return 0; MCDC_EIO. */
 int mcdc_fs_fsync_parent(const char *path);
 
+/* ---- local logs the user names (--progress, the demo's script): not tables ------------ */
+
+/** Check, before the first write, that the file @p path can be created or appended to:
+ *  its directory ("." for a bare name) exists and this process may write in it.
+ *  @return 0; MCDC_EINVAL "cannot write in DIR: REASON" (the caller prefixes what the
+ *  file is for, mcdc_error_prefix()). */
+int mcdc_fs_check_writable(const char *path);
+
+/** Open the local file @p path for appending (created when missing, mode 0666 before
+ *  umask; O_APPEND, O_CLOEXEC).
+ *  @param[out] out_fd  the descriptor; close with mcdc_fs_close().
+ *  @return 0; MCDC_EIO naming the file and the OS reason. */
+int mcdc_fs_append_open(int *out_fd, const char *path);
+
+/** Append @p len bytes to @p fd in one write(2), so lines of writers appending to one file
+ *  never interleave; @p path names it in messages. Not fsynced (a log, not state).
+ *  @return 0; MCDC_EIO (a short write included). */
+int mcdc_fs_append(int fd, const void *data, size_t len, const char *path);
+
+/** Close @p fd when it is >= 0. */
+void mcdc_fs_close(int fd);
+
 /** An exclusive lock held by this process. */
 typedef struct mcdc_fs_lock mcdc_fs_lock;
 

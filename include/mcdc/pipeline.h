@@ -482,6 +482,10 @@ typedef struct mcdc_stream_options {
     int64_t      lease_us;           /* a checkpoint on object storage: its lease's duration
                                       * (default MCDC_CHECKPOINT_LEASE_DEFAULT_US;
                                       * MCDC_CHECKPOINT_LEASE_OFF: none) */
+    bool         snapshot_on_switch; /* after following a newer capture instance, read the
+                                      * table again in chunks (a partial backfill of every
+                                      * key) so rows not changed since get its columns;
+                                      * needs facts */
 } mcdc_stream_options;
 
 /** What a stream does on finding changes purged before it read them. */
@@ -498,7 +502,7 @@ enum { MCDC_BOOTSTRAP_FULL = 0, MCDC_BOOTSTRAP_CHUNKED = 1 };
     { 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MCDC_TRIGGER_AVAILABLE_NOW, 0, 0, \
       MCDC_START_EARLIEST, { { 0 } }, false, false, true, true, NULL, 10000000, 100000, false, 0, \
       MCDC_ON_DATA_LOSS_FAIL, MCDC_RESNAPSHOT_INTERVAL_DEFAULT_US, MCDC_SCHEMA_CHANGE_CLASSIFY,   \
-      MCDC_CHECKPOINT_LEASE_DEFAULT_US }
+      MCDC_CHECKPOINT_LEASE_DEFAULT_US, false }
 
 /** What a run did. */
 typedef struct mcdc_stream_result {

@@ -44,11 +44,13 @@
  *      or above L in the change set (the chunk's row or a later change), is deleted only if
  *      silver's image of it has _start_lsn < L (it was gone by L: a delete lost in a gap,
  *      an older snapshot's row); a key inserted after L keeps its row. Bounds are compared
- *      in the source's key order (the plan's key columns, composite keys column by column),
- *      which silver knows exactly for integers, bit, decimals, floats, dates and timestamps;
- *      a key with a character or binary column (whose order is the source's collation, or
- *      a uniqueidentifier's byte order, not recorded in bronze) is left to the completion's
- *      rebuild, as are chunks whose stamp is not known yet.
+ *      in the source's key order (the plan's key columns, composite keys column by column):
+ *      the value order for integers, bit, decimals, floats, dates and timestamps, and for a
+ *      character or binary column the order the plan recorded from the source
+ *      (mcdc/key_order.h: case-insensitive text, a uniqueidentifier's byte groups, bytes).
+ *      A character or binary key whose order the source does not tell (SQL Server: its
+ *      collation) is left to the completion's rebuild, as are chunks whose stamp is not
+ *      known yet.
  * (W3) Partial backfills (`backfill --range`, ADR 0022): the op-0 rows of their waves not
  *      applied yet (a range's bronze txn <app>#range.<R> above silver's txn of the same
  *      appId) go into an incremental change set with every change after their stamps, so
@@ -451,7 +453,8 @@ typedef struct mcdc_silver_as_of_reader mcdc_silver_as_of_reader;
  *  Rows come in no particular order (silver's rows of that version, then the images).
  *  @return 0; MCDC_EINVAL, naming why and how to go on, when the read cannot be exact:
  *          L beyond bronze's newest batch end, a time with no bronze change at or after
- *          it, silver without a recorded version at or before L, a snapshot in (C, L], a
+ *          it, silver without a recorded version at or before L, a snapshot in (C, L], an
+ *          L inside a re-snapshot's gap (bronze read nothing there; ADR 0040), a
  *          table that is neither bronze nor silver, silver without @p at->bronze_path;
  *          codes of the Delta layer (a vacuumed version: MCDC_ENOTFOUND). */
 int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, const mcdc_silver_as_of *at,

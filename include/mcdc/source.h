@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "mcdc/error.h"
+#include "mcdc/key_order.h"
 #include "mcdc/lsn.h"
 #include "mcdc/value.h"
 
@@ -252,6 +253,12 @@ typedef struct mcdc_source_ops {
      *  has no commit time). */
     int (*commit_at_or_before)(mcdc_source *src, const mcdc_lsn *lsn, mcdc_lsn *out,
                                int64_t *out_commit_ts_us);
+    /** How the source orders each key column of @p ci, in key_columns() order (as
+     *  snapshot(), key_at and key_count compare keys): one mcdc_key_order per column into
+     *  @p *out (caller frees with free()). What lets a reader of bronze tell which chunk
+     *  of a keyset plan holds a key. NULL in a source that cannot tell (a SQL Server
+     *  character column's order is its collation's). */
+    int (*key_orders)(mcdc_source *src, const char *ci, mcdc_key_order **out, size_t *n_out);
 } mcdc_source_ops;
 
 /** A selection of captured columns (--columns); see mcdc_source_select_columns. */

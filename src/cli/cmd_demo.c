@@ -10,22 +10,15 @@
  * activity is already in the simulator is not made again, and the streams and silver
  * resume from their checkpoints and positions.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "mcdc/fs.h"
+#include "mcdc/proc.h"
 #include "mcdc/sim.h"
 #include "mcdc/time.h"
-
-extern char **environ;
 
 static const mcdc_opt opts[] = {
     { "dir", 0, MCDC_OPT_VALUE, "DIR", "where the demo keeps its files (default ./demo)" },
@@ -49,71 +42,57 @@ typedef struct demo {
 
 /* ---- running our own commands ------------------------------------------------------ */
 
-static void shell_quote(FILE *f, const char *s)
+static void shell_quote(mcdc_buf *b, const char *s)
 {
     if (s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@")] == '\0') {
-        fputs(s, f);
+        mcdc_buf_puts(b, s);
         return;
     }
-    fputc('\'', f);
+    mcdc_buf_putc(b, '\'');
     for (; *s; s++)
-        *s == '\'' ? fputs("'\\''", f) : fputc(*s, f);
-    fputc('\'', f);
+        *s == '\'' ? mcdc_buf_puts(b, "'\\''") : mcdc_buf_putc(b, *s);
+    mcdc_buf_putc(b, '\'');
 }
 
 /* Run `mssql-cdc --warehouse LAKE ARGS...`; its stdout is captured into @p out (may be
- * NULL) and its stderr appended to DIR/demo.log. Returns the exit code, or -1. */
+ * NULL) and its stderr appended to DIR/demo.log. Returns the exit code, or -1. The command
+ * is first appended to DIR/commands.sh, a local log of what the demo ran (core's append
+ * helpers: the demo directory is a local scratch directory by nature, with the simulator's
+ * SQLite file in it, so it does not go through the storage seam). */
 static int sh(demo *d, mcdc_buf *out, const char *const *args)
 {
     const char *argv[40];
-    int n = 0, pipefd[2], status = 0;
+    int n = 0, ec = -1;
     argv[n++] = "mssql-cdc";
     argv[n++] = "--warehouse";
     argv[n++] = d->lake;
     for (int i = 0; args[i] && n < 39; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    FILE *script = fopen(d->script, "a");
-    if (script) {
-        fputs("mssql-cdc --warehouse lake", script);
-        for (int i = 3; i < n; i++) {
-            const char *arg = argv[i], *pre = !strncmp(arg, "sim:", 4) ? "sim:" : "";
-            size_t n_dir = strlen(d->dir);
-            fputc(' ', script);
-            if (!strncmp(arg + strlen(pre), d->dir, n_dir) && arg[strlen(pre) + n_dir] == '/') {
-                fputs(pre, script); /* paths inside the demo directory are written relative to it */
-                shell_quote(script, arg + strlen(pre) + n_dir + 1);
-            } else {
-                shell_quote(script, arg);
-            }
+    mcdc_buf line = MCDC_BUF_INIT(1 << 20);
+    mcdc_buf_puts(&line, "mssql-cdc --warehouse lake");
+    for (int i = 3; i < n; i++) {
+        const char *arg = argv[i], *pre = !strncmp(arg, "sim:", 4) ? "sim:" : "";
+        size_t n_dir = strlen(d->dir);
+        mcdc_buf_putc(&line, ' ');
+        if (!strncmp(arg + strlen(pre), d->dir, n_dir) && arg[strlen(pre) + n_dir] == '/') {
+            mcdc_buf_puts(&line, pre); /* paths inside the demo directory are written relative to it */
+            shell_quote(&line, arg + strlen(pre) + n_dir + 1);
+        } else {
+            shell_quote(&line, arg);
         }
-        fputc('\n', script);
-        fclose(script);
     }
-    if (pipe(pipefd) < 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, d->self, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    if (rc != 0) {
-        close(pipefd[0]);
+    mcdc_buf_putc(&line, '\n');
+    int fd = -1;
+    if (mcdc_fs_append_open(&fd, d->script) < 0 || mcdc_fs_append(fd, line.ptr, line.len, d->script) < 0)
+        mcdc_error_clear(); /* the script is a courtesy: the demo goes on without it */
+    mcdc_fs_close(fd);
+    mcdc_buf_dispose(&line);
+    if (mcdc_proc_run(&ec, d->self, argv, out, d->log) < 0) {
+        mcdc_error_clear();
         return -1;
     }
-    char chunk[4096];
-    ssize_t k;
-    while ((k = read(pipefd[0], chunk, sizeof chunk)) > 0 || (k < 0 && errno == EINTR))
-        if (k > 0 && out)
-            mcdc_buf_put(out, chunk, (size_t)k);
-    close(pipefd[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return ec;
 }
 
 /* ---- the business day -------------------------------------------------------------- */
@@ -273,12 +252,10 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         return MCDC_EXIT_USAGE;
     if (mcdc_fs_mkdirs(dir) < 0)
         return mcdc_cli_fail();
-    if (!realpath(dir, d.dir))
-        return mcdc_cli_usage_error(a->cmd, "--dir %s: %s", dir, strerror(errno));
-    ssize_t k = readlink("/proc/self/exe", d.self, sizeof d.self - 1);
-    if (k <= 0)
-        return mcdc_cli_usage_error(a->cmd, "cannot find the mssql-cdc executable: %s", strerror(errno));
-    d.self[k] = '\0';
+    if (mcdc_fs_realpath(d.dir, dir) < 0)
+        return mcdc_cli_usage_error(a->cmd, "--dir %s: %s", dir, mcdc_error_last()->message);
+    if (mcdc_proc_self_exe(d.self) < 0)
+        return mcdc_cli_usage_error(a->cmd, "cannot find the mssql-cdc executable: %s", mcdc_error_last()->message);
     snprintf(d.db, sizeof d.db, "%s/source.sqlite", d.dir);
     snprintf(d.lake, sizeof d.lake, "%s/lake", d.dir);
     snprintf(d.log, sizeof d.log, "%s/demo.log", d.dir);
@@ -288,15 +265,14 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     printf("mssql-cdc demo in %s\n", d.dir);
     printf("source: the embedded SQL Server CDC simulator (%s), tables dbo.customers and dbo.orders\n\n", "source.sqlite");
     mcdc_sim *sim = NULL;
-    bool fresh = access(d.db, F_OK) != 0;
+    bool fresh = !mcdc_fs_exists(d.db);
     if (mcdc_sim_open(&sim, d.db, true, NULL) < 0)
         return mcdc_cli_fail();
     if (fresh) {
-        FILE *f = fopen(d.script, "w");
-        if (f) {
-            fputs("#!/bin/sh\n# The commands the demo ran, in order (activity was made through the simulator's API).\ncd \"$(dirname \"$0\")\"\n", f);
-            fclose(f);
-        }
+        static const char head[] = "#!/bin/sh\n# The commands the demo ran, in order (activity was made "
+                                   "through the simulator's API).\ncd \"$(dirname \"$0\")\"\n";
+        if (mcdc_fs_write_atomic(d.script, head, sizeof head - 1) < 0)
+            mcdc_error_clear(); /* the script is a courtesy */
         if (mcdc_sim_create_table(sim, "dbo.customers",
                                   "customer_id INT NOT NULL, name NVARCHAR(60) NOT NULL, email VARCHAR(80) NULL, "
                                   "city NVARCHAR(40) NULL, credit_limit MONEY NULL, created_at DATETIME2(3) NULL",

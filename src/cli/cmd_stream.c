@@ -33,6 +33,7 @@ static const mcdc_opt opts[] = {
     { "bootstrap", 0, MCDC_OPT_SWITCH, NULL, "snapshot the table into bronze first (once per target)" },
     { "bootstrap-mode", 0, MCDC_OPT_VALUE, "M", "with --bootstrap: full (default, one read) or chunked (open a snapshot for `backfill`; needs --facts)" },
     { "backfill", 0, MCDC_OPT_SWITCH, NULL, "run the open chunked snapshot's waves in this process, one after each batch, the rest at the end (needs --facts)" },
+    { "snapshot-on-switch", 0, MCDC_OPT_SWITCH, NULL, "after following a newer capture instance, read the table again in chunks so rows not changed since get its columns (needs --facts)" },
     { "on-data-loss", 0, MCDC_OPT_VALUE, "fail|skip|resnapshot", "on changes purged before they were read: fail (default, exit 4), skip (failOnDataLoss=false) or resnapshot (a new snapshot in generation n+1; needs --facts)" },
     { "resnapshot-interval", 0, MCDC_OPT_VALUE, "DURATION", "with --on-data-loss resnapshot: at most one automatic re-snapshot per DURATION on the source's clock (default 7d, 0: no limit)" },
     { "adopt", 0, MCDC_OPT_SWITCH, NULL, "take over an existing bronze from its owning stream (new or empty --checkpoint)" },
@@ -233,6 +234,12 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
         }
         if (so.on_data_loss == MCDC_ON_DATA_LOSS_SKIP)
             so.fail_on_data_loss = false;
+    }
+    so.snapshot_on_switch = mcdc_cli_has(a, "snapshot-on-switch");
+    if (so.snapshot_on_switch && !so.facts) {
+        exit_code = mcdc_cli_usage_error(a->cmd, "--snapshot-on-switch needs --facts (the "
+                                         "switch and the snapshot after it are recorded there)");
+        goto done;
     }
     if (so.on_data_loss == MCDC_ON_DATA_LOSS_RESNAPSHOT && !so.facts) {
         exit_code = mcdc_cli_usage_error(a->cmd, "--on-data-loss resnapshot needs --facts (the "
@@ -461,6 +468,8 @@ const mcdc_cli_command mcdc_cmd_stream = {
     "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts --on-data-loss resnapshot\n"
     "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders_slim \\\n"
     "    --app-id orders-slim --checkpoint ck/orders-slim --columns 'order_id, amount decimal(20,2)'\n"
+    "mssql-cdc stream --source sim:demo.db --capture-instance dbo_orders --target bronze.orders \\\n"
+    "    --app-id orders-v1 --checkpoint ck/orders --facts ops.ingestion_facts --snapshot-on-switch\n"
     "mssql-cdc --warehouse s3://my-lake/warehouse stream --source sim:demo.db --capture-instance dbo_orders \\\n"
     "    --target bronze.orders --app-id orders-v1 --checkpoint s3://my-lake/checkpoints/orders --lease 30s",
     run

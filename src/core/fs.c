@@ -283,6 +283,48 @@ int mcdc_fs_realpath(char out[MCDC_PATH_MAX], const char *path)
     return 0;
 }
 
+int mcdc_fs_check_writable(const char *path)
+{
+    char dir[MCDC_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    if (access(dir, W_OK) != 0)
+        return mcdc_error_set(MCDC_EINVAL, "cannot write in %s: %s", dir, strerror(errno));
+    return 0;
+}
+
+int mcdc_fs_append_open(int *out_fd, const char *path)
+{
+    *out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (*out_fd < 0)
+        return IOERR("open %s", path);
+    return 0;
+}
+
+int mcdc_fs_append(int fd, const void *data, size_t len, const char *path)
+{
+    ssize_t w;
+    while ((w = write(fd, data, len)) < 0 && errno == EINTR)
+        ;
+    if (w < 0)
+        return IOERR("write %s", path);
+    if ((size_t)w != len)
+        return mcdc_error_set(MCDC_EIO, "write %s: short write (%zd of %zu bytes)", path, w, len);
+    return 0;
+}
+
+void mcdc_fs_close(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}
+
 int mcdc_fs_remove(const char *path)
 {
     if (unlink(path) != 0 && errno != ENOENT)

@@ -1,6 +1,8 @@
 /*
  * delta/checkpoint_bg.c: the writers' checkpoints, written by a background thread after the
- * commit that made them due has returned (docs/decisions/0016-background-checkpoints.md).
+ * commit that made them due has returned (docs/decisions/0016-background-checkpoints.md),
+ * and the automatic compactions that appends asking for it leave to a second background
+ * thread (docs/decisions/0046-background-auto-compaction.md).
  *
  * A commit of version V to a table with delta.checkpointInterval K (default 10) makes a
  * checkpoint due when the newest multiple of K at or below V, D = V - V % K > 0, has no
@@ -26,13 +28,27 @@
  * (B4) The worker reads its own private snapshot of the table (kept between checkpoints and
  *      advanced by the commits after it), never the cached one the writers share, so a
  *      commit never has to copy the cached state because the worker holds it.
- * (B5) At exit() the process waits for the checkpoints asked for (atexit), so a short CLI
- *      run still leaves its checkpoint; mcdc_delta_checkpoints_wait waits earlier. A child
- *      of fork() starts with no worker and no requests.
- * Failpoint: delta.checkpoint.background, in the worker before it reads the table (the
- * writing failpoints of checkpoint.c follow).
+ * (B5) At exit() the process waits for the checkpoints and compactions asked for (atexit),
+ *      so a short CLI run still leaves them; mcdc_delta_checkpoints_wait waits earlier. A
+ *      child of fork() starts with no worker and no requests.
+ * (B6) An append with compact_in_background whose commit leaves auto compaction work asks
+ *      the compaction worker (a second thread, at the writers' priority) for one compaction
+ *      of the table (requests coalesce) and returns. The worker runs mcdc_delta_auto_compact
+ *      on a fresh snapshot, the compaction the append would have run itself: bounded,
+ *      dataChange=false, giving up on a lost conflict; its commit rebases over the appends
+ *      made meanwhile (they only add files). It may run beside a checkpoint of the table,
+ *      which only writes a file for a version already committed. Due-ness is derived from
+ *      the snapshot by every append, so a compaction lost to a kill or an _exit is asked
+ *      for again by the next append. When no entry or thread is to be had, or the worker
+ *      has not started the table's compaction in COMPACT_BACKLOG requests (busy with other
+ *      tables, or starved of CPU), the append compacts itself: a table never runs more
+ *      than that many appends ahead of its compactions.
+ * Failpoints: delta.checkpoint.background, in the worker before it reads the table (the
+ * writing failpoints of checkpoint.c follow); delta.compact.background, before a
+ * compaction (those of compact.c follow).
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
@@ -46,6 +62,7 @@
 #include "mcdc/log.h"
 
 #define MAX_TABLES 8
+#define COMPACT_BACKLOG 50 /* (B6) appends that may ask before one compacts itself */
 
 typedef struct table_req {
     char                *path;        /* owned; the table path as the writer gave it */
@@ -53,18 +70,30 @@ typedef struct table_req {
     int64_t              want;        /* a checkpoint at or after this version is asked for; -1 none */
     int64_t              busy;        /* the version the worker is checkpointing now; -1 none */
     bool                 unsupported; /* V2-checkpoint table: this writer does not checkpoint it */
+    bool                 compact_want; /* an auto compaction is asked for (B6) */
+    bool                 compact_busy; /* the worker is compacting the table now */
+    int                  compact_asks; /* requests since the worker last started one (B6) */
     mcdc_delta_snapshot *snap;        /* the worker's private snapshot (B4), or NULL */
     uint64_t             used;        /* LRU clock */
 } table_req;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t  g_work = PTHREAD_COND_INITIALIZER; /* a request arrived */
-static pthread_cond_t  g_idle = PTHREAD_COND_INITIALIZER; /* the worker finished one */
+enum { W_CHECKPOINT, W_COMPACT, W_N }; /* the two workers: checkpoints, compactions */
+static pthread_cond_t  g_work[W_N] = { PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER };
+                                                           /* a request for that worker */
+static pthread_cond_t  g_idle = PTHREAD_COND_INITIALIZER; /* a worker finished one */
 static table_req       g_t[MAX_TABLES];                    /* under g_mu */
 static int             g_n;                                /* used entries of g_t */
 static uint64_t        g_clock;
-static bool            g_running;   /* the worker thread exists in this process */
+static bool            g_running[W_N]; /* that worker's thread exists in this process */
 static bool            g_hooks;     /* atexit and atfork registered */
+static bool            g_hold;      /* test hook: the workers take no new work */
+
+/* Nothing asked for or under way for the entry: it may be given to another table. */
+static bool idle_entry(const table_req *t)
+{
+    return t->want < 0 && t->busy < 0 && !t->compact_want && !t->compact_busy;
+}
 
 static table_req *find_locked(const char *path)
 {
@@ -77,7 +106,7 @@ static table_req *find_locked(const char *path)
 static bool pending_locked(void)
 {
     for (int i = 0; i < g_n; i++)
-        if (g_t[i].want >= 0 || g_t[i].busy >= 0)
+        if (!idle_entry(&g_t[i]))
             return true;
     return false;
 }
@@ -96,7 +125,7 @@ static table_req *entry_locked(const char *path, mcdc_delta_snapshot **drop)
         *t = (table_req){ .path = p, .known = -1, .want = -1, .busy = -1 };
     }
     for (int i = 0; !t && i < g_n; i++)
-        if (g_t[i].want < 0 && g_t[i].busy < 0 && (!t || g_t[i].used < t->used))
+        if (idle_entry(&g_t[i]) && (!t || g_t[i].used < t->used))
             t = &g_t[i];
     if (t && strcmp(t->path, path) != 0) {
         char *p = strdup(path);
@@ -113,29 +142,68 @@ static table_req *entry_locked(const char *path, mcdc_delta_snapshot **drop)
 
 /* ---- the worker --------------------------------------------------------------------- */
 
-static table_req *next_locked(void)
+/* The table with work worker @p kind can start, least recently asked first. */
+static table_req *next_locked(int kind)
 {
     table_req *best = NULL;
-    for (int i = 0; i < g_n; i++)
-        if (g_t[i].want >= 0 && g_t[i].busy < 0 && (!best || g_t[i].used < best->used))
-            best = &g_t[i];
+    if (g_hold)
+        return NULL;
+    for (int i = 0; i < g_n; i++) {
+        table_req *t = &g_t[i];
+        bool ready = kind == W_CHECKPOINT ? t->want >= 0 && t->busy < 0
+                                          : t->compact_want && !t->compact_busy;
+        if (ready && (!best || t->used < best->used))
+            best = t;
+    }
     return best;
+}
+
+/* (B6) one compaction of @p t's table, g_mu held on entry and on return */
+static void compact_locked(table_req *t)
+{
+    t->compact_want = false;
+    t->compact_busy = true;
+    t->compact_asks = 0;
+    char *path = strdup(t->path);
+    pthread_mutex_unlock(&g_mu);
+    if (path) {
+        mcdc_failpoint("delta.compact.background");
+        mcdc_delta__auto_compact_logged(path);
+    } else {
+        mcdc_log(MCDC_LOG_WARN, "delta", "background compaction not run: out of memory (the "
+                 "next append asks again)");
+    }
+    pthread_mutex_lock(&g_mu);
+    t = path ? find_locked(path) : NULL; /* a busy entry is never reused */
+    if (t)
+        t->compact_busy = false;
+    else
+        for (int i = 0; i < g_n; i++)
+            g_t[i].compact_busy = false; /* no path to find it by: out of memory */
+    pthread_cond_broadcast(&g_idle);
+    free(path);
 }
 
 static void *worker(void *arg)
 {
-    (void)arg;
+    int kind = (int)(intptr_t)arg;
 #ifdef __linux__
-    /* below the writers: on a busy machine the commit's thread gets the core first */
-    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) != 0) {
+    /* checkpoints below the writers: on a busy machine the commit's thread gets the core
+     * first. Compactions at the writers' priority (ADR 0046): at nice 10 a CPU-bound stream
+     * on a loaded machine starved them, and the appends then compacted themselves. */
+    if (kind == W_CHECKPOINT && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) != 0) {
     }
 #endif
     pthread_mutex_lock(&g_mu);
     for (;;) {
-        table_req *t = next_locked();
+        table_req *t = next_locked(kind);
         if (!t) {
             pthread_cond_broadcast(&g_idle);
-            pthread_cond_wait(&g_work, &g_mu);
+            pthread_cond_wait(&g_work[kind], &g_mu);
+            continue;
+        }
+        if (kind == W_COMPACT) {
+            compact_locked(t);
             continue;
         }
         t->busy = t->want;
@@ -182,7 +250,7 @@ static void *worker(void *arg)
 static void wait_all(void)
 {
     pthread_mutex_lock(&g_mu);
-    while (g_running && pending_locked())
+    while ((g_running[W_CHECKPOINT] || g_running[W_COMPACT]) && pending_locked())
         pthread_cond_wait(&g_idle, &g_mu);
     pthread_mutex_unlock(&g_mu);
 }
@@ -209,17 +277,21 @@ static void atfork_child(void)
     for (int i = 0; i < g_n; i++) {
         g_t[i].want = -1;
         g_t[i].busy = -1;
+        g_t[i].compact_want = false;
+        g_t[i].compact_busy = false;
+        g_t[i].compact_asks = 0;
     }
-    g_running = false;
-    pthread_cond_init(&g_work, NULL);
+    g_running[W_CHECKPOINT] = g_running[W_COMPACT] = false;
+    pthread_cond_init(&g_work[W_CHECKPOINT], NULL);
+    pthread_cond_init(&g_work[W_COMPACT], NULL);
     pthread_cond_init(&g_idle, NULL);
     pthread_mutex_unlock(&g_mu);
 }
 
-/* Start the worker (under g_mu); false when it cannot be started. */
-static bool start_locked(void)
+/* Start worker @p kind (under g_mu); false when it cannot be started. */
+static bool start_locked(int kind)
 {
-    if (g_running)
+    if (g_running[kind])
         return true;
     if (!g_hooks) {
         if (atexit(at_exit) != 0 || pthread_atfork(atfork_prepare, atfork_parent, atfork_child) != 0)
@@ -231,9 +303,9 @@ static bool start_locked(void)
     if (pthread_attr_init(&at) != 0)
         return false;
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    bool ok = pthread_create(&th, &at, worker, NULL) == 0;
+    bool ok = pthread_create(&th, &at, worker, (void *)(intptr_t)kind) == 0;
     pthread_attr_destroy(&at);
-    g_running = ok;
+    g_running[kind] = ok;
     return ok;
 }
 
@@ -263,8 +335,8 @@ bool mcdc_delta__checkpoint_request(const char *path, int64_t version, int64_t i
         if (!t->unsupported && t->known < due && t->want < version && t->busy < due) {
             t->want = version;
             asked = true;
-            if (start_locked())
-                pthread_cond_signal(&g_work);
+            if (start_locked(W_CHECKPOINT))
+                pthread_cond_signal(&g_work[W_CHECKPOINT]);
             else {
                 t->want = -1;
                 inline_write = true;
@@ -283,6 +355,34 @@ bool mcdc_delta__checkpoint_request(const char *path, int64_t version, int64_t i
         }
     }
     return asked;
+}
+
+bool mcdc_delta__compact_request(const char *path)
+{
+    mcdc_delta_snapshot *drop = NULL;
+    bool asked = false;
+    pthread_mutex_lock(&g_mu);
+    table_req *t = entry_locked(path, &drop);
+    if (t && t->compact_asks < COMPACT_BACKLOG && start_locked(W_COMPACT)) {
+        t->compact_want = true;
+        t->compact_asks++;
+        asked = true;
+        pthread_cond_signal(&g_work[W_COMPACT]);
+    }
+    pthread_mutex_unlock(&g_mu);
+    mcdc_delta_snapshot_free(drop);
+    return asked;
+}
+
+void mcdc_delta__background_hold(bool hold)
+{
+    pthread_mutex_lock(&g_mu);
+    g_hold = hold;
+    if (!hold) {
+        pthread_cond_broadcast(&g_work[W_CHECKPOINT]);
+        pthread_cond_broadcast(&g_work[W_COMPACT]);
+    }
+    pthread_mutex_unlock(&g_mu);
 }
 
 int mcdc_delta_checkpoints_wait(void)

@@ -437,8 +437,9 @@ static int build_append(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
 }
 
 /* Post-commit hook of an append (docs/decisions/0005): the append stands whatever
- * happens here; a compaction that lost a conflict is left for a later append. */
-static void auto_compact_after(const char *path)
+ * happens here; a compaction that lost a conflict is left for a later append. Run by the
+ * append itself or, with compact_in_background, by the background writer (ADR 0046). */
+void mcdc_delta__auto_compact_logged(const char *path)
 {
     int64_t t0 = mcdc_delta__now_ms();
     mcdc_delta_optimize_result r;
@@ -469,8 +470,11 @@ int mcdc_delta_append(const char *path, const mcdc_delta_file *files, size_t n_f
     if (!o.operation_parameters)
         o.operation_parameters = "{\"mode\":\"Append\"}";
     int rc = mcdc_delta_commit(path, build_append, &c, &o, result);
-    if (rc == 0 && c.compact_due)
-        auto_compact_after(path);
+    /* with compact_in_background the append returns at once and the worker compacts on a
+     * fresh snapshot (checkpoint_bg.c, B6); otherwise, or when it cannot be asked, here */
+    if (rc == 0 && c.compact_due &&
+        !(o.compact_in_background && mcdc_delta__compact_request(path)))
+        mcdc_delta__auto_compact_logged(path);
     return rc;
 }
 

@@ -140,6 +140,16 @@ int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s);
  * @p interval at or below @p version has none, per _last_checkpoint) ask the background
  * writer for one; never waits for it (checkpoint_bg.c). True when asked. */
 bool mcdc_delta__checkpoint_request(const char *path, int64_t version, int64_t interval);
+/* Ask the background writer for one automatic compaction of @p path (an append with
+ * compact_in_background left work; checkpoint_bg.c, B6). False when it cannot be asked
+ * (no free entry, no thread): the caller compacts itself. */
+bool mcdc_delta__compact_request(const char *path);
+/* mcdc_delta_auto_compact of @p path with its outcome logged and the error cleared: the
+ * post-commit hook of an append (commit.c), run by the append or by the background writer. */
+void mcdc_delta__auto_compact_logged(const char *path);
+/* Test hook: while @p hold, the background writer starts no new checkpoint or compaction
+ * (requests queue up); releasing it lets them run. Never wait for them while holding. */
+void mcdc_delta__background_hold(bool hold);
 int mcdc_delta__cleanup_log(const mcdc_delta_snapshot *s);
 /* A Delta interval ("interval 1 week", "30 days") in ms, or @p dflt_ms when absent/bad. */
 int64_t mcdc_delta__interval_ms(const char *text, int64_t dflt_ms);

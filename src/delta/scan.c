@@ -510,11 +510,17 @@ static json_t *rename_nested(json_t *v, const mcdc_delta_type *t, bool cm)
             json_t *kv = a ? json_object() : NULL;
             json_t *k = kv ? rename_nested(json_object_get(x, "key"), t->key, cm) : NULL;
             json_t *val = k ? rename_nested(json_object_get(x, "value"), t->element, cm) : NULL;
-            if (!val || json_object_set_new(kv, "key", k) < 0 ||
-                json_object_set_new(kv, "value", val) < 0 || json_array_append_new(a, kv) < 0) {
-                if (!val)
-                    json_decref(k);
-                json_decref(kv);
+            /* json_object_set_new takes its value also when it fails */
+            bool ok = val != NULL;
+            if (ok)
+                ok = json_object_set_new(kv, "key", k) == 0;
+            else
+                json_decref(k);
+            if (val && json_object_set_new(kv, "value", val) < 0)
+                ok = false;
+            if (!ok || json_array_append_new(a, kv) < 0) {
+                if (!ok)
+                    json_decref(kv);
                 json_decref(a);
                 return NULL;
             }

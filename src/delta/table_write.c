@@ -95,15 +95,16 @@ void mcdc_delta_writer_free(mcdc_delta_writer *w)
     for (size_t i = 0; i < w->n_part; i++)
         free(w->part_names[i]);
     free(w->part_names);
+    /* part_keys has one slot per table column: freed while the table schema still is */
+    for (size_t i = 0; w->part_keys && w->table_schema && i < w->table_schema->n_cols; i++)
+        free(w->part_keys[i]);
+    free(w->part_keys);
     mcdc_schema_free(w->table_schema);
     mcdc_schema_free(w->file_schema);
     free(w->file_col);
     free(w->part_col);
     free(w->frow);
     free(w->field_ids);
-    for (size_t i = 0; w->part_keys && w->table_schema && i < w->table_schema->n_cols; i++)
-        free(w->part_keys[i]);
-    free(w->part_keys);
     free(w->table);
     free(w);
 }

@@ -38,6 +38,7 @@
 
 #include "mcdc/backfill.h"
 #include "mcdc/failpoint.h"
+#include "mcdc/fs.h"
 #include "mcdc/log.h"
 #include "pipeline/snapshot_int.h"
 
@@ -65,6 +66,7 @@ typedef struct bf {
     mcdc_lsn snap;            /* the rows' _snapshot: S, or a partial backfill's P */
     bool partial;             /* --range: a partial backfill of [range_lo, range_hi) */
     json_t *range_lo, *range_hi; /* its bounds as JSON keys (null: open), owned */
+    json_t *key_order;        /* how the source orders the key's columns, or NULL; owned */
     char range_id[40];        /* its run id: names its txns, in its facts rows */
 } bf;
 
@@ -87,10 +89,10 @@ static void progress_line(bf *b, int64_t wave, double rate, double left)
         return;
     size_t n = strlen(t);
     t[n] = '\n'; /* the NUL becomes the line's end */
-    ssize_t w = write(b->progress_fd, t, n + 1);
-    if (w != (ssize_t)(n + 1))
-        mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: progress line not written: %s", b->o->progress_path,
-                 w < 0 ? strerror(errno) : "short write");
+    if (mcdc_fs_append(b->progress_fd, t, n + 1, b->o->progress_path) < 0) {
+        mcdc_log(MCDC_LOG_WARN, LOGGER, "progress line not written: %s", mcdc_error_last()->message);
+        mcdc_error_clear();
+    }
     free(t);
 }
 
@@ -176,6 +178,7 @@ static void release(bf *b)
     json_decref(b->chunks);
     json_decref(b->range_lo);
     json_decref(b->range_hi);
+    json_decref(b->key_order);
 }
 
 static int fill_status(bf *b)
@@ -255,6 +258,11 @@ static int plan(bf *b)
         snap_event ev = { .event = "snapshot_plan", .app_id = b->state.app_id, .rows = 0,
                           .at = b->state.S, .started_at_us = started, .read_seconds = -1,
                           .duration_ms = (mcdc_time_mono_us() - t0) / 1000 };
+        json_t *ko = mcdc_snap__key_orders(b->o->source, b->o->capture_instance, &b->k);
+        if (d && ko)
+            json_object_set_new(d, "key_order", ko);
+        else
+            json_decref(ko);
         ev.detail = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(d);
         if (!ev.detail)
@@ -314,7 +322,7 @@ static int chunk_events(bf *b, const json_t *um, snap_event **out, size_t *n_out
         json_t *sec = json_object_get(c, "read_seconds");
         const char *mx = json_string_value(json_object_get(c, "max_lsn"));
         ev[i].event = b->partial ? "snapshot_range_chunk" : "snapshot_chunk";
-        ev[i].app_id = b->state.app_id;
+        ev[i].app_id = b->state.app_id ? b->state.app_id : b->s.family; /* a partial backfill of a stream that never opened a snapshot */
         ev[i].rows = json_integer_value(rs);
         ev[i].at = at;
         ev[i].has_max = mx && mcdc_lsn_parse(&ev[i].max_lsn, mx) == 0;
@@ -650,6 +658,8 @@ static int commit_read(bf *b, wave_read *w)
         json_decref(um);
         um = NULL;
     }
+    if (um && b->partial && b->key_order)
+        json_object_set(um, "key_order", b->key_order);
     if (um && has_cl) {
         char cl[MCDC_LSN_STRLEN];
         json_object_set_new(um, "consistent_lsn", json_string(mcdc_stream__lsn_text(cl, &wave_cl)));
@@ -863,7 +873,8 @@ static int run_waves(bf *b, int64_t t_start)
 }
 
 /* "LO..HI": the first ".." outside a JSON string splits it; each side is a JSON key value
- * (null or nothing: open). Both open, or a side that is not JSON, is refused. */
+ * (null or nothing: open). Both open (unless opts->whole_range: stream
+ * --snapshot-on-switch), or a side that is not JSON, is refused. */
 static int parse_range(bf *b)
 {
     const char *t = b->o->range, *dots = NULL;
@@ -899,7 +910,7 @@ static int parse_range(bf *b)
     }
     b->range_lo = side[0];
     b->range_hi = side[1];
-    if (json_is_null(b->range_lo) && json_is_null(b->range_hi)) {
+    if (json_is_null(b->range_lo) && json_is_null(b->range_hi) && !b->o->whole_range) {
         mcdc_error_set(MCDC_EINVAL, "--range %s: both ends are open", t);
         return mcdc_error_hint("a backfill of the whole table is a new snapshot; give a bound");
     }
@@ -918,7 +929,7 @@ static int parse_range(bf *b)
         }
         mcdc_snap__keyvals_clear(&kv);
     }
-    if (json_equal(b->range_lo, b->range_hi) ||
+    if ((json_equal(b->range_lo, b->range_hi) && !json_is_null(b->range_lo)) ||
         (b->k.is_int && json_is_integer(b->range_lo) && json_is_integer(b->range_hi) &&
          json_integer_value(b->range_lo) >= json_integer_value(b->range_hi))) {
         mcdc_error_set(MCDC_EINVAL, "--range %s: empty (the range is LO <= key < HI)", t);
@@ -1017,6 +1028,7 @@ static int run_range(bf *b, int64_t t_start)
         return rc;
     b->chunks = chunks;
     b->n_chunks = json_array_size(chunks);
+    b->key_order = mcdc_snap__key_orders(o->source, o->capture_instance, &b->k);
     b->partial = true;
     st->partial = true;
     st->partial_lsn = b->snap;
@@ -1062,10 +1074,10 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
     }
     if (!o->range && (o->status_only || b.state.completed))
         goto done;
-    if (o->progress_path &&
-        (b.progress_fd = open(o->progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0) {
-        mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot be opened: %s", o->progress_path,
-                       strerror(errno));
+    if (o->progress_path && mcdc_fs_append_open(&b.progress_fd, o->progress_path) < 0) {
+        char why[sizeof mcdc_error_last()->message];
+        snprintf(why, sizeof why, "%s", mcdc_error_last()->message);
+        mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot be opened: %s", o->progress_path, why);
         rc = mcdc_error_hint("pass a file in a directory that exists and is writable");
         goto done;
     }
@@ -1086,8 +1098,7 @@ int mcdc_backfill_run(const mcdc_backfill_options *o, mcdc_backfill_status *out)
         rc = complete(&b);
 done:
     out->run_seconds = (double)(mcdc_time_mono_us() - t_start) / 1e6;
-    if (b.progress_fd >= 0)
-        close(b.progress_fd);
+    mcdc_fs_close(b.progress_fd);
     release(&b);
     return rc;
 }

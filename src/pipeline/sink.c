@@ -529,6 +529,7 @@ int mcdc_stream__commit_facts_file(mcdc_stream *s, mcdc_datafile *df, const char
     co.operation = operation;
     co.app_id = app_id;
     co.txn_version = version;
+    co.compact_in_background = true; /* as bronze's (ADR 0046) */
     mcdc_delta_commit_result res = { 0 };
     rc = mcdc_delta_append(s->o.facts_path, &add, 1, &co, &res);
     if (rc == MCDC_EALREADY) { /* a replay: the rows are there already */
@@ -728,6 +729,9 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, 
         co.txn_expect = s->bronze_txn;
     co.expect_key = "mcdc.owner"; /* (O3): only while the table is still this stream's */
     co.expect_value = s->family;
+    /* a batch never waits for the compaction its file makes due (ADR 0046): the compaction
+     * is dataChange=false and its own commit, so what the batch committed is the same */
+    co.compact_in_background = true;
     mcdc_delta_commit_result res = { 0 };
     /* bronze's schema evolves in the commit that adds the rows written with it */
     rc = mcdc_delta_append_evolving(s->o.target_path, &add, 1, s->bronze_schema, &co, &res);

@@ -42,6 +42,9 @@ int mcdc_snap__keydef(snap_keydef *out, mcdc_source *src, const char *ci,
 void mcdc_snap__keydef_clear(snap_keydef *k);
 /* JSON of the key names. */
 json_t *mcdc_snap__key_names(const snap_keydef *k);
+/* JSON of how the source orders each key column (mcdc_key_order names, in key order), or
+ * NULL when the source cannot tell: what lets silver place keys in chunks (rule W2). */
+json_t *mcdc_snap__key_orders(mcdc_source *src, const char *ci, const snap_keydef *k);
 /* JSON of a key (a scalar for one column, a list for several; dates and decimals as
  * text, binary as 0x hex); NULL values give null. */
 int mcdc_snap__key_to_json(const snap_keydef *k, const mcdc_value *vals, json_t **out);

@@ -90,6 +90,22 @@ json_t *mcdc_snap__key_names(const snap_keydef *k)
     return a;
 }
 
+json_t *mcdc_snap__key_orders(mcdc_source *src, const char *ci, const snap_keydef *k)
+{
+    mcdc_key_order *o = NULL;
+    size_t n = 0;
+    if (!src->ops->key_orders || src->ops->key_orders(src, ci, &o, &n) < 0 || n != k->n) {
+        mcdc_error_clear();
+        free(o);
+        return NULL;
+    }
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_string(mcdc_key_order_name(o[i])));
+    free(o);
+    return a;
+}
+
 int mcdc_snap__key_to_json(const snap_keydef *k, const mcdc_value *vals, json_t **out)
 {
     *out = NULL;

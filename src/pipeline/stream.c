@@ -212,10 +212,11 @@ static void emit(mcdc_stream *s, const mcdc_stream_progress *p)
         if (line) {
             memcpy(line, p->json, len);
             line[len] = '\n';
-            ssize_t w = write(s->progress_fd, line, len + 1); /* O_APPEND: one write per line */
-            if (w != (ssize_t)(len + 1))
-                mcdc_log(MCDC_LOG_WARN, LOGGER, "%s: progress event not written: %s",
-                         s->o.progress_path, w < 0 ? strerror(errno) : "short write");
+            if (mcdc_fs_append(s->progress_fd, line, len + 1, s->o.progress_path) < 0) {
+                mcdc_log(MCDC_LOG_WARN, LOGGER, "progress event not written: %s",
+                         mcdc_error_last()->message);
+                mcdc_error_clear();
+            }
             free(line);
         }
     }
@@ -626,6 +627,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         p.json = js.ptr;
     emit(s, &p);
     mcdc_buf_dispose(&js);
+    if (s->switch_batch == N && (rc = mcdc_stream__snapshot_on_switch(s)) < 0)
+        goto done;
 done:
     free(m.detail);
     mcdc_stream__facts_rows_clear(&fr);
@@ -840,8 +843,7 @@ void mcdc_stream_stop(mcdc_stream *s)
 /* What mcdc_stream_check and mcdc_stream_open hold, released by run or free. */
 static void release_run_state(mcdc_stream *s)
 {
-    if (s->progress_fd >= 0)
-        close(s->progress_fd);
+    mcdc_fs_close(s->progress_fd);
     s->progress_fd = -1;
     mcdc_checkpoint_close(s->ck);
     s->ck = NULL;
@@ -1086,6 +1088,9 @@ static int run_loop(mcdc_stream *s)
         after = last.end;
         n_done++;
     }
+    /* a snapshot-on-switch an earlier run did not finish (switch_snapshot.c, W2) */
+    if ((rc = mcdc_stream__snapshot_on_switch(s)) < 0)
+        return rc;
     if (s->o.trigger == MCDC_TRIGGER_ONCE && n_done)
         return 0;
 
@@ -1229,22 +1234,10 @@ int mcdc_stream_check(mcdc_stream *s)
         snprintf(s->facts_app_id, n, "%s#facts", s->o.app_id);
     }
     /* --progress: its directory must take the file (it is opened once the checkpoint is) */
-    if (s->o.progress_path) {
-        char dir[MCDC_PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", s->o.progress_path);
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            snprintf(dir, sizeof dir, ".");
-        else if (slash == dir)
-            dir[1] = 0;
-        else
-            *slash = 0;
-        if (access(dir, W_OK) != 0) {
-            rc = mcdc_error_set(MCDC_EINVAL, "--progress %s: cannot write in %s: %s",
-                                s->o.progress_path, dir, strerror(errno));
-            mcdc_error_hint("give --progress a file in a directory that exists");
-            goto fail;
-        }
+    if (s->o.progress_path && (rc = mcdc_fs_check_writable(s->o.progress_path)) < 0) {
+        mcdc_error_prefix("--progress %s", s->o.progress_path);
+        mcdc_error_hint("give --progress a file in a directory that exists");
+        goto fail;
     }
     /* the checkpoint's location, then the source: the capture instance exists, and its
      * columns */
@@ -1369,12 +1362,8 @@ int mcdc_stream_run(mcdc_stream *s, mcdc_stream_result *result)
         goto done;
     snprintf(result->id, sizeof result->id, "%s", s->stream_id);
     if (s->o.progress_path && s->progress_fd < 0) {
-        s->progress_fd = open(s->o.progress_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-        if (s->progress_fd < 0) {
-            rc = mcdc_error_set(MCDC_EIO, "%s: cannot open the progress file: %s",
-                                s->o.progress_path, strerror(errno));
+        if ((rc = mcdc_fs_append_open(&s->progress_fd, s->o.progress_path)) < 0)
             goto done;
-        }
     }
     /* kept open from a successful run (mcdc_stream_keep_open): bronze's owner and the facts
      * table were written then, and only this stream writes them under the checkpoint lock */

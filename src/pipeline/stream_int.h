@@ -312,6 +312,14 @@ void mcdc_stream__switch_clear(mcdc_stream *s);
  * (message set) when neither exists. */
 int mcdc_stream__resolve_instance(mcdc_stream *s);
 
+/* ---- switch_snapshot.c ---------------------------------------------------------------- */
+
+/* --snapshot-on-switch: when the target's newest capture_instance_switched row has no
+ * whole-table partial backfill at or past its S yet, read the table again through s->ci
+ * (mcdc_backfill_run with the range null..null), on this thread. Nothing without the
+ * option or facts. */
+int mcdc_stream__snapshot_on_switch(mcdc_stream *s);
+
 /* ---- schema_change.c ----------------------------------------------------------------- */
 
 /* Whether values of type @p from fit a column of type @p to without loss (the widening

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "mcdc/fs.h"
 #include "mcdc/run.h"
 #include "run_int.h"
 
@@ -161,7 +162,7 @@ static char *resolve_path(const char *dir, const char *relative)
     char *s = malloc(len);
     if (!s)
         return NULL;
-    if (relative[0] == '/' || !strcmp(dir, "."))
+    if (relative[0] == '/' || strstr(relative, "://") || !strcmp(dir, ".")) /* absolute, s3:// */
         snprintf(s, len, "%s", relative);
     else
         snprintf(s, len, "%s/%s", dir, relative);
@@ -368,15 +369,17 @@ static int take_top(ctx *c, yaml_node_t *root, mcdc_run_config *cfg)
 int mcdc_run_config_load(mcdc_run_config **out, const char *path)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        mcdc_error_set(e == ENOENT ? MCDC_ENOTFOUND : MCDC_EIO, "config %s: %s", path, strerror(e));
+    /* the config is a local file: its relative paths are relative to its directory */
+    mcdc_buf text = MCDC_BUF_INIT(16 << 20);
+    int frc = mcdc_fs_read_all(&text, path);
+    if (frc < 0) {
+        mcdc_buf_dispose(&text);
+        mcdc_error_prefix("config");
         return mcdc_error_hint("pass the path of a YAML config (--config FILE)");
     }
     mcdc_run_config *cfg = calloc(1, sizeof *cfg);
     if (!cfg) {
-        fclose(f);
+        mcdc_buf_dispose(&text);
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     cfg->path = strdup(path);
@@ -386,7 +389,7 @@ int mcdc_run_config_load(mcdc_run_config **out, const char *path)
     yaml_parser_t parser;
     int rc = 0;
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)(text.ptr ? text.ptr : ""), text.len);
     if (!yaml_parser_load(&parser, &c.doc)) {
         rc = mcdc_error_set(MCDC_EINVAL, "%s line %d: %s%s%s", path,
                             (int)(parser.problem_mark.line + 1),
@@ -394,12 +397,12 @@ int mcdc_run_config_load(mcdc_run_config **out, const char *path)
                             parser.context ? " " : "", parser.context ? parser.context : "");
         mcdc_error_hint("fix the YAML syntax (indentation, quotes around values with ': ')");
         yaml_parser_delete(&parser);
-        fclose(f);
+        mcdc_buf_dispose(&text);
         mcdc_run_config_free(cfg);
         return rc;
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    mcdc_buf_dispose(&text);
     rc = take_top(&c, yaml_document_get_root_node(&c.doc), cfg);
     yaml_document_delete(&c.doc);
     if (rc == 0 && !cfg->state_dir && !(cfg->state_dir = resolve_path(cfg->dir, "run-state")))

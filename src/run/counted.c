@@ -29,7 +29,7 @@ static const char *const op_names[MCDC_RUN_SRC_NOPS] = {
 };
 
 /* every operation is forwarded: a new one in mcdc_source_ops must be added here */
-_Static_assert(sizeof(mcdc_source_ops) == 23 * sizeof(void (*)(void)),
+_Static_assert(sizeof(mcdc_source_ops) == 24 * sizeof(void (*)(void)),
                "run/counted.c forwards every operation of mcdc_source_ops");
 
 const char *mcdc_run__src_op_name(int op)
@@ -150,6 +150,11 @@ static int c_identity(mcdc_source *s, mcdc_source_identity *out)
 {
     return IN(s)->ops->identity(IN(s), out);
 }
+/* once per plan, from bronze's reader side: forwarded, not counted */
+static int c_key_orders(mcdc_source *s, const char *ci, mcdc_key_order **out, size_t *n)
+{
+    return IN(s)->ops->key_orders(IN(s), ci, out, n);
+}
 static int c_take_warnings(mcdc_source *s, char ***out, size_t *n)
 {
     return IN(s)->ops->take_warnings(IN(s), out, n); /* not a query */
@@ -185,6 +190,7 @@ int mcdc_run__source_connect(mcdc_source **out, mcdc_run__source *rs)
         in->positions ? c_positions : NULL, /* else asked one by one, each counted */
         in->identity ? c_identity : NULL,
         in->commit_at_or_before ? c_commit_at_or_before : NULL,
+        in->key_orders ? c_key_orders : NULL,
     };
     c->base.ops = &c->ops;
     c->base.description = inner->description;

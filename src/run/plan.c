@@ -281,7 +281,7 @@ static int add_table(mcdc_run_plan *p, size_t cap, const mcdc_run_config *c,
     size_t len = strlen(c->dir) + strlen(ck) + 2;
     if (!(t->checkpoint_path = malloc(len)))
         return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    if (ck[0] == '/' || !strcmp(c->dir, "."))
+    if (ck[0] == '/' || strstr(ck, "://") || !strcmp(c->dir, ".")) /* absolute, or s3:// */
         snprintf(t->checkpoint_path, len, "%s", ck);
     else
         snprintf(t->checkpoint_path, len, "%s/%s", c->dir, ck);

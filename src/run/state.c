@@ -3,11 +3,12 @@
  * config's state directory (`state_dir:`, default run-state beside the config), read by
  * `mssql-cdc run --status` without a server.
  *
- * Guarantees: a record is replaced atomically and durably (core's fs helpers), so a reader
- * sees the old state or the new one; a file that is not a state record is reported as
- * corrupt, naming it. The record only ever gains keys.
+ * Guarantees: a record is replaced atomically and durably (the storage seam's put: locally
+ * a temp file, fsync, rename, directory fsync), so a reader sees the old state or the new
+ * one; a file that is not a state record is reported as corrupt, naming it. The record only
+ * ever gains keys. The directory is read and written through the storage seam only, so it
+ * may be local or an s3:// prefix like the tables.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "mcdc/run.h"
+#include "mcdc/storage.h"
 
 /* the table name as a file name: [A-Za-z0-9._-] kept, anything else '_' */
 static void file_of(char out[MCDC_PATH_MAX], const char *dir, const char *table)
@@ -35,7 +37,7 @@ static void file_of(char out[MCDC_PATH_MAX], const char *dir, const char *table)
 int mcdc_run_state_write(const char *dir, const mcdc_run_table_state *st)
 {
     char path[MCDC_PATH_MAX], ts[MCDC_TIME_STRLEN];
-    int rc = mcdc_fs_mkdirs(dir);
+    int rc = mcdc_storage_mkdirs(dir);
     if (rc < 0)
         return rc;
     file_of(path, dir, st->table);
@@ -53,7 +55,7 @@ int mcdc_run_state_write(const char *dir, const mcdc_run_table_state *st)
     json_decref(o);
     if (!text)
         return mcdc_error_set(MCDC_ENOMEM, "run state: out of memory");
-    rc = mcdc_fs_write_atomic(path, text, strlen(text));
+    rc = mcdc_storage_put(path, text, strlen(text));
     free(text);
     return rc;
 }
@@ -82,25 +84,28 @@ int mcdc_run_state_read_all(mcdc_run_table_state **out, size_t *n_out, const cha
 {
     *out = NULL;
     *n_out = 0;
-    DIR *d = opendir(dir);
-    if (!d) {
-        if (errno == ENOENT)
-            return 0;
-        return mcdc_error_set(MCDC_EIO, "run state %s: %s", dir, strerror(errno));
+    mcdc_storage_listing l;
+    int rc = mcdc_storage_list(&l, dir, 0);
+    if (rc == MCDC_ENOTFOUND) { /* no run has written its state yet */
+        mcdc_error_clear();
+        return 0;
     }
+    if (rc < 0)
+        return rc;
     size_t cap = 0, n = 0;
     mcdc_run_table_state *a = NULL;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
-            continue;
+    for (size_t i = 0; rc == 0 && i < l.n; i++) {
+        const char *name = l.entries[i].name;
+        size_t len = strlen(name);
+        if (name[0] == '.' || len < 6 || strcmp(name + len - 5, ".json") != 0)
+            continue; /* temp files of a write in flight, other files */
         char path[MCDC_PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
         mcdc_buf b = MCDC_BUF_INIT(1 << 20);
-        if ((rc = mcdc_fs_read_all(&b, path)) < 0)
+        if ((rc = mcdc_storage_read(&b, NULL, path)) < 0) {
+            mcdc_buf_dispose(&b);
             break;
+        }
         json_error_t je;
         json_t *o = json_loadb(b.ptr ? b.ptr : "", b.len, 0, &je);
         mcdc_buf_dispose(&b);
@@ -149,7 +154,7 @@ int mcdc_run_state_read_all(mcdc_run_table_state **out, size_t *n_out, const cha
         t->alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
         json_decref(o);
     }
-    closedir(d);
+    mcdc_storage_listing_dispose(&l);
     if (rc < 0) {
         mcdc_run_states_free(a, n);
         return rc;

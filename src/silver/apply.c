@@ -460,7 +460,8 @@ static int range_deletes(ctx *c, int64_t after_chunk, int64_t new_wave, const mc
     bool ok = false;
     const char *why = NULL;
     if (rc == 0 && json_is_array(chunks) && n_facts)
-        rc = mcdc_silver__keyorder(&k, &ok, &why, json_object_get(pj, "keys"), o->keys, o->n_keys,
+        rc = mcdc_silver__keyorder(&k, &ok, &why, json_object_get(pj, "keys"),
+                                   json_object_get(pj, "key_order"), o->keys, o->n_keys,
                                    c->silver_flat, c->bronze_flat);
     if (rc == 0 && why)
         mcdc_log(MCDC_LOG_INFO, "silver", "%s: keys missing from the open snapshot's chunks are "
@@ -672,18 +673,19 @@ static int range_wave_deletes(ctx *c, const range_work *rw)
     size_t total = 0;
     for (size_t m = 0; rc == 0 && m < rw->n_marks; m++) {
         size_t n_ch = 0;
-        const json_t *names = NULL;
+        const json_t *names = NULL, *orders = NULL;
         for (size_t i = 0; i < rw->n; i++)
             if (rw->w[i].app == rw->marks[m].app_id) {
                 n_ch += json_array_size(json_object_get(rw->w[i].um, "chunks"));
                 names = json_object_get(rw->w[i].um, "keys");
+                orders = json_object_get(rw->w[i].um, "key_order");
             }
         if (n_ch == 0)
             continue;
         mcdc_silver_keyorder k;
         bool ok = false;
         const char *why = NULL;
-        if ((rc = mcdc_silver__keyorder(&k, &ok, &why, names, c->o->keys, c->o->n_keys,
+        if ((rc = mcdc_silver__keyorder(&k, &ok, &why, names, orders, c->o->keys, c->o->n_keys,
                                         c->silver_flat, c->bronze_flat)) < 0)
             break;
         if (!ok) {
@@ -999,7 +1001,8 @@ static int merge_marking(ctx *c, const sfile *fs, size_t nf, mcdc_silver_target 
         }
     }
     if (rc == 0)
-        rc = mcdc_silver_mark(&c->env, mark, n_mark, replaced, &c->out, &c->marked);
+        rc = mcdc_silver_mark(&c->env, mark, n_mark, thread_count(c->o), replaced, &c->out,
+                              &c->marked);
     if (rc == 0)
         rc = mcdc_silver_runs_new(&runs, &c->env, &c->out);
     for (size_t i = 0; rc == 0 && i < n_small; i++)

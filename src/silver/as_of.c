@@ -21,8 +21,9 @@
  *   up to L are the key's whole history; refusals are scd1's.
  * Exact or refused (MCDC_EINVAL, naming why and what to do): L beyond what bronze holds
  * (its newest commit's end_lsn), a time after bronze's newest change (commits before it may
- * still be unread), silver without a recorded version at or before L, or a snapshot inside
- * (C, L] (the state across it is the snapshot's, which this does not rebuild).
+ * still be unread), silver without a recorded version at or before L, a snapshot inside
+ * (C, L] (the state across it is the snapshot's, which this does not rebuild), or, for
+ * silver, an L inside a re-snapshot's gap (check_bronze_gaps: bronze read nothing there).
  * Memory: the bronze changes in (C, L] (soft deletes: every change up to L of the keys changed
  * between C and L); silver's own rows stream file by file.
  */
@@ -151,6 +152,56 @@ static int bronze_end(const char *bronze_path, bool *has, mcdc_lsn *end)
     return 0;
 }
 
+/* Bronze's re-snapshot gaps: a snapshot commit (userMetadata snapshot, lsn S) with data
+ * commits below it (a batch's end_lsn, a snapshot's lsn) lost what the source committed
+ * between the newest of those and S (ADR 0040). Refuses @p l strictly inside one: silver's
+ * state there is not known. */
+static int check_bronze_gaps(const char *bronze_path, const mcdc_lsn *l)
+{
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, bronze_path);
+    if (rc < 0)
+        return rc;
+    mcdc_lsn *pos = calloc(n ? n : 1, sizeof *pos);
+    bool *has = calloc(n ? n : 1, sizeof *has), *snap = calloc(n ? n : 1, sizeof *snap);
+    if (!pos || !has || !snap)
+        rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        const char *e = json_string_value(json_object_get(j, "end_lsn"));
+        snap[i] = !e && json_object_get(j, "snapshot");
+        if (!e)
+            e = json_string_value(json_object_get(j, "lsn"));
+        has[i] = e && mcdc_lsn_parse(&pos[i], e) == 0;
+        mcdc_error_clear();
+        json_decref(j);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!snap[i] || !has[i] || mcdc_lsn_cmp(l, &pos[i]) >= 0)
+            continue;
+        bool has_la = false;
+        mcdc_lsn la;
+        for (size_t k = 0; k < n; k++)
+            if (has[k] && mcdc_lsn_cmp(&pos[k], &pos[i]) < 0 && (!has_la || mcdc_lsn_cmp(&pos[k], &la) > 0)) {
+                la = pos[k];
+                has_la = true;
+            }
+        if (has_la && mcdc_lsn_cmp(l, &la) > 0) {
+            char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN], c[MCDC_LSN_STRLEN];
+            rc = REFUSE("read at or before the gap's start, or at or after the re-snapshot",
+                        "LSN %s lies in a gap of the source's history: changes after %s up to "
+                        "the re-snapshot at %s were lost before they were read",
+                        mcdc_lsn_format(a, l), mcdc_lsn_format(b, &la), mcdc_lsn_format(c, &pos[i]));
+        }
+    }
+    free(pos);
+    free(has);
+    free(snap);
+    mcdc_delta_history_free(h, n);
+    return rc;
+}
+
 static int refuse_beyond(const char *what, const mcdc_lsn *l, bool has_end, const mcdc_lsn *end)
 {
     char a[MCDC_LSN_STRLEN], b[MCDC_LSN_STRLEN];
@@ -227,6 +278,38 @@ static int silver_version_at(const char *silver_path, const mcdc_lsn *l, int64_t
                       "this release on), or read bronze",
                       "no silver version records the bronze position it covers");
     return 0;
+}
+
+/* An scd2 table's recorded re-snapshot gaps (userMetadata silver_apply.resnapshot {lsn S,
+ * lost_after}): the source's changes in (lost_after, S) were never read, so no state there
+ * is known. Refuses @p l inside one. */
+static int check_gaps(const char *silver_path, const mcdc_lsn *l)
+{
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, silver_path);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_t *j = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        json_t *g = json_object_get(json_object_get(j, "silver_apply"), "resnapshot");
+        const char *gs = json_string_value(json_object_get(g, "lsn"));
+        const char *ga = json_string_value(json_object_get(g, "lost_after"));
+        mcdc_lsn s_, a_;
+        if (gs && ga && mcdc_lsn_parse(&s_, gs) == 0 && mcdc_lsn_parse(&a_, ga) == 0 &&
+            mcdc_lsn_cmp(l, &a_) > 0 && mcdc_lsn_cmp(l, &s_) < 0) {
+            char x[MCDC_LSN_STRLEN];
+            rc = REFUSE("read at or before the gap's start, or at or after the re-snapshot",
+                        "LSN %s lies in a gap of the source's history: changes after %s up to "
+                        "the re-snapshot at %s were lost before they were read",
+                        mcdc_lsn_format(x, l), ga, gs);
+        } else {
+            mcdc_error_clear();
+        }
+        json_decref(j);
+    }
+    mcdc_delta_history_free(h, n);
+    return rc;
 }
 
 static int cmp_rank(const change *a, const change *b)
@@ -738,6 +821,8 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
         }
     }
     r->res.lsn = l;
+    if (r->is_silver && (rc = check_bronze_gaps(bronze_path, &l)) < 0)
+        goto fail;
 
     const mcdc_delta_snapshot *shape = r->is_silver ? latest : bronze;
     if (!(names = malloc(MAX_COLS * sizeof *names))) {
@@ -785,6 +870,8 @@ int mcdc_silver_as_of_open(mcdc_silver_as_of_reader **out, const char *path, con
                         mcdc_lsn_format(a, &covered), mcdc_lsn_format(b, &l));
             goto fail;
         }
+        if ((rc = check_gaps(path, &l)) < 0)
+            goto fail;
         extra[n_extra++] = "_valid_from_lsn";
         extra[n_extra++] = "_valid_to_lsn";
         table = latest;

@@ -16,6 +16,7 @@
 
 #include "mcdc/buf.h"
 #include "mcdc/error.h"
+#include "mcdc/key_order.h"
 #include "mcdc/time.h"
 #include "silver/common.h"
 
@@ -24,18 +25,35 @@ void mcdc_silver__keyorder_clear(mcdc_silver_keyorder *k)
     free(k->s_col);
     free(k->b_col);
     free(k->perm);
+    free(k->ord);
     memset(k, 0, sizeof *k);
 }
 
-/* Types whose order is the same in every source: the encoding's order is the source's. */
-static bool exact_type(mcdc_type_id t)
+/* Whether silver can compare column type @p t in the source's order @p ord. */
+static bool comparable(mcdc_type_id t, int ord)
 {
-    return t != MCDC_TYPE_STRING && t != MCDC_TYPE_BINARY;
+    if (t == MCDC_TYPE_STRING)
+        return ord == MCDC_KEY_ORDER_TEXT_CI || ord == MCDC_KEY_ORDER_GUID;
+    if (t == MCDC_TYPE_BINARY)
+        return ord == MCDC_KEY_ORDER_BYTES;
+    return true; /* a value order, the same in every source */
+}
+
+/* Append one key value of column @p c in the source's order @p ord. */
+static int encode_one(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v, int ord)
+{
+    if (c->type != MCDC_TYPE_STRING || v->is_null)
+        return mcdc_silver_key_encode(b, c, v);
+    int rc = mcdc_buf_putc(b, 1);
+    if (rc == 0)
+        rc = ord == MCDC_KEY_ORDER_GUID ? mcdc_key_order_guid(b, v->v.s.ptr, v->v.s.len)
+                                        : mcdc_key_order_text_ci(b, v->v.s.ptr, v->v.s.len);
+    return rc;
 }
 
 int mcdc_silver__keyorder(mcdc_silver_keyorder *out, bool *ok, const char **why,
-                          const json_t *names, const char *const *keys, size_t n_keys,
-                          const mcdc_schema *silver, const mcdc_schema *bronze)
+                          const json_t *names, const json_t *orders, const char *const *keys,
+                          size_t n_keys, const mcdc_schema *silver, const mcdc_schema *bronze)
 {
     memset(out, 0, sizeof *out);
     *ok = false;
@@ -52,7 +70,8 @@ int mcdc_silver__keyorder(mcdc_silver_keyorder *out, bool *ok, const char **why,
     out->s_col = calloc(n, sizeof *out->s_col);
     out->b_col = calloc(n, sizeof *out->b_col);
     out->perm = calloc(n, sizeof *out->perm);
-    if (!out->s_col || !out->b_col || !out->perm) {
+    out->ord = calloc(n, sizeof *out->ord);
+    if (!out->s_col || !out->b_col || !out->perm || !out->ord) {
         mcdc_silver__keyorder_clear(out);
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
     }
@@ -79,9 +98,12 @@ int mcdc_silver__keyorder(mcdc_silver_keyorder *out, bool *ok, const char **why,
             *why = "a key column is missing from silver or bronze";
             goto not_ok;
         }
-        if (!exact_type(silver->cols[out->s_col[i]].type)) {
-            *why = "the key has a character or binary column, whose order is the source's "
-                   "collation (not recorded in bronze)";
+        int ord = json_is_array(orders) && json_array_size(orders) == n
+                      ? mcdc_key_order_parse(json_string_value(json_array_get(orders, i))) : -1;
+        out->ord[i] = ord < 0 ? MCDC_KEY_ORDER_VALUE : ord;
+        if (!comparable(silver->cols[out->s_col[i]].type, ord)) {
+            *why = "the key has a character or binary column whose order in the source (its "
+                   "collation) the plan does not record";
             goto not_ok;
         }
     }
@@ -94,8 +116,15 @@ not_ok:
     return 0;
 }
 
+static int hexdigit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* One JSON key value of column @p c (as the snapshot facts write it) into @p v. */
-static bool value_of_json(const mcdc_column *c, const json_t *j, mcdc_value *v)
+static bool value_of_json(const mcdc_column *c, const json_t *j, mcdc_value *v, char *tmp,
+                          size_t tmp_cap)
 {
     memset(v, 0, sizeof *v);
     if (json_is_null(j)) {
@@ -140,6 +169,26 @@ static bool value_of_json(const mcdc_column *c, const json_t *j, mcdc_value *v)
     }
     case MCDC_TYPE_TIMESTAMP: case MCDC_TYPE_TIMESTAMP_NTZ:
         return t && mcdc_time_parse(&v->v.i, t) == 0;
+    case MCDC_TYPE_STRING:
+        if (!t)
+            return false;
+        v->v.s.ptr = t;
+        v->v.s.len = json_string_length(j);
+        return true;
+    case MCDC_TYPE_BINARY: { /* "0x" hex, decoded into @p tmp */
+        size_t n = t ? strlen(t) : 0;
+        if (!t || n < 2 || t[0] != '0' || (t[1] != 'x' && t[1] != 'X') || n % 2 || n / 2 > tmp_cap)
+            return false;
+        for (size_t i = 2; i < n; i += 2) {
+            int h = hexdigit(t[i]), l = hexdigit(t[i + 1]);
+            if (h < 0 || l < 0)
+                return false;
+            tmp[(i - 2) / 2] = (char)(h << 4 | l);
+        }
+        v->v.s.ptr = tmp;
+        v->v.s.len = (n - 2) / 2;
+        return true;
+    }
     default:
         return false;
     }
@@ -158,10 +207,16 @@ static int encode_bound(uint8_t **out, size_t *len, const mcdc_silver_keyorder *
     for (size_t i = 0; rc == 0 && i < k->n; i++) {
         const mcdc_column *c = &silver->cols[k->s_col[i]];
         mcdc_value v;
-        if (!value_of_json(c, k->n > 1 ? json_array_get(j, i) : j, &v))
+        const json_t *e = k->n > 1 ? json_array_get(j, i) : j;
+        size_t cap = json_is_string(e) ? json_string_length(e) : 0;
+        char *tmp = malloc(cap + 1);
+        if (!tmp)
+            rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+        else if (!value_of_json(c, e, &v, tmp, cap))
             rc = mcdc_error_set(MCDC_ECORRUPT, "a chunk bound does not fit key column %s", c->name);
         else
-            rc = mcdc_silver_key_encode(&b, c, &v);
+            rc = encode_one(&b, c, &v, k->ord[i]);
+        free(tmp);
     }
     if (rc == 0 && b.len == 0 && mcdc_buf_putc(&b, 0) < 0)
         rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
@@ -227,7 +282,7 @@ static const mcdc_silver_kchunk *chunk_of(const mcdc_silver_kchunk *chunks, size
 }
 
 typedef struct del {
-    mcdc_value *key; /* k->n cells, scalars (exact types only) */
+    mcdc_value *key; /* k->n cells with their bytes (mcdc_silver__values_dup) */
     mcdc_lsn    at;
 } del;
 
@@ -252,10 +307,16 @@ int mcdc_silver__chunk_deletes(const mcdc_delta_snapshot *silver, const mcdc_sch
     if (rc < 0)
         return rc;
     const char **cols = calloc(k->n + 1, sizeof *cols);
-    if (!cols)
+    mcdc_column *key_cols = calloc(k->n + 1, sizeof *key_cols);
+    if (!cols || !key_cols) {
+        free(cols);
+        free(key_cols);
         return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-    for (size_t i = 0; i < k->n; i++)
+    }
+    for (size_t i = 0; i < k->n; i++) {
         cols[i] = silver_flat->cols[k->s_col[i]].name;
+        key_cols[i] = silver_flat->cols[k->s_col[i]];
+    }
     cols[k->n] = "_start_lsn";
     mcdc_delta_scan_options so = MCDC_DELTA_SCAN_OPTIONS_INIT;
     so.columns = cols;
@@ -272,7 +333,7 @@ int mcdc_silver__chunk_deletes(const mcdc_delta_snapshot *silver, const mcdc_sch
             continue;
         pk.len = 0;
         for (size_t i = 0; rc == 0 && i < k->n; i++)
-            rc = mcdc_silver_key_encode(&pk, &silver_flat->cols[k->s_col[i]], &r[i]);
+            rc = encode_one(&pk, &silver_flat->cols[k->s_col[i]], &r[i], k->ord[i]);
         if (rc < 0)
             break;
         const mcdc_silver_kchunk *in = chunk_of(chunks, n_st, (const uint8_t *)pk.ptr, pk.len);
@@ -302,11 +363,10 @@ int mcdc_silver__chunk_deletes(const mcdc_delta_snapshot *silver, const mcdc_sch
             dels = nd;
             cap = nc;
         }
-        if (!(dels[n_dels].key = malloc(k->n * sizeof(mcdc_value)))) {
+        if (!(dels[n_dels].key = mcdc_silver__values_dup(key_cols, r, NULL, k->n))) {
             rc = mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
             break;
         }
-        memcpy(dels[n_dels].key, r, k->n * sizeof(mcdc_value)); /* scalars: nothing borrowed */
         dels[n_dels].at = in->stamp;
         n_dels++;
     }
@@ -314,6 +374,7 @@ int mcdc_silver__chunk_deletes(const mcdc_delta_snapshot *silver, const mcdc_sch
     mcdc_buf_dispose(&pk);
     mcdc_buf_dispose(&ck);
     free(cols);
+    free(key_cols);
     /* the deletes, as bronze rows of operation 1 at their chunk's stamp */
     mcdc_value *row = rc == 0 ? calloc(bronze_flat->n_cols + 1, sizeof *row) : NULL;
     if (rc == 0 && !row)

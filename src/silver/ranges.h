@@ -7,10 +7,11 @@
  * index's columns, as the snapshot_plan row and a wave's userMetadata name them). Silver
  * compares its keys with the bounds in that order, column by column, with the encoding of
  * mcdc_silver_key_encode(): exact for the types whose order does not depend on the source
- * (integers, bit, decimals, floats, dates, times and timestamps). A key with a character
- * or binary column is compared as the source orders it only when the source says how it
- * does (its collation, a uniqueidentifier's byte order); bronze does not record that, so
- * such keys are left alone here (mcdc_silver__keyorder says why).
+ * (integers, bit, decimals, floats, dates, times and timestamps). A character or binary
+ * column is compared as the source orders it (mcdc/key_order.h: the simulator's collation,
+ * a uniqueidentifier's byte groups, bytes) when the plan recorded that order (the
+ * source's key_orders); otherwise such keys are left alone here (mcdc_silver__keyorder
+ * says why): a SQL Server character key's order is its collation's.
  */
 #ifndef MCDC_SILVER_RANGES_H
 #define MCDC_SILVER_RANGES_H
@@ -30,6 +31,7 @@ typedef struct mcdc_silver_keyorder {
     int   *s_col;   /* silver column of the i-th key column in the source's order */
     int   *b_col;   /* its bronze column */
     size_t *perm;   /* perm[i]: the source-order position of silver's i-th key (--keys) */
+    int    *ord;    /* mcdc_key_order of each, as the source said (value when it did not) */
 } mcdc_silver_keyorder;
 
 /* A chunk read at stamp L: [lo, hi) in the key order's encoding. */
@@ -43,12 +45,14 @@ typedef struct mcdc_silver_kchunk {
 
 /* Map the source's key columns @p names (a JSON array of names in index order; NULL or
  * not an array: silver's own key, when it has one column) to silver's (@p keys, any order)
- * and bronze's columns. *ok false, with *why, when bounds cannot be compared with silver's
- * keys: another set of columns than silver's key, or a column of a type whose order is the
- * source's own (strings, binaries). @return 0; MCDC_ENOMEM. */
+ * and bronze's columns, with the source's order of each (@p orders: a JSON array of
+ * mcdc_key_order names, as the plan recorded them; NULL: unknown). *ok false, with *why,
+ * when bounds cannot be compared with silver's keys: another set of columns than silver's
+ * key, or a character or binary column whose order the source did not tell.
+ * @return 0; MCDC_ENOMEM. */
 int mcdc_silver__keyorder(mcdc_silver_keyorder *out, bool *ok, const char **why,
-                          const json_t *names, const char *const *keys, size_t n_keys,
-                          const mcdc_schema *silver, const mcdc_schema *bronze);
+                          const json_t *names, const json_t *orders, const char *const *keys,
+                          size_t n_keys, const mcdc_schema *silver, const mcdc_schema *bronze);
 void mcdc_silver__keyorder_clear(mcdc_silver_keyorder *k);
 
 /* Set @p c's bounds from JSON keys @p lo and @p hi (null: open; a scalar for one column,

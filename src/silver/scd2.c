@@ -20,8 +20,14 @@
  * The position is read from silver's newest commit as well as the control row, so a crash
  * after the commit never applies a change twice; before it, nothing was written.
  * Only files holding a current version of a changed key are rewritten; versions opened go
- * into a new file sorted by key, tagged with its key range. A snapshot newer than the one
- * the table was built from is refused (history across a re-snapshot is not kept here).
+ * into a new file sorted by key, tagged with its key range.
+ * Across a re-snapshot (a whole snapshot commit of bronze at S newer than the position,
+ * after a data loss; docs/decisions/0040-scd2-across-a-resnapshot.md), every key takes
+ * its snapshot row, or absence, as its state at S: the states before S, then that one, then
+ * the changes after S. A current version the snapshot disagrees with or lacks is closed at
+ * S (every file is read for them), one it agrees with stays open, a key new in it opens at
+ * S; the merge commit records the gap (lost_after, S) for as-of reads. Two re-snapshots in
+ * one apply, a chunked one, and any re-snapshot under soft deletes are refused.
  * Memory: the bronze changes after the position, and one rewritten file at a time.
  *
  * Soft deletes (scd1 with --soft-deletes) use the same machinery with one row per key: the
@@ -109,6 +115,12 @@ typedef struct scd2 {
     size_t               n_adds, cap_adds;
     uint64_t             opened, closed;
     bool                 soft;      /* scd1 with soft deletes, not history */
+    /* a re-snapshot newer than the table's position (find_resnapshot; scd2 only) */
+    bool                 has_resnap;
+    mcdc_lsn             resnap;       /* its stamp S: every key's state there is its row */
+    int64_t              resnap_ts;    /* S's commit time */
+    mcdc_lsn             lost_after;   /* the last position bronze read before it (the gap
+                                          is (lost_after, S)) */
 } scd2;
 
 static int rank_cmp(const chg *a, const chg *b)
@@ -253,6 +265,104 @@ static int committed_position(const char *path, bool *has, mcdc_lsn *out)
     return 0;
 }
 
+/* ---- a re-snapshot ------------------------------------------------------------------- */
+
+/* A snapshot commit of bronze (userMetadata {"snapshot", "lsn", "commit_ts", ...}): its S. */
+static bool meta_snapshot(json_t *j, mcdc_lsn *lsn, int64_t *ts_us)
+{
+    const char *l = json_string_value(json_object_get(j, "lsn"));
+    const char *t = json_string_value(json_object_get(j, "commit_ts"));
+    if (!json_object_get(j, "snapshot") || !l || mcdc_lsn_parse(lsn, l) < 0) {
+        mcdc_error_clear();
+        return false;
+    }
+    *ts_us = 0;
+    if (t && mcdc_time_parse(ts_us, t) < 0)
+        mcdc_error_clear();
+    return true;
+}
+
+/* A data commit of bronze: the position it brought bronze to (a batch's end_lsn, a
+ * snapshot's lsn). */
+static bool meta_position(json_t *j, mcdc_lsn *out)
+{
+    const char *e = json_string_value(json_object_get(j, "end_lsn"));
+    if (!e)
+        e = json_string_value(json_object_get(j, "lsn"));
+    if (!e || mcdc_lsn_parse(out, e) < 0) {
+        mcdc_error_clear();
+        return false;
+    }
+    return true;
+}
+
+/* The re-snapshot this apply crosses (ADR 0040): a snapshot commit of the pinned bronze
+ * newer than the table's position (without one: with a data commit of bronze below it, so
+ * not the snapshot bronze began with), and the last position bronze read before it (the
+ * gap is between). Two such snapshots, or one consistent only from a later LSN (read while
+ * the source changed), are refused. */
+static int find_resnapshot(scd2 *c, bool has_pos, const mcdc_lsn *pos)
+{
+    mcdc_delta_history_entry *h = NULL;
+    size_t n = 0;
+    int rc = mcdc_delta_history(&h, &n, c->o->bronze_path);
+    if (rc < 0)
+        return rc;
+    json_t **meta = calloc(n ? n : 1, sizeof *meta);
+    if (!meta) {
+        mcdc_delta_history_free(h, n);
+        return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
+    }
+    bool has_low = false;
+    mcdc_lsn low, l;
+    for (size_t i = 0; i < n && h[i].version <= c->bronze->version; i++) {
+        meta[i] = h[i].user_metadata ? json_loads(h[i].user_metadata, 0, NULL) : NULL;
+        if (meta[i] && meta_position(meta[i], &l) && (!has_low || mcdc_lsn_cmp(&l, &low) < 0)) {
+            low = l;
+            has_low = true;
+        }
+    }
+    const mcdc_lsn *base = has_pos ? pos : has_low ? &low : NULL;
+    for (size_t i = 0; rc == 0 && base && i < n; i++) {
+        int64_t ts;
+        if (!meta[i] || !meta_snapshot(meta[i], &l, &ts) || mcdc_lsn_cmp(&l, base) <= 0)
+            continue;
+        char a[MCDC_LSN_STRLEN];
+        const char *cl = json_string_value(json_object_get(meta[i], "consistent_lsn"));
+        mcdc_lsn cons;
+        bool later = cl && mcdc_lsn_parse(&cons, cl) == 0 && mcdc_lsn_cmp(&cons, &l) != 0;
+        mcdc_error_clear();
+        if (later) {
+            rc = mcdc_error_set(MCDC_EUNSUPPORTED, "%s: bronze's re-snapshot at %s is consistent "
+                                "only from a later LSN, so no key's state at one position is known",
+                                c->o->silver_name, mcdc_lsn_format(a, &l));
+            mcdc_error_hint("apply into a new scd2 table, built from the re-snapshot");
+        } else if (c->has_resnap && mcdc_lsn_cmp(&l, &c->resnap) != 0) {
+            rc = mcdc_error_set(MCDC_EUNSUPPORTED, "%s: bronze holds two re-snapshots newer than "
+                                "the scd2 table's position", c->o->silver_name);
+            mcdc_error_hint("apply after each re-snapshot; now, apply into a new scd2 table");
+        } else {
+            c->has_resnap = true;
+            c->resnap = l;
+            c->resnap_ts = ts;
+        }
+    }
+    bool has_la = false;
+    for (size_t i = 0; rc == 0 && c->has_resnap && i < n; i++)
+        if (meta[i] && meta_position(meta[i], &l) && mcdc_lsn_cmp(&l, &c->resnap) < 0 &&
+            (!has_la || mcdc_lsn_cmp(&l, &c->lost_after) > 0)) {
+            c->lost_after = l;
+            has_la = true;
+        }
+    if (rc < 0)
+        c->has_resnap = false;
+    for (size_t i = 0; i < n; i++)
+        json_decref(meta[i]);
+    free(meta);
+    mcdc_delta_history_free(h, n);
+    return rc;
+}
+
 /* ---- bronze's changes into states ----------------------------------------------------- */
 
 static int read_changes(scd2 *c, bool has_pos, const mcdc_lsn *pos)
@@ -294,12 +404,16 @@ static int read_changes(scd2 *c, bool has_pos, const mcdc_lsn *pos)
         int op = (int)m[1].v.i;
         if (has_pos && mcdc_lsn_cmp(&l, pos) <= 0)
             continue;
-        if (op == 0 && has_pos) {
+        if (op == 0 && c->has_resnap && !mcdc_lsn_cmp(&l, &c->resnap)) {
+            /* a row of the re-snapshot: the key's state at S (build_states) */
+        } else if (op == 0 && has_pos) {
             char a[MCDC_LSN_STRLEN];
             rc = mcdc_error_set(MCDC_EUNSUPPORTED, "%s: bronze holds a snapshot (stamped %s) "
-                                "newer than what the scd2 table was built from",
-                                c->o->silver_name, mcdc_lsn_format(a, &l));
-            mcdc_error_hint("history across a re-snapshot is not kept: apply into a new scd2 table");
+                                "newer than what the table was built from%s",
+                                c->o->silver_name, mcdc_lsn_format(a, &l),
+                                c->soft ? "" : ", and not a whole re-snapshot's");
+            mcdc_error_hint(c->soft ? "soft deletes are not kept across a re-snapshot: apply into a new table"
+                                    : "history across a chunked re-snapshot is not kept: apply into a new scd2 table");
             break;
         }
         if (op < 0 || op > 4) {
@@ -356,7 +470,20 @@ static int read_changes(scd2 *c, bool has_pos, const mcdc_lsn *pos)
     return rc < 0 ? rc : 0;
 }
 
-/* Group the changes by key and transaction into states; equal neighbours collapse. */
+/* Append state @p s to @p k's, unless it equals the one before (an absent one: always
+ * first, to close silver's current version). */
+static void push_state(const scd2 *c, keyed *k, const state *s)
+{
+    const state *prev = k->n_st ? &k->st[k->n_st - 1] : NULL;
+    if (prev && ((!prev->vals && !s->vals) ||
+                 (prev->vals && s->vals &&
+                  mcdc_silver__same_cells(c->cap->cols, c->cap->n_cols, prev->vals, s->vals))))
+        return;
+    k->st[k->n_st++] = *s;
+}
+
+/* Group the changes by key and transaction into states; equal neighbours collapse. Across
+ * a re-snapshot every key changed gets a state at S: its snapshot row, or absent. */
 static int build_states(scd2 *c)
 {
     if (c->n_ch > 1) /* (qsort of a NULL array is undefined, even of none) */
@@ -374,18 +501,24 @@ static int build_states(scd2 *c)
         keyed *k = &c->k[c->n_k++];
         k->key = c->ch[i].key;
         k->key_len = c->ch[i].key_len;
-        if (!(k->st = calloc(j - i, sizeof *k->st)))
+        if (!(k->st = calloc(j - i + 1, sizeof *k->st)))
             return mcdc_error_set(MCDC_ENOMEM, "silver: out of memory");
-        for (size_t x = i; x < j; x++) {
+        /* across a re-snapshot the key's state at S is its snapshot row, or absent */
+        bool at_s = !c->has_resnap;
+        for (size_t x = i; x <= j; x++) {
+            if (!at_s && (x == j || mcdc_lsn_cmp(&c->ch[x].r.lsn, &c->resnap) > 0)) {
+                at_s = true;
+                push_state(c, k, &(state){ c->resnap, c->resnap_ts, NULL, NULL });
+            }
+            if (x == j)
+                break;
             if (x + 1 < j && mcdc_lsn_cmp(&c->ch[x + 1].r.lsn, &c->ch[x].r.lsn) == 0)
                 continue; /* not the transaction's last change to the key */
             const chg *w = &c->ch[x];
+            if (!at_s && !mcdc_lsn_cmp(&w->r.lsn, &c->resnap))
+                at_s = true; /* its snapshot row */
             const mcdc_value *v = (w->r.op == 1 || w->r.op == 3) ? NULL : w->vals;
-            const state *prev = k->n_st ? &k->st[k->n_st - 1] : NULL;
-            if (prev && ((!prev->vals && !v) || (prev->vals && v && mcdc_silver__same_cells(c->cap->cols, c->cap->n_cols, prev->vals, v))))
-                continue;
-            k->st[k->n_st] = (state){ w->r.lsn, w->ts, v, v ? NULL : w->vals }; /* absent first: closes silver's */
-            k->n_st++;
+            push_state(c, k, &(state){ w->r.lsn, w->ts, v, v ? NULL : w->vals }); /* absent first: closes silver's */
         }
         i = j;
     }
@@ -413,6 +546,8 @@ static keyed *find_keyed(scd2 *c, const uint8_t *key, size_t len)
 /* Whether file @p f may hold a changed key (its key-range tags, when it has them). */
 static bool may_hold(scd2 *c, const mcdc_delta_file *f)
 {
+    if (c->has_resnap)
+        return true; /* every current version meets the snapshot */
     const char *lo = mcdc_delta_map_get(&f->tags, MCDC_SILVER_TAG_KEY_MIN, NULL);
     const char *hi = mcdc_delta_map_get(&f->tags, MCDC_SILVER_TAG_KEY_MAX, NULL);
     uint8_t *a = NULL, *b = NULL;
@@ -607,8 +742,11 @@ static int find_current(scd2 *c, bool *rewrite)
             if ((rc = row_key(c, &kb, r)) < 0)
                 break;
             keyed *k = find_keyed(c, (const uint8_t *)kb.ptr, kb.len);
-            if (!k)
+            if (!k) {
+                if (c->has_resnap)
+                    rewrite[fi] = true; /* not in the snapshot: closed at S */
                 continue;
+            }
             if (c->soft) {
                 if (k->has_cur) {
                     rc = mcdc_error_set(MCDC_ECORRUPT, "%s: a key has two rows (file %s)",
@@ -684,8 +822,11 @@ static int rewrite_files(scd2 *c, const bool *rewrite)
                     w = row;
                     c->closed++;
                 }
-            } else if (k && k->close) {
-                const state *s = &k->st[k->first];
+            } else if ((k && k->close) ||
+                       (!k && c->has_resnap && !r[n_cap + H_CUR].is_null && r[n_cap + H_CUR].v.b)) {
+                /* closed by its first new state, or, not in the snapshot, at S */
+                const state at_s = { c->resnap, c->resnap_ts, NULL, NULL };
+                const state *s = k ? &k->st[k->first] : &at_s;
                 memcpy(row, r, c->out->n_cols * sizeof *row);
                 row[n_cap + H_TO].is_null = false;
                 mcdc_lsn_format(*lsn_text, &s->lsn);
@@ -899,7 +1040,9 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
     out->has_applied_lsn = has_pos;
     if (has_pos)
         out->applied_lsn = pos;
-    /* 4: the states of the changed keys */
+    /* 4: the states of the changed keys (across a re-snapshot: every key's state at S) */
+    if (!c.soft && (rc = find_resnapshot(&c, has_pos, &pos)) < 0)
+        goto done;
     if ((rc = read_changes(&c, has_pos, &pos)) < 0 || (rc = build_states(&c)) < 0)
         goto done;
     out->changed_keys = c.n_k;
@@ -911,6 +1054,8 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
     }
     for (size_t i = 0; i < c.n_ch; i++)
         lsn_max(&has_new, &newpos, &c.ch[i].r.lsn);
+    if (c.has_resnap)
+        lsn_max(&has_new, &newpos, &c.resnap); /* (an empty snapshot holds no row) */
     out->silver_files_before = c.silver->n_files;
     /* 5: the files */
     if (!(rewrite = calloc(c.silver->n_files ? c.silver->n_files : 1, sizeof *rewrite))) {
@@ -925,7 +1070,7 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
     out->silver_files_rewritten = c.n_removes;
     out->silver_files_added = c.n_adds;
     mcdc_failpoint("silver.before_merge_commit");
-    if (c.n_removes || c.n_adds) {
+    if (c.n_removes || c.n_adds || c.has_resnap) { /* (a re-snapshot's gap is recorded) */
         char lt[MCDC_LSN_STRLEN];
         mcdc_buf meta = MCDC_BUF_INIT(MCDC_BUF_DEFAULT_MAX);
         rc = mcdc_buf_printf(&meta, "{\"silver_apply\":{\"mode\":\"scd2\",\"bronze_version\":%lld,"
@@ -935,6 +1080,10 @@ int mcdc_silver__apply_scd2(const mcdc_silver_apply_options *o, mcdc_silver_appl
                              mcdc_lsn_format(lt, &newpos));
         if (rc == 0)
             rc = mcdc_json_quote(&meta, o->bronze_name, strlen(o->bronze_name));
+        char sl[MCDC_LSN_STRLEN], la[MCDC_LSN_STRLEN];
+        if (rc == 0 && c.has_resnap) /* the gap: (lost_after, lsn), read by as-of reads */
+            rc = mcdc_buf_printf(&meta, ",\"resnapshot\":{\"lsn\":\"%s\",\"lost_after\":\"%s\"}",
+                                 mcdc_lsn_format(sl, &c.resnap), mcdc_lsn_format(la, &c.lost_after));
         if (rc == 0)
             rc = mcdc_buf_puts(&meta, "}}");
         mcdc_delta_commit_options cmo = MCDC_DELTA_COMMIT_OPTIONS_INIT;

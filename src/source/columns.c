@@ -600,6 +600,13 @@ static int op_commit_at_or_before(mcdc_source *b, const mcdc_lsn *lsn, mcdc_lsn 
     return i->ops->commit_at_or_before(i, lsn, out, out_us);
 }
 
+static int op_key_orders(mcdc_source *b, const char *ci, mcdc_key_order **out, size_t *n_out)
+{
+    mcdc_source *i = C(b)->inner;
+    if (!i->ops->key_orders) return mcdc_error_set(MCDC_EUNSUPPORTED, "this source cannot tell its key order");
+    return i->ops->key_orders(i, ci, out, n_out);
+}
+
 static const mcdc_source_ops col_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
@@ -607,6 +614,7 @@ static const mcdc_source_ops col_ops = {
     op_positions,
     op_identity,
     op_commit_at_or_before,
+    op_key_orders,
 };
 
 int mcdc_source_select_columns(mcdc_source **src, const char *spec)

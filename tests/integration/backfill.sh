@@ -33,7 +33,7 @@ setup_int() {
 
 S=0x00E31CC6D40C5800001B   # the insert's commit: max_lsn when the snapshot is opened
 L=0x00E31CC6D79FDF000005   # the update's commit: max_lsn when the waves read
-PLAN='{"snapshot":"'$S'","kind":"int","keys":["order_id"],"chunk_rows":10,"chunks":[[null,33],[33,63],[63,76]],"rows":25}'
+PLAN='{"snapshot":"'$S'","kind":"int","keys":["order_id"],"chunk_rows":10,"chunks":[[null,33],[33,63],[63,76]],"rows":25,"key_order":["value"]}'
 expect_facts() {
   cat <<EOT | sort
 bootstrap,o1,24,$S,$S,"{""snapshot"":""$S"",""chunks"":3,""rows"":24,""last_lsn"":""$L"",""consistent_lsn"":""$L""}"
@@ -208,7 +208,7 @@ sim_capture 2026-10-01T14:00:30
 ST --bootstrap --bootstrap-mode chunked >/dev/null 2>&1
 BF --chunk-rows 7 --target-wave-seconds 0 >/dev/null 2>&1 || die "composite backfill failed"
 plan=$(M table cat ops.facts --format csv --columns event,detail | grep '^snapshot_plan,')
-grep -qF '""kind"":""keyset"",""keys"":[""region"",""day"",""id""],""chunk_rows"":7,""chunks"":[[null,[""north"",""2026-09-01"",""00000002-0000-0000-0000-000000000002""]],[[""north"",""2026-09-01"",""00000002-0000-0000-0000-000000000002""],[""west"",""2026-09-01"",""00000003-0000-0000-0000-000000000003""]],[[""west"",""2026-09-01"",""00000003-0000-0000-0000-000000000003""],null]],""rows"":18}' <<<"$plan" ||
+grep -qF '""kind"":""keyset"",""keys"":[""region"",""day"",""id""],""chunk_rows"":7,""chunks"":[[null,[""north"",""2026-09-01"",""00000002-0000-0000-0000-000000000002""]],[[""north"",""2026-09-01"",""00000002-0000-0000-0000-000000000002""],[""west"",""2026-09-01"",""00000003-0000-0000-0000-000000000003""]],[[""west"",""2026-09-01"",""00000003-0000-0000-0000-000000000003""],null]],""rows"":18,""key_order"":[""text_ci"",""value"",""guid""]}' <<<"$plan" ||
   die "composite plan: $plan"
 got=$(M table cat bronze.o --format csv --columns _operation,_chunk,region,day,id | grep '^0,' | sort)
 want=$(M sim query "$DB" 'SELECT region, day, id FROM dbo.orders' --format csv | tail -n +2 | sort)

@@ -11,14 +11,33 @@
 // soft deletes instead: one row per key that ever existed, its last state: a live one with
 // _start_lsn/_commit_ts of its last image and _deleted false, a deleted one with the values
 // its delete removed, _deleted true and the delete's LSN and commit time.
+//   node scd2_check.mjs CT.jsonl MAP.jsonl KEY OURS.jsonl UPTO resnap S LOST_AFTER FULL_CT.jsonl
+// Across a re-snapshot at S after a loss (ADR 0040): the changes bronze could read are
+// those (of FULL_CT and CT) up to LOST_AFTER and after S; at S every key takes the source table's state
+// there (FULL_CT, the change table saved before cleanup purged it plus CT, replayed up to
+// S): present with those values or absent, as one more state, so a version the snapshot
+// disagrees with (or that it lacks) is closed at S and the snapshot's opens there.
 import { readFileSync } from 'node:fs';
 
 const lines = (f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-const [ctFile, mapFile, key, oursFile, upto, how] = process.argv.slice(2);
-const ct = lines(ctFile).filter((r) => !upto || r['__$start_lsn'] <= upto).sort((a, b) =>
+const [ctFile, mapFile, key, oursFile, upto, how, resS, lostAfter, fullFile] = process.argv.slice(2);
+const order = (a, b) =>
   a['__$start_lsn'] < b['__$start_lsn'] ? -1 : a['__$start_lsn'] > b['__$start_lsn'] ? 1
     : a['__$seqval'] < b['__$seqval'] ? -1 : a['__$seqval'] > b['__$seqval'] ? 1
-    : a['__$operation'] - b['__$operation']);
+    : a['__$operation'] - b['__$operation'];
+// every change: with resnap, those saved before cleanup purged them too
+const every = () => {
+  const seen = new Set();
+  return [...(how === 'resnap' ? lines(fullFile) : []), ...lines(ctFile)].filter((r) => {
+    const id = `${r['__$start_lsn']}/${r['__$seqval']}/${r['__$operation']}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+};
+const ct = every().filter((r) => !upto || r['__$start_lsn'] <= upto)
+  .filter((r) => how !== 'resnap' || r['__$start_lsn'] <= lostAfter || r['__$start_lsn'] > resS)
+  .sort(order);
 const commitTs = new Map(lines(mapFile).map((r) => [r.start_lsn, r.tran_end_time]));
 const captured = Object.keys(ct[0] || {}).filter((k) => !k.startsWith('__$'));
 const ts = (lsn) => {
@@ -39,7 +58,26 @@ const flush = () => {
   }
   cur.clear();
 };
+// the source table at S, from every change (saved before cleanup, and after)
+let snap = null;
+if (how === 'resnap') {
+  const full = every().filter((r) => r['__$start_lsn'] <= resS).sort(order);
+  snap = new Map();
+  for (const r of full) {
+    const op = r['__$operation'];
+    if (op === 1 || op === 3) snap.delete(JSON.stringify(r[key]));
+    else snap.set(JSON.stringify(r[key]), Object.fromEntries(captured.map((c) => [c, r[c]])));
+  }
+}
+const atSnapshot = () => { // every key's state at S: one more transaction
+  flush();
+  txLsn = resS;
+  for (const k of new Set([...states.keys(), ...snap.keys()])) cur.set(k, snap.get(k) || null);
+  flush();
+  snap = null;
+};
 for (const r of ct) {
+  if (snap && r['__$start_lsn'] > resS) atSnapshot();
   if (r['__$start_lsn'] !== txLsn) { flush(); txLsn = r['__$start_lsn']; }
   const k = JSON.stringify(r[key]);
   const op = r['__$operation'];
@@ -48,6 +86,7 @@ for (const r of ct) {
   else cur.set(k, vals);
 }
 flush();
+if (snap) atSnapshot();
 const want = [];
 const got = [];
 const tsOf = (v) => (v === null ? null : new Date(v + 'Z').getTime());

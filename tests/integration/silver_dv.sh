@@ -66,6 +66,7 @@ sim_exec 2026-10-01T14:02:00 "UPDATE dbo.orders SET order_id = 30000 WHERE order
 sim_exec 2026-10-01T14:02:10 "UPDATE dbo.orders SET order_id = 3 WHERE order_id = 4"
 sim_capture 2026-10-01T14:02:30
 run_step "key updates"
+mid_lsn=$(field applied_lsn)
 
 sim_exec 2026-10-01T14:03:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (22, 'again', 2.00, NULL)"
 sim_exec 2026-10-01T14:03:10 "DELETE FROM dbo.orders WHERE order_id = 6; INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (6, 'eve 2', 66.00, NULL)"
@@ -121,6 +122,21 @@ done
 cat_table silver.dv "$T/a.jsonl"; cat_table silver.rw "$T/b.jsonl"
 sort "$T/a.jsonl" > "$T/a.s"; sort "$T/b.jsonl" > "$T/b.s"
 cmp -s "$T/a.s" "$T/b.s" || die "the two write modes disagree"
+
+# as of an LSN in the middle of the history, both tables read the same
+M table cat silver.dv --as-of-lsn "$mid_lsn" --format jsonl | sort > "$T/a.s" || die "as-of read of silver.dv failed"
+M table cat silver.rw --as-of-lsn "$mid_lsn" --format jsonl | sort > "$T/b.s"
+[ -s "$T/a.s" ] || die "the as-of read gave no rows"
+cmp -s "$T/a.s" "$T/b.s" || die "as of $mid_lsn the two write modes disagree"
+
+# back to rewrite mode: recorded, vectors dropped from the files it rewrites
+sim_exec 2026-10-01T14:20:00 "UPDATE dbo.orders SET amount = amount + 3 WHERE order_id IN (1, 9, 17)"
+sim_capture 2026-10-01T14:20:30
+sstream h >/dev/null
+apply silver.dv --write-mode rewrite
+[ "$(field silver_files_marked)" = 0 ] || die "rewrite mode marked files"
+check_silver silver.dv "back to rewrite mode"
+M table info silver.dv --format json | grep -q '"mcdc.silver.write_mode": *"rewrite"' || die "rewrite mode not recorded"
 
 # deletion vectors with scd2 or soft deletes: refused, nothing written
 for extra in "--mode scd2" "--soft-deletes"; do

@@ -125,4 +125,28 @@ grep -q "rebuilt" <<<"$out" && die "c: a partial backfill rebuilt silver: $out"
 diff <(silver_rows | cin) <(source_rows | cin) >&2 || die "c: silver differs from the source inside the range: $out"
 [ "$(silver_rows | cout)" = "$damaged_outside" ] || die "c: keys outside the range were touched"
 silver_rows | grep -q '^2026-09-04,1,' || die "c: key (09-04, 1), outside the range, was deleted"
+# ---- a text key in mixed case: the source's order (case-insensitive) is not byte order -----
+KEYS=code COLS=code,n
+vals=""
+for c in a B c D e F g H; do for i in 1 2; do vals+="(N'$c$i', $i),"; done; done
+setup code 'code NVARCHAR(10) NOT NULL, n INT NULL' "${vals%,}"
+ST >/dev/null 2>&1 || die "t: opening the snapshot"
+BF --chunk-rows 5 >/dev/null 2>&1 || die "t: the snapshot's backfill"
+ST >/dev/null 2>&1 && SA >/dev/null 2>&1 || die "t: silver after the snapshot"
+[ "$(silver_rows)" = "$(source_rows)" ] || die "t: silver differs from the source after the snapshot"
+sim_exec 2026-10-02T08:00:00 "DELETE FROM dbo.orders WHERE code IN (N'c2', N'e1', N'B2', N'g1'); UPDATE dbo.orders SET n = 9 WHERE code IN (N'D1', N'H2')"
+sim_exec 2026-10-02T08:00:01 "INSERT INTO dbo.orders VALUES (N'z1', 1)" # the low water mark
+sim_exec 2026-10-04T10:00:00 "UPDATE dbo.orders SET n = 7 WHERE code = N'a1'"
+sim_capture 2026-10-04T10:00:05
+M sim cleanup "$DB" --retention 1d --at 2026-10-04T11:00:00 >/dev/null
+ST >/dev/null 2>&1 && SA >/dev/null 2>&1 || die "t: silver after the gap"
+# [c1, F1) holds c1 c2 D1 D2 e1 e2 in the source's order (in byte order it holds nothing)
+tin() { grep -iE '^(c|d|e)[12],'; }
+tout() { grep -viE '^(c|d|e)[12],'; }
+damaged_outside=$(silver_rows | tout)
+BF --range '"c1".."F1"' --chunk-rows 2 >/dev/null 2>&1 || die "t: the range"
+out=$(SA 2>&1) || die "t: silver after the range: $out"
+diff <(silver_rows | tin) <(source_rows | tin) >&2 || die "t: silver differs from the source inside the range: $out"
+[ "$(silver_rows | tout)" = "$damaged_outside" ] || die "t: keys outside the range were touched"
+silver_rows | grep -q '^B2,' || die "t: key B2, outside the range, was deleted"
 echo ok

@@ -162,6 +162,19 @@ node -e '
   if (by.get(3)._deleted !== false || by.get(3)._deleted_lsn !== null) bad(`key 3: ${JSON.stringify(by.get(3))}`);
   if (rows.filter((r) => r._deleted).length < 5) bad("fewer than 5 deleted keys kept");' "$T/soft.jsonl" \
   || die "the soft-delete table's scripted keys are wrong"
+# the silver verdict means the same in every mode: bronze's, once everything bronze holds is
+# applied (scd1, scd2 and soft deletes each advance to it)
+M finalization advance --control ops.control --table bronze.h --checkpoint "$T/ck/h" >/dev/null
+verdict() { M finalization show --control ops.control --table "$1" --format json |
+  node -e 'const r = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log((Array.isArray(r) ? r[0] : r).finalized_until)'; }
+for how in "silver.v1" "silver.v2 --mode scd2" "silver.v3 --soft-deletes"; do
+  set -- $how
+  name=$1; shift
+  M silver apply --bronze bronze.h --silver "$name" --capture-instance dbo_orders --keys order_id \
+    --control ops.control --facts ops.facts "$@" >/dev/null
+  [ "$(verdict "$name")" = "$(verdict bronze.h)" ] && [ "$(verdict bronze.h)" != null ] ||
+    die "$name ($*): verdict $(verdict "$name"), bronze's $(verdict bronze.h)"
+done
 rc=0; M silver apply --bronze bronze.h --silver silver.x --capture-instance dbo_orders --keys order_id \
   --control ops.control --mode scd3 2>"$T/err" || rc=$?
 [ $rc = 2 ] && grep -q "scd1 or scd2" "$T/err" || die "--mode scd3: exit $rc"

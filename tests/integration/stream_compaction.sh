@@ -75,8 +75,11 @@ nb=$(n_files bronze.c) nf=$(n_files ops.facts)
 [ "$nf" -le 100 ] || die "facts holds $nf files after $batches batches"
 ob=$(check_log "$bronze") || die "bronze log"
 of=$(check_log "$facts") || die "facts log"
-[ "$ob" -ge 4 ] || die "bronze: $ob OPTIMIZE commits"
-[ "$of" -ge 4 ] || die "facts: $of OPTIMIZE commits"
+# the stream's compactions run on the background writer (ADR 0046): one that starts a few
+# batches late takes the files committed meanwhile too, so 220 files may take fewer than
+# 220 / 50 runs; an append left 50 requests unanswered compacts itself, hence at least two
+[ "$ob" -ge 2 ] || die "bronze: $ob OPTIMIZE commits"
+[ "$of" -ge 2 ] || die "facts: $of OPTIMIZE commits"
 echo "$batches batches in $ms ms: bronze $nb files ($ob compactions), facts $nf files ($of compactions)"
 [ "$(n_files ops.control)" -le 3 ] || die "control table: one file per row expected"
 
@@ -110,7 +113,9 @@ set -e
 M table info bronze.c >/dev/null || die "bronze unreadable after the crash"
 M table info ops.facts >/dev/null || die "facts unreadable after the crash"
 n_orphans=$(( $(unreferenced "$bronze") + $(unreferenced "$facts") ))
-[ "$n_orphans" -eq 1 ] || die "expected one orphan (the compacted file), found $n_orphans"
+# the compacted file; and, the compaction running beside the batches (ADR 0046), the data
+# file of a batch the kill caught between publishing it and committing it
+[ "$n_orphans" -ge 1 ] && [ "$n_orphans" -le 2 ] || die "expected the compacted file (and at most one batch's data file) as orphans, found $n_orphans"
 out=$(stream c --control ops.control --silver silver.c --max-commits-per-batch 1) || die "restart: $out"
 check_log "$bronze" >/dev/null || die "bronze log after the crash"
 check_log "$facts" >/dev/null || die "facts log after the crash"

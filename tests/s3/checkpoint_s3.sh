@@ -29,6 +29,7 @@ S_bg() { # S_bg ERRFILE [ARGS...]: S in the background, $! its own pid
   ( exec "$MCDC_BIN" stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.orders \
       --app-id orders --checkpoint "$CK" --facts ops.facts "$@" >/dev/null 2>"$err" ) &
 }
+mark() { echo "  $1: $((SECONDS - started)) s"; }
 lease() { expect 200 "$(req GET ck/orders/lease)" "GET the lease"; cat "$W/out"; }
 
 sim_setup
@@ -40,6 +41,7 @@ rc=0; M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.
 [ $rc = 2 ] && grep -q "this object store is not supported" "$T/err" || { cat "$T/err" >&2; die "gs:// checkpoint: exit $rc"; }
 [ "$(req GET "?list-type=2&prefix=ck%2F")" = 200 ] && ! grep -q '<Key>' "$W/out" || die "a refused stream wrote to the bucket"
 
+mark "the first batches"
 # the first batches: the checkpoint's files are objects, the lease released at the end
 sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders VALUES (1, N'ann', 10.00, NULL), (2, N'bob', 20.00, NULL)"
 sim_capture 2026-10-01T14:00:10
@@ -48,6 +50,7 @@ for k in metadata offsets/0 commits/0; do expect 200 "$(req GET "ck/orders/$k")"
 lease | grep -q '"released":true' || die "the lease was not released at a clean end: $(lease)"
 check_bronze bronze.orders ops.facts orders
 
+mark "a live lease"
 # a live lease: a second stream exits 3 naming the owner and the time left
 S_bg "$T/first.err" --trigger interval:200ms --lease 20s; first=$!
 for _ in $(seq 1 100); do lease 2>/dev/null | grep -q "\"pid\":$first," && break; sleep 0.1; done
@@ -62,6 +65,7 @@ t0=$(date +%s%N)
 S --lease 20s >/dev/null 2>"$T/err" || { cat "$T/err" >&2; die "the stream after a clean stop failed"; }
 [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 10000 ] || die "a released lease was waited for"
 
+mark "kill -9"
 # kill -9 at each step of a batch: the restart waits for the dead stream's lease, then
 # resumes; bronze holds every change once
 at=1
@@ -82,6 +86,7 @@ for fp in stream.after_offsets delta.commit.before_link delta.commit.after_link@
 done
 check_bronze bronze.orders ops.facts orders
 
+mark "two writers with the lease off"
 # two writers with the lease off, on one checkpoint and one table: each round both run at
 # once; one may find the other's batch taken (exit 3), none loses or doubles a change
 for r in 1 2 3 4 5; do
@@ -105,5 +110,57 @@ node -e '
   const v = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(l => JSON.parse(l).version).sort((a, b) => a - b);
   v.forEach((x, i) => { if (x !== i) { console.error("version " + i + " missing"); process.exit(1); } });
 ' "$T/hist.jsonl" || die "bronze versions not contiguous"
+
+# a bootstrap (its state in the S3 checkpoint) gives the table a local checkpoint gives;
+# finalization advance reads the S3 checkpoint's last batch
+mark "bootstrap, finalization"
+boot() { # boot WAREHOUSE CHECKPOINT: bootstrap (a no-op after the first run) and stream
+  M --warehouse "$1" stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.boot \
+    --app-id boot --checkpoint "$2" --facts ops.bootfacts --bootstrap >/dev/null 2>"$T/err" \
+    || { cat "$T/err" >&2; die "bootstrap into $1 failed"; }
+}
+boot "s3://$S3_BUCKET/lake" "s3://$S3_BUCKET/ck/boot"
+boot "$T/lake" "$T/ck/boot"
+sim_exec 2026-10-01T15:00:00 "UPDATE dbo.orders SET amount = 99.00 WHERE order_id = 1"
+sim_capture 2026-10-01T15:00:30
+for wh in "s3://$S3_BUCKET/lake" "$T/lake"; do
+  ck=s3://$S3_BUCKET/ck/boot; [ "${wh#s3:}" = "$wh" ] && ck=$T/ck/boot
+  boot "$wh" "$ck"
+  M --warehouse "$wh" finalization advance --control ops.control --table bronze.boot --checkpoint "$ck" \
+    >/dev/null 2>"$T/err" || { cat "$T/err" >&2; die "finalization advance --checkpoint $ck failed"; }
+  M --warehouse "$wh" table cat bronze.boot --format jsonl >"$T/boot.${wh//[^a-z0-9]/_}.jsonl"
+  M --warehouse "$wh" finalization show --control ops.control --format jsonl | grep '"bronze.boot"' \
+    | sed -E 's/"updated_at":"[^"]*"//' >"$T/fin.${wh//[^a-z0-9]/_}.jsonl"
+done
+expect 200 "$(req GET ck/boot/bootstrap)" "GET ck/boot/bootstrap"
+cmp -s "$T/boot.s3___${S3_BUCKET//[^a-z0-9]/_}_lake.jsonl" "$T/boot.${T//[^a-z0-9]/_}_lake.jsonl" \
+  || die "bronze.boot bootstrapped with an S3 checkpoint differs from the local one"
+[ -s "$T/boot.${T//[^a-z0-9]/_}_lake.jsonl" ] && [ -s "$T/fin.${T//[^a-z0-9]/_}_lake.jsonl" ] || die "bronze.boot or its verdict is empty"
+cmp -s "$T/fin.s3___${S3_BUCKET//[^a-z0-9]/_}_lake.jsonl" "$T/fin.${T//[^a-z0-9]/_}_lake.jsonl" \
+  || die "the verdict from the S3 checkpoint differs from the local one"
+
+# run --config with its checkpoint and its state directory on S3 (the config in a folder
+# of its own, so relative paths would be joined to it): run --status reads the state back
+mark "run --config"
+mkdir -p "$T/conf"
+cat >"$T/conf/run.yaml" <<YAML
+warehouse: s3://$S3_BUCKET/runlake
+state_dir: s3://$S3_BUCKET/run-state
+sources:
+  shop: {source: "sim:$DB"}
+tables:
+  - source: shop
+    capture_instance: dbo_orders
+    target: bronze.orders
+    app_id: run-orders
+    checkpoint: s3://$S3_BUCKET/ck/run-orders
+    facts: ops.facts
+YAML
+M run --config "$T/conf/run.yaml" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; die "run --config with an S3 checkpoint failed"; }
+expect 200 "$(req GET ck/run-orders/commits/0)" "GET ck/run-orders/commits/0"
+[ ! -e "$T/conf/s3:" ] || die "run --config joined an s3:// location to its folder"
+out=$(M run --config "$T/conf/run.yaml" --status) || die "run --status on S3: $out"
+grep -q "^bronze.orders: stopped, batch [0-9]* ending 0x" <<<"$out" || die "run --status on S3: $out"
+MSSQL_CDC_WAREHOUSE=s3://$S3_BUCKET/runlake check_bronze bronze.orders ops.facts run-orders
 
 echo "checkpoint on S3: ok ($((SECONDS - started)) s after the gateway started)"

@@ -1373,36 +1373,66 @@ typedef struct read_ctx {
 } read_ctx;
 
 /* The page's commits (page_after, page_end] with their local commit times into c->pt, and
- * the first and last of those times. */
+ * the first and last of those times. Block-fetched, MAPPING_BLOCK rows at a time into bound
+ * arrays: a page of 10,000 rows has a few thousand commits. */
+#define MAPPING_BLOCK 512
 static int page_times_fn(mssql_source *s, read_ctx *c, int64_t *lo_local, int64_t *hi_local)
 {
     q x;
-    int rc = q_open(s, &x, MCDC_MSSQL_Q_MAPPING_RANGE, NULL), got = 0;
+    int rc = q_open(s, &x, MCDC_MSSQL_Q_MAPPING_RANGE, NULL);
     c->n_pt = c->cur_pt = 0;
     *lo_local = INT64_MAX;
     *hi_local = INT64_MIN;
+    uint8_t (*lsn)[10] = malloc(MAPPING_BLOCK * sizeof *lsn);
+    SQL_TIMESTAMP_STRUCT *ts = malloc(MAPPING_BLOCK * sizeof *ts);
+    SQLLEN *lsn_i = malloc(MAPPING_BLOCK * sizeof *lsn_i), *ts_i = malloc(MAPPING_BLOCK * sizeof *ts_i);
+    SQLULEN fetched = 0;
+    if (rc == 0 && (!lsn || !ts || !lsn_i || !ts_i)) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     if (rc == 0) rc = mssql__bind_lsn(s, x.st, 1, &c->page_after, &x.ind[0]);
     if (rc == 0) rc = mssql__bind_lsn(s, x.st, 2, &c->page_end, &x.ind[1]);
+    if (rc == 0) {
+        SQLRETURN b = SQLSetStmtAttr(x.st, SQL_ATTR_ROW_BIND_TYPE, (SQLPOINTER)SQL_BIND_BY_COLUMN, 0);
+        if (SQL_SUCCEEDED(b)) b = SQLSetStmtAttr(x.st, SQL_ATTR_ROW_ARRAY_SIZE, (SQLPOINTER)(uintptr_t)MAPPING_BLOCK, 0);
+        if (SQL_SUCCEEDED(b)) b = SQLSetStmtAttr(x.st, SQL_ATTR_ROWS_FETCHED_PTR, &fetched, 0);
+        if (SQL_SUCCEEDED(b)) b = SQLBindCol(x.st, 1, SQL_C_BINARY, lsn, 10, lsn_i);
+        if (SQL_SUCCEEDED(b)) b = SQLBindCol(x.st, 2, SQL_C_TYPE_TIMESTAMP, ts, sizeof *ts, ts_i);
+        if (!SQL_SUCCEEDED(b)) rc = mssql__fail(s, SQL_HANDLE_STMT, x.st, "binding commit times");
+    }
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_MAPPING_RANGE);
-    while (rc == 0 && (got = q_fetch(s, &x, "reading commit times")) > 0) {
-        if (c->n_pt == c->cap_pt) {
-            size_t nc = c->cap_pt ? c->cap_pt * 2 : 1024;
+    while (rc == 0) {
+        SQLRETURN f = SQLFetch(x.st);
+        if (f == SQL_NO_DATA) break;
+        if (!SQL_SUCCEEDED(f)) {
+            rc = mssql__fail(s, SQL_HANDLE_STMT, x.st, "reading commit times");
+            break;
+        }
+        if (c->n_pt + fetched > c->cap_pt) {
+            size_t nc = c->cap_pt ? c->cap_pt : 1024;
+            while (nc < c->n_pt + fetched) nc *= 2;
             ts_entry *ne = realloc(c->pt, nc * sizeof *ne);
             if (!ne) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); break; }
             c->pt = ne;
             c->cap_pt = nc;
         }
-        ts_entry *e = &c->pt[c->n_pt];
-        bool null;
-        if ((rc = mssql__get_lsn(s, x.st, 1, &e->lsn, &null)) < 0 || (rc = mssql__get_local_us(s, x.st, 2, &e->utc_us, &null)) < 0)
-            break;
-        if (null) continue;
-        if (e->utc_us < *lo_local) *lo_local = e->utc_us;
-        if (e->utc_us > *hi_local) *hi_local = e->utc_us;
-        c->n_pt++;
+        for (SQLULEN i = 0; rc == 0 && i < fetched; i++) {
+            if (lsn_i[i] == SQL_NULL_DATA || ts_i[i] == SQL_NULL_DATA) continue;
+            if (lsn_i[i] > 10 || lsn_i[i] < 0) {
+                rc = mcdc_error_set(MCDC_ESOURCE, "an LSN column holds %ld bytes, not 10", (long)lsn_i[i]);
+                break;
+            }
+            ts_entry *e = &c->pt[c->n_pt++];
+            memset(e->lsn.b, 0, sizeof e->lsn.b); /* a shorter value reads as zero-padded on the left */
+            memcpy(e->lsn.b + (10 - lsn_i[i]), lsn[i], (size_t)lsn_i[i]);
+            e->utc_us = mssql__ts_to_us(&ts[i]);
+            if (e->utc_us < *lo_local) *lo_local = e->utc_us;
+            if (e->utc_us > *hi_local) *hi_local = e->utc_us;
+        }
     }
-    if (rc == 0 && got < 0) rc = got;
     q_close(&x);
+    free(lsn);
+    free(ts);
+    free(lsn_i);
+    free(ts_i);
     if (c->n_pt == 0) *lo_local = *hi_local = 0;
     return rc;
 }
@@ -2180,6 +2210,7 @@ static const mcdc_source_ops mssql_ops = {
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close,
     op_key_at, op_key_count, mssql__key_buckets, op_consistent_lsn, op_take_warnings, op_snapshot_reads, op_time_to_lsn,
     op_positions, op_identity, op_commit_at_or_before,
+    NULL /* key_orders: a character key's order is its collation's */,
 };
 
 /* ---- opening ------------------------------------------------------------------------------- */

@@ -219,16 +219,16 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     [MCDC_MSSQL_Q_PAGE_END] = {
         "page_end",
         "SELECT COALESCE((SELECT __$start_lsn FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ? ORDER BY __$start_lsn"
-        " OFFSET ? ROWS FETCH NEXT 1 ROWS ONLY), (SELECT MAX(__$start_lsn) FROM {ct} WHERE __$start_lsn > ? AND"
-        " __$start_lsn <= ?))",
+        " OFFSET ? ROWS FETCH NEXT 1 ROWS ONLY), (SELECT TOP (1) __$start_lsn FROM {ct} WHERE __$start_lsn > ?"
+        " AND __$start_lsn <= ? ORDER BY __$start_lsn DESC))",
         "binary(10), binary(10), bigint, binary(10), binary(10)",
         "cdc.[<ci>_CT]",
         CT_GRANT,
         "Each page of a read: the commit LSN at which a page of about N rows ends, the N-th row's (a page "
         "holds whole transactions, so a batch is read in pages without holding it in memory), or the last "
         "row's when fewer are left (NULL: none). The offset is N - 1; an ordered seek on the change table's "
-        "clustered index that skips N - 1 rows, or one seek for the MAX. The page's commits and their times "
-        "then come from mapping_range.",
+        "clustered index that skips N - 1 rows, or, when fewer are left, one backward seek for the last. "
+        "The page's commits and their times then come from mapping_range.",
     },
     [MCDC_MSSQL_Q_CHANGE_COUNT] = {
         "change_count",

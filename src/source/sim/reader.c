@@ -679,6 +679,34 @@ static int op_positions(mcdc_source *b, mcdc_positions *q)
     return mcdc_source_positions_each(b, q);
 }
 
+/* The order of each key column: the simulator keys its tables with mcdc/key_order.h. */
+static int op_key_orders(mcdc_source *b, const char *ci_name, mcdc_key_order **out, size_t *n_out)
+{
+    sim_source *src = (sim_source *)b;
+    *out = NULL;
+    *n_out = 0;
+    int rc = refresh(src);
+    if (rc < 0) return rc;
+    sim_instance *ci = find_ci(src, ci_name);
+    if (!ci) return MCDC_ENOTFOUND;
+    sim_table *tb = table_of(src->sim, ci);
+    mcdc_key_order *o = calloc((size_t)(tb ? tb->n_keys : 0) + 1, sizeof *o);
+    if (!o) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (int k = 0; tb && k < tb->n_keys; k++) {
+        switch (tb->cols[tb->keys[k]].type.k) {
+        case ST_CHAR: case ST_VARCHAR: case ST_NCHAR: case ST_NVARCHAR: case ST_TEXT: case ST_NTEXT:
+            o[k] = MCDC_KEY_ORDER_TEXT_CI;
+            break;
+        case ST_UNIQUEIDENTIFIER: o[k] = MCDC_KEY_ORDER_GUID; break;
+        case ST_BINARY: case ST_VARBINARY: case ST_IMAGE: o[k] = MCDC_KEY_ORDER_BYTES; break;
+        default: o[k] = MCDC_KEY_ORDER_VALUE;
+        }
+    }
+    *out = o;
+    *n_out = tb ? (size_t)tb->n_keys : 0;
+    return 0;
+}
+
 static const mcdc_source_ops sim_ops = {
     op_max_lsn, op_min_lsn, op_lsn_to_commit_ts, op_nth_commit_after, op_server_now, op_capture_instances,
     op_captured_columns, op_key_columns, op_ddl_history, op_read_changes, op_snapshot, op_server_time_zone, op_close, op_key_at, op_key_count,
@@ -686,6 +714,7 @@ static const mcdc_source_ops sim_ops = {
     op_positions,
     op_identity,
     op_commit_at_or_before,
+    op_key_orders,
 };
 
 int mcdc_sim_source_open(mcdc_source **out, const char *path)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/key_order.h"
 #include "mcdc/time.h"
 #include "source/sim/sim_int.h"
 
@@ -1340,11 +1341,6 @@ static int put_escaped(mcdc_buf *out, const unsigned char *p, size_t n)
     return rc ? rc : mcdc_buf_put(out, "\0\0", 2);
 }
 
-static int hexval(char c)
-{
-    return isdigit((unsigned char)c) ? c - '0' : (toupper((unsigned char)c) - 'A' + 10);
-}
-
 int sim_key_append(mcdc_buf *out, const sim_type *t, const sim_val *v)
 {
     if (v->k == V_NULL)
@@ -1368,32 +1364,10 @@ int sim_key_append(mcdc_buf *out, const sim_type *t, const sim_val *v)
     }
     case V_BIN:
         return put_escaped(out, (const unsigned char *)v->u.s.p, v->u.s.n);
-    case V_STR: {
-        if (t->k == ST_UNIQUEIDENTIFIER && v->u.s.n == 36) {
-            /* SQL Server orders uniqueidentifier by bytes 10-15, 8-9, 6-7, 4-5, 0-3 */
-            static const int order[16] = {10, 11, 12, 13, 14, 15, 8, 9, 6, 7, 4, 5, 0, 1, 2, 3};
-            unsigned char b[16], k[16];
-            for (int i = 0, j = 0; i < 36; i++) {
-                if (v->u.s.p[i] == '-') continue;
-                b[j / 2] = (unsigned char)(j % 2 ? (b[j / 2] | hexval(v->u.s.p[i])) : hexval(v->u.s.p[i]) << 4);
-                j++;
-            }
-            for (int i = 0; i < 16; i++) k[i] = b[order[i]];
-            return mcdc_buf_put(out, k, 16);
-        }
-        size_t n = trim_spaces(v->u.s.p, v->u.s.n), i = 0;
-        while (rc == 0 && i < n) {
-            uint32_t cp;
-            size_t k = utf8_next((const unsigned char *)v->u.s.p + i, n - i, &cp);
-            if (!k) { cp = (unsigned char)v->u.s.p[i]; k = 1; }
-            cp = fold(cp);
-            /* code points as 3 big-endian bytes keep code point order; 0 escaped */
-            unsigned char b[3] = {(unsigned char)(cp >> 16), (unsigned char)(cp >> 8), (unsigned char)cp};
-            rc = cp == 0 ? mcdc_buf_put(out, "\0\0\0\xFF", 4) : mcdc_buf_put(out, b, 3);
-            i += k;
-        }
-        return rc ? rc : mcdc_buf_put(out, "\0\0\0\0", 4);
-    }
+    case V_STR: /* the orders of mcdc/key_order.h, which silver compares chunk bounds with */
+        if (t->k == ST_UNIQUEIDENTIFIER)
+            return mcdc_key_order_guid(out, v->u.s.p, v->u.s.n);
+        return mcdc_key_order_text_ci(out, v->u.s.p, v->u.s.n);
     default:
         return 0;
     }

@@ -290,6 +290,28 @@ static void test_core_fs__lock_is_exclusive_and_dies_with_holder(void **state)
     assert_int_equal(MCDC_EIO, mcdc_fs_lock_acquire(&l, at("no/such/dir/lock")));
 }
 
+static void test_core_fs__append_writes_whole_lines_and_checks_the_directory(void **state)
+{
+    (void)state;
+    assert_int_equal(0, mcdc_fs_check_writable(at("log")));
+    assert_int_equal(MCDC_EINVAL, mcdc_fs_check_writable(at("missing/log")));
+    assert_non_null(strstr(mcdc_error_last()->message, "cannot write in "));
+    int a = -1, b = -1;
+    assert_int_equal(0, mcdc_fs_append_open(&a, at("log")));
+    assert_int_equal(0, mcdc_fs_append_open(&b, at("log")));
+    assert_int_equal(0, mcdc_fs_append(a, "one\n", 4, at("log")));
+    assert_int_equal(0, mcdc_fs_append(b, "two\n", 4, at("log")));
+    assert_int_equal(0, mcdc_fs_append(a, "three\n", 6, at("log")));
+    mcdc_fs_close(a);
+    mcdc_fs_close(b);
+    mcdc_fs_close(-1);
+    char *text = slurp(at("log"));
+    assert_string_equal("one\ntwo\nthree\n", text);
+    free(text);
+    assert_int_equal(MCDC_EIO, mcdc_fs_append_open(&a, at("missing/log")));
+    assert_int_equal(-1, a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +320,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_core_fs__create_noreplace_race_has_one_winner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__read_all_caps_and_not_found, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__mkdirs_creates_parents, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_core_fs__append_writes_whole_lines_and_checks_the_directory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__realpath_is_absolute_and_canonical, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__list_numbered_sorts_and_skips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_core_fs__lock_is_exclusive_and_dies_with_holder, setup, teardown),

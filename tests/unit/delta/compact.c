@@ -3,7 +3,9 @@
  * runs of neighbours in commit order, deepest size tier first, within one partition and
  * the input cap; appends compact automatically without changing rows, txn versions or
  * the disjoint ranges of a log-like table; a lost conflict gives up and removes its file;
- * a failed compaction never fails the append; concurrent appenders lose nothing. */
+ * a failed compaction never fails the append; concurrent appenders lose nothing; with
+ * compact_in_background the append returns before its compaction, which the background
+ * writer runs (coalesced) and exit() waits for. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include <jansson.h>
 
 #include "delta/compact.h"
+#include "delta/internal.h"
 #include "mcdc/delta.h"
 #include "mcdc/log.h"
 #include "unit/delta/testenv.h"
@@ -380,6 +383,8 @@ static void create(const char *t, const char *const *kv, size_t n, bool partitio
     mcdc_schema_free(s);
 }
 
+static bool g_background; /* append_batch asks for compact_in_background */
+
 /* Append rows [first, first + n) as one batch (one file per partition) with txn
  * {app, batch} when app is given. Returns the append's version. */
 static int64_t append_batch(const char *t, int64_t first, int n, bool two_parts, const char *app,
@@ -410,6 +415,7 @@ static int64_t append_batch(const char *t, int64_t first, int n, bool two_parts,
     o.app_id = app;
     o.txn_version = batch;
     o.backoff_max_ms = 20;
+    o.compact_in_background = g_background;
     mcdc_delta_commit_result r;
     int rc = mcdc_delta_append(t, files, n_files, &o, &r);
     if (rc != 0)
@@ -765,6 +771,123 @@ static void test_delta_compact__concurrent_appenders_lose_nothing(void **state)
     mcdc_delta_snapshot_free(snap);
 }
 
+/* The version of the newest commit and its operation (commitInfo.operation). */
+static int64_t last_operation(const char *t, char *op, size_t cap)
+{
+    mcdc_delta_history_entry *h;
+    size_t nh;
+    assert_int_equal(0, mcdc_delta_history(&h, &nh, t));
+    assert_true(nh > 0);
+    snprintf(op, cap, "%s", h[nh - 1].operation);
+    int64_t v = h[nh - 1].version;
+    mcdc_delta_history_free(h, nh);
+    return v;
+}
+
+static void test_delta_compact__background_compaction_runs_after_the_append_returns(void **state)
+{
+    const char *t = *state;
+    const char *conf[] = { "delta.autoOptimize.autoCompact", "true",
+                           "mcdc.autoCompact.minNumFiles", "4" };
+    create(t, conf, 2, false);
+    g_background = true;
+    for (int b = 0; b < 3; b++)
+        assert_true(append_batch(t, b * 5, 5, false, "app", b) > 0);
+    /* the worker held: the fourth small file makes a compaction due, the append returns
+     * without it (run in the append, version 5 would be the OPTIMIZE and one file left) */
+    mcdc_delta__background_hold(true);
+    assert_int_equal(4, append_batch(t, 15, 5, false, "app", 3));
+    mcdc_delta_snapshot *snap;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
+    assert_int_equal(4, snap->version);
+    assert_int_equal(4, snap->n_files);
+    mcdc_delta_snapshot_free(snap);
+    /* a second request while the first waits: one compaction, of a fresh snapshot */
+    assert_int_equal(5, append_batch(t, 20, 5, false, "app", 4));
+    mcdc_delta__background_hold(false);
+    assert_int_equal(0, mcdc_delta_checkpoints_wait());
+    g_background = false;
+    char op[64];
+    assert_int_equal(6, last_operation(t, op, sizeof op));
+    assert_string_equal("OPTIMIZE", op);
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
+    assert_int_equal(6, snap->version);
+    assert_int_equal(1, snap->n_files);
+    assert_false(snap->files[0].data_change);
+    assert_int_equal(4, mcdc_delta_snapshot_txn(snap, "app")); /* txn kept */
+    mcdc_delta_snapshot_free(snap);
+    size_t n;
+    int64_t *ids = table_ids(t, &n);
+    assert_int_equal(25, n);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal((int64_t)i, ids[i]); /* commit order inside the compacted file */
+    free(ids);
+}
+
+/* A worker that does not get to the table (held here; busy or starved of CPU in life):
+ * after 50 requests the append compacts itself, so files never pile up without bound. */
+static void test_delta_compact__appends_compact_themselves_past_the_backlog(void **state)
+{
+    const char *t = *state;
+    const char *conf[] = { "delta.autoOptimize.autoCompact", "true",
+                           "mcdc.autoCompact.minNumFiles", "4" };
+    create(t, conf, 2, false);
+    g_background = true;
+    mcdc_delta__background_hold(true);
+    for (int b = 0; b < 54; b++) {
+        assert_true(append_batch(t, b, 1, false, "app", b) > 0);
+        mcdc_delta_snapshot *snap;
+        assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
+        /* due from the fourth file on: requests 1..50 wait, the 51st compacts itself */
+        if (b < 53)
+            assert_int_equal(b + 1, snap->n_files);
+        else
+            assert_true(snap->n_files < 10);
+        mcdc_delta_snapshot_free(snap);
+    }
+    mcdc_delta__background_hold(false);
+    assert_int_equal(0, mcdc_delta_checkpoints_wait());
+    g_background = false;
+    assert_ids_exactly(t, 54);
+}
+
+static void release_hold(void)
+{
+    mcdc_delta__background_hold(false);
+}
+
+/* A process whose append left its compaction to the background writer and then exits
+ * (exit, not _exit) leaves the compaction done, as it leaves its checkpoints. */
+static void test_delta_compact__exit_waits_for_a_background_compaction(void **state)
+{
+    const char *t = *state;
+    const char *conf[] = { "delta.autoOptimize.autoCompact", "true",
+                           "mcdc.autoCompact.minNumFiles", "4" };
+    create(t, conf, 2, false);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        mcdc_log_set_sink(NULL, NULL);
+        g_background = true;
+        /* held until exit: the handler registered after the writer's runs before it */
+        mcdc_delta__background_hold(true);
+        for (int b = 0; b < 4; b++)
+            if (append_batch(t, b * 3, 3, false, "app", b) != b + 1)
+                _exit(1);
+        if (atexit(release_hold) != 0)
+            _exit(2);
+        exit(0);
+    }
+    int st;
+    assert_int_equal(pid, waitpid(pid, &st, 0));
+    assert_true(WIFEXITED(st));
+    assert_int_equal(0, WEXITSTATUS(st));
+    char op[64];
+    assert_int_equal(5, last_operation(t, op, sizeof op));
+    assert_string_equal("OPTIMIZE", op);
+    assert_ids_exactly(t, 12);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -791,6 +914,9 @@ int main(void)
         T(test_delta_compact__lost_conflict_gives_up_and_removes_its_file),
         T(test_delta_compact__failed_compaction_never_fails_the_append),
         T(test_delta_compact__concurrent_appenders_lose_nothing),
+        T(test_delta_compact__background_compaction_runs_after_the_append_returns),
+        T(test_delta_compact__exit_waits_for_a_background_compaction),
+        T(test_delta_compact__appends_compact_themselves_past_the_backlog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
