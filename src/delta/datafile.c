@@ -183,11 +183,26 @@ int mcdc_delta_datafile_finish(mcdc_delta_datafile *f, mcdc_delta_file *out)
     return rc;
 }
 
+int mcdc_delta__put_decimal(mcdc_buf *b, mcdc_int128 v, int scale)
+{
+    char d[48];
+    return mcdc_buf_puts(b, mcdc_decimal_format(d, v, scale));
+}
+
+int mcdc_delta__put_date(mcdc_buf *b, int64_t days, bool quoted)
+{
+    int64_t y;
+    unsigned m, dd;
+    mcdc_civil_from_days(days, &y, &m, &dd);
+    return mcdc_buf_printf(b, quoted ? "\"%04lld-%02u-%02u\"" : "%04lld-%02u-%02u", (long long)y, m,
+                           dd);
+}
+
 /* Append one stats value as JSON; returns 1 when the value is skipped. */
 static int stat_json(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v, bool is_max,
                      bool whole_strings)
 {
-    char t[MCDC_TIME_STRLEN], d[48];
+    char t[MCDC_TIME_STRLEN];
     switch (c->type) {
     case MCDC_TYPE_BYTE:
     case MCDC_TYPE_SHORT:
@@ -202,13 +217,9 @@ static int stat_json(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v, boo
         return mcdc_buf_printf(b, c->type == MCDC_TYPE_FLOAT ? "%.9g" : "%.17g", x);
     }
     case MCDC_TYPE_DECIMAL:
-        return mcdc_buf_puts(b, mcdc_decimal_format(d, v->v.dec, c->scale));
-    case MCDC_TYPE_DATE: {
-        int64_t y;
-        unsigned m, dd;
-        mcdc_civil_from_days(v->v.i, &y, &m, &dd);
-        return mcdc_buf_printf(b, "\"%04lld-%02u-%02u\"", (long long)y, m, dd);
-    }
+        return mcdc_delta__put_decimal(b, v->v.dec, c->scale);
+    case MCDC_TYPE_DATE:
+        return mcdc_delta__put_date(b, v->v.i, true);
     case MCDC_TYPE_TIMESTAMP:
     case MCDC_TYPE_TIMESTAMP_NTZ: {
         int64_t ms_floor = v->v.i - ((v->v.i % 1000) + 1000) % 1000;

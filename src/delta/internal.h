@@ -171,6 +171,10 @@ int mcdc_delta__mkdirs(const char *dir);
 char *mcdc_delta__join(const char *a, const char *b);
 /* Milliseconds since the epoch. */
 int64_t mcdc_delta__now_ms(void);
+/* Append a decimal (@p scale) or a date (days since the epoch, YYYY-MM-DD, in quotes when
+ * @p quoted) as stats and partition values write them (datafile.c). */
+int mcdc_delta__put_decimal(mcdc_buf *b, mcdc_int128 v, int scale);
+int mcdc_delta__put_date(mcdc_buf *b, int64_t days, bool quoted);
 
 /* ---- replay (snapshot.c) and the snapshot cache (snapshot_cache.c) ------------------- */
 

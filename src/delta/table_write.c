@@ -172,7 +172,7 @@ int mcdc_delta_writer_open(mcdc_delta_writer **out, const mcdc_delta_snapshot *s
 /* The text of a partition value (PROTOCOL "Partition Value Serialization"). */
 static int partition_text(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v)
 {
-    char t[MCDC_TIME_STRLEN], d[48];
+    char t[MCDC_TIME_STRLEN];
     switch (c->type) {
     case MCDC_TYPE_BOOLEAN:
         return mcdc_buf_puts(b, v->v.b ? "true" : "false");
@@ -181,13 +181,9 @@ static int partition_text(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v
     case MCDC_TYPE_DOUBLE:
         return mcdc_buf_printf(b, "%.17g", v->v.d);
     case MCDC_TYPE_DECIMAL:
-        return mcdc_buf_puts(b, mcdc_decimal_format(d, v->v.dec, c->scale));
-    case MCDC_TYPE_DATE: {
-        int64_t y;
-        unsigned m, dd;
-        mcdc_civil_from_days(v->v.i, &y, &m, &dd);
-        return mcdc_buf_printf(b, "%04lld-%02u-%02u", (long long)y, m, dd);
-    }
+        return mcdc_delta__put_decimal(b, v->v.dec, c->scale);
+    case MCDC_TYPE_DATE:
+        return mcdc_delta__put_date(b, v->v.i, false);
     case MCDC_TYPE_TIMESTAMP:
         return mcdc_buf_puts(b, mcdc_time_format(t, v->v.i, 6, true));
     case MCDC_TYPE_TIMESTAMP_NTZ:

@@ -2,7 +2,7 @@
  * datafile freed before finish leaves no file; a finished one is named at the table root
  * and carries its stats, partition values, tags and modification time; whole_strings keeps
  * a long string's min and max whole where the default cuts the min and drops the max;
- * the codec names the file's extension. */
+ * the codec names the file's extension; dates and decimals are written exactly. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -173,6 +173,28 @@ static void test_codec_names_extension_and_make_dirs(void **state)
     mcdc_delta_file_clear(&add);
 }
 
+static void test_date_and_decimal_stats(void **state)
+{
+    mcdc_schema *s = mcdc_schema_new();
+    assert_int_equal(0, mcdc_schema_add(s, "d", MCDC_TYPE_DATE, 0, 0, true));
+    assert_int_equal(0, mcdc_schema_add(s, "x", MCDC_TYPE_DECIMAL, 12, 4, true));
+    mcdc_delta_datafile *f = NULL;
+    assert_int_equal(0, mcdc_delta_datafile_open(&f, *state, s, NULL));
+    mcdc_value v[2];
+    memset(v, 0, sizeof v);
+    v[0].v.i = 20423; /* 2025-12-01 */
+    v[1].v.dec = -123456;
+    assert_int_equal(0, mcdc_delta_datafile_write(f, v));
+    mcdc_delta_file add;
+    assert_int_equal(0, mcdc_delta_datafile_finish(f, &add));
+    mcdc_delta_datafile_free(f);
+    assert_string_equal("{\"numRecords\":1,\"minValues\":{\"d\":\"2025-12-01\",\"x\":-12.3456},"
+                        "\"maxValues\":{\"d\":\"2025-12-01\",\"x\":-12.3456},"
+                        "\"nullCount\":{\"d\":0,\"x\":0}}", add.stats);
+    mcdc_delta_file_clear(&add);
+    mcdc_schema_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +202,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finished_file_and_add_action, setup, teardown),
         cmocka_unit_test_setup_teardown(test_whole_strings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_codec_names_extension_and_make_dirs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_date_and_decimal_stats, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
