@@ -1001,7 +1001,8 @@ static int merge_marking(ctx *c, const sfile *fs, size_t nf, mcdc_silver_target 
         }
     }
     if (rc == 0)
-        rc = mcdc_silver_mark(&c->env, mark, n_mark, replaced, &c->out, &c->marked);
+        rc = mcdc_silver_mark(&c->env, mark, n_mark, thread_count(c->o), replaced, &c->out,
+                              &c->marked);
     if (rc == 0)
         rc = mcdc_silver_runs_new(&runs, &c->env, &c->out);
     for (size_t i = 0; rc == 0 && i < n_small; i++)

@@ -14,6 +14,12 @@
  * found among the images of the file's range by binary search: on its integer value when
  * the key is one integer column (checked against the key encoding), else on its encoding.
  *
+ * Threads: files whose key ranges overlap may meet the same images, so they are decided
+ * in one group, one after the other; groups run on up to `threads` threads (the apply's
+ * option). Files without a range may meet any image: they are decided first, alone. The
+ * result does not depend on the threads (each file's vector is its own; the marked files
+ * are listed in target order).
+ *
  * Writing: the new vectors (each merged with the file's current one) go into one DV file
  * (mcdc_delta_dv_write: durable before the commit names it); each marked file gets a
  * remove of its current add and an add of the same path with the new vector, stats and
@@ -24,6 +30,8 @@
 #include "silver/rewrite.h"
 
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,41 +284,173 @@ static int mark_file(const mcdc_silver_env *env, const mcdc_silver_target *t, un
     return rc < 0 ? rc : 0;
 }
 
-int mcdc_silver_mark(const mcdc_silver_env *env, const mcdc_silver_target *t, size_t n,
-                     unsigned char *replaced, mcdc_silver_out *out, uint64_t *files_marked)
+/* The files to mark, shared by the threads: groups of targets whose key ranges overlap
+ * (they may meet the same images), one group at a time per thread. */
+typedef struct pool {
+    const mcdc_silver_env    *env;
+    const mcdc_silver_target *t;
+    unsigned char            *replaced;
+    marked                   *mk;       /* per target */
+    size_t                   *first;    /* group g is targets first[g] .. first[g+1] */
+    size_t                    n_groups;
+    atomic_size_t             next;
+    atomic_bool               failed;
+    pthread_mutex_t           lock;     /* counts, rc and err below */
+    mcdc_silver_out           counts;
+    int                       rc;
+    size_t                    rc_at;    /* the failing target, for the first error by order */
+    mcdc_error                err;
+} pool;
+
+/* Decide target @p i into p->mk[i] (the new vector, the current one's rows included). */
+static int mark_one(pool *p, size_t i, mcdc_silver_out *counts, mcdc_value *full,
+                    mcdc_value *scratch, mcdc_buf *kb)
 {
-    *files_marked = 0;
-    const mcdc_schema *sch = env->schema;
+    const mcdc_silver_target *t = &p->t[i];
+    uint64_t *pos = NULL;
+    size_t n_pos = 0;
+    int rc = mark_file(p->env, t, p->replaced, counts, &pos, &n_pos, full, scratch, kb);
+    if (rc == 0 && n_pos) {
+        p->mk[i].f = t->f;
+        /* the scan gives ascending indexes; the current DV's rows join them */
+        if (t->f->has_dv) {
+            uint64_t *have = NULL;
+            size_t n_have = 0;
+            rc = mcdc_delta_dv_read(&have, &n_have, p->env->silver_path, &t->f->dv);
+            if (rc == 0)
+                rc = merge_rows(&p->mk[i].rows, &p->mk[i].n, have, n_have, pos, n_pos);
+            free(have);
+        } else {
+            p->mk[i].rows = pos;
+            p->mk[i].n = n_pos;
+            pos = NULL;
+        }
+    }
+    free(pos);
+    return rc;
+}
+
+static void *pool_run(void *arg)
+{
+    pool *p = arg;
+    const mcdc_schema *sch = p->env->schema;
     mcdc_value *full = calloc(sch->n_cols + 1, sizeof *full);
     mcdc_value *scratch = calloc(sch->n_cols + 1, sizeof *scratch);
-    marked *mk = calloc(n + 1, sizeof *mk);
     mcdc_buf kb = MCDC_BUF_INIT(1 << 20);
-    size_t n_mk = 0;
-    int rc = full && scratch && mk ? 0 : nomem();
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        uint64_t *pos = NULL;
-        size_t n_pos = 0;
-        rc = mark_file(env, &t[i], replaced, out, &pos, &n_pos, full, scratch, &kb);
-        if (rc == 0 && n_pos) {
-            mk[n_mk].f = t[i].f;
-            /* the scan gives ascending indexes; the current DV's rows join them */
-            if (t[i].f->has_dv) {
-                uint64_t *have = NULL;
-                size_t n_have = 0;
-                rc = mcdc_delta_dv_read(&have, &n_have, env->silver_path, &t[i].f->dv);
-                if (rc == 0)
-                    rc = merge_rows(&mk[n_mk].rows, &mk[n_mk].n, have, n_have, pos, n_pos);
-                free(have);
-                free(pos);
-            } else {
-                mk[n_mk].rows = pos;
-                mk[n_mk].n = n_pos;
-            }
-            pos = NULL;
-            n_mk++;
-        }
-        free(pos);
+    mcdc_silver_out counts;
+    memset(&counts, 0, sizeof counts);
+    int rc = full && scratch ? 0 : nomem();
+    size_t at = 0;
+    while (rc == 0 && !atomic_load(&p->failed)) {
+        size_t g = atomic_fetch_add(&p->next, 1);
+        if (g >= p->n_groups)
+            break;
+        for (at = p->first[g]; rc == 0 && at < p->first[g + 1]; at++)
+            rc = mark_one(p, at, &counts, full, scratch, &kb);
+        if (rc < 0)
+            at--;
     }
+    pthread_mutex_lock(&p->lock);
+    p->counts.rows_read += counts.rows_read;
+    p->counts.rows_updated += counts.rows_updated;
+    p->counts.rows_deleted += counts.rows_deleted;
+    if (rc < 0 && (p->rc == 0 || at < p->rc_at)) {
+        p->rc = rc;
+        p->rc_at = at;
+        p->err = *mcdc_error_last();
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (rc < 0)
+        atomic_store(&p->failed, true);
+    free(full);
+    free(scratch);
+    mcdc_buf_dispose(&kb);
+    return NULL;
+}
+
+int mcdc_silver_mark(const mcdc_silver_env *env, const mcdc_silver_target *t, size_t n,
+                     int threads, unsigned char *replaced, mcdc_silver_out *out,
+                     uint64_t *files_marked)
+{
+    *files_marked = 0;
+    marked *all = calloc(n + 1, sizeof *all);
+    size_t *first = calloc(n + 2, sizeof *first);
+    int rc = all && first ? 0 : nomem();
+    /* groups: each target without a range alone (it may meet any image: these go first,
+     * in one group, so no other runs beside them), then runs of overlapping ranges */
+    size_t n_groups = 0, k = 0;
+    if (rc == 0) {
+        size_t u = 0;
+        while (u < n && !t[u].known)
+            u++;
+        if (u == n && n) {
+            first[n_groups++] = 0;
+        } else {
+            if (u)
+                first[n_groups++] = 0;
+            const uint8_t *span = NULL;
+            size_t span_len = 0;
+            for (k = u; k < n; k++) {
+                if (!span || mcdc_silver__key_cmp(t[k].lo, t[k].lo_len, span, span_len) > 0)
+                    first[n_groups++] = k, span = NULL;
+                if (!span || mcdc_silver__key_cmp(t[k].hi, t[k].hi_len, span, span_len) > 0) {
+                    span = t[k].hi;
+                    span_len = t[k].hi_len;
+                }
+            }
+        }
+        first[n_groups] = n;
+    }
+    pool p;
+    memset(&p, 0, sizeof p);
+    p.env = env;
+    p.t = t;
+    p.replaced = replaced;
+    p.mk = all;
+    p.first = first;
+    atomic_init(&p.next, 0);
+    atomic_init(&p.failed, false);
+    pthread_mutex_init(&p.lock, NULL);
+    if (rc == 0 && n_groups) {
+        /* a group without ranges is all there is or comes first: on this thread alone */
+        size_t want = threads < 1 ? 1 : (size_t)threads;
+        bool unknown_first = !t[0].known;
+        if (unknown_first) {
+            p.n_groups = 1;
+            pool_run(&p);
+            atomic_store(&p.next, 1); /* the pass above took more than its group */
+        }
+        p.n_groups = n_groups;
+        if (want > n_groups)
+            want = n_groups;
+        pthread_t *tids = want > 1 ? calloc(want - 1, sizeof *tids) : NULL;
+        size_t started = 0;
+        for (size_t i = 0; tids && i + 1 < want && !atomic_load(&p.failed); i++) {
+            if (pthread_create(&tids[i], NULL, pool_run, &p) != 0)
+                break;
+            started++;
+        }
+        pool_run(&p);
+        for (size_t i = 0; i < started; i++)
+            pthread_join(tids[i], NULL);
+        free(tids);
+        if (p.rc < 0) {
+            rc = mcdc_error_set(p.rc, "%s", p.err.message);
+            if (p.err.hint[0])
+                mcdc_error_hint("%s", p.err.hint);
+        }
+    }
+    pthread_mutex_destroy(&p.lock);
+    out->rows_read += p.counts.rows_read;
+    out->rows_updated += p.counts.rows_updated;
+    out->rows_deleted += p.counts.rows_deleted;
+    /* the marked files in target order */
+    marked *mk = all;
+    size_t n_mk = 0;
+    for (size_t i = 0; i < n && all; i++)
+        if (all[i].n)
+            mk[n_mk++] = all[i];
+    free(first);
     mcdc_delta_dv *dvs = rc == 0 && n_mk ? calloc(n_mk, sizeof *dvs) : NULL;
     const uint64_t **sets = rc == 0 && n_mk ? calloc(n_mk, sizeof *sets) : NULL;
     size_t *ns = rc == 0 && n_mk ? calloc(n_mk, sizeof *ns) : NULL;
@@ -346,8 +486,5 @@ int mcdc_silver_mark(const mcdc_silver_env *env, const mcdc_silver_target *t, si
     free(sets);
     free(ns);
     free(mk);
-    free(full);
-    free(scratch);
-    mcdc_buf_dispose(&kb);
     return rc;
 }

@@ -88,8 +88,11 @@ int mcdc_silver_rewrite(const mcdc_silver_env *env, const mcdc_silver_target *t,
  *  new vector go to @p out; a file with no such row is left out. @p replaced[i] is set to
  *  1 for each image i (key order) that replaced a row: the caller writes those images
  *  (the images never met stay unmatched, as after a rewrite). @p files_marked counts the
- *  marked files. @return 0; codes of the scan and of mcdc_delta_dv_write. */
+ *  marked files. @p t lists the files without a range first, then the others by
+ *  ascending lo (as mcdc_silver_rewrite); groups of overlapping ranges are decided on up
+ *  to @p threads threads. @return 0; codes of the scan and of mcdc_delta_dv_write. */
 int mcdc_silver_mark(const mcdc_silver_env *env, const mcdc_silver_target *t, size_t n,
-                     unsigned char *replaced, mcdc_silver_out *out, uint64_t *files_marked);
+                     int threads, unsigned char *replaced, mcdc_silver_out *out,
+                     uint64_t *files_marked);
 
 #endif
