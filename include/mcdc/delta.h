@@ -28,6 +28,7 @@
 
 #include "mcdc/buf.h"
 #include "mcdc/error.h"
+#include "mcdc/parquet.h"
 #include "mcdc/value.h"
 
 #ifdef __cplusplus
@@ -653,7 +654,6 @@ int mcdc_delta_writer_finish(mcdc_delta_writer *w, mcdc_delta_file **files, size
 /** Free a writer; files not handed out by finish are deleted. Accepts NULL. */
 void mcdc_delta_writer_free(mcdc_delta_writer *w);
 
-struct mcdc_parquet_write_result;
 /** Append the add action's stats JSON (numRecords, minValues, maxValues, nullCount) for a
  *  data file written with @p schema, from its Parquet writer's result. Bounds are exact
  *  (decimals as written, timestamps cut down to milliseconds, a string min cut to a
@@ -661,7 +661,54 @@ struct mcdc_parquet_write_result;
  *  a missing bound as "may match"). Every writer of data files uses this one function.
  *  @return 0; MCDC_ENOMEM. */
 int mcdc_delta_stats_json(mcdc_buf *out, const mcdc_schema *schema,
-                          const struct mcdc_parquet_write_result *r);
+                          const mcdc_parquet_write_result *r);
+/** One new data file of a table and its add action: the one writer of data files (table
+ *  rows, bronze, facts, control, silver). The file gets a unique name (a UUID, the codec's
+ *  extension) at the table root; the Parquet writer fsyncs it and links it in without
+ *  replacing (storage seam), so it is whole before an add action names it and invisible
+ *  until a commit does. Stats come from mcdc_delta_stats_json. Freed before finish, the
+ *  file is removed. */
+typedef struct mcdc_delta_datafile mcdc_delta_datafile;
+
+/** Options of one data file. Start from MCDC_DELTA_DATAFILE_OPTIONS_INIT. */
+typedef struct mcdc_delta_datafile_options {
+    mcdc_parquet_writer_options parquet; /* codec, level, pages, dictionary; field_ids
+                                          * used only without column_mapping */
+    bool    column_mapping;    /* write @p schema under the table's physical names and field
+                                * ids (mcdc_delta_physical_schema; reads the table's log) */
+    bool    make_dirs;         /* create the table directory first (a first file before
+                                * the table's log) */
+    bool    whole_strings;     /* stats keep strings whole (no 32-code-point cut), so an
+                                * equality predicate on them is decided exactly */
+    int64_t modification_time; /* ms since the epoch for the add action; <= 0: now */
+} mcdc_delta_datafile_options;
+
+#define MCDC_DELTA_DATAFILE_OPTIONS_INIT { MCDC_PARQUET_WRITER_OPTIONS_INIT, false, false, false, 0 }
+
+/** Start a data file of the table at @p table_path for rows of @p schema (copied).
+ *  @return 0; snapshot codes (column_mapping); MCDC_EIO; MCDC_ENOMEM. */
+int mcdc_delta_datafile_open(mcdc_delta_datafile **out, const char *table_path,
+                             const mcdc_schema *schema, const mcdc_delta_datafile_options *opts);
+/** Append one row in @p schema's order (strings copied before return).
+ *  @return 0; MCDC_EINVAL for a value that does not fit its column; MCDC_EIO; MCDC_ENOMEM. */
+int mcdc_delta_datafile_write(mcdc_delta_datafile *f, const mcdc_value *row);
+/** Rows written so far. */
+int64_t mcdc_delta_datafile_rows(const mcdc_delta_datafile *f);
+/** Set a partition value (@p value NULL: null) or a tag of the add action; copied. Set
+ *  before finish. @return 0; MCDC_ENOMEM. */
+int mcdc_delta_datafile_set_partition(mcdc_delta_datafile *f, const char *key, const char *value);
+int mcdc_delta_datafile_set_tag(mcdc_delta_datafile *f, const char *key, const char *value);
+/** Close the file (footer, fsync, link, directory fsync) and fill @p out with its add
+ *  action: relative path, size, modification time, dataChange, stats, partition values,
+ *  tags (clear with mcdc_delta_file_clear()). On failure no file is left. The file then
+ *  belongs to @p out; free the datafile after. @return 0; MCDC_EIO; MCDC_ENOMEM. */
+int mcdc_delta_datafile_finish(mcdc_delta_datafile *f, mcdc_delta_file *out);
+/** Free; a file not finished is removed. Accepts NULL. */
+void mcdc_delta_datafile_free(mcdc_delta_datafile *f);
+/** Remove a finished data file @p rel_path of the table at @p table_path that no commit
+ *  names. Errors are ignored (vacuum removes debris). */
+void mcdc_delta_datafile_remove(const char *table_path, const char *rel_path);
+
 /** Free an array of file actions. */
 void mcdc_delta_files_free(mcdc_delta_file *files, size_t n);
 

@@ -2,42 +2,31 @@
  * delta/table_write.c: writing rows into new data files of a table, ready for add actions.
  *
  * Rows follow the table's schema (all top-level columns, in order). Partition columns are
- * not stored in the files: rows are split by their partition values, one open Parquet
- * writer per distinct combination, and each file's add action carries the values. A file
- * is closed and a new one started once its rows pass the target size (estimated from
- * the values' sizes). Files get unique names (a UUID) at the table root, are fsynced and
- * linked by the Parquet writer, and stay invisible until a commit names them; a writer
+ * not stored in the files: rows are split by their partition values, one open data file
+ * per distinct combination, and each file's add action carries the values. A file is
+ * closed and a new one started once its rows pass the target size (estimated from the
+ * values' sizes). Each file is one mcdc_delta_datafile (delta/datafile.c: unique name at
+ * the table root, fsync and link, stats), invisible until a commit names it; a writer
  * freed without finish removes the files it wrote. Failpoint: delta.writer.file_closed
- * (a data file is complete and linked, nothing committed). Stats (numRecords, minValues,
- * maxValues, nullCount) come from the Parquet writer's exact per-column statistics:
- * decimals written exactly, timestamps truncated to milliseconds (readers widen a max by
- * 999 µs), strings longer than 32 characters get a 32-character min prefix and no max,
- * booleans and binaries only a null count. A table with column mapping in name mode (flat
- * columns) is written as PROTOCOL.md "Column Mapping" asks of writers: file columns under
- * their physical names with their ids as Parquet field ids, stats and partition values
- * keyed by physical name; id mode is refused.
+ * (a data file is complete and linked, nothing committed). A table with column mapping in
+ * name mode (flat columns) is written as PROTOCOL.md "Column Mapping" asks of writers:
+ * file columns under their physical names with their ids as Parquet field ids, stats and
+ * partition values keyed by physical name; id mode is refused.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "delta/internal.h"
-#include "mcdc/storage.h"
 #include "mcdc/failpoint.h"
 #include "mcdc/parquet.h"
 #include "mcdc/time.h"
 
-#define STATS_STRING_PREFIX 32
-
 typedef struct part_file {
     char                *key;      /* owned: the partition values as one string */
     mcdc_delta_map       values;   /* partition column -> text */
-    mcdc_parquet_writer *pw;       /* open writer, or NULL */
-    char                *rel;      /* owned: file name relative to the table */
-    char                *abs;      /* owned: absolute path */
+    mcdc_delta_datafile *df;       /* the open file, or NULL */
     int64_t              est_bytes; /* estimated bytes written to the open file */
 } part_file;
 
@@ -63,32 +52,19 @@ struct mcdc_delta_writer {
     int              failed;     /* sticky error */
 };
 
-static void part_abort(part_file *p)
-{
-    if (p->pw) {
-        mcdc_parquet_writer_free(p->pw); /* removes its temporary file */
-        p->pw = NULL;
-    }
-}
-
 void mcdc_delta_writer_free(mcdc_delta_writer *w)
 {
     if (!w)
         return;
     for (size_t i = 0; i < w->n_parts; i++) {
-        part_abort(&w->parts[i]);
+        mcdc_delta_datafile_free(w->parts[i].df); /* removes an unfinished file */
         free(w->parts[i].key);
-        free(w->parts[i].rel);
-        free(w->parts[i].abs);
         mcdc_delta_map_clear(&w->parts[i].values);
     }
     free(w->parts);
     for (size_t i = 0; i < w->n_done; i++) {
         /* written but never handed out: nobody will commit it */
-        char *p = mcdc_delta__join(w->table, w->done[i].path);
-        if (p && mcdc_storage_delete(p) < 0)
-            mcdc_error_clear(); /* debris for vacuum */
-        free(p);
+        mcdc_delta_datafile_remove(w->table, w->done[i].path);
         mcdc_delta_file_clear(&w->done[i]);
     }
     free(w->done);
@@ -240,20 +216,14 @@ static int close_part(mcdc_delta_writer *w, part_file *p);
 
 static int open_part_file(mcdc_delta_writer *w, part_file *p)
 {
-    char uuid[37], name[96];
-    const char *ext = w->popts.codec == MCDC_PARQUET_ZSTD     ? ".zstd"
-                      : w->popts.codec == MCDC_PARQUET_SNAPPY ? ".snappy"
-                      : w->popts.codec == MCDC_PARQUET_GZIP   ? ".gz"
-                                                               : "";
-    snprintf(name, sizeof name, "part-00000-%s-c000%s.parquet", mcdc_delta_uuid(uuid), ext);
-    free(p->rel);
-    free(p->abs);
-    p->rel = strdup(name);
-    p->abs = mcdc_delta__join(w->table, name);
-    if (!p->rel || !p->abs)
-        return mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    mcdc_delta_datafile_options o = MCDC_DELTA_DATAFILE_OPTIONS_INIT;
+    o.parquet = w->popts; /* file_schema already holds physical names and field ids */
     p->est_bytes = 0;
-    return mcdc_parquet_writer_open(&p->pw, p->abs, w->file_schema, &w->popts);
+    int rc = mcdc_delta_datafile_open(&p->df, w->table, w->file_schema, &o);
+    for (size_t i = 0; rc == 0 && i < p->values.n; i++)
+        rc = mcdc_delta_datafile_set_partition(p->df, p->values.kv[i].key,
+                                               p->values.kv[i].value);
+    return rc;
 }
 
 int mcdc_delta_writer_write(mcdc_delta_writer *w, const mcdc_value *row)
@@ -302,10 +272,10 @@ int mcdc_delta_writer_write(mcdc_delta_writer *w, const mcdc_value *row)
         }
     }
     mcdc_buf_dispose(&key);
-    if (rc == 0 && !p->pw)
+    if (rc == 0 && !p->df)
         rc = open_part_file(w, p);
     if (rc == 0)
-        rc = mcdc_parquet_writer_write_row(p->pw, w->frow);
+        rc = mcdc_delta_datafile_write(p->df, w->frow);
     if (rc == MCDC_EINVAL)
         return rc; /* the row was refused; the writer stays usable */
     if (rc == 0) {
@@ -318,132 +288,20 @@ int mcdc_delta_writer_write(mcdc_delta_writer *w, const mcdc_value *row)
     return rc;
 }
 
-/* Append one stats value as JSON; returns 1 when the value is skipped. */
-static int stat_json(mcdc_buf *b, const mcdc_column *c, const mcdc_value *v, bool is_max)
-{
-    char t[MCDC_TIME_STRLEN], d[48];
-    switch (c->type) {
-    case MCDC_TYPE_BYTE:
-    case MCDC_TYPE_SHORT:
-    case MCDC_TYPE_INT:
-    case MCDC_TYPE_LONG:
-        return mcdc_buf_printf(b, "%lld", (long long)v->v.i);
-    case MCDC_TYPE_FLOAT:
-    case MCDC_TYPE_DOUBLE: {
-        double x = c->type == MCDC_TYPE_FLOAT ? (double)v->v.f : v->v.d;
-        if (!isfinite(x))
-            return 1;
-        return mcdc_buf_printf(b, c->type == MCDC_TYPE_FLOAT ? "%.9g" : "%.17g", x);
-    }
-    case MCDC_TYPE_DECIMAL:
-        return mcdc_buf_puts(b, mcdc_decimal_format(d, v->v.dec, c->scale));
-    case MCDC_TYPE_DATE: {
-        int64_t y;
-        unsigned m, dd;
-        mcdc_civil_from_days(v->v.i, &y, &m, &dd);
-        return mcdc_buf_printf(b, "\"%04lld-%02u-%02u\"", (long long)y, m, dd);
-    }
-    case MCDC_TYPE_TIMESTAMP:
-    case MCDC_TYPE_TIMESTAMP_NTZ: {
-        int64_t ms_floor = v->v.i - ((v->v.i % 1000) + 1000) % 1000;
-        return mcdc_buf_printf(b, "\"%s\"", mcdc_time_format(t, ms_floor, 3,
-                                                              c->type == MCDC_TYPE_TIMESTAMP));
-    }
-    case MCDC_TYPE_STRING: {
-        /* count code points; cut a min at 32, skip a long max */
-        size_t cps = 0, cut = v->v.s.len;
-        for (size_t i = 0; i < v->v.s.len; i++) {
-            if (((unsigned char)v->v.s.ptr[i] & 0xC0) != 0x80) {
-                if (cps == STATS_STRING_PREFIX) {
-                    cut = i;
-                    break;
-                }
-                cps++;
-            }
-        }
-        if (cut < v->v.s.len && is_max)
-            return 1;
-        return mcdc_json_quote(b, v->v.s.ptr, cut);
-    }
-    default:
-        return 1;
-    }
-}
-
-int mcdc_delta_stats_json(mcdc_buf *b, const mcdc_schema *schema, const mcdc_parquet_write_result *r)
-{
-    int rc = mcdc_buf_printf(b, "{\"numRecords\":%lld", (long long)r->num_rows);
-    static const char *const sections[] = { "minValues", "maxValues", "nullCount" };
-    for (int s = 0; rc == 0 && s < 3; s++) {
-        rc = mcdc_buf_printf(b, ",\"%s\":{", sections[s]);
-        bool first = true;
-        for (size_t i = 0; rc == 0 && i < r->n_cols && i < schema->n_cols; i++) {
-            const mcdc_column *c = &schema->cols[i];
-            const mcdc_parquet_column_stats *cs = &r->cols[i];
-            if (s < 2 && !cs->has_min_max)
-                continue;
-            size_t mark = b->len;
-            rc = mcdc_buf_puts(b, first ? "" : ",");
-            if (rc == 0)
-                rc = mcdc_json_quote(b, c->name, strlen(c->name));
-            if (rc == 0)
-                rc = mcdc_buf_putc(b, ':');
-            if (rc == 0) {
-                if (s == 2)
-                    rc = mcdc_buf_printf(b, "%lld", (long long)cs->null_count);
-                else
-                    rc = stat_json(b, c, s == 0 ? &cs->min : &cs->max, s == 1);
-            }
-            if (rc == 1) { /* skipped: drop the key */
-                b->len = mark;
-                b->ptr[b->len] = '\0';
-                rc = 0;
-                continue;
-            }
-            first = false;
-        }
-        if (rc == 0)
-            rc = mcdc_buf_putc(b, '}');
-    }
-    return rc ? rc : mcdc_buf_putc(b, '}');
-}
-
 static int close_part(mcdc_delta_writer *w, part_file *p)
 {
-    mcdc_parquet_write_result res = { 0 };
-    int rc = mcdc_parquet_writer_close(p->pw, &res);
-    mcdc_parquet_writer_free(p->pw);
-    p->pw = NULL;
+    mcdc_delta_file *d = realloc(w->done, (w->n_done + 1) * sizeof *d);
+    if (!d)
+        return mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
+    w->done = d;
+    int rc = mcdc_delta_datafile_finish(p->df, &d[w->n_done]);
+    mcdc_delta_datafile_free(p->df);
+    p->df = NULL;
     if (rc < 0)
         return rc;
+    w->n_done++;
     mcdc_failpoint("delta.writer.file_closed");
-    mcdc_buf stats = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
-    rc = mcdc_delta_stats_json(&stats, w->file_schema, &res);
-    mcdc_delta_file *d = realloc(w->done, (w->n_done + 1) * sizeof *d);
-    if (rc == 0 && !d)
-        rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
-    if (rc == 0) {
-        w->done = d;
-        mcdc_delta_file *f = &d[w->n_done];
-        memset(f, 0, sizeof *f);
-        f->path = strdup(p->rel);
-        f->size = (int64_t)res.file_size;
-        f->modification_time = mcdc_delta__now_ms();
-        f->deletion_timestamp = -1;
-        f->data_change = true;
-        f->stats = mcdc_buf_detach(&stats);
-        f->base_row_id = f->default_row_commit_version = -1;
-        f->dv.offset = -1;
-        for (size_t i = 0; rc == 0 && i < p->values.n; i++)
-            rc = mcdc_delta_map_set(&f->partition_values, p->values.kv[i].key,
-                                    p->values.kv[i].value);
-        if (rc == 0 && (!f->path || !f->stats))
-            rc = mcdc_error_set(MCDC_ENOMEM, "writer: out of memory");
-        w->n_done++;
-    }
-    mcdc_buf_dispose(&stats);
-    mcdc_parquet_write_result_dispose(&res);
-    return rc;
+    return 0;
 }
 
 int mcdc_delta_writer_finish(mcdc_delta_writer *w, mcdc_delta_file **files, size_t *n_files)
@@ -454,7 +312,7 @@ int mcdc_delta_writer_finish(mcdc_delta_writer *w, mcdc_delta_file **files, size
         return w->failed;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < w->n_parts; i++)
-        if (w->parts[i].pw)
+        if (w->parts[i].df)
             rc = close_part(w, &w->parts[i]);
     if (rc < 0)
         return w->failed = rc;

@@ -23,7 +23,4 @@ int mcdc_control__write_row_file(mcdc_delta_file *add, char *abs, size_t abs_cap
                                  const char *table_path, const mcdc_control_row *r,
                                  int64_t now_ms);
 
-/** Append the Delta stats JSON of the one-row file holding @p r. */
-int mcdc_control__row_stats(mcdc_buf *out, const mcdc_control_row *r);
-
 #endif

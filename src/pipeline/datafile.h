@@ -16,7 +16,8 @@
 #include "mcdc/delta.h"
 #include "mcdc/value.h"
 
-typedef struct mcdc_datafile mcdc_datafile;
+/* The Delta layer's one writer of data files (mcdc_delta_datafile) with bronze's options. */
+typedef mcdc_delta_datafile mcdc_datafile;
 
 /** Start a data file in the table directory @p table_path for rows of @p schema
  *  (copied). @return 0; MCDC_EIO; MCDC_ENOMEM. */

@@ -9,10 +9,11 @@
 #include "mcdc/parquet.h"
 #include "mcdc/value.h"
 
-typedef struct mcdc_silver_datafile mcdc_silver_datafile;
+/* The Delta layer's one writer of data files (mcdc_delta_datafile) with silver's options. */
+typedef mcdc_delta_datafile mcdc_silver_datafile;
 
 /** Start a new data file of the table at @p table_path with the columns of @p schema
- *  (borrowed; it must outlive the file). @return 0; Parquet writer codes. */
+ *  (copied). @return 0; Parquet writer codes. */
 int mcdc_silver_datafile_open(mcdc_silver_datafile **out, const char *table_path,
                               const mcdc_schema *schema);
 /** Write one row in @p schema's order. @return 0; Parquet writer codes. */
