@@ -19,7 +19,10 @@
  *           time (between two batch events) as p50 and p99, beside the floor: the time of
  *           the batch's durable creates on the same disk in the same run (6: offsets/N,
  *           the bronze data file, the bronze commit, the facts data file, the facts
- *           commit, commits/N; each a 1 KiB create-without-replace with its fsyncs)
+ *           commit, commits/N; each a 1 KiB create-without-replace with its fsyncs),
+ *           sampled every 10th batch between two batches and left out of their times
+ * The floor of stream-limit is sampled after each of its batches, and the samples' time
+ * taken out of the phase's.
  * Prints changes/s and peak RSS per phase and the ratio stream / read (target <= 1.5).
  */
 #include <inttypes.h>
@@ -150,7 +153,77 @@ static int phase_write(int64_t n_rows)
     return rc;
 }
 
-static int phase_stream(int64_t *n, int64_t *batches, int64_t limit)
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int64_t n, double q)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int64_t i = (int64_t)(q * (double)(n - 1) + 0.5);
+    return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+/* The floor: the time of a batch's 6 durable 1 KiB creates-without-replace (temp file,
+ * fsync, link, directory fsync), sampled between the batches of the run it is compared
+ * with, so both see the same disk at the same time (the machine is shared: its fsync
+ * latency moves from one minute to the next). */
+typedef struct floor_samples {
+    char     dir[400];
+    int64_t  n, cap;
+    double  *ms;
+    int64_t  spent_us; /* time the samples took, to take out of a phase's time */
+    int      failed;
+} floor_samples;
+
+static void floor_init(floor_samples *f, const char *name, int64_t cap)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "%s/floor-%s-%d", dir, name, (int)getpid());
+    f->cap = cap;
+    f->ms = calloc((size_t)cap, sizeof *f->ms);
+    f->failed = !f->ms || mcdc_fs_mkdirs(f->dir) < 0;
+}
+
+static void floor_sample(floor_samples *f)
+{
+    if (f->failed || f->n >= f->cap)
+        return;
+    char path[500], body[1024];
+    memset(body, 'x', sizeof body);
+    int64_t t0 = mcdc_time_mono_us();
+    for (int k = 0; k < 6 && !f->failed; k++) {
+        snprintf(path, sizeof path, "%s/%" PRId64 "-%d", f->dir, f->n, k);
+        f->failed = mcdc_fs_create_noreplace(path, body, sizeof body) < 0;
+    }
+    int64_t us = mcdc_time_mono_us() - t0;
+    f->ms[f->n++] = (double)us / 1000.0;
+    f->spent_us += us;
+}
+
+/* p50 of the samples, -1 when none or one failed */
+static double floor_p50(floor_samples *f)
+{
+    return f->failed || f->n == 0 ? -1 : pct(f->ms, f->n, 0.5);
+}
+
+static void floor_free(floor_samples *f)
+{
+    free(f->ms);
+    f->ms = NULL;
+}
+
+/* stream-limit: one floor sample after each batch */
+static void limit_listener(const mcdc_stream_progress *p, void *payload)
+{
+    if (p->kind == MCDC_PROGRESS_BATCH)
+        floor_sample(payload);
+}
+
+/* The stream phases; with a limit, @p fl gets a floor sample after each batch. */
+static int phase_stream(int64_t *n, int64_t *batches, int64_t limit, floor_samples *fl)
 {
     mcdc_source *src = NULL;
     char spec[512], target[400], ck[400], facts[400];
@@ -171,7 +244,8 @@ static int phase_stream(int64_t *n, int64_t *batches, int64_t limit)
     o.max_commits_per_batch = limit;
     mcdc_stream *s = NULL;
     mcdc_stream_result res;
-    if ((rc = mcdc_stream_new(&s, &o)) == 0)
+    if ((rc = mcdc_stream_new(&s, &o)) == 0 &&
+        (!fl || (rc = mcdc_stream_add_listener(s, limit_listener, fl)) == 0))
         rc = mcdc_stream_run(s, &res);
     if (rc == 0) {
         *n = res.n_rows;
@@ -182,12 +256,16 @@ static int phase_stream(int64_t *n, int64_t *batches, int64_t limit)
     return rc;
 }
 
-/* stream-small: each batch event's time; the stream stops after want batches. */
+/* stream-small: each batch event's time, and a floor sample every FLOOR_EVERY batches
+ * (taken after the batch's event and left out of the next batch's time); the stream stops
+ * after want batches. */
+#define FLOOR_EVERY 10
 typedef struct small_run {
-    mcdc_stream *s;
-    int64_t      want, n;
-    int64_t      last_us;
-    double      *ms;
+    mcdc_stream  *s;
+    int64_t       want, n;
+    int64_t       last_us;
+    double       *ms;
+    floor_samples fl;
 } small_run;
 
 static void small_listener(const mcdc_stream_progress *p, void *payload)
@@ -200,50 +278,11 @@ static void small_listener(const mcdc_stream_progress *p, void *payload)
         return;
     if (r->n < r->want)
         r->ms[r->n++] = (double)(now - r->last_us) / 1000.0;
-    r->last_us = now;
+    if (r->n % FLOOR_EVERY == 0)
+        floor_sample(&r->fl);
+    r->last_us = mcdc_time_mono_us();
     if (r->n >= r->want)
         mcdc_stream_stop(r->s); /* async-signal-safe: only sets a flag */
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int64_t n, double q)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    int64_t i = (int64_t)(q * (double)(n - 1) + 0.5);
-    return v[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
-
-/* The floor: 6 durable 1 KiB creates-without-replace, @p n times; p50 of the six's sum. */
-static double floor_ms(int n)
-{
-    char d[400], path[500], body[1024];
-    memset(body, 'x', sizeof body);
-    static int calls;
-    snprintf(d, sizeof d, "%s/floor-%d-%d", dir, (int)getpid(), calls++);
-    if (mcdc_fs_mkdirs(d) < 0)
-        return -1;
-    double *ms = malloc((size_t)n * sizeof *ms);
-    if (!ms)
-        return -1;
-    for (int i = 0; i < n; i++) {
-        int64_t t0 = mcdc_time_mono_us();
-        for (int k = 0; k < 6; k++) {
-            snprintf(path, sizeof path, "%s/%d-%d", d, i, k);
-            if (mcdc_fs_create_noreplace(path, body, sizeof body) < 0) {
-                free(ms);
-                return -1;
-            }
-        }
-        ms[i] = (double)(mcdc_time_mono_us() - t0) / 1000.0;
-    }
-    double p50 = pct(ms, n, 0.5);
-    free(ms);
-    return p50;
 }
 
 static int phase_small(int64_t want)
@@ -265,33 +304,38 @@ static int phase_small(int64_t want)
     o.app_id = "bench-small";
     o.checkpoint = ck;
     o.max_commits_per_batch = 1;
-    small_run r = { NULL, want, 0, 0, calloc((size_t)want, sizeof(double)) };
+    small_run r = { NULL, want, 0, 0, calloc((size_t)want, sizeof(double)), { { 0 } } };
+    floor_init(&r.fl, "small", want / FLOOR_EVERY + 1);
     mcdc_stream_result res;
     if (!r.ms)
         rc = MCDC_ENOMEM;
     if (rc == 0 && (rc = mcdc_stream_new(&r.s, &o)) == 0 &&
         (rc = mcdc_stream_add_listener(r.s, small_listener, &r)) == 0)
         rc = mcdc_stream_run(r.s, &res);
-    double fl = rc == 0 ? floor_ms(200) : -1;
+    double fl = rc == 0 ? floor_p50(&r.fl) : -1;
     if (rc == 0 && r.n > 1 && fl > 0) {
         /* the first batch pays the table's creation: left out */
         double p50 = pct(r.ms + 1, r.n - 1, 0.5), p99 = pct(r.ms + 1, r.n - 1, 0.99);
         printf("stream-small p50 %.2f ms p99 %.2f ms floor %.2f ms  (%" PRId64 " batches of one "
-               "commit; p50 %.1fx, p99 %.1fx the floor)\n", p50, p99, fl, r.n, p50 / fl, p99 / fl);
+               "commit, %" PRId64 " floor samples between them; p50 %.1fx, p99 %.1fx the floor)\n",
+               p50, p99, fl, r.n, r.fl.n, p50 / fl, p99 / fl);
         fflush(stdout);
     } else if (rc == 0) {
-        fprintf(stderr, "stream-small: only %" PRId64 " batches\n", r.n);
+        fprintf(stderr, "stream-small: only %" PRId64 " batches, or the floor failed\n", r.n);
         rc = MCDC_ERROR;
     }
     free(r.ms);
+    floor_free(&r.fl);
     mcdc_stream_free(r.s);
     mcdc_source_close(src);
     return rc;
 }
 
-/* Run one phase in a child; report its rate and peak RSS. Returns seconds, < 0 on error;
- * @p n_out the changes, @p batches_out the batches (stream phases). */
-static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out, int64_t *batches_out)
+/* Run one phase in a child; report its rate and peak RSS. Returns seconds (less the floor
+ * samples taken between its batches), < 0 on error; @p n_out the changes, @p batches_out
+ * the batches and @p floor_out the floor sampled between them (stream phases). */
+static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out, int64_t *batches_out,
+                        double *floor_out)
 {
     int fds[2];
     if (pipe(fds) < 0)
@@ -300,9 +344,19 @@ static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        int64_t n[2] = { arg, 0 };
+        /* changes, batches, floor p50 (us) and the time its samples took (us) */
+        int64_t n[4] = { arg, 0, -1, 0 };
+        floor_samples fl = { .failed = 1 };
+        if (which == 2 && arg > 0)
+            floor_init(&fl, "limit", 100000);
         int rc = which == 0 ? phase_read(&n[0]) : which == 1 ? phase_write(arg)
-                 : which == 3 ? phase_small(arg) : phase_stream(&n[0], &n[1], arg);
+                 : which == 3 ? phase_small(arg)
+                 : phase_stream(&n[0], &n[1], arg, arg > 0 ? &fl : NULL);
+        if (rc == 0 && which == 2 && arg > 0 && floor_p50(&fl) > 0) {
+            n[2] = (int64_t)(floor_p50(&fl) * 1000.0);
+            n[3] = fl.spent_us;
+        }
+        floor_free(&fl);
         if (rc < 0)
             fprintf(stderr, "%s: %s\n", name, mcdc_error_last()->message);
         if (write(fds[1], n, sizeof n) != (ssize_t)sizeof n)
@@ -310,15 +364,16 @@ static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out
         _exit(rc < 0 ? 1 : 0);
     }
     close(fds[1]);
-    int64_t nb[2] = { 0, 0 };
+    int64_t nb[4] = { 0, 0, -1, 0 };
     if (read(fds[0], nb, sizeof nb) != (ssize_t)sizeof nb)
-        nb[0] = nb[1] = 0;
+        nb[0] = nb[1] = 0, nb[2] = -1;
     close(fds[0]);
     int64_t n = nb[0];
     int status = 0;
     struct rusage ru;
     wait4(pid, &status, 0, &ru);
-    double secs = (double)(mcdc_time_mono_us() - t0) / 1e6;
+    /* the floor samples taken between the batches are not the phase's */
+    double secs = (double)(mcdc_time_mono_us() - t0 - nb[3]) / 1e6;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
     printf("%-13s %10" PRId64 " changes %8.2f s %12.0f changes/s  peak RSS %7.1f MiB\n", name, n,
@@ -327,6 +382,8 @@ static double run_phase(const char *name, int which, int64_t arg, int64_t *n_out
     *n_out = n;
     if (batches_out)
         *batches_out = nb[1];
+    if (floor_out)
+        *floor_out = nb[2] > 0 ? (double)nb[2] / 1000.0 : -1;
     return secs;
 }
 
@@ -348,28 +405,30 @@ int main(int argc, char **argv)
     if (limit == 0) {
         /* stream-small alone (to profile it): N_LIMIT 0 */
         int64_t n_small = 0;
-        double t = run_phase("stream-small", 3, small, &n_small, NULL);
+        double t = run_phase("stream-small", 3, small, &n_small, NULL, NULL);
         char rm[300];
         snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
         if (system(rm) != 0)
             fprintf(stderr, "could not remove %s\n", dir);
         return t < 0;
     }
-    double t_read = run_phase("read", 0, 0, &n_read, NULL);
-    double t_write = t_read > 0 ? run_phase("write", 1, n_read, &n_write, NULL) : -1;
-    double t_stream = t_write > 0 ? run_phase("stream", 2, 0, &n_stream, NULL) : -1;
+    double t_read = run_phase("read", 0, 0, &n_read, NULL, NULL);
+    double t_write = t_read > 0 ? run_phase("write", 1, n_read, &n_write, NULL, NULL) : -1;
+    double t_stream = t_write > 0 ? run_phase("stream", 2, 0, &n_stream, NULL, NULL) : -1;
     int64_t b_limit = 0;
-    double t_limit = t_stream > 0 ? run_phase("stream-limit", 2, limit, &n_limit, &b_limit) : -1;
-    if (t_limit > 0 && b_limit > 0) {
+    double fl_limit = -1;
+    double t_limit = t_stream > 0 ? run_phase("stream-limit", 2, limit, &n_limit, &b_limit, &fl_limit) : -1;
+    if (t_limit > 0 && b_limit > 0 && fl_limit > 0) {
         /* the per-batch overhead of a limited stream over the unlimited one, beside the
-         * floor measured now on the same disk */
-        double over = (t_limit - t_stream) * 1000.0 / (double)b_limit, fl = floor_ms(200);
+         * floor sampled between its batches */
+        double over = (t_limit - t_stream) * 1000.0 / (double)b_limit;
         printf("stream-limit overhead %.2f ms a batch floor %.2f ms  (%" PRId64 " batches of %" PRId64
-               " commits; %.1fx the floor)\n", over, fl, b_limit, limit, over / fl);
+               " commits, a floor sample after each; %.1fx the floor)\n", over, fl_limit, b_limit,
+               limit, over / fl_limit);
         fflush(stdout);
     }
     int64_t n_small = 0;
-    double t_small = t_limit > 0 && small > 1 ? run_phase("stream-small", 3, small, &n_small, NULL) : 0;
+    double t_small = t_limit > 0 && small > 1 ? run_phase("stream-small", 3, small, &n_small, NULL, NULL) : 0;
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
