@@ -585,6 +585,14 @@ int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *
  *  are there. @return 0; MCDC_ENOTFOUND when there is no table; codes of mcdc_delta_commit. */
 int mcdc_delta_enable_deletion_vectors(const char *path, mcdc_delta_commit_result *result);
 
+/** Have checkpoints written as V2 checkpoints with sidecars: set
+ *  delta.checkpointPolicy=v2 and add the v2Checkpoint reader and writer feature
+ *  (protocol 3, 7) in one commit. Every later checkpoint of the table is a UUID-named V2
+ *  checkpoint whose add and remove rows are in _delta_log/_sidecars/. Engines without the
+ *  feature can no longer read the table. Nothing is written when both are there.
+ *  @return 0; MCDC_ENOTFOUND when there is no table; codes of mcdc_delta_commit. */
+int mcdc_delta_enable_v2_checkpoints(const char *path, mcdc_delta_commit_result *result);
+
 /* ------------------------------------------------------------------------------------ */
 /* Rows: scanning and writing                                                           */
 /* ------------------------------------------------------------------------------------ */

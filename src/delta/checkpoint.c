@@ -10,7 +10,8 @@
  * fsync, link without replace) only after N.json exists; then _last_checkpoint is
  * replaced atomically. Writers checkpoint every delta.checkpointInterval versions
  * (default 10), from the background thread of checkpoint_bg.c. Tables with the
- * v2Checkpoint feature are not checkpointed by this writer.
+ * v2Checkpoint feature get V2 checkpoints instead (checkpoint_v2.c, same rows, the file
+ * actions in a sidecar).
  *
  * Log cleanup (PROTOCOL "Metadata Cleanup"): with delta.enableExpiredLogCleanup (default
  * true), JSON commits and checkpoints older than delta.logRetentionDuration (default 30
@@ -64,15 +65,11 @@ static mcdc_parquet_node *dv_node(void)
     return d;
 }
 
-static mcdc_parquet_node *checkpoint_schema(void)
-{
-    mcdc_parquet_node *root = mcdc_parquet_node_struct("spark_schema", false);
-    mcdc_parquet_node *txn = mcdc_parquet_node_struct("txn", true);
-    mcdc_parquet_node_add(txn, leaf("appId", MCDC_TYPE_STRING));
-    mcdc_parquet_node_add(txn, leaf("version", MCDC_TYPE_LONG));
-    mcdc_parquet_node_add(txn, leaf("lastUpdated", MCDC_TYPE_LONG));
-    mcdc_parquet_node_add(root, txn);
+static void add_nonfile(mcdc_parquet_node *root);
 
+/* add and remove columns */
+static void add_files(mcdc_parquet_node *root)
+{
     mcdc_parquet_node *add = mcdc_parquet_node_struct("add", true);
     mcdc_parquet_node_add(add, leaf("path", MCDC_TYPE_STRING));
     mcdc_parquet_node_add(add, str_map("partitionValues"));
@@ -97,7 +94,40 @@ static mcdc_parquet_node *checkpoint_schema(void)
     mcdc_parquet_node_add(rm, leaf("baseRowId", MCDC_TYPE_LONG));
     mcdc_parquet_node_add(rm, leaf("defaultRowCommitVersion", MCDC_TYPE_LONG));
     mcdc_parquet_node_add(root, rm);
+}
 
+mcdc_parquet_node *mcdc_delta__cp_schema(unsigned parts)
+{
+    mcdc_parquet_node *root = mcdc_parquet_node_struct("spark_schema", false);
+    if (parts & MCDC_DELTA__CP_NONFILE) {
+        mcdc_parquet_node *txn = mcdc_parquet_node_struct("txn", true);
+        mcdc_parquet_node_add(txn, leaf("appId", MCDC_TYPE_STRING));
+        mcdc_parquet_node_add(txn, leaf("version", MCDC_TYPE_LONG));
+        mcdc_parquet_node_add(txn, leaf("lastUpdated", MCDC_TYPE_LONG));
+        mcdc_parquet_node_add(root, txn);
+    }
+    if (parts & MCDC_DELTA__CP_FILES)
+        add_files(root); /* the classic order: txn, add, remove, metaData, ... */
+    if (parts & MCDC_DELTA__CP_NONFILE)
+        add_nonfile(root);
+    if (parts & MCDC_DELTA__CP_V2) {
+        mcdc_parquet_node *cm = mcdc_parquet_node_struct("checkpointMetadata", true);
+        mcdc_parquet_node_add(cm, leaf("version", MCDC_TYPE_LONG));
+        mcdc_parquet_node_add(cm, str_map("tags"));
+        mcdc_parquet_node_add(root, cm);
+        mcdc_parquet_node *sc = mcdc_parquet_node_struct("sidecar", true);
+        mcdc_parquet_node_add(sc, leaf("path", MCDC_TYPE_STRING));
+        mcdc_parquet_node_add(sc, leaf("sizeInBytes", MCDC_TYPE_LONG));
+        mcdc_parquet_node_add(sc, leaf("modificationTime", MCDC_TYPE_LONG));
+        mcdc_parquet_node_add(sc, str_map("tags"));
+        mcdc_parquet_node_add(root, sc);
+    }
+    return root;
+}
+
+/* metaData, protocol and domainMetadata columns */
+static void add_nonfile(mcdc_parquet_node *root)
+{
     mcdc_parquet_node *md = mcdc_parquet_node_struct("metaData", true);
     mcdc_parquet_node_add(md, leaf("id", MCDC_TYPE_STRING));
     mcdc_parquet_node_add(md, leaf("name", MCDC_TYPE_STRING));
@@ -124,7 +154,6 @@ static mcdc_parquet_node *checkpoint_schema(void)
     mcdc_parquet_node_add(dm, leaf("configuration", MCDC_TYPE_STRING));
     mcdc_parquet_node_add(dm, leaf("removed", MCDC_TYPE_BOOLEAN));
     mcdc_parquet_node_add(root, dm);
-    return root;
 }
 
 /* ---- durations ("interval 1 week", "30 days", "7d") --------------------------------- */
@@ -162,7 +191,8 @@ int64_t mcdc_delta__interval_ms(const char *text, int64_t dflt_ms)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-static int write_row(mcdc_parquet_writer *pw, const mcdc_delta_action *a, int64_t *n_rows)
+int mcdc_delta__cp_write_action(mcdc_parquet_writer *pw, const mcdc_delta_action *a,
+                                int64_t *n_rows)
 {
     mcdc_buf b = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
     int rc = mcdc_delta_action_to_json(&b, a);
@@ -241,8 +271,8 @@ static json_t *file_row(const mcdc_delta_file *f, bool add)
     return row;
 }
 
-static int write_file_row(mcdc_parquet_writer *pw, const mcdc_delta_file *f, bool add,
-                          int64_t *n_rows)
+int mcdc_delta__cp_write_file(mcdc_parquet_writer *pw, const mcdc_delta_file *f, bool add,
+                              int64_t *n_rows)
 {
     json_t *j = file_row(f, add);
     int rc = j ? mcdc_parquet_writer_write_json(pw, j)
@@ -253,16 +283,24 @@ static int write_file_row(mcdc_parquet_writer *pw, const mcdc_delta_file *f, boo
     return rc;
 }
 
+int64_t mcdc_delta__cp_tombstone_cutoff(const mcdc_delta_snapshot *s)
+{
+    return mcdc_delta__now_ms() -
+           mcdc_delta__interval_ms(mcdc_delta_snapshot_config(
+                                       s, "delta.deletedFileRetentionDuration", NULL),
+                                   7 * 86400000LL);
+}
+
 int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s)
 {
     for (size_t i = 0; i < s->protocol.n_writer_features; i++)
         if (strcmp(s->protocol.writer_features[i], "v2Checkpoint") == 0)
-            return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: the table uses V2 checkpoints, which "
-                                  "this writer does not write", s->table_path);
+            return mcdc_delta__cp_write_v2(s);
     char name[64];
     snprintf(name, sizeof name, "_delta_log/%020lld.checkpoint.parquet", (long long)s->version);
     char *path = mcdc_delta__join(s->table_path, name);
-    mcdc_parquet_node *schema = checkpoint_schema();
+    mcdc_parquet_node *schema = mcdc_delta__cp_schema(MCDC_DELTA__CP_NONFILE |
+                                                      MCDC_DELTA__CP_FILES);
     mcdc_parquet_writer *pw = NULL;
     int rc = path && schema ? 0 : mcdc_error_set(MCDC_ENOMEM, "checkpoint: out of memory");
     mcdc_parquet_writer_options po;
@@ -272,38 +310,35 @@ int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s)
     if (rc == 0)
         rc = mcdc_parquet_writer_open_nested(&pw, path, schema, &po);
     int64_t rows = 0;
-    int64_t tomb_cutoff = mcdc_delta__now_ms() -
-                          mcdc_delta__interval_ms(mcdc_delta_snapshot_config(
-                                                      s, "delta.deletedFileRetentionDuration", NULL),
-                                                  7 * 86400000LL);
+    int64_t tomb_cutoff = mcdc_delta__cp_tombstone_cutoff(s);
     mcdc_delta_action a;
     if (rc == 0) {
         a = (mcdc_delta_action){ .kind = MCDC_DELTA_ACTION_PROTOCOL };
         a.u.protocol = s->protocol;
-        rc = write_row(pw, &a, &rows);
+        rc = mcdc_delta__cp_write_action(pw, &a, &rows);
     }
     if (rc == 0) {
         a = (mcdc_delta_action){ .kind = MCDC_DELTA_ACTION_METADATA };
         a.u.metadata = s->metadata;
-        rc = write_row(pw, &a, &rows);
+        rc = mcdc_delta__cp_write_action(pw, &a, &rows);
     }
     for (size_t i = 0; rc == 0 && i < s->n_txns; i++) {
         a = (mcdc_delta_action){ .kind = MCDC_DELTA_ACTION_TXN };
         a.u.txn = s->txns[i];
-        rc = write_row(pw, &a, &rows);
+        rc = mcdc_delta__cp_write_action(pw, &a, &rows);
     }
     for (size_t i = 0; rc == 0 && i < s->n_domains; i++) {
         a = (mcdc_delta_action){ .kind = MCDC_DELTA_ACTION_DOMAIN_METADATA };
         a.u.domain = s->domains[i];
-        rc = write_row(pw, &a, &rows);
+        rc = mcdc_delta__cp_write_action(pw, &a, &rows);
     }
     for (size_t i = 0; rc == 0 && i < s->n_files; i++)
-        rc = write_file_row(pw, &s->files[i], true, &rows);
+        rc = mcdc_delta__cp_write_file(pw, &s->files[i], true, &rows);
     for (size_t i = 0; rc == 0 && i < s->n_tombstones; i++) {
         if (s->tombstones[i].deletion_timestamp >= 0 &&
             s->tombstones[i].deletion_timestamp < tomb_cutoff)
             continue; /* expired tombstone */
-        rc = write_file_row(pw, &s->tombstones[i], false, &rows);
+        rc = mcdc_delta__cp_write_file(pw, &s->tombstones[i], false, &rows);
     }
     mcdc_parquet_write_result res = { 0 };
     if (rc == 0)

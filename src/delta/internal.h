@@ -136,6 +136,24 @@ int mcdc_delta__maybe_checkpoint(const char *path, int64_t version, int64_t inte
                                  bool *written);
 
 int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s);
+
+/* The pieces of a checkpoint's Parquet schema (mcdc_delta__cp_schema): txn, metaData,
+ * protocol, domainMetadata; add, remove; checkpointMetadata, sidecar (V2). */
+#define MCDC_DELTA__CP_NONFILE 1u
+#define MCDC_DELTA__CP_FILES   2u
+#define MCDC_DELTA__CP_V2      4u
+struct mcdc_parquet_node;
+struct mcdc_parquet_writer;
+struct mcdc_parquet_node *mcdc_delta__cp_schema(unsigned parts);
+/* One checkpoint row: an action (by its JSON), or a live file / tombstone; counts it. */
+int mcdc_delta__cp_write_action(struct mcdc_parquet_writer *pw, const mcdc_delta_action *a,
+                                int64_t *n_rows);
+int mcdc_delta__cp_write_file(struct mcdc_parquet_writer *pw, const mcdc_delta_file *f,
+                              bool add, int64_t *n_rows);
+/* Tombstones deleted before this time (ms) are expired: no checkpoint keeps them. */
+int64_t mcdc_delta__cp_tombstone_cutoff(const mcdc_delta_snapshot *s);
+/* The V2 checkpoint of @p s (checkpoint_v2.c): the table has the v2Checkpoint feature. */
+int mcdc_delta__cp_write_v2(const mcdc_delta_snapshot *s);
 /* After committing @p version of @p path: when a checkpoint is due (a multiple of
  * @p interval at or below @p version has none, per _last_checkpoint) ask the background
  * writer for one; never waits for it (checkpoint_bg.c). True when asked. */

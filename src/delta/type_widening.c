@@ -2,7 +2,8 @@
  * delta/type_widening.c: what a writer of changing source schemas needs beside
  * evolve.c: letting a table widen (delta.enableTypeWidening with the typeWidening
  * feature, one commit; deletion vectors are turned on the same way, by
- * delta.enableDeletionVectors with the deletionVectors feature), and an append that evolves the table to the flat schema its files
+ * delta.enableDeletionVectors with the deletionVectors feature, and V2 checkpoints by
+ * delta.checkpointPolicy=v2 with the v2Checkpoint feature), and an append that evolves the table to the flat schema its files
  * were written with (the change computed against the table, then made by evolve.c in the
  * append's own commit).
  *
@@ -26,16 +27,17 @@ bool mcdc_delta_type_same(const mcdc_column *a, const mcdc_column *b)
 
 /* A reader-writer table feature and the property that turns it on. */
 typedef struct feature_on {
-    const char *feature, *preview, *property;
+    const char *feature, *preview, *property, *value; /* value: "true" when NULL */
 } feature_on;
 
 static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n_out,
                         void *payload)
 {
     const feature_on *fo = payload;
+    const char *value = fo->value ? fo->value : "true";
     *out = NULL;
     *n_out = 0;
-    bool on = strcasecmp(mcdc_delta_snapshot_config(snap, fo->property, "false"), "true") == 0;
+    bool on = strcasecmp(mcdc_delta_snapshot_config(snap, fo->property, "false"), value) == 0;
     bool feature = mcdc_delta__supports_feature(&snap->protocol, fo->feature, fo->preview);
     if (on && feature)
         return 0;
@@ -60,7 +62,7 @@ static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
             if (strcmp(have->kv[i].key, fo->property) != 0)
                 rc = mcdc_delta_map_set(&conf, have->kv[i].key, have->kv[i].value);
         if (rc == 0)
-            rc = mcdc_delta_map_set(&conf, fo->property, "true");
+            rc = mcdc_delta_map_set(&conf, fo->property, value);
         mcdc_buf tmp = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
         mcdc_delta_action cur = { .kind = MCDC_DELTA_ACTION_METADATA };
         cur.u.metadata = snap->metadata;
@@ -80,7 +82,7 @@ static int build_enable(const mcdc_delta_snapshot *snap, mcdc_delta_action **out
 int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *result)
 {
     MCDC_ASSERT_ARG(path);
-    feature_on fo = { "typeWidening", "typeWidening-preview", "delta.enableTypeWidening" };
+    feature_on fo = { "typeWidening", "typeWidening-preview", "delta.enableTypeWidening", NULL };
     mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     o.operation = "SET TBLPROPERTIES";
     o.operation_parameters = "{\"properties\":\"{\\\"delta.enableTypeWidening\\\":\\\"true\\\"}\"}";
@@ -90,10 +92,20 @@ int mcdc_delta_enable_type_widening(const char *path, mcdc_delta_commit_result *
 int mcdc_delta_enable_deletion_vectors(const char *path, mcdc_delta_commit_result *result)
 {
     MCDC_ASSERT_ARG(path);
-    feature_on fo = { "deletionVectors", NULL, "delta.enableDeletionVectors" };
+    feature_on fo = { "deletionVectors", NULL, "delta.enableDeletionVectors", NULL };
     mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
     o.operation = "SET TBLPROPERTIES";
     o.operation_parameters = "{\"properties\":\"{\\\"delta.enableDeletionVectors\\\":\\\"true\\\"}\"}";
+    return mcdc_delta_commit(path, build_enable, &fo, &o, result);
+}
+
+int mcdc_delta_enable_v2_checkpoints(const char *path, mcdc_delta_commit_result *result)
+{
+    MCDC_ASSERT_ARG(path);
+    feature_on fo = { "v2Checkpoint", NULL, "delta.checkpointPolicy", "v2" };
+    mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    o.operation = "SET TBLPROPERTIES";
+    o.operation_parameters = "{\"properties\":\"{\\\"delta.checkpointPolicy\\\":\\\"v2\\\"}\"}";
     return mcdc_delta_commit(path, build_enable, &fo, &o, result);
 }
 

@@ -3,7 +3,8 @@
 // Without files: prints the latest version's rows as JSON lines. With them: writes our
 // rows (OURS.jsonl, from `table cat`) and the replay's rows, each sorted by their values.
 // The log is replayed with plain JSON parsing: the checkpoint named by _last_checkpoint
-// (read by DuckDB's Parquet reader with the protocol's checkpoint schema), then the JSON
+// (read by DuckDB's Parquet reader with the protocol's checkpoint schema; a V2 one with its
+// sidecars), then the JSON
 // commits after it, which must be contiguous. Files are keyed by path and DV id; partition values
 // come from add.partitionValues; data files are read with DuckDB's read_parquet, columns by
 // their physical names under column mapping and cast to the table's type when widened.
@@ -129,15 +130,27 @@ const apply = (a) => {
 let lc = null;
 try { lc = JSON.parse(readFileSync(`${log}/_last_checkpoint`, 'utf8')); } catch { lc = null; }
 if (lc) {
-  const cp = `${log}/${String(lc.version).padStart(20, '0')}.checkpoint.parquet`;
-  const r = await con.runAndReadAll(
-    `SELECT to_json(add) AS a, to_json(remove) AS r, to_json(metaData) AS m FROM read_parquet('${cp}')`);
-  let n = 0;
-  for (const row of r.getRowObjectsJson()) {
-    n++;
-    if (row.a && row.a !== 'null') apply({ add: JSON.parse(row.a) });
-    if (row.r && row.r !== 'null') apply({ remove: JSON.parse(row.r) });
-    if (row.m && row.m !== 'null') apply({ metaData: JSON.parse(row.m) });
+  // a classic checkpoint, or a V2 one (PROTOCOL "V2 Spec"): the UUID-named file that
+  // _last_checkpoint's v2Checkpoint names, then the sidecars its sidecar rows name
+  const v2 = lc.v2Checkpoint;
+  const rows = async (p) => (await con.runAndReadAll(
+    `SELECT to_json(t) AS j FROM read_parquet('${p}') t`)).getRowObjectsJson().map((r) => JSON.parse(r.j));
+  const cpRows = await rows(v2 ? `${log}/${v2.path}` : `${log}/${String(lc.version).padStart(20, '0')}.checkpoint.parquet`);
+  const sidecars = cpRows.filter((a) => a.sidecar).map((a) => a.sidecar.path);
+  if (v2 && cpRows.filter((a) => a.checkpointMetadata).length !== 1) throw new Error('V2 checkpoint without one checkpointMetadata');
+  let n = cpRows.length;
+  for (const a of cpRows) {
+    if (a.add) apply({ add: a.add });
+    if (a.remove) apply({ remove: a.remove });
+    if (a.metaData) apply({ metaData: a.metaData });
+  }
+  for (const sc of sidecars) {
+    const scRows = await rows(`${log}/_sidecars/${sc}`);
+    n += scRows.length;
+    for (const a of scRows) {
+      if (a.add) apply({ add: a.add });
+      if (a.remove) apply({ remove: a.remove });
+    }
   }
   if (n !== lc.size) throw new Error(`checkpoint has ${n} rows, _last_checkpoint says ${lc.size}`);
   start = lc.version;
