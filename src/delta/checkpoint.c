@@ -17,6 +17,8 @@
  * true), JSON commits and checkpoints older than delta.logRetentionDuration (default 30
  * days) are deleted, but only below the newest checkpoint whose commit is itself older
  * than the cutoff, so every version still readable has a checkpoint and commits after it.
+ * On a table with the v2Checkpoint feature, sidecars no kept checkpoint names that are
+ * older than the cutoff and than an hour go too (checkpoint_v2.c).
  * Failpoints: delta.checkpoint.before_write, delta.checkpoint.before_last_checkpoint.
  */
 #include <ctype.h>
@@ -440,6 +442,11 @@ int mcdc_delta__cleanup_log(const mcdc_delta_snapshot *s)
             n_deleted++;
         free(p);
     }
+    bool v2 = false;
+    for (size_t i = 0; i < s->protocol.n_writer_features; i++)
+        v2 |= strcmp(s->protocol.writer_features[i], "v2Checkpoint") == 0;
+    if (keep_from > 0 && v2)
+        n_deleted += mcdc_delta__cleanup_sidecars(s, &l, keep_from, cutoff);
     mcdc_error_clear();
     if (n_deleted)
         mcdc_log(MCDC_LOG_INFO, "delta", "%s: removed %zu log files before version %lld "

@@ -17,6 +17,9 @@
  * kill -9 at any point leaves either no checkpoint of N, or a complete one; an orphan
  * sidecar (killed before the top-level file) is never read. Every name is new (UUIDs),
  * so two writers of the same version each leave a complete checkpoint.
+ * Log cleanup deletes the sidecars that no kept checkpoint names, once older than the log
+ * retention and than an hour (a sidecar exists before the file naming it: the hour keeps
+ * a checkpoint another process is writing intact); a referenced one is never deleted.
  * Failpoints: delta.checkpoint.before_write, delta.checkpoint.v2.after_sidecar,
  * delta.checkpoint.before_last_checkpoint.
  * Design: docs/decisions/0049-v2-checkpoints.md.
@@ -174,4 +177,79 @@ int mcdc_delta__cp_write_v2(const mcdc_delta_snapshot *s)
     free(scdir);
     free(logdir);
     return rc;
+}
+
+/* ---- sidecar cleanup ------------------------------------------------------------------ */
+
+typedef struct refs {
+    char  **names;
+    size_t  n;
+} refs;
+
+static int collect_sidecar(mcdc_delta_action *a, void *payload)
+{
+    refs *r = payload;
+    if (a->kind != MCDC_DELTA_ACTION_SIDECAR)
+        return 0;
+    const char *base = strrchr(a->u.sidecar.path, '/');
+    base = base ? base + 1 : a->u.sidecar.path;
+    char **n = realloc(r->names, (r->n + 1) * sizeof *n);
+    if (!n)
+        return mcdc_error_set(MCDC_ENOMEM, "checkpoint: out of memory");
+    r->names = n;
+    if (!(n[r->n] = strdup(base)))
+        return mcdc_error_set(MCDC_ENOMEM, "checkpoint: out of memory");
+    r->n++;
+    return 0;
+}
+
+size_t mcdc_delta__cleanup_sidecars(const mcdc_delta_snapshot *s, const mcdc_delta__listing *l,
+                                    int64_t keep_from, int64_t cutoff_ms)
+{
+    char *logdir = mcdc_delta__join(s->table_path, "_delta_log");
+    char *scdir = logdir ? mcdc_delta__join(logdir, "_sidecars") : NULL;
+    mcdc_storage_listing sl = { NULL, 0 };
+    refs r = { NULL, 0 };
+    size_t n_deleted = 0;
+    /* no _sidecars (or unlistable): nothing to do */
+    int rc = scdir ? mcdc_storage_list(&sl, scdir, MCDC_STORAGE_LIST_INFO) : MCDC_ENOMEM;
+    /* the sidecars every checkpoint kept by the cleanup names (multi-part ones have none) */
+    for (size_t i = 0; rc == 0 && sl.n && i < l->n_cps; i++) {
+        if (l->cps[i].version < keep_from || l->cps[i].kind == CP_MULTI)
+            continue;
+        char *p = mcdc_delta__join(logdir, l->cps[i].name);
+        size_t len = strlen(l->cps[i].name);
+        rc = !p ? mcdc_error_set(MCDC_ENOMEM, "checkpoint: out of memory")
+             : len > 5 && strcmp(l->cps[i].name + len - 5, ".json") == 0
+                 ? mcdc_delta__read_json_actions(p, collect_sidecar, &r)
+                 : mcdc_delta__read_parquet_actions(p, collect_sidecar, &r);
+        free(p);
+    }
+    /* an unreferenced sidecar older than the log retention and than an hour (a checkpoint
+     * being written writes its sidecar first: it is never that old) */
+    int64_t cutoff = cutoff_ms;
+    if (cutoff > mcdc_delta__now_ms() - 3600000)
+        cutoff = mcdc_delta__now_ms() - 3600000;
+    for (size_t i = 0; rc == 0 && i < sl.n; i++) {
+        const char *name = sl.entries[i].name;
+        size_t len = strlen(name);
+        if (name[0] == '.' || strchr(name, '/') || len < 8 || strcmp(name + len - 8, ".parquet") ||
+            sl.entries[i].mtime_ms >= cutoff)
+            continue;
+        bool referenced = false;
+        for (size_t k = 0; k < r.n && !referenced; k++)
+            referenced = strcmp(r.names[k], name) == 0;
+        char *p = referenced ? NULL : mcdc_delta__join(scdir, name);
+        if (p && mcdc_storage_delete(p) == 0)
+            n_deleted++;
+        free(p);
+    }
+    mcdc_error_clear(); /* cleanup is best effort: a failure deletes nothing more */
+    for (size_t k = 0; k < r.n; k++)
+        free(r.names[k]);
+    free(r.names);
+    mcdc_storage_listing_dispose(&sl);
+    free(scdir);
+    free(logdir);
+    return n_deleted;
 }

@@ -154,6 +154,11 @@ int mcdc_delta__cp_write_file(struct mcdc_parquet_writer *pw, const mcdc_delta_f
 int64_t mcdc_delta__cp_tombstone_cutoff(const mcdc_delta_snapshot *s);
 /* The V2 checkpoint of @p s (checkpoint_v2.c): the table has the v2Checkpoint feature. */
 int mcdc_delta__cp_write_v2(const mcdc_delta_snapshot *s);
+/* Log cleanup of a V2 table (checkpoint_v2.c): delete the sidecars in _delta_log/_sidecars/
+ * that no checkpoint of @p l at or above @p keep_from names, modified before @p cutoff_ms
+ * and more than an hour ago. Best effort (errors cleared); the count deleted. */
+size_t mcdc_delta__cleanup_sidecars(const mcdc_delta_snapshot *s, const mcdc_delta__listing *l,
+                                    int64_t keep_from, int64_t cutoff_ms);
 /* After committing @p version of @p path: when a checkpoint is due (a multiple of
  * @p interval at or below @p version has none, per _last_checkpoint) ask the background
  * writer for one; never waits for it (checkpoint_bg.c). True when asked. */

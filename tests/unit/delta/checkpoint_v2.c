@@ -3,8 +3,9 @@
  * with txns, a compaction leaving tombstones) its checkpoints are UUID-named V2 files with
  * their add and remove rows in _delta_log/_sidecars/, _last_checkpoint names the newest
  * with its sidecars, and a cold snapshot read from it equals the snapshot replayed from
- * the JSON commits alone; vacuum leaves the sidecars; a table not opted in keeps classic
- * checkpoints. */
+ * the JSON commits alone; vacuum leaves the sidecars; log cleanup deletes the sidecars no
+ * kept checkpoint names once older than the retention and an hour, and only those; a
+ * table not opted in keeps classic checkpoints. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <cmocka.h>
 
 #include "mcdc/delta.h"
@@ -32,14 +34,19 @@ static int teardown(void **state)
     return 0;
 }
 
-static void create(const char *t)
+static void create_conf(const char *t, const mcdc_delta_map *conf)
 {
     mcdc_schema *s = mcdc_schema_new();
     mcdc_schema_add(s, "id", MCDC_TYPE_LONG, 0, 0, true);
     mcdc_schema_add(s, "part", MCDC_TYPE_STRING, 0, 0, true);
     const char *parts[] = { "part" };
-    assert_int_equal(0, mcdc_delta_create(t, s, parts, 1, NULL, NULL));
+    assert_int_equal(0, mcdc_delta_create(t, s, parts, 1, conf, NULL));
     mcdc_schema_free(s);
+}
+
+static void create(const char *t)
+{
+    create_conf(t, NULL);
 }
 
 /* One append of @p n rows from @p first, as app "app" batch @p batch. */
@@ -258,12 +265,77 @@ static void test_checkpoint_v2__classic_tables_keep_classic_checkpoints(void **s
     assert_int_equal(0, count_files(sc, "", ".parquet"));
 }
 
+/* Set the modification time of every file in @p dir whose name contains @p part to
+ * @p age_s seconds ago. */
+static void age_files(const char *dir, const char *part, int age_s)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    struct timeval tv[2] = { { now.tv_sec - age_s, 0 }, { now.tv_sec - age_s, 0 } };
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strstr(e->d_name, part))
+            continue;
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        assert_int_equal(0, utimes(p, tv));
+    }
+    closedir(d);
+}
+
+static void test_checkpoint_v2__cleanup_deletes_only_unreferenced_old_sidecars(void **state)
+{
+    const char *t = *state;
+    mcdc_delta_map conf = { 0 };
+    mcdc_delta_map_set(&conf, "delta.logRetentionDuration", "interval 0 seconds");
+    mcdc_delta_map_set(&conf, "delta.checkpointInterval", "5");
+    create_conf(t, &conf); /* version 0 */
+    mcdc_delta_map_clear(&conf);
+    mcdc_delta_commit_result r;
+    assert_int_equal(0, mcdc_delta_enable_v2_checkpoints(t, &r));
+    for (int v = 2; v <= 10; v++) {
+        append(t, v * 10, 3, v);
+        assert_int_equal(0, mcdc_delta_checkpoints_wait());
+    }
+    char log[1024], sc[1100], cmd[8192];
+    snprintf(log, sizeof log, "%s/_delta_log", t);
+    snprintf(sc, sizeof sc, "%s/_sidecars", log);
+    /* the checkpoint of 10 made the one of 5 and the commits before 10 expire; the sidecar
+     * of 5, written moments ago, is left: a writer might be about to name it */
+    assert_int_equal(0, count_files(log, "00000000000000000005.checkpoint.", ".parquet"));
+    assert_int_equal(1, count_files(log, "00000000000000000010.checkpoint.", ".parquet"));
+    assert_int_equal(1, count_files(sc, "00000000000000000005.checkpoint.", ".parquet"));
+    assert_int_equal(1, count_files(sc, "00000000000000000010.checkpoint.", ".parquet"));
+    /* an orphan (a writer killed before its top-level file) and a fresh unnamed one */
+    snprintf(cmd, sizeof cmd, "cp '%s'/00000000000000000010.checkpoint.*.parquet '%s/orphan.parquet' "
+             "&& cp '%s/orphan.parquet' '%s/fresh.parquet'", sc, sc, sc, sc);
+    assert_int_equal(0, system(cmd));
+    age_files(sc, ".parquet", 7200); /* two hours old, all of them */
+    snprintf(cmd, sizeof cmd, "touch '%s/fresh.parquet'", sc);
+    assert_int_equal(0, system(cmd));
+    /* the next cleanup (another checkpoint of 10) deletes the unnamed old ones only */
+    assert_int_equal(0, mcdc_delta_checkpoint(t, 10));
+    assert_int_equal(0, count_files(sc, "00000000000000000005.checkpoint.", ".parquet"));
+    assert_int_equal(0, count_files(sc, "orphan", ".parquet"));
+    assert_int_equal(1, count_files(sc, "fresh", ".parquet"));
+    assert_int_equal(2, count_files(log, "00000000000000000010.checkpoint.", ".parquet"));
+    assert_int_equal(2, count_files(sc, "00000000000000000010.checkpoint.", ".parquet"));
+    mcdc_delta_snapshot *snap;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
+    assert_int_equal(10, snap->checkpoint_version);
+    assert_int_equal(18, snap->n_files);
+    mcdc_delta_snapshot_free(snap);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(test_checkpoint_v2__opt_in_sidecars_and_cold_snapshot),
+        T(test_checkpoint_v2__cleanup_deletes_only_unreferenced_old_sidecars),
         T(test_checkpoint_v2__classic_tables_keep_classic_checkpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
