@@ -14,7 +14,23 @@
 // containers) parsed; rows at those positions (DuckDB's file_row_number) are left out.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { crc32 } from 'node:zlib';
+
+// CRC-32 (IEEE 802.3, reflected, as zlib's), by table: node:zlib has crc32 only from Node 20.15,
+// and Debian 12 ships Node 18.
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+function crc32(buf) {
+  let c = 0xffffffff;
+  for (let i = 0; i < buf.length; i++) c = CRC_TABLE[(c ^ buf[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
 
 const Z85 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
 const z85 = (s) => {
