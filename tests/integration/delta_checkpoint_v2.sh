@@ -8,6 +8,9 @@
 # the V2 checkpoint and its sidecar.
 . "$(dirname "$0")/stream_lib.bash"
 NODE_DIR=$MCDC_SRC/tests/node
+# JSON fields by node (jq is not among the packages scripts/install-deps installs)
+lc_top() { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).v2Checkpoint.path)' "$L/_last_checkpoint"; }
+lc_side() { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).v2Checkpoint.sidecarFiles[0].path)' "$L/_last_checkpoint"; }
 sim_setup
 sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (1, 'c1', 1.25, NULL)"
 sim_capture 2026-10-01T14:00:30
@@ -62,8 +65,8 @@ for f in $tops; do
 done
 lc=$(last_cp)
 [ "$lc" -ge 20 ] || die "_last_checkpoint at $lc, expected 20 or later"
-top=$(jq -r .v2Checkpoint.path "$L/_last_checkpoint")
-side=$(jq -r '.v2Checkpoint.sidecarFiles[0].path' "$L/_last_checkpoint")
+top=$(lc_top)
+side=$(lc_side)
 [ "${top:0:20}" = "$(printf %020d "$lc")" ] || die "_last_checkpoint: version $lc, path $top"
 [ -f "$L/$top" ] && [ -f "$L/_sidecars/$side" ] || die "_last_checkpoint names missing files ($top, $side)"
 [ "$(cp_version)" = "$lc" ] || die "the reader does not start from checkpoint $lc ($(cp_version))"
@@ -108,17 +111,20 @@ cmp -s "$T/before.jsonl" "$T/after2.jsonl" || die "before_last_checkpoint: the r
 # a checkpoint that completes: _last_checkpoint names it and its sidecar
 M table checkpoint bronze.o >/dev/null || die "table checkpoint failed"
 [ "$(last_cp)" = "$v" ] || die "_last_checkpoint at $(last_cp) after the checkpoint, expected $v"
-top=$(jq -r .v2Checkpoint.path "$L/_last_checkpoint")
-side=$(jq -r '.v2Checkpoint.sidecarFiles[0].path' "$L/_last_checkpoint")
+top=$(lc_top)
+side=$(lc_side)
 [ -f "$L/$top" ] && [ -f "$L/_sidecars/$side" ] || die "_last_checkpoint names missing files ($top, $side)"
 # vacuum leaves _delta_log/_sidecars alone
 M table vacuum bronze.o --retention 0d --force >/dev/null || die "vacuum failed"
 [ -f "$L/_sidecars/$side" ] || die "vacuum deleted a referenced sidecar"
 
 # DuckDB on the files `table files` lists equals `table cat`; so does an independent replay
-M table cat bronze.o --format jsonl | jq -c -s 'sort_by(.order_id)[]' > "$T/ours.jsonl"
+M table cat bronze.o --format jsonl > "$T/ours.unsorted"
+node -e 'const r = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  r.sort((a, b) => a.order_id - b.order_id).forEach((o) => console.log(JSON.stringify(o)));' "$T/ours.unsorted" > "$T/ours.jsonl"
 [ "$(wc -l < "$T/ours.jsonl")" = $((26 + id - 40)) ] || die "bronze has $(wc -l < "$T/ours.jsonl") rows, expected $((26 + id - 40))"
-files=$(M table files bronze.o --format json | jq -r '[.files[].path | "'"'"'" + . + "'"'"'"] | join(", ")')
+M table files bronze.o --format json > "$T/files.json"
+files=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).files.map((f) => "'"'"'" + f.path + "'"'"'").join(", "))' "$T/files.json")
 node "$NODE_DIR/duck.mjs" "SELECT * FROM read_parquet([$files]) ORDER BY order_id" > "$T/duck.jsonl"
 node "$NODE_DIR/jsonl_compare.mjs" "$T/ours.jsonl" "$T/duck.jsonl" >/dev/null || die "DuckDB reads the listed files differently"
 M table cat bronze.o --format jsonl > "$T/ours.raw"
