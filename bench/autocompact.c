@@ -20,18 +20,7 @@
 #include "mcdc/delta.h"
 #include "mcdc/log.h"
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 static int create(const char *path, const char *auto_compact)
 {
@@ -54,7 +43,7 @@ static int create(const char *path, const char *auto_compact)
 /* Write batch @p b (rows lsn-ascending) as one file and append it. */
 static int append_batch(const char *path, int64_t b, int rows, double *ms)
 {
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     mcdc_delta_snapshot *snap = NULL;
     mcdc_delta_writer *w = NULL;
     mcdc_delta_file *files = NULL;
@@ -89,13 +78,13 @@ static int append_batch(const char *path, int64_t b, int rows, double *ms)
     if (rc == 0)
         rc = mcdc_delta_append(path, files, n_files, NULL, NULL);
     mcdc_delta_files_free(files, n_files);
-    *ms = now_ms() - t0;
+    *ms = bench_now_ms() - t0;
     return rc;
 }
 
 static int read_all(const char *path, double *ms, size_t *n_files, int64_t *rows)
 {
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     mcdc_delta_snapshot_cache_limit(0); /* a cold read, as another process would do it */
     mcdc_delta_snapshot *snap = NULL;
     mcdc_delta_scan *sc = NULL;
@@ -112,7 +101,7 @@ static int read_all(const char *path, double *ms, size_t *n_files, int64_t *rows
     mcdc_delta_scan_free(sc);
     mcdc_delta_snapshot_free(snap);
     mcdc_delta_snapshot_cache_limit(8);
-    *ms = now_ms() - t0;
+    *ms = bench_now_ms() - t0;
     return rc;
 }
 
@@ -121,7 +110,7 @@ static void report(const char *name, double *lat, int n, const char *path)
     double sum = 0;
     for (int i = 0; i < n; i++)
         sum += lat[i];
-    qsort(lat, (size_t)n, sizeof *lat, cmp_d);
+    qsort(lat, (size_t)n, sizeof *lat, bench_cmp_double);
     double read_ms = 0;
     size_t files = 0;
     int64_t rows = 0;

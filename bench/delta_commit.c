@@ -34,13 +34,7 @@
 #include "mcdc/parquet.h"
 
 #include "disk.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "timing.h"
 
 /* CPU time of the calling thread: the commit's own work, not the background checkpoint
  * writer's, which runs in another thread of the process */
@@ -49,19 +43,6 @@ static double cpu_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p)
-{
-    qsort(v, n, sizeof *v, cmp_d);
-    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-    return v[i];
 }
 
 static int64_t g_counter;
@@ -123,23 +104,23 @@ static void run_cow(const char *label, const char *t, int n, double peer_p50, bo
     o.operation = "MERGE";
     o.read_pred.op = MCDC_DELTA_PRED_ALL;
     for (int i = 0; i < n; i++) {
-        double t0 = now_ms(), c0 = cpu_ms();
+        double t0 = bench_now_ms(), c0 = cpu_ms();
         if (mcdc_delta_commit(t, build_cow, NULL, &o, NULL) < 0) {
             fprintf(stderr, "commit: %s\n", mcdc_error_last()->message);
             exit(1);
         }
-        lat[i] = now_ms() - t0;
+        lat[i] = bench_now_ms() - t0;
         cpu[i] = cpu_ms() - c0;
     }
     /* the checkpoints the commits asked for, written in the background, end here so the
      * next phase runs alone */
-    double w0 = now_ms();
+    double w0 = bench_now_ms();
     mcdc_delta_checkpoints_wait();
-    double waited = now_ms() - w0;
-    double p50 = pct(lat, (size_t)n, 0.50), p99 = pct(lat, (size_t)n, 0.99);
+    double waited = bench_now_ms() - w0;
+    double p50 = bench_pct(lat, (size_t)n, 0.50), p99 = bench_pct(lat, (size_t)n, 0.99);
     printf("%-44s n=%d  p50 %8.3f ms  p99 %8.3f ms  (p99 / p50: %.1fx; p50 / durable-create peer: "
            "%.1fx)\n", label, n, p50, p99, p99 / p50, p50 / peer_p50);
-    double cp50 = pct(cpu, (size_t)n, 0.50), cp99 = pct(cpu, (size_t)n, 0.99);
+    double cp50 = bench_pct(cpu, (size_t)n, 0.50), cp99 = bench_pct(cpu, (size_t)n, 0.99);
     printf("%-44s       cpu p50 %8.3f ms  p99 %8.3f ms  (p99 / p50: %.1fx; then %.0f ms waiting "
            "for background checkpoints)\n", "", cp50, cp99, cp99 / cp50, waited);
     free(lat);
@@ -179,11 +160,11 @@ static double peer_create(const char *dir, int n)
     for (int i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof name, "peer-%d.json", i);
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         mcdc_delta__create_noreplace(dir, name, body, sizeof body);
-        lat[i] = now_ms() - t0;
+        lat[i] = bench_now_ms() - t0;
     }
-    double p50 = pct(lat, (size_t)n, 0.5);
+    double p50 = bench_pct(lat, (size_t)n, 0.5);
     free(lat);
     return p50;
 }
@@ -196,19 +177,19 @@ static double load_figures(const char *label, const char *t, int64_t now, int64_
     mcdc_delta_snapshot_cache_limit(0);
     for (int i = 0; i < 5; i++) {
         mcdc_delta_snapshot *s;
-        double a = now_ms(), c = cpu_ms();
+        double a = bench_now_ms(), c = cpu_ms();
         if (mcdc_delta_snapshot_open(&s, t, -1) < 0) {
             fprintf(stderr, "snapshot: %s\n", mcdc_error_last()->message);
             exit(1);
         }
-        lat[i] = now_ms() - a;
+        lat[i] = bench_now_ms() - a;
         cpu[i] = cpu_ms() - c;
         mcdc_delta_snapshot_free(s);
     }
     char l[128];
     snprintf(l, sizeof l, "snapshot load, cold, %s", label);
-    double cold = pct(lat, 5, 0.5);
-    *cold_cpu = pct(cpu, 5, 0.5);
+    double cold = bench_pct(lat, 5, 0.5);
+    *cold_cpu = bench_pct(cpu, 5, 0.5);
     printf("%-44s %8.1f ms  cpu %8.1f ms  (100,000 files)\n", l, cold, *cold_cpu);
     mcdc_delta_snapshot_cache_limit(8);
     mcdc_delta_snapshot *s;
@@ -220,17 +201,17 @@ static double load_figures(const char *label, const char *t, int64_t now, int64_
         add_line(&c, "w", next * 100 + i, now, false);
         put_commit(t, next + i, c.ptr, c.len);
         mcdc_buf_dispose(&c);
-        double a = now_ms(), cc = cpu_ms();
+        double a = bench_now_ms(), cc = cpu_ms();
         if (mcdc_delta_snapshot_open(&s, t, -1) < 0 || s->version != next + i) {
             fprintf(stderr, "snapshot: wrong version\n");
             exit(1);
         }
-        lat[i] = now_ms() - a;
+        lat[i] = bench_now_ms() - a;
         cpu[i] = cpu_ms() - cc;
         mcdc_delta_snapshot_free(s);
     }
-    printf("%-44s %8.3f ms  cpu %8.3f ms\n", "snapshot load, warm, 1 new commit", pct(lat, 7, 0.5),
-           pct(cpu, 7, 0.5));
+    printf("%-44s %8.3f ms  cpu %8.3f ms\n", "snapshot load, warm, 1 new commit", bench_pct(lat, 7, 0.5),
+           bench_pct(cpu, 7, 0.5));
     return cold;
 }
 
@@ -246,7 +227,7 @@ static double reader_peer(const char *cp_path, bool json, double *cpu_out)
                                         "domainMetadata" };
     double lat[5], cpu[5];
     for (int i = 0; i < 5; i++) {
-        double a = now_ms(), c = cpu_ms();
+        double a = bench_now_ms(), c = cpu_ms();
         mcdc_parquet_reader *r;
         if (mcdc_parquet_reader_open(&r, cp_path, NULL) < 0 ||
             mcdc_parquet_reader_select(r, cols, sizeof cols / sizeof cols[0]) < 0) {
@@ -271,11 +252,11 @@ static double reader_peer(const char *cp_path, bool json, double *cpu_out)
             fprintf(stderr, "reader: %s\n", rc < 0 ? mcdc_error_last()->message : "too few rows");
             exit(1);
         }
-        lat[i] = now_ms() - a;
+        lat[i] = bench_now_ms() - a;
         cpu[i] = cpu_ms() - c;
     }
-    *cpu_out = pct(cpu, 5, 0.5);
-    return pct(lat, 5, 0.5);
+    *cpu_out = bench_pct(cpu, 5, 0.5);
+    return bench_pct(lat, 5, 0.5);
 }
 
 int main(int argc, char **argv)
@@ -324,13 +305,13 @@ int main(int argc, char **argv)
         add_line(&b, "old", i, now - (int64_t)(7 * 86400000.0 * (double)i / 100000.0), true);
     put_commit(loaded, 1, b.ptr, b.len);
     mcdc_buf_dispose(&b);
-    double t0 = now_ms(), tc = cpu_ms();
+    double t0 = bench_now_ms(), tc = cpu_ms();
     if (mcdc_delta_checkpoint(loaded, 1) < 0) {
         fprintf(stderr, "checkpoint: %s\n", mcdc_error_last()->message);
         return 1;
     }
     printf("%-44s %8.1f ms  cpu %8.1f ms\n", "setup: checkpoint of 186,400 actions",
-           now_ms() - t0, cpu_ms() - tc);
+           bench_now_ms() - t0, cpu_ms() - tc);
     run_cow("one-row copy-on-write commit, loaded table", loaded, n / 4 > 10 ? n / 4 : 10, peer_p50, false);
     /* the peer of its tail: the same commits with no checkpoint at all */
     run_cow("peer: the same, no checkpoints", loaded, n / 4 > 10 ? n / 4 : 10, peer_p50, true);
@@ -346,13 +327,13 @@ int main(int argc, char **argv)
     }
     double cold_cpu;
     load_figures("10,000 JSON commits", big, now, 10001, &cold_cpu);
-    t0 = now_ms();
+    t0 = bench_now_ms();
     double c0 = cpu_ms();
     if (mcdc_delta_checkpoint(big, 10007) < 0) {
         fprintf(stderr, "checkpoint: %s\n", mcdc_error_last()->message);
         return 1;
     }
-    printf("%-44s %8.1f ms  cpu %8.1f ms\n", "setup: checkpoint of 100,000 files", now_ms() - t0,
+    printf("%-44s %8.1f ms  cpu %8.1f ms\n", "setup: checkpoint of 100,000 files", bench_now_ms() - t0,
            cpu_ms() - c0);
     double cold = load_figures("checkpoint + commits", big, now, 10008, &cold_cpu);
     char cp_path[8400];

@@ -19,24 +19,7 @@
 #include "mcdc/delta.h"
 #include "mcdc/storage.h"
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p)
-{
-    qsort(v, n, sizeof *v, cmp_d);
-    return v[(size_t)(p * (double)(n - 1) + 0.5)];
-}
+#include "timing.h"
 
 static int64_t g_counter;
 
@@ -98,14 +81,14 @@ int main(int argc, char **argv)
     mcdc_storage_s3_counts c0, c1;
     mcdc_storage_s3_counts_get(&c0);
     for (int i = 0; i < n; i++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         if (mcdc_delta_commit(table, build_append, NULL, &o, NULL) < 0)
             die("commit");
-        lat[i] = now_ms() - t0;
+        lat[i] = bench_now_ms() - t0;
     }
     mcdc_delta_checkpoints_wait();
     mcdc_storage_s3_counts_get(&c1);
-    double p50 = pct(lat, (size_t)n, 0.50), p99 = pct(lat, (size_t)n, 0.99);
+    double p50 = bench_pct(lat, (size_t)n, 0.50), p99 = bench_pct(lat, (size_t)n, 0.99);
 
     /* the size of one commit file: the last one */
     char name[32], peer[1100];
@@ -117,12 +100,12 @@ int main(int argc, char **argv)
     double *pl = malloc((size_t)n * sizeof *pl);
     for (int i = 0; i < n; i++) {
         snprintf(peer, sizeof peer, "%s/peer/%020d.json", table, i);
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         if (mcdc_storage_create(peer, b.ptr, b.len) < 0)
             die("peer put");
-        pl[i] = now_ms() - t0;
+        pl[i] = bench_now_ms() - t0;
     }
-    double peer_p50 = pct(pl, (size_t)n, 0.50);
+    double peer_p50 = bench_pct(pl, (size_t)n, 0.50);
     double k = (double)n;
     printf("one-row append commit on S3        n=%d  p50 %8.3f ms  p99 %8.3f ms  (p50 / bare conditional PUT: %.1fx)\n",
            n, p50, p99, p50 / peer_p50);

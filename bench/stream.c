@@ -41,6 +41,7 @@
 #include "pipeline/datafile.h"
 
 #include "disk.h"
+#include "timing.h"
 
 static const char *db, *ci;
 static char dir[256];
@@ -153,19 +154,6 @@ static int phase_write(int64_t n_rows)
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int64_t n, double q)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    int64_t i = (int64_t)(q * (double)(n - 1) + 0.5);
-    return v[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
-
 /* The floor: the time of a batch's 6 durable 1 KiB creates-without-replace (temp file,
  * fsync, link, directory fsync), sampled between the batches of the run it is compared
  * with, so both see the same disk at the same time (the machine is shared: its fsync
@@ -206,7 +194,7 @@ static void floor_sample(floor_samples *f)
 /* p50 of the samples, -1 when none or one failed */
 static double floor_p50(floor_samples *f)
 {
-    return f->failed || f->n == 0 ? -1 : pct(f->ms, f->n, 0.5);
+    return f->failed || f->n == 0 ? -1 : bench_pct(f->ms, (size_t)f->n, 0.5);
 }
 
 static void floor_free(floor_samples *f)
@@ -315,7 +303,8 @@ static int phase_small(int64_t want)
     double fl = rc == 0 ? floor_p50(&r.fl) : -1;
     if (rc == 0 && r.n > 1 && fl > 0) {
         /* the first batch pays the table's creation: left out */
-        double p50 = pct(r.ms + 1, r.n - 1, 0.5), p99 = pct(r.ms + 1, r.n - 1, 0.99);
+        size_t k = (size_t)(r.n - 1);
+        double p50 = bench_pct(r.ms + 1, k, 0.5), p99 = bench_pct(r.ms + 1, k, 0.99);
         printf("stream-small p50 %.2f ms p99 %.2f ms floor %.2f ms  (%" PRId64 " batches of one "
                "commit, %" PRId64 " floor samples between them; p50 %.1fx, p99 %.1fx the floor)\n",
                p50, p99, fl, r.n, r.fl.n, p50 / fl, p99 / fl);
