@@ -5,6 +5,8 @@
  *   stall:DURATION      hold the next response that long before it starts
  *   error:1205@N        answer the N-th request (SQLBatch or RPC, counted over the whole
  *   error:1222@N        server from 1) with the deadlock-victim or lock-timeout error
+ * --latency adds its delay to every request here; the handshake's answers take it through
+ * tds_conn_round_trip (conn.c), so every round trip of a client costs it once.
  * Each fault fires once in the server's life; with --fault-repeat, drop and stall fire every
  * time and an error fires on every N-th request (N, 2N, ...).
  *
