@@ -273,7 +273,8 @@ int mcdc_sim_source_set_paging(mcdc_source *src, int64_t page_rows, mcdc_sim_pag
                                void *payload);
 
 /** Test hook: answer commit-time questions from the index kept between calls (@p enabled,
- *  the default) or by the seeded walk, each question re-fed from the mapping entry 3 hours
+ *  the default; one index per database file in a process, shared by every source open on
+ *  it; a source on the walk leaves it) or by the seeded walk, each question re-fed from the mapping entry 3 hours
  *  before it (the reference the index is checked against). @return 0; MCDC_EINVAL when
  *  @p src is not a simulator source. */
 int mcdc_sim_source_set_commit_index(mcdc_source *src, bool enabled);

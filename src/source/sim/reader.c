@@ -757,7 +757,7 @@ int mcdc_sim_source_set_commit_index(mcdc_source *b, bool enabled)
     if (!b || b->ops != &sim_ops)
         return mcdc_error_set(MCDC_EINVAL, "commit-time settings apply to simulator sources only");
     sim_source *src = (sim_source *)b;
-    src->ct.use_index = enabled;
+    sim__ct_use_index(&src->ct, enabled);
     return 0;
 }
 
