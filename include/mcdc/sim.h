@@ -283,6 +283,11 @@ int mcdc_sim_source_set_commit_index(mcdc_source *src, bool enabled);
  *  (-1 when @p src is not a simulator source). */
 int64_t mcdc_sim_source_commit_entries_fed(const mcdc_source *src);
 
+/** Test hook: how many times @p src's commit-time questions checked the ends of the index
+ *  against the database (for a rewind or a cleanup); a question after no commit since the
+ *  source's last check skips it (-1 when @p src is not a simulator source). */
+int64_t mcdc_sim_source_commit_syncs(const mcdc_source *src);
+
 /** Test hook: how many database pages @p src's connection has fetched so far (SQLite's page
  *  cache hits and misses), a measure of how much of the file its questions read (-1 when
  *  @p src is not a simulator source). */

@@ -30,7 +30,8 @@
  * Invariants of a valid index:
  * (T1) e[] holds every mapping entry in (start_after, fed], in LSN order, and no other.
  *      Entries are only appended (forward allocation, S2), cut from the front by cleanup and
- *      from the back by a rewind; each question first re-checks both ends (ct_sync).
+ *      from the back by a rewind; each question first re-checks both ends (ct_sync),
+ *      unless no commit was made since its source's last check (data_version).
  * (T2) seq is the sequencer state after e[n-1]; a cut from the back restores it from the
  *      new last entry (local, utc, second pass), so the run goes on as if never extended.
  * (T3) e[i].utc_us for i >= warm equals the seeded walk's answer for e[i].lsn.
@@ -267,6 +268,7 @@ void sim__ct_init(sim_commit_times *ct, mcdc_sim *s)
 {
     memset(ct, 0, sizeof *ct);
     ct->sim = s;
+    ct->dv_synced = -1;
     join(ct);
     ct->use_index = ct->ix != NULL; /* without memory for an index, the walk answers */
 }
@@ -283,6 +285,9 @@ void sim__ct_dispose(sim_commit_times *ct)
     sim_ct_index *x = ct->ix;
     ct->ix = NULL;
     ct->use_index = false;
+    sqlite3_finalize(ct->dv_st);
+    ct->dv_st = NULL;
+    ct->dv_synced = -1;
     if (!x) return;
     pthread_mutex_lock(&g_mu);
     bool last = --x->refs == 0;
@@ -377,15 +382,25 @@ static size_t upper_bound(const sim_ct_index *x, const mcdc_lsn *lsn)
     return lo;
 }
 
-/* Re-check both ends against the database (T1) after another process may have cleaned up
- * or rewound. */
-static int ct_sync(sim_commit_times *ct)
+/* The connection's PRAGMA data_version (-1 when it cannot be read): it moves with every
+ * commit another connection (of any process) made since its last reading. */
+static int64_t data_version(sim_commit_times *ct)
+{
+    if (!ct->dv_st && sqlite3_prepare_v3(ct->sim->db, "PRAGMA data_version", -1, SQLITE_PREPARE_PERSISTENT, &ct->dv_st,
+                                         NULL) != SQLITE_OK) {
+        sqlite3_finalize(ct->dv_st);
+        ct->dv_st = NULL;
+        return -1;
+    }
+    int64_t v = sqlite3_step(ct->dv_st) == SQLITE_ROW ? sqlite3_column_int64(ct->dv_st, 0) : -1;
+    sqlite3_reset(ct->dv_st); /* no read transaction is kept open */
+    return v;
+}
+
+/* Check both ends of the index against the database, mending it (T1, T2). */
+static int sync_ends(sim_commit_times *ct)
 {
     sim_ct_index *x = ct->ix;
-    if (!x->valid || x->n == 0) {
-        x->valid = false;
-        return 0;
-    }
     mcdc_lsn last, first;
     bool have;
     int rc = query_lsn(ct->sim, "SELECT lsn FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ?1 ORDER BY lsn DESC LIMIT 1",
@@ -424,6 +439,27 @@ static int ct_sync(sim_commit_times *ct)
         x->warm = x->warm == SIZE_MAX ? SIZE_MAX : x->warm > drop ? x->warm - drop : 0;
     }
     return 0;
+}
+
+/* Re-check both ends against the database (T1) after another process may have cleaned up
+ * or rewound. Nothing can have changed when no commit was made since this source's last
+ * sync (its connection's data_version, read before that sync, has not moved): whatever
+ * other sources did to the index since, they did against the same database, so the
+ * check is skipped. */
+static int ct_sync(sim_commit_times *ct)
+{
+    sim_ct_index *x = ct->ix;
+    if (!x->valid || x->n == 0) {
+        x->valid = false;
+        return 0;
+    }
+    int64_t dv = data_version(ct);
+    if (dv >= 0 && dv == ct->dv_synced) return 0;
+    ct->dv_synced = -1;
+    ct->n_synced++;
+    int rc = sync_ends(ct);
+    if (rc == 0) ct->dv_synced = dv;
+    return rc;
 }
 
 /* Make the index hold every entry above @p after that exists (T1), rebuilding it from the

@@ -767,6 +767,12 @@ int64_t mcdc_sim_source_commit_entries_fed(const mcdc_source *b)
     return ((const sim_source *)b)->ct.n_fed;
 }
 
+int64_t mcdc_sim_source_commit_syncs(const mcdc_source *b)
+{
+    if (!b || b->ops != &sim_ops) return -1;
+    return ((const sim_source *)b)->ct.n_synced;
+}
+
 int64_t mcdc_sim_source_pages_fetched(const mcdc_source *b)
 {
     if (!b || b->ops != &sim_ops) return -1;

@@ -599,6 +599,23 @@ static void test_source_sim_reader__sources_of_one_database_share_the_index(void
     assert_int_equal(0, qb.wrong);
     int64_t fed = mcdc_sim_source_commit_entries_fed(a) + mcdc_sim_source_commit_entries_fed(b);
     if (fed < N || fed > N + 10) fail_msg("two sources of one index fed %lld entries (want about %d)", (long long)fed, N);
+    /* no commit since a source's last check of the index's ends: its questions skip the
+     * check (they made two queries each before); a commit makes the next one check */
+    int64_t syncs = mcdc_sim_source_commit_syncs(a);
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(0, a->ops->lsn_to_commit_ts(a, &c[i * 7], &ts));
+        assert_int_equal(want[i * 7], ts);
+    }
+    if (mcdc_sim_source_commit_syncs(a) > syncs + 1)
+        fail_msg("50 questions on a quiet database checked the index %lld times",
+                 (long long)(mcdc_sim_source_commit_syncs(a) - syncs));
+    syncs = mcdc_sim_source_commit_syncs(a);
+    mcdc_lsn more = commit_at(&t, N, T("2025-11-02T12:10:00"));
+    simt_capture(&t, "2025-11-02T12:30:00", 5000);
+    assert_int_equal(0, a->ops->lsn_to_commit_ts(a, &more, &ts));
+    assert_int_equal(T("2025-11-02T12:10:00"), ts);
+    assert_int_equal(syncs + 1, mcdc_sim_source_commit_syncs(a));
+    assert_int_equal(-1, mcdc_sim_source_commit_syncs(NULL));
     mcdc_source_close(a);
     mcdc_source_close(b);
     /* the last source gone, the next converts afresh */
