@@ -27,6 +27,7 @@
 
 #include "mcdc/failpoint.h"
 #include "mcdc/mssql.h"
+#include "mcdc/text.h"
 #include "mcdc/time.h"
 #include "source/columns.h"
 #include "source/mssql/mssql_int.h"
@@ -1203,7 +1204,8 @@ typedef struct rowset {
     mcdc_buf     *longs;      /* per captured column, the long ones' values */
     int          *order;      /* select-list position (1-based) of each captured column */
     mcdc_value   *vals;
-    char        (*scratch)[48];
+    char        **text;       /* per captured column, text_cap bytes for a value made into text */
+    mcdc_buf      wide;       /* a long UTF-16 value before it is decoded */
 } rowset;
 
 #define META_COLS 5
@@ -1232,7 +1234,9 @@ static void rowset_free(rowset *r, size_t n_cols)
     free(r->longs);
     free(r->order);
     free(r->vals);
-    free(r->scratch);
+    for (size_t i = 0; r->text && i < n_cols; i++) free(r->text[i]);
+    free(r->text);
+    mcdc_buf_dispose(&r->wide);
     memset(r, 0, sizeof *r);
 }
 
@@ -1266,13 +1270,15 @@ static int rowset_alloc(rowset *r, const mssql_plan *p)
     r->longs = calloc(n + 1, sizeof *r->longs);
     r->order = calloc(n + 1, sizeof *r->order);
     r->vals = calloc(n + 1, sizeof *r->vals);
-    r->scratch = calloc(n + 1, sizeof *r->scratch);
+    r->text = calloc(n + 1, sizeof *r->text);
+    r->wide = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 30);
     if (!r->status || !r->lsn || !r->seq || !r->mask || !r->lsn_i || !r->seq_i || !r->mask_i || !r->op_i || !r->cmd_i ||
-        !r->op || !r->cmd || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->scratch)
+        !r->op || !r->cmd || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->text)
         goto oom;
     int pos = META_COLS;
     for (size_t i = 0; i < n; i++) {
         r->longs[i] = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 30);
+        if (p->cols[i].text_cap && !(r->text[i] = malloc(p->cols[i].text_cap))) goto oom;
         if (p->cols[i].is_long) continue;
         r->order[i] = ++pos;
         r->data[i] = calloc(R, (size_t)p->cols[i].width);
@@ -1318,13 +1324,17 @@ static int bind_rowset(mssql_source *s, SQLHSTMT st, rowset *r, const mssql_plan
     return 0;
 }
 
-/* The long column at select position @p pos of the current row into @p b: *len its length
- * or SQL_NULL_DATA. */
-static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, mcdc_buf *b, SQLLEN *len)
+/* The long column at select position @p pos of the current row into @p b as the value's
+ * bytes (UTF-8 for text; UTF-16 is collected in @p wide, then decoded): *len its length or
+ * SQL_NULL_DATA. */
+static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, mcdc_buf *b, mcdc_buf *wide, SQLLEN *len)
 {
+    bool utf16 = c->c_type == SQL_C_WCHAR;
+    mcdc_buf *into = utf16 ? wide : b;
     mcdc_buf_clear(b);
-    char chunk[32768];
-    bool text = c->c_type == SQL_C_CHAR;
+    mcdc_buf_clear(wide);
+    SQLWCHAR chunk[16384]; /* 32 KiB, aligned for UTF-16 */
+    size_t term = utf16 ? sizeof(SQLWCHAR) : c->c_type == SQL_C_CHAR ? 1 : 0;
     for (;;) {
         SQLLEN ind;
         SQLRETURN x = SQLGetData(st, (SQLUSMALLINT)pos, c->c_type, chunk, sizeof chunk, &ind);
@@ -1334,10 +1344,16 @@ static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, m
             *len = SQL_NULL_DATA;
             return 0;
         }
-        size_t room = text ? sizeof chunk - 1 : sizeof chunk;
+        size_t room = sizeof chunk - term;
         size_t got = (ind == SQL_NO_TOTAL || ind > (SQLLEN)room) ? room : (size_t)ind;
-        if (mcdc_buf_put(b, chunk, got) < 0) return MCDC_ENOMEM;
+        if (mcdc_buf_put(into, chunk, got) < 0) return MCDC_ENOMEM;
         if (x == SQL_SUCCESS) break;
+    }
+    if (utf16) {
+        size_t units = wide->len / sizeof(SQLWCHAR);
+        if (mcdc_buf_grow(b, MCDC_TEXT_UTF8_OF_UTF16(units) + 1) < 0) return MCDC_ENOMEM;
+        b->len = units ? mcdc_text_utf16_to_utf8((uint8_t *)b->ptr, (const uint16_t *)(const void *)wide->ptr, units) : 0;
+        b->ptr[b->len] = 0;
     }
     if (!b->ptr && mcdc_buf_put(b, "", 0) < 0) return MCDC_ENOMEM;
     *len = (SQLLEN)b->len;
@@ -1579,21 +1595,24 @@ static int read_page_fn(mssql_source *s, void *payload)
             ch.update_mask = r->mask + i * MASK_BYTES;
             ch.update_mask_len = r->mask_i[i] == SQL_NULL_DATA ? 0 : (size_t)(r->mask_i[i] > MASK_BYTES ? MASK_BYTES : r->mask_i[i]);
             int64_t local = 0;
-            if ((rc = page_time_of(c, &ch.start_lsn, &local)) < 0 ||
-                (rc = row_commit_ts(c, s, &ch.start_lsn, local, &ch.commit_ts_us)) < 0)
+            if (c->seq_has && memcmp(ch.start_lsn.b, c->seq_lsn.b, sizeof ch.start_lsn.b) == 0) {
+                ch.commit_ts_us = c->seq_utc; /* the commit of the row before */
+            } else if ((rc = page_time_of(c, &ch.start_lsn, &local)) < 0 ||
+                       (rc = row_commit_ts(c, s, &ch.start_lsn, local, &ch.commit_ts_us)) < 0) {
                 break;
+            }
             for (size_t k = 0; rc == 0 && k < p->n_cols; k++) {
                 const mssql_col *col = &p->cols[k];
                 const char *data;
                 SQLLEN len;
                 if (col->is_long) {
-                    if ((rc = get_long(s, x.st, r->order[k], col, &r->longs[k], &len)) < 0) break;
+                    if ((rc = get_long(s, x.st, r->order[k], col, &r->longs[k], &r->wide, &len)) < 0) break;
                     data = r->longs[k].ptr;
                 } else {
                     data = r->data[k] + (size_t)col->width * i;
                     len = r->ind[k][i];
                 }
-                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->scratch[k], sizeof r->scratch[k]);
+                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->text[k], col->text_cap);
             }
             if (rc < 0) break;
             ch.values = r->vals;
@@ -1990,13 +2009,13 @@ static int snap_fn(mssql_source *s, void *payload)
                 const char *data;
                 SQLLEN len;
                 if (col->is_long) {
-                    if ((rc = get_long(s, x.st, r->order[k] - META_COLS, col, &r->longs[k], &len)) < 0) break;
+                    if ((rc = get_long(s, x.st, r->order[k] - META_COLS, col, &r->longs[k], &r->wide, &len)) < 0) break;
                     data = r->longs[k].ptr;
                 } else {
                     data = r->data[k] + (size_t)col->width * i;
                     len = r->ind[k][i];
                 }
-                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->scratch[k], sizeof r->scratch[k]);
+                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->text[k], col->text_cap);
             }
             if (rc < 0) break;
             if (c->query == MCDC_MSSQL_Q_KEY_AT) {
