@@ -21,6 +21,9 @@ run_all() {
 # inserts, several per transaction, every type; a long text; non-Latin-1 text
 sim_exec 2026-10-31T14:00:00 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at, note, price, at_off, t) VALUES (1, N'Zoë €', 10.50, '2026-10-31T13:00:00.123', N'$(printf 'long%.0s' $(seq 1 3000))', 12.3456, '2026-10-31 10:00:00.1234567 -04:00', '13:50:01.1234567')"
 sim_exec 2026-10-31T14:00:01 "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES (2, N'日本', -0.05, NULL), (3, NULL, NULL, NULL)"
+# characters past the BMP (UTF-16 pairs, decoded by the source, not the driver), one pair
+# across two 32 KiB chunks of a long value (16,382 units, then the pair), the empty string
+sim_exec 2026-10-31T14:00:02 "INSERT INTO dbo.orders (order_id, customer, note) VALUES (5, N'😀 𝄞 x', N'$(printf 'x%.0s' $(seq 1 16382))😀y'), (10, N'', N'')"
 sim_capture 2026-10-31T14:00:05
 run_all
 # bronze records the source's identity: through odbc: the database sim serve names (shop),

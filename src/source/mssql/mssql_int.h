@@ -53,6 +53,8 @@ typedef struct mssql_col {
     /* fetch plan */
     SQLSMALLINT c_type;   /* SQL_C_* used to bind or get it */
     SQLLEN      width;    /* bytes per row in the bound buffer (0 for a long column) */
+    size_t      text_cap; /* bytes of text a bound value is made into (time, UTF-16), else 0 */
+    bool        is_time;  /* time: SQL_SS_TIME2_STRUCT made into text */
 } mssql_col;
 
 /* A capture instance as sp_cdc_help_change_data_capture lists it. */

@@ -27,6 +27,7 @@
 
 #include "mcdc/failpoint.h"
 #include "mcdc/mssql.h"
+#include "mcdc/text.h"
 #include "mcdc/time.h"
 #include "source/columns.h"
 #include "source/mssql/mssql_int.h"
@@ -1203,8 +1204,9 @@ typedef struct rowset {
     mcdc_buf     *longs;      /* per captured column, the long ones' values */
     int          *order;      /* select-list position (1-based) of each captured column */
     mcdc_value   *vals;       /* slots x captured columns: the converted values */
-    char        (*scratch)[48];
-    size_t        slots;      /* rows of vals: 1, or R when rows are handed over a block at a time */
+    char        **text;       /* per captured column, slots x text_cap bytes for a value made into text */
+    mcdc_buf      wide;       /* a long UTF-16 value before it is decoded */
+    size_t        slots;      /* rows of vals and text: 1, or R when rows are handed over a block at a time */
     mcdc_change  *ch;         /* R headers when handed over a block at a time, else NULL */
     int64_t       n_out;      /* rows of ch filled since the block was last handed over */
 } rowset;
@@ -1242,7 +1244,9 @@ static void rowset_free(rowset *r, size_t n_cols)
     free(r->longs);
     free(r->order);
     free(r->vals);
-    free(r->scratch);
+    for (size_t i = 0; r->text && i < n_cols; i++) free(r->text[i]);
+    free(r->text);
+    mcdc_buf_dispose(&r->wide);
     free(r->ch);
     memset(r, 0, sizeof *r);
 }
@@ -1280,14 +1284,16 @@ static int rowset_alloc_slots(rowset *r, const mssql_plan *p, bool per_row)
     r->order = calloc(n + 1, sizeof *r->order);
     r->slots = per_row ? R : 1;
     r->vals = calloc(r->slots * n + 1, sizeof *r->vals);
-    r->scratch = calloc(r->slots * n + 1, sizeof *r->scratch);
+    r->text = calloc(n + 1, sizeof *r->text);
+    r->wide = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 30);
     if (per_row && !(r->ch = calloc(R, sizeof *r->ch))) goto oom;
     if (!r->status || !r->lsn || !r->seq || !r->mask || !r->lsn_i || !r->seq_i || !r->mask_i || !r->op_i || !r->cmd_i ||
-        !r->op || !r->cmd || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->scratch)
+        !r->op || !r->cmd || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->text)
         goto oom;
     int pos = META_COLS;
     for (size_t i = 0; i < n; i++) {
         r->longs[i] = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 30);
+        if (p->cols[i].text_cap && !(r->text[i] = malloc(p->cols[i].text_cap * r->slots))) goto oom;
         if (p->cols[i].is_long) continue;
         r->order[i] = ++pos;
         r->data[i] = calloc(R, (size_t)p->cols[i].width);
@@ -1338,13 +1344,17 @@ static int bind_rowset(mssql_source *s, SQLHSTMT st, rowset *r, const mssql_plan
     return 0;
 }
 
-/* The long column at select position @p pos of the current row into @p b: *len its length
- * or SQL_NULL_DATA. */
-static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, mcdc_buf *b, SQLLEN *len)
+/* The long column at select position @p pos of the current row into @p b as the value's
+ * bytes (UTF-8 for text; UTF-16 is collected in @p wide, then decoded): *len its length or
+ * SQL_NULL_DATA. */
+static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, mcdc_buf *b, mcdc_buf *wide, SQLLEN *len)
 {
+    bool utf16 = c->c_type == SQL_C_WCHAR;
+    mcdc_buf *into = utf16 ? wide : b;
     mcdc_buf_clear(b);
-    char chunk[32768];
-    bool text = c->c_type == SQL_C_CHAR;
+    mcdc_buf_clear(wide);
+    SQLWCHAR chunk[16384]; /* 32 KiB, aligned for UTF-16 */
+    size_t term = utf16 ? sizeof(SQLWCHAR) : c->c_type == SQL_C_CHAR ? 1 : 0;
     for (;;) {
         SQLLEN ind;
         SQLRETURN x = SQLGetData(st, (SQLUSMALLINT)pos, c->c_type, chunk, sizeof chunk, &ind);
@@ -1354,10 +1364,16 @@ static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, m
             *len = SQL_NULL_DATA;
             return 0;
         }
-        size_t room = text ? sizeof chunk - 1 : sizeof chunk;
+        size_t room = sizeof chunk - term;
         size_t got = (ind == SQL_NO_TOTAL || ind > (SQLLEN)room) ? room : (size_t)ind;
-        if (mcdc_buf_put(b, chunk, got) < 0) return MCDC_ENOMEM;
+        if (mcdc_buf_put(into, chunk, got) < 0) return MCDC_ENOMEM;
         if (x == SQL_SUCCESS) break;
+    }
+    if (utf16) {
+        size_t units = wide->len / sizeof(SQLWCHAR);
+        if (mcdc_buf_grow(b, MCDC_TEXT_UTF8_OF_UTF16(units) + 1) < 0) return MCDC_ENOMEM;
+        b->len = units ? mcdc_text_utf16_to_utf8((uint8_t *)b->ptr, (const uint16_t *)(const void *)wide->ptr, units) : 0;
+        b->ptr[b->len] = 0;
     }
     if (!b->ptr && mcdc_buf_put(b, "", 0) < 0) return MCDC_ENOMEM;
     *len = (SQLLEN)b->len;
@@ -1642,7 +1658,6 @@ static int read_page_fn(mssql_source *s, void *payload)
             if (seen++ < c->delivered) continue; /* handed out before a retry */
             size_t slot = c->on_rows ? (size_t)r->n_out : 0;
             mcdc_value *vals = r->vals + slot * p->n_cols;
-            char (*scratch)[48] = r->scratch + slot * p->n_cols;
             mcdc_change ch;
             memset(&ch, 0, sizeof ch);
             if (r->lsn_i[i] != 10 || r->seq_i[i] != 10) {
@@ -1664,13 +1679,14 @@ static int read_page_fn(mssql_source *s, void *payload)
                 const char *data;
                 SQLLEN len;
                 if (col->is_long) {
-                    if ((rc = get_long(s, x.st, r->order[k], col, &r->longs[k], &len)) < 0) break;
+                    if ((rc = get_long(s, x.st, r->order[k], col, &r->longs[k], &r->wide, &len)) < 0) break;
                     data = r->longs[k].ptr;
                 } else {
                     data = r->data[k] + (size_t)col->width * i;
                     len = r->ind[k][i];
                 }
-                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &vals[k], scratch[k], sizeof scratch[k]);
+                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &vals[k],
+                                     r->text[k] ? r->text[k] + slot * col->text_cap : NULL, col->text_cap);
             }
             if (rc < 0) break;
             ch.values = vals;
@@ -1792,7 +1808,7 @@ int mssql__rows_new(mssql_rows **out, const mssql_plan *p)
     b->n_cols = p->n_cols;
     size_t width = 10 + 10 + MASK_BYTES + sizeof(mcdc_change) + 2 * sizeof(SQLINTEGER) + 5 * sizeof(SQLLEN);
     for (size_t i = 0; i < p->n_cols; i++)
-        width += (size_t)p->cols[i].width + sizeof(SQLLEN) + sizeof(mcdc_value) + 48;
+        width += (size_t)p->cols[i].width + sizeof(SQLLEN) + sizeof(mcdc_value) + p->cols[i].text_cap;
     b->bytes = width * b->r.R;
     *out = b;
     return 0;
@@ -2108,13 +2124,13 @@ static int snap_fn(mssql_source *s, void *payload)
                 const char *data;
                 SQLLEN len;
                 if (col->is_long) {
-                    if ((rc = get_long(s, x.st, r->order[k] - META_COLS, col, &r->longs[k], &len)) < 0) break;
+                    if ((rc = get_long(s, x.st, r->order[k] - META_COLS, col, &r->longs[k], &r->wide, &len)) < 0) break;
                     data = r->longs[k].ptr;
                 } else {
                     data = r->data[k] + (size_t)col->width * i;
                     len = r->ind[k][i];
                 }
-                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->scratch[k], sizeof r->scratch[k]);
+                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->text[k], col->text_cap);
             }
             if (rc < 0) break;
             if (c->query == MCDC_MSSQL_Q_KEY_AT) {

@@ -13,7 +13,10 @@
  *   datetimeoffset                        TIMESTAMP (UTC)  SQL_SS_TIMESTAMPOFFSET_STRUCT
  *   time                                  STRING "HH:MM:SS.fffffff" (scale digits)
  *                                         SQL_SS_TIME2_STRUCT
- *   char, varchar, nchar, nvarchar, text, ntext, xml, uniqueidentifier, sysname   STRING (UTF-8)
+ *   char, varchar, text, uniqueidentifier  STRING (UTF-8)  SQL_C_CHAR (the driver's iconv)
+ *   nchar, nvarchar, sysname, ntext, xml   STRING (UTF-8)  SQL_C_WCHAR, UTF-16 decoded here
+ *                                         (ADR 0052: the driver's iconv cost a fifth of a read;
+ *                                         an unpaired surrogate becomes U+FFFD)
  *   binary, varbinary, image, timestamp/rowversion   BINARY
  * The two SQL_SS structs come through SQL_C_BINARY: unixODBC and FreeTDS do not take the
  * driver-specific C types, but FreeTDS fills in their layout (checked by _Static_assert
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/text.h"
 #include "mcdc/time.h"
 #include "source/mssql/mssql_int.h"
 
@@ -55,6 +59,8 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
     out->nullable = c->nullable;
     c->is_long = false;
     c->width = 0;
+    c->text_cap = 0;
+    c->is_time = false;
     if (is(c, "bit")) {
         out->type = MCDC_TYPE_BOOLEAN;
         c->c_type = SQL_C_BIT;
@@ -96,15 +102,30 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
         out->type = MCDC_TYPE_STRING;
         c->c_type = SQL_C_BINARY;
         c->width = sizeof(ss_time2);
-    } else if (is(c, "char") || is(c, "varchar") || is(c, "nchar") || is(c, "nvarchar") || is(c, "sysname")) {
+        c->text_cap = 48;
+        c->is_time = true;
+    } else if (is(c, "char") || is(c, "varchar")) {
         out->type = MCDC_TYPE_STRING;
         c->c_type = SQL_C_CHAR;
-        int n = is(c, "sysname") ? 128 : c->max_length;
-        if (n < 0 || n > 8000) c->is_long = true;
-        else c->width = (SQLLEN)n * 4 + 1; /* UTF-8 of n characters of any code page */
-    } else if (is(c, "text") || is(c, "ntext") || is(c, "xml")) {
+        if (c->max_length < 0 || c->max_length > 8000) c->is_long = true;
+        else c->width = (SQLLEN)c->max_length * 4 + 1; /* UTF-8 of n characters of any code page */
+    } else if (is(c, "nchar") || is(c, "nvarchar") || is(c, "sysname")) {
+        out->type = MCDC_TYPE_STRING;
+        c->c_type = SQL_C_WCHAR;
+        int n = is(c, "sysname") ? 128 : c->max_length; /* UTF-16 code units */
+        if (n < 0 || n > 4000) {
+            c->is_long = true;
+        } else {
+            c->width = ((SQLLEN)n + 1) * (SQLLEN)sizeof(SQLWCHAR);
+            c->text_cap = MCDC_TEXT_UTF8_OF_UTF16((size_t)n) + 1;
+        }
+    } else if (is(c, "text")) {
         out->type = MCDC_TYPE_STRING;
         c->c_type = SQL_C_CHAR;
+        c->is_long = true;
+    } else if (is(c, "ntext") || is(c, "xml")) {
+        out->type = MCDC_TYPE_STRING;
+        c->c_type = SQL_C_WCHAR;
         c->is_long = true;
     } else if (is(c, "uniqueidentifier")) {
         out->type = MCDC_TYPE_STRING;
@@ -217,6 +238,22 @@ int mssql__to_value(const mssql_col *c, const mcdc_column *col, const char *data
                               (long)len);
     if (c->c_type == SQL_C_CHAR && !c->is_long && len >= c->width)
         return mcdc_error_set(MCDC_ESOURCE, "column %s: a value was cut to %ld bytes", c->name, (long)c->width - 1);
+    if (c->c_type == SQL_C_WCHAR && !c->is_long) {
+        /* UTF-16 in the bound buffer (the terminator's unit not counted) into UTF-8 text */
+        SQLLEN units_cap = c->width / (SQLLEN)sizeof(SQLWCHAR) - 1;
+        if (len % (SQLLEN)sizeof(SQLWCHAR) != 0 || len / (SQLLEN)sizeof(SQLWCHAR) > units_cap)
+            return mcdc_error_set(MCDC_ESOURCE, "column %s: a value of %ld bytes is not UTF-16 of at most %ld units",
+                                  c->name, (long)len, (long)units_cap);
+        size_t units = (size_t)len / sizeof(SQLWCHAR);
+        if (MCDC_TEXT_UTF8_OF_UTF16(units) > scratch_cap)
+            return mcdc_error_set(MCDC_ERROR, "column %s: no room for the text of %zu UTF-16 units", c->name, units);
+        if ((uintptr_t)data % _Alignof(SQLWCHAR) != 0) /* bound rows sit at even offsets of calloc'd arrays */
+            return mcdc_error_set(MCDC_ERROR, "column %s: a UTF-16 buffer out of alignment", c->name);
+        _Static_assert(sizeof(SQLWCHAR) == sizeof(uint16_t), "SQLWCHAR is a UTF-16 code unit");
+        out->v.s.ptr = scratch;
+        out->v.s.len = mcdc_text_utf16_to_utf8((uint8_t *)scratch, (const uint16_t *)(const void *)data, units);
+        return 0;
+    }
     switch (col->type) {
     case MCDC_TYPE_BOOLEAN:
         out->v.b = data[0] != 0;
@@ -258,7 +295,7 @@ int mssql__to_value(const mssql_col *c, const mcdc_column *col, const char *data
         return 0;
     }
     case MCDC_TYPE_STRING:
-        if (is(c, "time")) {
+        if (c->is_time) {
             ss_time2 t;
             if (len != (SQLLEN)sizeof t)
                 return mcdc_error_set(MCDC_ESOURCE, "column %s: a time of %ld bytes, not %zu", c->name, (long)len, sizeof t);

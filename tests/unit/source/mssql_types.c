@@ -1,7 +1,7 @@
 /* Unit tests for the SQL Server type map (source/mssql/types.c): each type's schema column
  * and fetch plan, unmapped types refused naming the column, and the conversion of fetched
  * cells (decimals and money from text, datetimeoffset and time from their SQL_SS structs,
- * timestamps to the microsecond, strings and binaries borrowed). */
+ * timestamps to the microsecond, strings and binaries borrowed, nvarchar decoded from UTF-16). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,7 +169,7 @@ static void test_source_mssql_types__strings_borrowed_and_checked(void **state)
 {
     (void)state;
     char scratch[48];
-    mssql_col c = col_of("nvarchar", 4, 0, 0, 0);
+    mssql_col c = col_of("varchar", 4, 0, 0, 0);
     char buf[17] = "Zoë€";
     mcdc_value v = convert(&c, buf, (SQLLEN)strlen(buf), scratch);
     assert_ptr_equal(buf, v.v.s.ptr);
@@ -181,6 +181,50 @@ static void test_source_mssql_types__strings_borrowed_and_checked(void **state)
     mssql_col b = col_of("varbinary", 3, 0, 0, 0);
     v = convert(&b, "\x01\x02\x03", 3, scratch);
     assert_int_equal(3, v.v.s.len);
+}
+
+/* nchar, nvarchar and sysname come as UTF-16 (SQL_C_WCHAR) and are decoded here, not by the
+ * driver's iconv: every character exactly, a pair as one character, an unpaired surrogate as
+ * U+FFFD; a cut or odd-length value is refused. */
+static void test_source_mssql_types__nvarchar_decoded_from_utf16(void **state)
+{
+    (void)state;
+    char scratch[48];
+    mssql_col c = col_of("nvarchar", 6, 0, 0, 0);
+    mcdc_column col;
+    assert_int_equal(0, mssql__type_plan(&c, "dbo_t", &col));
+    assert_int_equal(SQL_C_WCHAR, c.c_type);
+    assert_int_equal(7 * (SQLLEN)sizeof(SQLWCHAR), c.width);
+    assert_int_equal(19, c.text_cap);
+    /* Z o ë € 😀 (a pair), bound as SQLWCHAR with its terminator */
+    SQLWCHAR w[7] = { 'Z', 'o', 0x00EB, 0x20AC, 0xD83D, 0xDE00, 0 };
+    mcdc_value v = convert(&c, w, 6 * sizeof(SQLWCHAR), scratch);
+    assert_ptr_equal(scratch, v.v.s.ptr);
+    const char *want = "Zo\xc3\xab\xe2\x82\xac\xf0\x9f\x98\x80";
+    assert_int_equal(strlen(want), v.v.s.len);
+    assert_memory_equal(want, v.v.s.ptr, v.v.s.len);
+    /* a lone high, a lone low and a high at the end: U+FFFD each */
+    SQLWCHAR bad[7] = { 0xD800, 'a', 0xDC00, 'b', 0xDBFF, 0, 0 };
+    v = convert(&c, bad, 5 * sizeof(SQLWCHAR), scratch);
+    const char *want_bad = "\xef\xbf\xbd" "a" "\xef\xbf\xbd" "b" "\xef\xbf\xbd";
+    assert_int_equal(strlen(want_bad), v.v.s.len);
+    assert_memory_equal(want_bad, v.v.s.ptr, v.v.s.len);
+    /* the empty string is not NULL */
+    v = convert(&c, w, 0, scratch);
+    assert_false(v.is_null);
+    assert_int_equal(0, v.v.s.len);
+    /* more units than nvarchar(6) holds, or half a unit: refused */
+    SQLWCHAR big[8] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 0 };
+    assert_int_equal(MCDC_ESOURCE, mssql__to_value(&c, &col, (const char *)big, 7 * sizeof(SQLWCHAR), &v, scratch, 48));
+    assert_int_equal(MCDC_ESOURCE, mssql__to_value(&c, &col, (const char *)w, 3, &v, scratch, 48));
+    /* (max) and ntext are long: fetched in chunks and decoded whole, never bound */
+    mssql_col m = col_of("nvarchar", -1, 0, 0, 0);
+    assert_int_equal(0, mssql__type_plan(&m, "dbo_t", &col));
+    assert_true(m.is_long);
+    assert_int_equal(SQL_C_WCHAR, m.c_type);
+    mssql_col s = col_of("sysname", 0, 0, 0, 0);
+    assert_int_equal(0, mssql__type_plan(&s, "dbo_t", &col));
+    assert_int_equal(129 * (SQLLEN)sizeof(SQLWCHAR), s.width);
 }
 
 static void test_source_mssql_types__quoting_and_typed_nulls(void **state)
@@ -216,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_source_mssql_types__decimals_exact_from_text),
         cmocka_unit_test(test_source_mssql_types__times_from_their_structs),
         cmocka_unit_test(test_source_mssql_types__strings_borrowed_and_checked),
+        cmocka_unit_test(test_source_mssql_types__nvarchar_decoded_from_utf16),
         cmocka_unit_test(test_source_mssql_types__quoting_and_typed_nulls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,6 +89,12 @@ void tds_faults_on_request(tds_faults *fs, int32_t *error, int64_t *stall_us)
 
 bool tds_faults_drop_now(tds_faults *fs, int64_t rows_in_result)
 {
+    /* kind and n never change once loaded: only a row count some fault names takes the lock
+     * (this runs for every row sent) */
+    bool named = false;
+    for (int i = 0; i < fs->n && !named; i++)
+        named = fs->f[i].kind == TDS_FAULT_DROP_AFTER_ROWS && rows_in_result == fs->f[i].n;
+    if (!named) return false;
     bool drop = false;
     pthread_mutex_lock(&fs->mu);
     for (int i = 0; i < fs->n && !drop; i++) {
