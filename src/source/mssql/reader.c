@@ -1671,9 +1671,12 @@ static int read_page_fn(mssql_source *s, void *payload)
             ch.update_mask = r->mask + i * MASK_BYTES;
             ch.update_mask_len = r->mask_i[i] == SQL_NULL_DATA ? 0 : (size_t)(r->mask_i[i] > MASK_BYTES ? MASK_BYTES : r->mask_i[i]);
             int64_t local = 0;
-            if ((rc = page_time_of(c, &ch.start_lsn, &local)) < 0 ||
-                (rc = row_commit_ts(c, s, &ch.start_lsn, local, &ch.commit_ts_us)) < 0)
+            if (c->seq_has && memcmp(ch.start_lsn.b, c->seq_lsn.b, sizeof ch.start_lsn.b) == 0) {
+                ch.commit_ts_us = c->seq_utc; /* the commit of the row before */
+            } else if ((rc = page_time_of(c, &ch.start_lsn, &local)) < 0 ||
+                       (rc = row_commit_ts(c, s, &ch.start_lsn, local, &ch.commit_ts_us)) < 0) {
                 break;
+            }
             for (size_t k = 0; rc == 0 && k < p->n_cols; k++) {
                 const mssql_col *col = &p->cols[k];
                 const char *data;
