@@ -148,7 +148,9 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "Each page of a read: its commits in LSN order with their times, which the page's change rows take "
         "(cheaper for the server than joining every change row to the mapping); near a fall-back change, "
         "also every commit from a few hours before, so a repeated local hour is read with the right offset "
-        "(a commit reading more than a minute earlier than its predecessor starts the second pass).",
+        "(a commit reading more than a minute earlier than its predecessor starts the second pass). With "
+        "numPartitions=N, a page read on its own connection also reads the commit it starts after, the "
+        "predecessor of its first.",
     },
     [MCDC_MSSQL_Q_NTH_COMMIT] = {
         "nth_commit",
@@ -230,16 +232,6 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "row's when fewer are left (NULL: none). The offset is N - 1; an ordered seek on the change table's "
         "clustered index that skips N - 1 rows, or, when fewer are left, one backward seek for the last. "
         "The page's commits and their times then come from mapping_range.",
-    },
-    [MCDC_MSSQL_Q_CHANGE_COUNT] = {
-        "change_count",
-        "SELECT COUNT_BIG(*) FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ?",
-        "binary(10), binary(10)",
-        "cdc.[<ci>_CT]",
-        CT_GRANT,
-        "With numPartitions=N only, once per batch: the change rows of (after, upto], split into N ranges "
-        "of about as many rows that end on commits (page_end gives each split point), read over N "
-        "connections at once.",
     },
     [MCDC_MSSQL_Q_CHANGES] = {
         "changes",
