@@ -384,6 +384,28 @@ static void test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_wr
     free(big);
 }
 
+/* The powers of ten behind every decimal scale and precision: 1 at scale 0 into
+ * decimal(38, s) travels as 10^s, and 10^38 - 1 is the largest decimal(38, 0). */
+static void test_source_tds_wire__decimals_scale_by_every_power_of_ten(void **state)
+{
+    (void)state;
+    unsigned __int128 p = 1;
+    for (int sc = 0; sc <= 38; sc++, p *= 10) {
+        mcdc_sim_rcol c = {"d", TY(ST_DECIMAL, 0, 38, sc), true, false};
+        tds_wbuf w = TDS_WBUF_INIT(1024);
+        int rc = tds_value(&w, &c, &VI(1));
+        if (sc == 38) { /* 10^38 has 39 digits */
+            assert_int_equal(rc, MCDC_EINVAL);
+        } else {
+            assert_int_equal(rc, 0);
+            uint8_t exp[18] = {17, 1};
+            for (int k = 0; k < 16; k++) exp[2 + k] = (uint8_t)(p >> (8 * k));
+            expect_bytes(&w, exp, sizeof exp);
+        }
+        tds_w_dispose(&w);
+    }
+}
+
 /* The text encoders write in place when the writer has room and size first when it has not:
  * the same bytes and the same count of UTF-16 units or CP1252 bytes. */
 static void test_source_tds_wire__text_encoders_agree_with_and_without_room(void **state)
@@ -882,6 +904,7 @@ int main(void)
         cmocka_unit_test(test_source_tds_wire__colmetadata_row_and_nbcrow),
         cmocka_unit_test(test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_writer_has),
         cmocka_unit_test(test_source_tds_wire__text_encoders_agree_with_and_without_room),
+        cmocka_unit_test(test_source_tds_wire__decimals_scale_by_every_power_of_ten),
         cmocka_unit_test(test_source_tds_wire__rpc_parameters_are_decoded_with_their_types),
         cmocka_unit_test(test_source_tds_wire__login_answer_in_sql_server_order_then_a_batch),
         cmocka_unit_test(test_source_tds_wire__wrong_password_gets_18456_and_a_close),

@@ -232,8 +232,27 @@ void tds_type_info(tds_wbuf *w, const mcdc_sim_rcol *col, bool in_colmetadata)
 
 /* ---- value bytes -------------------------------------------------------------------------------- */
 
+/* 10^n (1 for n <= 0); a table for every decimal precision, looked up for every value */
+#define E19 ((mcdc_int128)10000000000000000000ULL)
+static const mcdc_int128 pow10_table[39] = {
+    1, 10ULL, 100ULL, 1000ULL, 10000ULL,
+    100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
+    10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+    E19 * 10ULL, E19 * 100ULL, E19 * 1000ULL,
+    E19 * 10000ULL, E19 * 100000ULL, E19 * 1000000ULL,
+    E19 * 10000000ULL, E19 * 100000000ULL, E19 * 1000000000ULL,
+    E19 * 10000000000ULL, E19 * 100000000000ULL, E19 * 1000000000000ULL,
+    E19 * 10000000000000ULL, E19 * 100000000000000ULL, E19 * 1000000000000000ULL,
+    E19 * 10000000000000000ULL, E19 * 100000000000000000ULL, E19 * 1000000000000000000ULL,
+    E19 * 10000000000000000000ULL,
+};
+#undef E19
+
 static mcdc_int128 pow10i(int n)
 {
+    if (n <= 0) return 1;
+    if (n <= 38) return pow10_table[n];
     mcdc_int128 r = 1;
     while (n-- > 0) r *= 10;
     return r;
