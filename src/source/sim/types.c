@@ -443,8 +443,41 @@ static bool parse_hms(const char **pp, const char *end, int64_t *ticks, int *n_f
     return true;
 }
 
+/* Two digits at s as a number, or -1. */
+static inline int dd(const char *s)
+{
+    return is_digit(s[0]) && is_digit(s[1]) ? (s[0] - '0') * 10 + (s[1] - '0') : -1;
+}
+
+/* 'YYYY-MM-DD HH:MM:SS[.f{1,7}]' exactly, the form the simulator stores every date and time
+ * in: parsed at fixed places (read for every stored value). @return false for anything else,
+ * which the general parser below reads (and refuses) as before. */
+static bool parse_stored_dt(const char *s, size_t n, int64_t *ticks, int *n_frac)
+{
+    if (n != 19 && (n < 21 || n > 27)) return false;
+    int y1 = dd(s), y2 = dd(s + 2), m = dd(s + 5), d = dd(s + 8), h = dd(s + 11), mi = dd(s + 14), se = dd(s + 17);
+    if (y1 < 0 || y2 < 0 || m < 0 || d < 0 || h < 0 || mi < 0 || se < 0 || s[4] != '-' || s[7] != '-' ||
+        (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' || (n > 19 && s[19] != '.'))
+        return false;
+    int y = y1 * 100 + y2, nf = n > 19 ? (int)n - 20 : 0;
+    if (!valid_ymd(y, m, d) || h > 23 || mi > 59 || se > 59) return false;
+    int64_t frac = 0;
+    for (int i = 0; i < nf; i++) {
+        if (!is_digit(s[20 + i])) return false;
+        frac = frac * 10 + (s[20 + i] - '0');
+    }
+    for (int k = nf; k < 7; k++) frac *= 10;
+    *ticks = mcdc_days_from_civil(y, (unsigned)m, (unsigned)d) * TICKS_PER_DAY +
+             ((int64_t)h * 3600 + mi * 60 + se) * TICKS_PER_SEC + frac;
+    *n_frac = nf;
+    return true;
+}
+
 int sim_parse_dt(const char *s, size_t n, int64_t *ticks, bool *has_off, int *off_min, int *n_frac)
 {
+    *has_off = false;
+    *off_min = 0;
+    if (parse_stored_dt(s, n, ticks, n_frac)) return 0;
     const char *p = s, *end = s + n;
     int y, m, d;
     while (p < end && *p == ' ') p++;

@@ -312,7 +312,8 @@ static void test_source_tds_wire__colmetadata_row_and_nbcrow(void **state)
 }
 
 /* Encode one value into a writer with no buffer, one that is full (every byte needs growth)
- * and one with room to spare (the in-place paths): the same return code and the same bytes. */
+ * and one with room to spare (the in-place paths): the same return code and the same bytes;
+ * and a row holding it the same by tds_row and by tds_row_planned. */
 static void same_bytes_in_every_writer(mcdc_sim_rcol c, sim_val v)
 {
     tds_wbuf fresh = TDS_WBUF_INIT(1 << 20), full = TDS_WBUF_INIT(1 << 20), roomy = TDS_WBUF_INIT(1 << 20);
@@ -334,6 +335,27 @@ static void same_bytes_in_every_writer(mcdc_sim_rcol c, sim_val v)
     tds_w_dispose(&fresh);
     tds_w_dispose(&full);
     tds_w_dispose(&roomy);
+    /* the same value as a row (ROW, or NBCROW when NULL) by the column's plan, between an int
+     * and an nvarchar, against tds_row */
+    mcdc_sim_rcol cs[3] = {{"a", TY(ST_INT, 0, 0, 0), true, false}, c, {"z", TY(ST_NVARCHAR, 8, 0, 0), false, false}};
+    sim_val vs[3] = {VI(7), v, VS("z")};
+    tds_colplan plan[3];
+    tds_row_plan(cs, 3, plan);
+    for (int room = 0; room < 2; room++) {
+        tds_wbuf a = TDS_WBUF_INIT(1 << 20), b = TDS_WBUF_INIT(1 << 20);
+        if (room) {
+            assert_non_null(tds_w_reserve(&b, 1 << 16));
+            tds_w_clear(&b);
+        }
+        int ra = tds_row(&a, cs, vs, 3), rb = tds_row_planned(&b, cs, plan, vs, 3);
+        if (ra != rb || a.len != b.len || (a.len && memcmp(a.p, b.p, a.len))) {
+            fprintf(stderr, "row of %s%s value kind %d (room %d): rc %d/%d, %zu/%zu bytes\n", t,
+                    c.nullable ? " NULL" : " NOT NULL", (int)v.k, room, ra, rb, a.len, b.len);
+            fail();
+        }
+        tds_w_dispose(&a);
+        tds_w_dispose(&b);
+    }
 }
 
 static void test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_writer_has(void **state)
