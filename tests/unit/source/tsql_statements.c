@@ -90,7 +90,7 @@ static int values_for(mcdc_mssql_query q, mcdc_sim_param *v, char *decl, size_t 
     case MCDC_MSSQL_Q_POSITIONS:
         v[n++] = PS(NULL, "dbo_orders"); v[n++] = PB(max); v[n++] = PB(zero); v[n++] = PB(zero); v[n++] = PB(zero);
         break;
-    case MCDC_MSSQL_Q_MAPPING_RANGE: case MCDC_MSSQL_Q_CHANGES: case MCDC_MSSQL_Q_CHANGE_COUNT:
+    case MCDC_MSSQL_Q_MAPPING_RANGE: case MCDC_MSSQL_Q_CHANGES:
         v[n++] = PB(zero); v[n++] = PB(max); break;
     case MCDC_MSSQL_Q_NTH_COMMIT:
         v[n++] = PI(NULL, 2, false); v[n - 1].type.k = ST_BIGINT; v[n - 1].value.big = true; v[n++] = PB(zero); break;
