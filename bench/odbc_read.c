@@ -6,7 +6,9 @@
  *   bench_odbc_read PORT CI PAGE_ROWS N1,N2,...
  *
  * The second form reads with the source only, once per numPartitions value (one batch over N
- * connections), and prints each one's rows/s against the first value's (exit 1 when the row
+ * connections), and prints each one's rows/s against the first value's, the client's and the
+ * server's CPU a row, and the CPU-bound floor: both processes' CPU over the machine's cores,
+ * the shortest the read can take here however many connections it uses (exit 1 when the row
  * counts differ).
  * PORT is a running `mssql-cdc sim serve` (login bench / bench-pw, database bench; see
  * bench/odbc_read.sh), CI the capture instance. Phases, each over every change row:
@@ -57,13 +59,6 @@ static int64_t server_cpu_us(void)
     unsigned long long ut = 0, st = 0;
     if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return -1;
     return (int64_t)(ut + st) * 1000000 / sysconf(_SC_CLK_TCK);
-}
-
-static void print_server(int64_t before, int64_t rows)
-{
-    int64_t after = server_cpu_us();
-    if (before >= 0 && after >= 0 && rows > 0) printf("  server %5.2f us CPU/row", (double)(after - before) / (double)rows);
-    printf("\n");
 }
 
 static int count_change(const mcdc_change *c, void *payload)
@@ -143,7 +138,14 @@ static int partitions(const char *spec, const char *ci, const char *list)
         }
         printf("numPartitions=%-3d %10" PRId64 " rows  %7.2f s  %10.0f rows/s  %5.2fx  client %5.2f us CPU/row", n, rows,
                t / 1e6, r, r / base, (double)c / (double)rows);
-        print_server(s0, rows);
+        int64_t s1 = server_cpu_us();
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (s0 >= 0 && s1 >= 0 && rows > 0) {
+            double floor_s = (double)(c + s1 - s0) / 1e6 / (double)(cores > 0 ? cores : 1);
+            printf("  server %5.2f us CPU/row  floor %5.2f s on %ld cores (wall %.2fx)", (double)(s1 - s0) / (double)rows,
+                   floor_s, cores, t / 1e6 / floor_s);
+        }
+        printf("\n");
         if (rows != n_first) {
             printf("FAIL: numPartitions=%d read %" PRId64 " rows, not %" PRId64 "\n", n, rows, n_first);
             return 1;

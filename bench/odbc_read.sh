@@ -4,8 +4,13 @@
 # (bench_odbc_read), by freebcp queryout where the server takes it, and streamed into bronze
 # through odbc: (mssql-cdc stream), whose time must stay within 1.3 times the source's read.
 # Figures: docs/benchmarks.md.
-# Then, against a second server with --latency 1ms (PART_LATENCY), the source alone with
-# numPartitions = 1, 2 and 4 (PARTITIONS): one batch over that many connections.
+# Then, against a second server with --latency 1ms (PART_LATENCY: a round trip, each
+# request's answer waits that long), the source alone with numPartitions = 1, 2 and 4, then
+# again in the same order (PARTITIONS): one batch of every change over that many connections,
+# as a catch-up reads it. Its pages are PAGE_ROWS rows, 10,000 by default, the source's own
+# default, which is what a catch-up reads with: each page waits three round trips (page_end,
+# mapping_range, changes), 0.3 us a row at 1 ms, whatever N. Smaller pages would make the
+# latency, and so the gain, larger than a stream left at its defaults sees.
 #   bench/odbc_read.sh [BUILD_DIR] [N_CHANGES] [LATENCY] [PAGE_ROWS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +36,7 @@ printf 'bench-pw\n' > "$dir/pw"
 pid=$!
 for _ in $(seq 1 100); do grep -q '^listening on ' "$dir/serve.log" && break; sleep 0.1; done
 port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$dir/serve.log")
+echo "$(uptime | sed 's/.*load/load/')"
 MCDC_BENCH_SERVER_PID=$pid "$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" > "$dir/read.txt" || status=1
 cat "$dir/read.txt"
 src_s=$(sed -n 's/^source_seconds //p' "$dir/read.txt")
@@ -62,6 +68,7 @@ kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 pid=$!
 for _ in $(seq 1 100); do grep -q '^listening on ' "$dir/serve.log" && break; sleep 0.1; done
 port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$dir/serve.log")
-echo "sim serve --latency ${PART_LATENCY:-1ms}:"
-MCDC_BENCH_SERVER_PID=$pid "$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" "${PARTITIONS:-1,2,4}" || status=1
+echo "sim serve --latency ${PART_LATENCY:-1ms}, pageRows=$page_rows, $(uptime | sed 's/.*load/load/'):"
+MCDC_BENCH_SERVER_PID=$pid "$build/bench/bench_odbc_read" "$port" dbo_orders "$page_rows" "${PARTITIONS:-1,2,4,1,2,4}" || status=1
+echo "after: $(uptime | sed 's/.*load/load/')"
 exit $status

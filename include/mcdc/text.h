@@ -11,6 +11,10 @@
  *
  * Encoders write into a caller's array whose size the matching count gives (or the bound
  * stated), so any byte writer can use them. Pure functions, no allocation; thread-safe.
+ *
+ * The decoders back to UTF-8 (what a reader of SQL Server gets over the wire) never fail
+ * either: a UTF-16 surrogate without its other half becomes U+FFFD (one per unpaired unit);
+ * every CP1252 byte has a code point.
  */
 #ifndef MCDC_TEXT_H
 #define MCDC_TEXT_H
@@ -37,6 +41,18 @@ size_t mcdc_text_utf16_units(const char *s, size_t n);
 /** Encode UTF-8 @p s as UTF-16LE into @p out, which holds 2 * mcdc_text_utf16_units(s, n)
  *  bytes (2 * n always suffice). @return the bytes written. */
 size_t mcdc_text_utf16le(uint8_t *out, const char *s, size_t n);
+
+/** The most UTF-8 bytes @p n UTF-16 code units decode to (3 a unit). */
+#define MCDC_TEXT_UTF8_OF_UTF16(n) ((n) * 3)
+
+/** Decode @p n UTF-16 code units @p u (host byte order, as ODBC's SQLWCHAR) into UTF-8 at
+ *  @p out, which holds MCDC_TEXT_UTF8_OF_UTF16(n) bytes: a surrogate pair is one 4-byte
+ *  character, an unpaired surrogate U+FFFD. @return the bytes written. */
+size_t mcdc_text_utf16_to_utf8(uint8_t *out, const uint16_t *u, size_t n);
+
+/** Decode @p n bytes of CP1252 into UTF-8 at @p out, which holds 3 * n bytes.
+ *  @return the bytes written. */
+size_t mcdc_text_cp1252_to_utf8(uint8_t *out, const uint8_t *p, size_t n);
 
 /** The CP1252 byte of code point @p cp, '?' when CP1252 has none. */
 uint8_t mcdc_text_cp1252_byte(uint32_t cp);

@@ -23,7 +23,7 @@ static const mcdc_opt opts[] = {
     {"encryption", 0, MCDC_OPT_VALUE, "off|login|required", "TLS offered (default: login with a certificate, else off)"},
     {"fault", 0, MCDC_OPT_LIST, "FAULT", "drop-after-rows:N, stall:DURATION, error:1205@N or error:1222@N"},
     {"fault-repeat", 0, MCDC_OPT_SWITCH, NULL, "faults fire every time, not once"},
-    {"latency", 0, MCDC_OPT_VALUE, "DURATION", "delay added before every response (e.g. 2ms)"},
+    {"latency", 0, MCDC_OPT_VALUE, "DURATION", "a round trip added before every answer (e.g. 2ms)"},
     {"product-version", 0, MCDC_OPT_VALUE, "13|14|15|16", "SQL Server major version to claim (default 16)"},
     {"engine-edition", 0, MCDC_OPT_VALUE, "N", "SERVERPROPERTY('EngineEdition') (default 3; 5 is Azure SQL Database)"},
     {"replay", 0, MCDC_OPT_VALUE, "DIR", "answer statements from a transcript (the SQL Server source's record=DIR)"},

@@ -3,6 +3,9 @@
  * the TDS server's wire, the T-SQL engine's HASHBYTES, DATALENGTH and varchar conversions,
  * and the key hash of reconcile (one decoder, so the three never disagree on a character).
  *
+ * and the SQL Server source's reading of nvarchar and varchar text (the decoders: faster than
+ * iconv's two steps through UCS-4, ADR 0052).
+ *
  * Guarantees: never reads past n bytes; never fails (see the header for what malformed text
  * and characters CP1252 lacks become). ASCII runs take a fast path.
  */
@@ -136,6 +139,45 @@ size_t mcdc_text_cp1252(uint8_t *out, const char *s, size_t n)
         int32_t cp = mcdc_text_utf8_next(s + i, n - i, &used);
         i += used;
         out[k++] = cp < 0 ? '?' : mcdc_text_cp1252_byte((uint32_t)cp);
+    }
+    return k;
+}
+
+size_t mcdc_text_utf16_to_utf8(uint8_t *out, const uint16_t *u, size_t n)
+{
+    size_t k = 0, i = 0;
+    while (i < n) {
+        uint32_t c = u[i++];
+        if (c < 0x80) {
+            out[k++] = (uint8_t)c;
+            continue;
+        }
+        if (c < 0x800) {
+            out[k++] = (uint8_t)(0xC0 | c >> 6);
+            out[k++] = (uint8_t)(0x80 | (c & 0x3F));
+            continue;
+        }
+        if (c >= 0xD800 && c <= 0xDFFF) {
+            if (c <= 0xDBFF && i < n && u[i] >= 0xDC00 && u[i] <= 0xDFFF) {
+                k += mcdc_text_utf8_put(out + k, 0x10000 + ((c - 0xD800) << 10) + (uint32_t)(u[i] - 0xDC00));
+                i++;
+                continue;
+            }
+            c = 0xFFFD; /* unpaired */
+        }
+        out[k++] = (uint8_t)(0xE0 | c >> 12);
+        out[k++] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        out[k++] = (uint8_t)(0x80 | (c & 0x3F));
+    }
+    return k;
+}
+
+size_t mcdc_text_cp1252_to_utf8(uint8_t *out, const uint8_t *p, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < 0x80) out[k++] = p[i];
+        else k += mcdc_text_utf8_put(out + k, mcdc_text_cp1252_cp(p[i]));
     }
     return k;
 }

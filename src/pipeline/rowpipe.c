@@ -11,6 +11,11 @@
  * reader first fills it, and not zeroed (every cell of a row is written before the writer
  * reads it): a batch of a few rows touches only the memory its rows need, so many small
  * batches in one process do not each fault in the whole ring.
+ *
+ * A chunk's strings are copied into blocks of ROWPIPE_BLOCK bytes (a longer one into a block
+ * of its own size) that never move, so a cell points at its final copy as soon as it is
+ * added; a released chunk keeps its blocks for its next rows. Which columns hold bytes is
+ * worked out once, at the start.
  */
 #include "pipeline/rowpipe.h"
 
@@ -20,18 +25,27 @@
 
 #define ROWPIPE_ROWS   4096
 #define ROWPIPE_CHUNKS 4
+#define ROWPIPE_BLOCK  ((size_t)256 << 10)
+
+typedef struct block {
+    char  *bytes;
+    size_t len, cap;
+} block;
 
 typedef struct chunk {
-    mcdc_value *vals;      /* ROWPIPE_ROWS * n_cols cells; strings point into bytes */
+    mcdc_value *vals;      /* ROWPIPE_ROWS * n_cols cells; strings point into blocks */
     size_t      n_rows;    /* rows filled */
-    char       *bytes;     /* copies of the rows' strings and binaries */
-    size_t      len, cap;  /* bytes used and allocated */
+    block      *blocks;    /* copies of the rows' strings and binaries */
+    size_t      n_blocks;  /* allocated */
+    size_t      cur;       /* the block being filled */
 } chunk;
 
 struct mcdc_rowpipe {
     mcdc_datafile      *df;       /* the writer thread's file */
     const mcdc_schema  *schema;
     size_t              n_cols;
+    size_t             *byte_cols; /* the columns that hold strings or binaries */
+    size_t              n_byte_cols;
     chunk               chunks[ROWPIPE_CHUNKS];
     int                 fill;     /* reader: the chunk being filled */
     int                 take;     /* writer: the next chunk to write (guarded) */
@@ -45,9 +59,12 @@ struct mcdc_rowpipe {
     pthread_t           thread;
 };
 
-static bool is_bytes(mcdc_type_id t)
+static void release(chunk *c)
 {
-    return t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY;
+    c->n_rows = 0;
+    for (size_t i = 0; i <= c->cur && i < c->n_blocks; i++)
+        c->blocks[i].len = 0;
+    c->cur = 0;
 }
 
 static void *writer_main(void *arg)
@@ -69,8 +86,7 @@ static void *writer_main(void *arg)
             p->rc = rc;
             p->err = *mcdc_error_last();
         }
-        c->n_rows = 0;
-        c->len = 0;
+        release(c);
         p->take = (p->take + 1) % ROWPIPE_CHUNKS;
         p->n_queued--;
         pthread_cond_broadcast(&p->cv);
@@ -85,32 +101,27 @@ int mcdc_rowpipe__start(mcdc_rowpipe **out, mcdc_datafile *df, const mcdc_schema
 {
     *out = NULL;
     mcdc_rowpipe *p = calloc(1, sizeof *p);
-    if (!p)
+    if (!p || !(p->byte_cols = malloc((schema->n_cols + 1) * sizeof *p->byte_cols))) {
+        free(p);
         return mcdc_error_set(MCDC_ENOMEM, "row pipe: out of memory");
+    }
     p->df = df;
     p->schema = schema;
     p->n_cols = schema->n_cols ? schema->n_cols : 1;
+    for (size_t k = 0; k < schema->n_cols; k++)
+        if (schema->cols[k].type == MCDC_TYPE_STRING || schema->cols[k].type == MCDC_TYPE_BINARY)
+            p->byte_cols[p->n_byte_cols++] = k;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (pthread_create(&p->thread, NULL, writer_main, p) != 0) {
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->cv);
+        free(p->byte_cols);
         free(p);
         return mcdc_error_set(MCDC_ERROR, "row pipe: cannot start the writer thread");
     }
     *out = p;
     return 0;
-}
-
-/* Point the chunk's string cells into its bytes (offsets while filling: bytes may move). */
-static void fix_pointers(mcdc_rowpipe *p, chunk *c)
-{
-    for (size_t i = 0; i < c->n_rows; i++)
-        for (size_t k = 0; k < p->schema->n_cols; k++) {
-            mcdc_value *v = &c->vals[i * p->n_cols + k];
-            if (!v->is_null && is_bytes(p->schema->cols[k].type))
-                v->v.s.ptr = c->bytes + (size_t)(uintptr_t)v->v.s.ptr;
-        }
 }
 
 static int writer_error(mcdc_rowpipe *p)
@@ -124,8 +135,6 @@ static int writer_error(mcdc_rowpipe *p)
 /* Hand the filling chunk to the writer and wait for a free one. */
 static int hand_over(mcdc_rowpipe *p)
 {
-    chunk *c = &p->chunks[p->fill];
-    fix_pointers(p, c);
     pthread_mutex_lock(&p->mu);
     p->n_queued++;
     pthread_cond_broadcast(&p->cv);
@@ -137,43 +146,89 @@ static int hand_over(mcdc_rowpipe *p)
     return rc < 0 ? writer_error(p) : 0;
 }
 
-int mcdc_rowpipe__add(mcdc_rowpipe *p, const mcdc_value *row)
+/* Room for @p n bytes in the chunk's blocks: the current one, the next (kept from an
+ * earlier fill, or new), or a block of its own for a long value. */
+static char *room(chunk *c, size_t n)
+{
+    if (c->n_blocks && c->blocks[c->cur].cap - c->blocks[c->cur].len >= n) {
+        block *b = &c->blocks[c->cur];
+        char *at = b->bytes + b->len;
+        b->len += n;
+        return at;
+    }
+    size_t next = c->n_blocks ? c->cur + 1 : 0;
+    while (next < c->n_blocks && c->blocks[next].cap < n) /* a kept block too small: skip it */
+        next++;
+    if (next == c->n_blocks) {
+        block *nb = realloc(c->blocks, (c->n_blocks + 1) * sizeof *nb);
+        if (!nb)
+            return NULL;
+        c->blocks = nb;
+        size_t cap = n > ROWPIPE_BLOCK ? n : ROWPIPE_BLOCK;
+        if (!(nb[c->n_blocks].bytes = malloc(cap)))
+            return NULL;
+        nb[c->n_blocks].cap = cap;
+        nb[c->n_blocks].len = 0;
+        c->n_blocks++;
+    }
+    for (size_t i = c->cur + 1; i < next; i++) /* skipped blocks stay empty */
+        c->blocks[i].len = 0;
+    c->cur = next;
+    c->blocks[next].len = n;
+    return c->blocks[next].bytes;
+}
+
+mcdc_value *mcdc_rowpipe__row(mcdc_rowpipe *p)
 {
     chunk *c = &p->chunks[p->fill];
-    if (!c->vals && !(c->vals = malloc((size_t)ROWPIPE_ROWS * p->n_cols * sizeof(mcdc_value))))
-        return mcdc_error_set(MCDC_ENOMEM, "row pipe: out of memory");
-    mcdc_value *dst = c->vals + c->n_rows * p->n_cols;
-    for (size_t k = 0; k < p->schema->n_cols; k++) {
-        dst[k] = row[k];
-        if (row[k].is_null || !is_bytes(p->schema->cols[k].type))
+    if (!c->vals && !(c->vals = malloc((size_t)ROWPIPE_ROWS * p->n_cols * sizeof(mcdc_value)))) {
+        mcdc_error_set(MCDC_ENOMEM, "row pipe: out of memory");
+        return NULL;
+    }
+    return c->vals + c->n_rows * p->n_cols;
+}
+
+int mcdc_rowpipe__push(mcdc_rowpipe *p)
+{
+    chunk *c = &p->chunks[p->fill];
+    mcdc_value *row = c->vals + c->n_rows * p->n_cols;
+    for (size_t j = 0; j < p->n_byte_cols; j++) {
+        mcdc_value *v = &row[p->byte_cols[j]];
+        if (v->is_null)
             continue;
-        size_t n = row[k].v.s.len;
-        if (c->len + n > c->cap) {
-            size_t cap = c->cap ? c->cap : 1 << 16;
-            while (cap < c->len + n)
-                cap *= 2;
-            char *nb = realloc(c->bytes, cap);
-            if (!nb)
-                return mcdc_error_set(MCDC_ENOMEM, "row pipe: out of memory for %zu bytes", cap);
-            c->bytes = nb;
-            c->cap = cap;
+        if (v->v.s.len == 0) {
+            v->v.s.ptr = ""; /* never the caller's memory */
+            continue;
         }
-        if (n)
-            memcpy(c->bytes + c->len, row[k].v.s.ptr, n);
-        dst[k].v.s.ptr = (const char *)(uintptr_t)c->len; /* an offset until handed over */
-        c->len += n;
+        char *at = room(c, v->v.s.len);
+        if (!at)
+            return mcdc_error_set(MCDC_ENOMEM, "row pipe: out of memory for %zu bytes", v->v.s.len);
+        memcpy(at, v->v.s.ptr, v->v.s.len);
+        v->v.s.ptr = at;
     }
     if (++c->n_rows == ROWPIPE_ROWS)
         return hand_over(p);
     return 0;
 }
 
+int mcdc_rowpipe__add(mcdc_rowpipe *p, const mcdc_value *row)
+{
+    mcdc_value *dst = mcdc_rowpipe__row(p);
+    if (!dst)
+        return MCDC_ENOMEM;
+    memcpy(dst, row, p->schema->n_cols * sizeof *dst);
+    return mcdc_rowpipe__push(p);
+}
+
 static void destroy(mcdc_rowpipe *p)
 {
     for (int i = 0; i < ROWPIPE_CHUNKS; i++) {
         free(p->chunks[i].vals);
-        free(p->chunks[i].bytes);
+        for (size_t b = 0; b < p->chunks[i].n_blocks; b++)
+            free(p->chunks[i].blocks[b].bytes);
+        free(p->chunks[i].blocks);
     }
+    free(p->byte_cols);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p);

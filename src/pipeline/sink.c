@@ -567,14 +567,22 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
     }
     const mcdc_schema *bs = s->bronze_schema;
     if (ch) {
-        mcdc_stream__lsn_text(x->start_text, &ch->start_lsn);
+        if (!x->start_is_text || memcmp(x->start_of_text.b, ch->start_lsn.b, sizeof ch->start_lsn.b) != 0) {
+            mcdc_stream__lsn_text(x->start_text, &ch->start_lsn); /* a commit's rows share it */
+            x->start_of_text = ch->start_lsn;
+            x->start_is_text = true;
+        }
         mcdc_stream__lsn_text(x->seq_text, &ch->seqval);
     } else {
+        x->start_is_text = false;
         mcdc_stream__lsn_text(x->start_text, x->stamp ? x->stamp : x->snapshot);
         mcdc_stream__lsn_text(x->snap_text, x->snapshot);
     }
+    mcdc_value *row = mcdc_rowpipe__row(x->pipe); /* filled in place */
+    if (!row)
+        return MCDC_ENOMEM;
     for (size_t i = 0; i < bs->n_cols; i++) {
-        mcdc_value *v = &x->row[i];
+        mcdc_value *v = &row[i];
         v->is_null = false;
         switch (s->bronze_map[i]) {
         case BCOL_CI:
@@ -640,7 +648,7 @@ static int put_row(read_ctx *x, const mcdc_value *captured, const mcdc_change *c
         }
         }
     }
-    return mcdc_rowpipe__add(x->pipe, x->row);
+    return mcdc_rowpipe__push(x->pipe);
 }
 
 int mcdc_stream__on_change(const mcdc_change *ch, void *payload)
@@ -670,9 +678,6 @@ int mcdc_stream__read_init(read_ctx *x, mcdc_stream *s)
     memset(x, 0, sizeof *x);
     x->s = s;
     x->facts = (mcdc_batch_facts)MCDC_BATCH_FACTS_INIT;
-    x->row = calloc(s->bronze_schema->n_cols ? s->bronze_schema->n_cols : 1, sizeof *x->row);
-    if (!x->row)
-        return mcdc_error_set(MCDC_ENOMEM, "bronze row: out of memory");
     return 0;
 }
 
@@ -682,8 +687,6 @@ void mcdc_stream__read_dispose(read_ctx *x)
     x->pipe = NULL;
     mcdc_datafile__discard(x->df);
     x->df = NULL;
-    free(x->row);
-    x->row = NULL;
 }
 
 /* Append the finished data file of @p x to bronze with txn{app_id, version}.

@@ -160,7 +160,6 @@ typedef struct read_ctx {
     mcdc_stream      *s;
     mcdc_datafile    *df;        /* opened at the first row: no file for an empty batch */
     mcdc_rowpipe     *pipe;      /* hands rows to the thread that encodes df (with df) */
-    mcdc_value       *row;       /* bronze row under construction */
     mcdc_batch_facts  facts;
     int64_t           batch_id;  /* -1 for snapshot rows */
     const mcdc_lsn   *snapshot;  /* S for snapshot rows, NULL for changes */
@@ -172,6 +171,8 @@ typedef struct read_ctx {
     bool              has_snapshot_ts;
     double            bytes;     /* size of the values read */
     char              start_text[MCDC_LSN_STRLEN], seq_text[MCDC_LSN_STRLEN];
+    mcdc_lsn          start_of_text; /* the change LSN start_text holds (start_is_text) */
+    bool              start_is_text;
     char              snap_text[MCDC_LSN_STRLEN];
 } read_ctx;
 

@@ -21,7 +21,7 @@
 #define TABLE_KEYS "source, capture_instance, include, exclude, target, app_id, checkpoint, " \
                    "facts, control, silver, keys, trigger, granularity, starting_lsn, "      \
                    "max_commits_per_batch, bootstrap, bootstrap_mode, on_data_loss, "        \
-                   "resnapshot_interval, options"
+                   "resnapshot_interval, snapshot_on_switch, lease, options"
 
 typedef struct ctx {
     yaml_document_t doc;

@@ -24,7 +24,8 @@
 static const char *const key_names[MCDC_RUN_NKEYS] = {
     "source", "capture_instance", "target", "app_id", "checkpoint", "facts", "control",
     "silver", "keys", "trigger", "granularity", "starting_lsn", "max_commits_per_batch",
-    "bootstrap", "bootstrap_mode", "on_data_loss", "resnapshot_interval"
+    "bootstrap", "bootstrap_mode", "on_data_loss", "resnapshot_interval", "snapshot_on_switch",
+    "lease"
 };
 
 const char *const mcdc_run__option_keys[] = {
@@ -115,6 +116,23 @@ static int resolve_name(char **out, const char *warehouse, const char *name)
     return (*out = strdup(buf)) ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
 }
 
+/* a lease: "off" or a duration of at least MCDC_CHECKPOINT_LEASE_MIN_US, as `stream --lease` */
+static int lease_parse(int64_t *us, const char *v)
+{
+    if (!strcmp(v, "off")) {
+        *us = MCDC_CHECKPOINT_LEASE_OFF;
+        return 0;
+    }
+    int rc = mcdc_duration_parse(us, v);
+    if (rc == 0 && *us < MCDC_CHECKPOINT_LEASE_MIN_US)
+        rc = mcdc_error_set(MCDC_EINVAL, "'%s' is too short: a lease lasts at least 1s (it is "
+                            "renewed every third of it)", v);
+    if (rc < 0)
+        mcdc_error_hint("lease: a duration (the default 30s, 2m) or off; it matters only for "
+                        "a checkpoint on object storage (s3://)");
+    return rc;
+}
+
 /* a setting's value is well-formed (so the run refuses it at its line, not later) */
 static int check_value(const mcdc_run_config *c, int k, const char *v, int line)
 {
@@ -130,9 +148,13 @@ static int check_value(const mcdc_run_config *c, int k, const char *v, int line)
         mcdc_start_kind s;
         mcdc_lsn l;
         rc = mcdc_start_parse(&s, &l, v);
-    } else if (k == MCDC_RUN_KEY_BOOTSTRAP) {
+    } else if (k == MCDC_RUN_KEY_BOOTSTRAP || k == MCDC_RUN_KEY_SNAPSHOT_ON_SWITCH) {
         bool b;
-        rc = mcdc_options_parse_bool(&b, v);
+        if ((rc = mcdc_options_parse_bool(&b, v)) < 0)
+            mcdc_error_hint("%s: true or false (the default)", key_names[k]);
+    } else if (k == MCDC_RUN_KEY_LEASE) {
+        int64_t us;
+        rc = lease_parse(&us, v);
     } else if (k == MCDC_RUN_KEY_BOOTSTRAP_MODE) {
         if (strcmp(v, "full") && strcmp(v, "chunked")) {
             rc = mcdc_error_set(MCDC_EINVAL, "'%s': expected full or chunked", v);
@@ -227,9 +249,11 @@ static int add_table(mcdc_run_plan *p, size_t cap, const mcdc_run_config *c,
         return rc;
     /* the data loss and snapshot settings, as `stream` checks its flags */
     const char *odl = t->value[MCDC_RUN_KEY_ON_DATA_LOSS], *bm = t->value[MCDC_RUN_KEY_BOOTSTRAP_MODE];
-    bool boot = false, fodl = true;
+    bool boot = false, fodl = true, sos = false;
     if (t->value[MCDC_RUN_KEY_BOOTSTRAP])
         (void)mcdc_options_parse_bool(&boot, t->value[MCDC_RUN_KEY_BOOTSTRAP]);
+    if (t->value[MCDC_RUN_KEY_SNAPSHOT_ON_SWITCH])
+        (void)mcdc_options_parse_bool(&sos, t->value[MCDC_RUN_KEY_SNAPSHOT_ON_SWITCH]);
     for (size_t i = 0; i < t->n_options; i++)
         if (!strncmp(t->options[i], "failOnDataLoss=", 15))
             (void)mcdc_options_parse_bool(&fodl, t->options[i] + 15);
@@ -254,6 +278,10 @@ static int add_table(mcdc_run_plan *p, size_t cap, const mcdc_run_config *c,
         why = "bootstrap_mode needs bootstrap: true (or on_data_loss: resnapshot, whose "
               "snapshots it takes)";
         hint = "add bootstrap: true, or drop bootstrap_mode";
+    } else if (sos && !t->value[MCDC_RUN_KEY_FACTS]) {
+        why = "snapshot_on_switch needs facts (the switch and the snapshot after it are "
+              "recorded there)";
+        hint = "give facts: in the table or in defaults";
     } else if (bm && !strcmp(bm, "chunked") && !t->value[MCDC_RUN_KEY_FACTS]) {
         why = "bootstrap_mode chunked needs facts (the snapshot's state is recorded there)";
         hint = "give facts: in the table or in defaults";
@@ -519,6 +547,10 @@ int mcdc_run__job_options(mcdc_job_options *jo, const mcdc_run_table *t, mcdc_so
         else
             rc = mcdc_duration_parse(&so->resnapshot_interval_us, v);
     }
+    if (rc == 0 && (v = t->value[MCDC_RUN_KEY_SNAPSHOT_ON_SWITCH]))
+        rc = mcdc_options_parse_bool(&so->snapshot_on_switch, v);
+    if (rc == 0 && (v = t->value[MCDC_RUN_KEY_LEASE]))
+        rc = lease_parse(&so->lease_us, v);
     if (rc == 0 && (v = t->value[MCDC_RUN_KEY_GRANULARITY]))
         rc = mcdc_finalize_granularity_parse(&jo->granularity, v);
     for (size_t i = 0; rc == 0 && i < t->n_options; i++) {

@@ -1,11 +1,12 @@
 # --option numPartitions=N: the SQL Server source reads one batch over N connections in LSN
-# ranges that end on commits, and hands the rows out in LSN order. Against `sim serve`, with
-# pages of 5 rows (pageRows=5) so each range is several pages, N = 1, 2 and 4 write the same
-# bronze as sim: (the same rows in the same order, the same batches and facts counts), also in
-# batches of three commits and with the connection of a range dropped mid-read (the range is
-# retried on a new connection, every change once). The log says how many ranges a batch was
-# read in: ranges of at most 5 pages, read N at a time. A bad N exits 2 before anything is
-# written.
+# ranges that end on commits (its pages), and hands the rows out in LSN order. Against `sim
+# serve`, with pages of 5 rows (pageRows=5), N = 1, 2 and 4 write the same bronze as sim: (the
+# same rows in the same order, the same batches and facts counts), also in batches of three
+# commits, with the connection of a range dropped mid-read (the range is retried on a new
+# connection, every change once), and for a table with an nvarchar(max) column, fetched a
+# row at a time, so that every row is a block of its own handed from a reader to the caller.
+# The log says how many ranges a batch was read in, one page each, over N connections. A bad
+# N exits 2 before anything is written.
 . "$(dirname "$0")/stream_lib.bash"
 . "$(dirname "$0")/odbc_lib.bash"
 
@@ -34,13 +35,27 @@ rows() { # rows WAREHOUSE [sort]: bronze's rows as jsonl, in file order or sorte
     console.log(rows.join("\n"));
   ' "${2:-}"
 }
+in_change_order() { # in_change_order WAREHOUSE: every bronze file holds its rows as they were read, in change order
+  local f
+  for f in $(M --warehouse "$1" table files bronze.b --format json | node -e '
+      for (const f of JSON.parse(require("fs").readFileSync(0, "utf8")).files) console.log(f.path)'); do
+    node "$MCDC_SRC/tests/node/duck.mjs" "SELECT _start_lsn, _command_id, _seqval, _operation FROM read_parquet('$f')" |
+      node -e '
+        const r = require("fs").readFileSync(0, "utf8").split("\n").filter((l) => l).map((l) => JSON.parse(l));
+        const key = (x) => [x._start_lsn, String(x._command_id).padStart(12, "0"), x._seqval, x._operation].join(" ");
+        for (let i = 1; i < r.length; i++) if (key(r[i - 1]) > key(r[i])) {
+          console.error("row " + i + " of " + process.argv[1] + " is out of change order: " + key(r[i - 1]) + " then " + key(r[i]));
+          process.exit(1);
+        }' "$f" || return 1
+  done
+}
 facts() { M --warehouse "$1" table cat ops.facts --format jsonl | node -e '
     for (const l of require("fs").readFileSync(0, "utf8").split("\n")) if (l) { const r = JSON.parse(l);
       if (r.event === null) console.log(r.batch_id, r.rows, r.inserts, r.updates, r.deletes, r.min_lsn, r.max_lsn, r.end_lsn); }
   ' | sort -n; }
 stream_into() { # stream_into SOURCE WAREHOUSE [ARGS...]
   local src=$1 lake=$2; shift 2
-  M --log-level debug --warehouse "$lake" stream --source "$src" --capture-instance dbo_orders --target bronze.b \
+  M --log-level debug --warehouse "$lake" stream --source "$src" --capture-instance "${CI:-dbo_orders}" --target bronze.b \
     --app-id b --checkpoint "$lake.ck" --facts ops.facts "$@" >"$T/out" 2>"$T/err" ||
     die "stream into $lake: $(grep -v DEBUG "$T/err")"
 }
@@ -55,11 +70,11 @@ for n in 1 2 4; do
   if [ "$n" = 1 ]; then
     ! grep -q "ranges over" "$T/err" || die "numPartitions=1 read in ranges"
   else
-    # ranges of at most 5 pages (25 rows), read by up to N connections as a pipeline (a
-    # large commit is never split, so 4 may find fewer ranges than it would fill)
-    grep -Eq "DEBUG source: reading dbo_orders in [3-9] ranges over [2-$n] connections" "$T/err" ||
-      die "numPartitions=$n: not read in 3 or more ranges over 2 to $n connections: $(grep ranges "$T/err")"
+    # ranges of a page (5 rows, or a larger commit whole), read by N connections as a pipeline
+    grep -Eq "DEBUG source: read dbo_orders in ([3-9]|[1-9][0-9]) ranges of a page over $n connections" "$T/err" ||
+      die "numPartitions=$n: not read in 3 or more ranges over $n connections: $(grep ranges "$T/err")"
   fi
+  in_change_order "$T/lake_$n" || die "numPartitions=$n: bronze was written out of change order"
   rows "$T/lake_$n" > "$T/got"
   diff "$T/want" "$T/got" >/dev/null || die "numPartitions=$n: bronze differs from sim:'s: $(diff "$T/want" "$T/got" | head -5)"
   [ "$(facts "$T/lake_$n")" = "$(facts "$T/lake_sim")" ] || die "numPartitions=$n: facts differ: $(facts "$T/lake_$n")"
@@ -71,6 +86,7 @@ rows "$T/lake_sim3" sort > "$T/want3"
 stream_into "$SRC" "$T/lake_43" --max-commits-per-batch 3 --option numPartitions=4
 rows "$T/lake_43" sort > "$T/got3"
 diff "$T/want3" "$T/got3" >/dev/null || die "numPartitions=4, 3 commits per batch: bronze differs"
+in_change_order "$T/lake_43" || die "numPartitions=4, 3 commits per batch: bronze was written out of change order"
 [ "$(facts "$T/lake_43")" = "$(facts "$T/lake_sim3")" ] || die "numPartitions=4, 3 commits per batch: facts differ"
 serve_stop
 
@@ -80,7 +96,35 @@ SRC="$SRC;pageRows=5"
 stream_into "$SRC" "$T/lake_fault" --option numPartitions=4
 grep -q "retry 1 of 3" "$T/err" || die "no retry after the dropped connection: $(grep -v DEBUG "$T/err")"
 rows "$T/lake_fault" > "$T/got"
+in_change_order "$T/lake_fault" || die "numPartitions=4 with a dropped connection: bronze was written out of change order"
 diff "$T/want" "$T/got" >/dev/null || die "numPartitions=4 with a dropped connection: bronze differs: $(diff "$T/want" "$T/got" | head -5)"
+serve_stop
+
+# a table with an nvarchar(max) column is fetched a row at a time: each row is a block handed
+# from its reader to the caller, many blocks to a range, in the order they were fetched
+DB=$T/notes.db
+M sim init "$DB" --table dbo.notes --keys note_id --at 2026-10-31T13:59:00 \
+  --schema 'note_id INT NOT NULL, body NVARCHAR(MAX) NULL' >/dev/null
+M sim capture "$DB" --at 2026-10-31T13:59:30 >/dev/null
+id=0 sec=0
+for t in 3 8 1 6 2 9 4; do
+  sec=$((sec + 1))
+  vals=
+  for _ in $(seq 1 "$t"); do id=$((id + 1)); vals="$vals${vals:+, }($id, N'note $id $(printf 'x%.0s' $(seq 1 $((id * 7))))')"; done
+  sim_exec "2026-10-31T14:00:$(printf %02d "$sec")" "INSERT INTO dbo.notes VALUES $vals"
+done
+sim_exec 2026-10-31T14:01:00 "UPDATE dbo.notes SET body = body + N' edited' WHERE note_id % 2 = 0"
+sim_capture 2026-10-31T14:01:10
+serve_start
+CI=dbo_notes stream_into "sim:$DB" "$T/lake_notes_sim"
+rows "$T/lake_notes_sim" > "$T/want"
+[ "$(wc -l < "$T/want")" -gt 40 ] || die "the notes history has only $(wc -l < "$T/want") change rows"
+CI=dbo_notes stream_into "$SRC;pageRows=5" "$T/lake_notes_4" --option numPartitions=4
+grep -Eq "DEBUG source: read dbo_notes in ([3-9]|[1-9][0-9]) ranges of a page over 4 connections" "$T/err" ||
+  die "nvarchar(max), numPartitions=4: not read in 3 or more ranges: $(grep ranges "$T/err")"
+in_change_order "$T/lake_notes_4" || die "nvarchar(max), numPartitions=4: bronze was written out of change order"
+rows "$T/lake_notes_4" > "$T/got"
+diff "$T/want" "$T/got" >/dev/null || die "nvarchar(max), numPartitions=4: bronze differs from sim:'s: $(diff "$T/want" "$T/got" | head -5)"
 serve_stop
 
 # a bad N: exit 2, nothing written
@@ -91,4 +135,4 @@ for bad in 0 65 two; do
   grep -q "error: numPartitions=$bad: expected an integer from 1 to 64" "$T/err" || die "numPartitions=$bad: $(cat "$T/err")"
   [ ! -e "$T/ck_bad" ] && [ ! -e "$T/lake_bad" ] || die "numPartitions=$bad: something was written"
 done
-echo "ok: numPartitions=1, 2 and 4 read the same bronze over 1, 2 and 4 connections, also across a dropped connection"
+echo "ok: numPartitions=1, 2 and 4 read the same bronze over 1, 2 and 4 connections, also across a dropped connection and a row at a time"

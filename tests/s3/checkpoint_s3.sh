@@ -65,6 +65,34 @@ t0=$(date +%s%N)
 S --lease 20s >/dev/null 2>"$T/err" || { cat "$T/err" >&2; die "the stream after a clean stop failed"; }
 [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 10000 ] || die "a released lease was waited for"
 
+mark "a run config's lease"
+# `run --config` with lease: 12s on the same checkpoint: a second stream is refused naming
+# the run's pid and at most 12 s left (the default lease would leave up to 30)
+cat > "$T/run.yaml" <<YAML
+warehouse: $MSSQL_CDC_WAREHOUSE
+sources:
+  shop: {source: "sim:$DB"}
+tables:
+  - source: shop
+    capture_instance: dbo_orders
+    target: bronze.orders
+    app_id: orders
+    checkpoint: $CK
+    facts: ops.facts
+    trigger: interval:200ms
+    lease: 12s
+YAML
+( exec "$MCDC_BIN" run --config "$T/run.yaml" >/dev/null 2>"$T/run.err" ) & runner=$!
+for _ in $(seq 1 100); do lease 2>/dev/null | grep -q "\"pid\":$runner," && break; sleep 0.1; done
+lease | grep -q "\"pid\":$runner," || { cat "$T/run.err" >&2; die "the run's lease does not name pid $runner"; }
+rc=0; S >/dev/null 2>"$T/err" || rc=$?
+[ $rc = 3 ] || { cat "$T/err" >&2; die "a stream beside the run's live lease: exit $rc, want 3"; }
+grep -qE "another stream holds its lease: owner [^ ]+:$runner:[0-9a-f]+ \(pid $runner on [^)]+\), for another ([0-9]|1[0-2])\.[0-9] s" "$T/err" \
+  || { cat "$T/err" >&2; die "the refusal does not show the run's 12 s lease"; }
+kill -TERM $runner
+wait $runner || { cat "$T/run.err" >&2; die "the run did not stop cleanly on SIGTERM"; }
+lease | grep -q '"released":true' || die "the run did not release its lease: $(lease)"
+
 mark "kill -9"
 # kill -9 at each step of a batch: the restart waits for the dead stream's lease, then
 # resumes; bronze holds every change once

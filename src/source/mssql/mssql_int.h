@@ -50,9 +50,12 @@ typedef struct mssql_col {
     bool    nullable;
     bool    in_table;     /* still a column of the source table (a dropped one reads NULL) */
     bool    is_long;      /* (max), text, ntext, image, xml: fetched in chunks after the row */
+    bool    cp1252;       /* char, varchar, text in a collation of code page 1252 (sys.columns) */
     /* fetch plan */
     SQLSMALLINT c_type;   /* SQL_C_* used to bind or get it */
     SQLLEN      width;    /* bytes per row in the bound buffer (0 for a long column) */
+    size_t      text_cap; /* bytes of text a bound value is made into (time, UTF-16), else 0 */
+    bool        is_time;  /* time: SQL_SS_TIME2_STRUCT made into text */
 } mssql_col;
 
 /* A capture instance as sp_cdc_help_change_data_capture lists it. */
@@ -161,6 +164,10 @@ void mssql__us_to_ts(SQL_TIMESTAMP_STRUCT *out, int64_t us);
 
 /* ---- types.c ---- */
 
+/** Whether collation @p name stores char and varchar in code page 1252 (the Latin1_General
+ *  and SQL_Latin1_General_CP1 families, not their _UTF8 forms); false for NULL. */
+bool mssql__collation_cp1252(const char *name);
+
 /** Map @p c's SQL Server type to a schema column and a fetch plan (c_type, width, is_long).
  *  @return 0; MCDC_EUNSUPPORTED for a type with no mapping, naming the column and @p ci. */
 int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out);
@@ -192,13 +199,35 @@ int mssql__get_plan(mssql_source *s, const mssql_ci *ci, mssql_plan **out);
  *  @p after, for the commit-time sequencer, or INT64_MIN. */
 int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
                       int64_t seed_local, mcdc_change_cb cb, void *payload);
-/** Split (after, upto] into ranges that each end on a commit: about 1/@p n of the change rows
- *  each, but at most @p max_rows (unless that makes more than @p max_splits + 1 ranges) and
- *  none smaller than @p min_rows: the *n_out inner split points (ascending, below @p upto)
- *  and the local commit time of each. One count, and a page_end and a commit_time per split. */
-int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, int n,
-                       int64_t min_rows, int64_t max_rows, int max_splits, mcdc_lsn *splits, int64_t *split_local,
-                       int *n_out);
+/** The end of the page of change rows after @p after, at most @p upto: the __$start_lsn of
+ *  the pageRows-th row, or of the last one when fewer are left, so the page (after, *end]
+ *  ends on a commit (statement page_end, retried). *found false when no row is left. */
+int mssql__page_end(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, mcdc_lsn *end,
+                    bool *found);
+
+/* A block of fetched change rows handed over whole by mssql__read_page: the bound arrays the
+ * driver fetched into, the rows' headers and their converted values, which point into those
+ * arrays. Owned by whoever holds it; never shared. */
+typedef struct mssql_rows mssql_rows;
+/** Takes the full block *@p io (it is the callee's now) and sets *@p io to an empty block
+ *  for the read to fetch into next (recycled or from mssql__rows_new). Non-zero stops the
+ *  read and is returned by it. */
+typedef int (*mssql_rows_cb)(mssql_rows **io, void *payload);
+/** An empty block for the capture instance's plan @p p (one fetch of rows). */
+int mssql__rows_new(mssql_rows **out, const mssql_plan *p);
+void mssql__rows_free(mssql_rows *b);
+/** Rows in the block, and their headers (values set; borrowed from the block). */
+int64_t mssql__rows_count(const mssql_rows *b);
+const mcdc_change *mssql__rows_changes(const mssql_rows *b);
+/** About what the block holds in memory, in bytes. */
+size_t mssql__rows_bytes(const mssql_rows *b);
+/** Read the page (after, end] (@p end from mssql__page_end, so no page_end is sent) on @p s's
+ *  connection, handing its rows over a fetched block at a time to @p on_rows, in LSN order,
+ *  starting with block *@p io. @p seeded: the commit at @p after is read with the page's
+ *  commit times and seeds the commit-time sequencer (a range after the batch's first). A
+ *  failure is retried as any read's page, skipping the rows already handed over. */
+int mssql__read_page(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *end, bool seeded,
+                     mssql_rows **io, mssql_rows_cb on_rows, void *payload);
 /** read_changes with numPartitions > 1 (partitions.c). */
 int mssql__read_partitioned(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
                             mcdc_change_cb cb, void *payload);

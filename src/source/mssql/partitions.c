@@ -2,20 +2,33 @@
  * source/mssql/partitions.c: numPartitions=N: one read_changes over N connections at once,
  * handed to the caller in LSN order.
  *
- * The range (after, upto] is split at commit LSNs into consecutive ranges of about 1/N of the
- * change rows, at most RANGE_PAGES pages each (mssql__split_range: a count, then a page_end and a
- * commit_time per split point), so no transaction straddles two ranges. N readers, each a
- * thread on a connection of its own (the source's own and N-1 sibling sources opened with the
- * same connection string, kept for later batches), read them as a pipeline: reader w takes
- * ranges w, w+N, w+2N, ..., and starts a range only when it is among the N next to be handed
- * out, so at most N ranges are in memory. A reader copies its range's rows into 1 MiB blocks
- * queued for the caller's thread, which hands out range after range in LSN order as their
- * blocks come. A queue holding QUEUE_BYTES makes its reader wait (a single transaction larger
- * than a range), so memory stays bounded whatever the batch. Every range is read with the
- * pages, retries and resumes of an unpartitioned read (mssql__read_range). A failure of a
- * range stops every reader and is returned once the ranges before it were handed out; the
- * stream commits nothing of the batch then, as for any failed read. Commit times are
- * converted per range, each range's sequencer seeded with the commit at its start.
+ * The ranges are the pages of an unpartitioned read: range k is (end of k-1, end of k], each
+ * end a page_end (mssql__page_end: the pageRows-th row's __$start_lsn, or the last one's), so
+ * no transaction straddles two ranges and the server runs the statements an unpartitioned
+ * read runs, page_end, mapping_range and changes per page, and nothing else (ADR 0057). The
+ * caller's thread finds range 0's end; a batch of one page is read on its own connection
+ * as without partitions. Otherwise N readers, each a thread on a connection of its own (the
+ * source's own and N-1 sibling sources opened with the same connection string, kept for
+ * later batches), take ranges 0, 1, 2, ... in turn: the reader of range k waits until range
+ * k-1's end is known, finds range k's end with one page_end, and reads the page (its first
+ * commit seeds the commit-time sequencer, read with the page's commit times). A reader
+ * starts range k only when k is among the N next to be handed out.
+ *
+ * Handover: a reader hands each block it fetched over whole (mssql__read_page: the bound
+ * arrays the driver wrote into, with the rows' headers and values pointing into them), and
+ * gets an empty block from a pool to fetch into next; nothing is copied. The caller's
+ * thread hands out range after range in LSN order, each range's blocks in the order they
+ * were queued, then returns the blocks to the pool.
+ *
+ * Invariants:
+ * (P1) rows reach the callback in the order of an unpartitioned read: range k's rows all
+ *      before range k+1's, a range's blocks in fetch order (one reader per range, one queue
+ *      per range, drained in order by one thread).
+ * (P2) a range ends where a page_end put it: on the last row of a commit.
+ * (P3) at most N ranges are in flight, and a range's queue holding QUEUE_BYTES makes its
+ *      reader wait (a transaction larger than a page), so memory stays bounded.
+ * (P4) a failure of a range stops every reader and is returned once the ranges before it
+ *      were handed out; the stream commits nothing of the batch then, as for any failed read.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,22 +37,20 @@
 #include "mcdc/mssql.h"
 #include "source/mssql/mssql_int.h"
 
-#define QUEUE_BYTES ((size_t)64 << 20)  /* per range, a reader that far ahead waits */
-#define BLOCK_BYTES ((size_t)1 << 20)   /* rows are queued in blocks of about this much */
-#define RANGE_PAGES 5                   /* a range holds at most 5 pages of rows (unless too many) */
-#define MAX_RANGES  256
+#define QUEUE_BYTES ((size_t)64 << 20) /* per range, a reader that far ahead waits (P3) */
 #define MAX_READERS 64
 
+/* A queued block, or a free one in the pool. */
 typedef struct block {
     struct block *next;
-    mcdc_buf      b;
-    int64_t       n_rows;
+    mssql_rows   *rows;   /* owned */
+    size_t        bytes;  /* mssql__rows_bytes when queued */
 } block;
 
-/* One range and its queue; guarded by the pipeline's mutex. */
+/* The range in flight in one slot (slot k % N); guarded by the pipeline's mutex. */
 typedef struct range {
-    mcdc_lsn    after, upto;
-    int64_t     seed_local;
+    int64_t     k;         /* the range it holds, -1 before the first */
+    mcdc_lsn    after, end;
     block      *head, *tail;
     size_t      bytes;     /* queued */
     bool        done;      /* its reader finished it (rc, err) */
@@ -49,179 +60,237 @@ typedef struct range {
 
 typedef struct pipeline {
     pthread_mutex_t    mu;
-    pthread_cond_t     cv;       /* any change: a block queued or taken, a range done, cancel */
-    range             *ranges;
-    int                n_ranges, n_readers;
-    int                delivering; /* the range the caller hands out now */
-    bool               cancel;   /* the caller wants no more rows */
+    pthread_cond_t     readers;    /* a slot, a plan, queue room or a cancel for the readers */
+    pthread_cond_t     caller;     /* a block or an end for the range being handed out */
+    range             *slots;      /* n_readers of them */
+    int                n_readers;
+    int64_t            next_k;     /* the next range a reader takes */
+    int64_t            planned;    /* ranges 0 .. planned-1 have their ends */
+    mcdc_lsn           plan_after; /* the end of range planned-1 */
+    int64_t            last;       /* the last range, INT64_MAX until known */
+    int64_t            delivering; /* the range the caller hands out now */
+    bool               cancel;     /* the caller wants no more rows */
+    bool               space_wait; /* a reader waits for room in its queue */
+    block             *pool;       /* free blocks, with their rows */
     const char        *ci;
-    const mcdc_schema *schema;   /* the values' types */
+    mcdc_lsn           batch_after, upto;
+    const mssql_plan  *plan;       /* for new blocks */
 } pipeline;
 
 typedef struct reader {
     pipeline     *pl;
     mssql_source *src;     /* its connection (borrowed) */
-    int           first;   /* it reads ranges first, first + N, ... */
-    int           cur;     /* the range being read */
-    block        *blk;     /* being filled */
+    range        *cur;     /* the range being read */
+    block        *own;     /* its block to fetch into (allocated by the caller) */
+    mssql_rows   *fill;    /* the rows being fetched into */
     pthread_t     th;
     bool          started;
 } reader;
 
-/* ---- the reading threads ------------------------------------------------------------------- */
+static range *slot_of(pipeline *pl, int64_t k)
+{
+    return &pl->slots[k % pl->n_readers];
+}
 
 static void block_free(block *b)
 {
     if (!b) return;
-    mcdc_buf_dispose(&b->b);
+    mssql__rows_free(b->rows);
     free(b);
 }
 
-/* Queue @p b on the reader's range: 1 when the caller cancelled (b freed). */
-static int push(reader *rd, block *b)
+/* A free block with its rows: from the pool, else new. Called without the mutex. */
+static int block_get(pipeline *pl, block **out)
 {
-    pipeline *pl = rd->pl;
-    range *r = &pl->ranges[rd->cur];
     pthread_mutex_lock(&pl->mu);
-    while (r->bytes >= QUEUE_BYTES && !pl->cancel) pthread_cond_wait(&pl->cv, &pl->mu);
-    bool cancel = pl->cancel;
+    block *b = pl->pool;
+    if (b) pl->pool = b->next;
+    pthread_mutex_unlock(&pl->mu);
+    if (!b) {
+        if (!(b = calloc(1, sizeof *b))) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+        int rc = mssql__rows_new(&b->rows, pl->plan);
+        if (rc < 0) {
+            free(b);
+            return rc;
+        }
+    }
+    b->next = NULL;
+    *out = b;
+    return 0;
+}
+
+/* ---- the reading threads ------------------------------------------------------------------- */
+
+/* mssql_rows_cb: queue the full block *io on the reader's range and give it an empty one. */
+static int on_rows(mssql_rows **io, void *payload)
+{
+    reader *rd = payload;
+    pipeline *pl = rd->pl;
+    block *spare;
+    int rc = block_get(pl, &spare);
+    if (rc < 0) return rc;
+    range *r = rd->cur;
+    size_t bytes = mssql__rows_bytes(*io);
+    pthread_mutex_lock(&pl->mu);
+    while (r->bytes >= QUEUE_BYTES && !pl->cancel && r->k <= pl->last) {
+        pl->space_wait = true;
+        pthread_cond_wait(&pl->readers, &pl->mu);
+    }
+    bool cancel = pl->cancel || r->k > pl->last; /* a range before it failed: never handed out */
     if (!cancel) {
-        if (r->tail) r->tail->next = b;
-        else r->head = b;
-        r->tail = b;
-        r->bytes += b->b.len;
-        pthread_cond_broadcast(&pl->cv);
+        /* the spare's rows are fetched into next; the spare carries the full ones (P1) */
+        mssql_rows *full = *io;
+        *io = spare->rows;
+        spare->rows = full;
+        spare->bytes = bytes;
+        if (r->tail) r->tail->next = spare;
+        else r->head = spare;
+        r->tail = spare;
+        r->bytes += bytes;
+        if (r->k == pl->delivering) pthread_cond_signal(&pl->caller);
+        spare = NULL;
+    } else {
+        spare->next = pl->pool;
+        pl->pool = spare;
     }
     pthread_mutex_unlock(&pl->mu);
-    if (cancel) block_free(b);
     return cancel ? 1 : 0;
 }
 
-/* One row: the change, its update mask, its values (string pointers as lengths), then the
- * bytes of its strings in column order. */
-static int on_row(const mcdc_change *ch, void *payload)
+/* Range k's end after pl->plan_after, by page_end on the reader's connection; the mutex is
+ * held on entry and on return, released around the statement. */
+static int plan_range(reader *rd, int64_t k, range *r)
 {
-    reader *rd = payload;
-    if (!rd->blk) {
-        if (!(rd->blk = calloc(1, sizeof *rd->blk))) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-        rd->blk->b = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 31);
+    pipeline *pl = rd->pl;
+    mcdc_lsn after = pl->plan_after, end;
+    bool found = false;
+    pthread_mutex_unlock(&pl->mu);
+    int rc = mssql__page_end(rd->src, pl->ci, &after, &pl->upto, &end, &found);
+    if (rc < 0 && rd->src->last_kind == MSSQL_ERR_NO_OBJECT) {
+        /* disabled after the first page: the rest is gone, as an unpartitioned read finds */
+        mcdc_error_clear();
+        rc = 0;
+        found = false;
     }
-    mcdc_buf *b = &rd->blk->b;
-    const mcdc_schema *sc = rd->pl->schema;
-    size_t n = sc->n_cols;
-    mcdc_change h = *ch;
-    h.update_mask = NULL;
-    h.values = NULL;
-    if (mcdc_buf_put(b, &h, sizeof h) < 0 || mcdc_buf_put(b, ch->update_mask, ch->update_mask_len) < 0 ||
-        mcdc_buf_put(b, ch->values, n * sizeof *ch->values) < 0)
-        return mcdc_error_set(MCDC_ENOMEM, "out of memory for a partition's rows");
-    for (size_t i = 0; i < n; i++) {
-        mcdc_type_id t = sc->cols[i].type;
-        const mcdc_value *v = &ch->values[i];
-        if ((t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY) && !v->is_null && v->v.s.len &&
-            mcdc_buf_put(b, v->v.s.ptr, v->v.s.len) < 0)
-            return mcdc_error_set(MCDC_ENOMEM, "out of memory for a partition's rows");
+    pthread_mutex_lock(&pl->mu);
+    r->after = after;
+    if (rc < 0 || !found) {
+        pl->last = rc < 0 ? k : k - 1;
+    } else {
+        r->end = end;
+        pl->plan_after = end;
+        if (mcdc_lsn_cmp(&end, &pl->upto) >= 0) pl->last = k;
     }
-    rd->blk->n_rows++;
-    if (b->len < BLOCK_BYTES) return 0;
-    block *full = rd->blk;
-    rd->blk = NULL;
-    return push(rd, full);
+    pl->planned = k + 1;
+    pthread_cond_broadcast(&pl->readers);
+    pthread_cond_signal(&pl->caller);
+    return rc;
 }
 
 static void *read_ranges(void *arg)
 {
     reader *rd = arg;
     pipeline *pl = rd->pl;
-    for (int k = rd->first; k < pl->n_ranges; k += pl->n_readers) {
-        /* at most N ranges in memory: start k once it is among the next N to hand out */
-        pthread_mutex_lock(&pl->mu);
-        while (k >= pl->delivering + pl->n_readers && !pl->cancel) pthread_cond_wait(&pl->cv, &pl->mu);
-        bool cancel = pl->cancel;
-        pthread_mutex_unlock(&pl->mu);
-        if (cancel) break;
-        range *r = &pl->ranges[k];
-        rd->cur = k;
-        int rc = mssql__read_range(rd->src, pl->ci, &r->after, &r->upto, r->seed_local, on_row, rd);
-        if (rc == 0 && rd->blk && rd->blk->n_rows) {
-            block *last = rd->blk;
-            rd->blk = NULL;
-            rc = push(rd, last);
+    block *own = rd->own;
+    int rc = 0;
+    pthread_mutex_lock(&pl->mu);
+    while (rc == 0 && !pl->cancel && pl->next_k <= pl->last) {
+        int64_t k = pl->next_k;
+        if (k >= pl->delivering + pl->n_readers) { /* P3 */
+            pthread_cond_wait(&pl->readers, &pl->mu);
+            continue;
         }
-        block_free(rd->blk);
-        rd->blk = NULL;
+        pl->next_k++;
+        range *r = slot_of(pl, k);
+        memset(r, 0, sizeof *r);
+        r->k = k;
+        while (pl->planned < k && !pl->cancel) pthread_cond_wait(&pl->readers, &pl->mu);
+        if (pl->cancel) break;
+        if (k > pl->last) break; /* range k-1 was the last */
+        if (pl->planned == k && (rc = plan_range(rd, k, r)) < 0) {
+            r->done = true;
+            r->rc = rc;
+            r->err = *mcdc_error_last();
+            pthread_cond_signal(&pl->caller);
+            break;
+        }
+        if (k > pl->last) break; /* nothing after range k-1 */
+        if (k == 0) {
+            r->after = pl->batch_after;
+            r->end = pl->plan_after; /* range 0 was planned by the caller */
+        }
+        rd->cur = r;
+        pthread_mutex_unlock(&pl->mu);
+        rd->fill = own->rows;
+        rc = mssql__read_page(rd->src, pl->ci, &r->after, &r->end, k > 0, &rd->fill, on_rows, rd);
+        own->rows = rd->fill;
         pthread_mutex_lock(&pl->mu);
         r->done = true;
         r->rc = rc < 0 ? rc : 0;
-        if (rc < 0) r->err = *mcdc_error_last();
-        pthread_cond_broadcast(&pl->cv);
-        pthread_mutex_unlock(&pl->mu);
-        if (rc != 0) break; /* failed, or cancelled */
+        if (rc < 0) {
+            /* no range after this one is read or handed out; the ones before are (P4) */
+            r->err = *mcdc_error_last();
+            if (k < pl->last) pl->last = k;
+            pthread_cond_broadcast(&pl->readers);
+        }
+        if (r->k == pl->delivering) pthread_cond_signal(&pl->caller);
     }
+    pthread_mutex_unlock(&pl->mu);
     return NULL;
 }
 
 /* ---- handing the rows out ------------------------------------------------------------------ */
 
-/* The rows of block @p b to @p cb; a non-zero return of cb is returned. */
-static int deliver(const mcdc_schema *sc, const block *b, mcdc_value *vals, mcdc_change_cb cb, void *payload)
+/* Hand out range @p k's blocks as its reader queues them, until it is done: 0, the
+ * callback's non-zero return, or the range's failure. *@p none set when there is no range k. */
+static int drain(pipeline *pl, int64_t k, mcdc_change_cb cb, void *payload, bool *none)
 {
-    size_t n = sc->n_cols;
-    const char *at = b->b.ptr;
-    for (int64_t i = 0; i < b->n_rows; i++) {
-        mcdc_change ch;
-        memcpy(&ch, at, sizeof ch);
-        at += sizeof ch;
-        ch.update_mask = (const uint8_t *)at;
-        at += ch.update_mask_len;
-        memcpy(vals, at, n * sizeof *vals);
-        at += n * sizeof *vals;
-        for (size_t k = 0; k < n; k++) {
-            mcdc_type_id t = sc->cols[k].type;
-            if ((t == MCDC_TYPE_STRING || t == MCDC_TYPE_BINARY) && !vals[k].is_null) {
-                vals[k].v.s.ptr = at;
-                at += vals[k].v.s.len;
-            }
-        }
-        ch.values = vals;
-        int rc = cb(&ch, payload);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
-/* Hand out range @p k's rows as its reader queues them, until it is done. */
-static int drain(pipeline *pl, int k, mcdc_value *vals, mcdc_change_cb cb, void *payload)
-{
-    range *r = &pl->ranges[k];
+    range *r = slot_of(pl, k);
+    *none = false;
     pthread_mutex_lock(&pl->mu);
     pl->delivering = k;
-    pthread_cond_broadcast(&pl->cv);
-    pthread_mutex_unlock(&pl->mu);
+    pthread_cond_broadcast(&pl->readers); /* slot k-1's is free now */
     for (;;) {
-        pthread_mutex_lock(&pl->mu);
-        while (!r->head && !r->done) pthread_cond_wait(&pl->cv, &pl->mu);
-        block *b = r->head;
-        if (b) {
-            r->head = b->next;
-            if (!r->head) r->tail = NULL;
-            r->bytes -= b->b.len;
-            pthread_cond_broadcast(&pl->cv);
+        bool mine = r->k == k;
+        while (!(mine && (r->head || r->done)) && k <= pl->last) {
+            pthread_cond_wait(&pl->caller, &pl->mu);
+            mine = r->k == k;
         }
-        bool done = r->done && !b;
+        if (!(mine && (r->head || r->done))) { /* k > last, and never started */
+            *none = true;
+            pthread_mutex_unlock(&pl->mu);
+            return 0;
+        }
+        block *b = r->head;
+        if (!b) break; /* done */
+        r->head = b->next;
+        if (!r->head) r->tail = NULL;
+        if (r->bytes >= QUEUE_BYTES && pl->space_wait) {
+            pl->space_wait = false;
+            pthread_cond_broadcast(&pl->readers);
+        }
+        r->bytes -= b->bytes;
         pthread_mutex_unlock(&pl->mu);
-        if (done) break;
-        int rc = deliver(pl->schema, b, vals, cb, payload);
-        block_free(b);
-        if (rc) return rc;
+        const mcdc_change *ch = mssql__rows_changes(b->rows);
+        int64_t n = mssql__rows_count(b->rows);
+        int rc = 0;
+        for (int64_t i = 0; i < n && rc == 0; i++) rc = cb(&ch[i], payload);
+        pthread_mutex_lock(&pl->mu);
+        b->next = pl->pool;
+        pl->pool = b;
+        if (rc) {
+            pthread_mutex_unlock(&pl->mu);
+            return rc;
+        }
     }
-    if (r->rc < 0) {
-        mcdc_error e = r->err;
+    int rc = r->rc;
+    mcdc_error e = r->err;
+    pthread_mutex_unlock(&pl->mu);
+    if (rc < 0) {
         mcdc_error_set(e.code, "%s", e.message);
         if (e.hint[0]) mcdc_error_hint("%s", e.hint);
-        return r->rc;
     }
-    return 0;
+    return rc;
 }
 
 /* ---- siblings ------------------------------------------------------------------------------ */
@@ -251,46 +320,68 @@ void mssql__close_siblings(mssql_source *s)
     s->n_sibs = 0;
 }
 
+/* A batch of one page: read on the caller's thread, its rows handed out block by block. */
+typedef struct one_page {
+    mcdc_change_cb cb;
+    void          *payload;
+} one_page;
+
+static int one_page_rows(mssql_rows **io, void *payload)
+{
+    one_page *o = payload;
+    const mcdc_change *ch = mssql__rows_changes(*io);
+    int64_t n = mssql__rows_count(*io);
+    for (int64_t i = 0; i < n; i++) {
+        int rc = o->cb(&ch[i], o->payload);
+        if (rc) return rc;
+    }
+    return 0; /* the same block is fetched into again */
+}
+
 int mssql__read_partitioned(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
                             mcdc_change_cb cb, void *payload)
 {
     if (mcdc_lsn_cmp(after, upto) >= 0) return mssql__read_range(s, ci_name, after, upto, INT64_MIN, cb, payload);
-    int want = s->base.num_partitions > MAX_READERS ? MAX_READERS : s->base.num_partitions;
-    mcdc_lsn splits[MAX_RANGES];
-    int64_t split_local[MAX_RANGES];
-    int n_splits = 0;
-    int rc = mssql__split_range(s, ci_name, after, upto, want, s->page_rows, RANGE_PAGES * s->page_rows,
-                                MAX_RANGES - 1, splits,
-                                split_local, &n_splits);
-    if (rc < 0) return rc;
-    if (n_splits == 0) return mssql__read_range(s, ci_name, after, upto, INT64_MIN, cb, payload);
     mssql_ci *ci;
     mssql_plan *plan;
-    if ((rc = mssql__find_ci(s, ci_name, &ci)) < 0 || (rc = mssql__get_plan(s, ci, &plan)) < 0) return rc;
-    int n_ranges = n_splits + 1, n_readers = want < n_ranges ? want : n_ranges;
+    mcdc_lsn end0;
+    bool found = false;
+    int rc = mssql__page_end(s, ci_name, after, upto, &end0, &found);
+    if (rc < 0 && s->last_kind == MSSQL_ERR_NO_OBJECT) {
+        s->ci_loaded = false; /* the cached list is stale */
+        return mcdc_error_set(MCDC_ENOTFOUND, "capture instance '%s': its change table is gone (CDC was disabled on "
+                              "the table)", ci_name);
+    }
+    if (rc == 0) rc = mssql__find_ci(s, ci_name, &ci);
+    if (rc == 0) rc = mssql__get_plan(s, ci, &plan);
+    if (rc < 0 || !found) return rc;
+    if (mcdc_lsn_cmp(&end0, upto) >= 0) {
+        mssql_rows *b;
+        if ((rc = mssql__rows_new(&b, plan)) < 0) return rc;
+        one_page o = {cb, payload};
+        rc = mssql__read_page(s, ci_name, after, upto, false, &b, one_page_rows, &o);
+        mssql__rows_free(b);
+        return rc;
+    }
+    int n_readers = s->base.num_partitions > MAX_READERS ? MAX_READERS : s->base.num_partitions;
     if ((rc = open_siblings(s, n_readers - 1)) < 0) return rc;
     pipeline pl;
     memset(&pl, 0, sizeof pl);
     reader rds[MAX_READERS];
     memset(rds, 0, sizeof rds);
-    pl.ranges = calloc((size_t)n_ranges, sizeof *pl.ranges);
-    mcdc_value *vals = calloc(plan->schema->n_cols + 1, sizeof *vals);
-    if (!pl.ranges || !vals) {
-        free(pl.ranges);
-        free(vals);
-        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    }
+    if (!(pl.slots = calloc((size_t)n_readers, sizeof *pl.slots))) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    for (int i = 0; i < n_readers; i++) pl.slots[i].k = -1;
     pthread_mutex_init(&pl.mu, NULL);
-    pthread_cond_init(&pl.cv, NULL);
-    pl.n_ranges = n_ranges;
+    pthread_cond_init(&pl.readers, NULL);
+    pthread_cond_init(&pl.caller, NULL);
     pl.n_readers = n_readers;
+    pl.planned = 1;
+    pl.plan_after = end0;
+    pl.last = INT64_MAX;
     pl.ci = ci_name;
-    pl.schema = plan->schema;
-    for (int k = 0; k < n_ranges; k++) {
-        pl.ranges[k].after = k ? splits[k - 1] : *after;
-        pl.ranges[k].upto = k < n_splits ? splits[k] : *upto;
-        pl.ranges[k].seed_local = k ? split_local[k - 1] : INT64_MIN;
-    }
+    pl.batch_after = *after;
+    pl.upto = *upto;
+    pl.plan = plan;
     for (int w = 0; w < n_readers; w++) {
         mssql_source *src = w ? s->sibs[w - 1] : s;
         if (w) {
@@ -300,33 +391,41 @@ int mssql__read_partitioned(mssql_source *s, const char *ci_name, const mcdc_lsn
         }
         rds[w].pl = &pl;
         rds[w].src = src;
-        rds[w].first = w;
+        if (rc == 0) rc = block_get(&pl, &rds[w].own);
     }
-    mcdc_log(MCDC_LOG_DEBUG, MSSQL_LOGGER, "reading %s in %d ranges over %d connections", ci_name, n_ranges, n_readers);
     for (int w = 0; w < n_readers && rc == 0; w++) {
         if (pthread_create(&rds[w].th, NULL, read_ranges, &rds[w]) != 0)
             rc = mcdc_error_set(MCDC_ERROR, "cannot start a partition reader thread");
         else
             rds[w].started = true;
     }
-    for (int k = 0; rc == 0 && k < n_ranges; k++) rc = drain(&pl, k, vals, cb, payload);
+    int64_t k = 0;
+    for (bool none = false; rc == 0 && !none; k++) rc = drain(&pl, k, cb, payload, &none);
+    mcdc_log(MCDC_LOG_DEBUG, MSSQL_LOGGER, "read %s in %lld ranges of a page over %d connections", ci_name,
+             (long long)(k - 1), n_readers);
     /* stop and join every reader; free what they queued */
     mcdc_error saved = *mcdc_error_last();
     pthread_mutex_lock(&pl.mu);
     pl.cancel = true;
-    pthread_cond_broadcast(&pl.cv);
+    pthread_cond_broadcast(&pl.readers);
     pthread_mutex_unlock(&pl.mu);
-    for (int w = 0; w < n_readers; w++)
+    for (int w = 0; w < n_readers; w++) {
         if (rds[w].started) pthread_join(rds[w].th, NULL);
-    for (int k = 0; k < n_ranges; k++)
-        for (block *b = pl.ranges[k].head, *nb; b; b = nb) {
+        block_free(rds[w].own);
+    }
+    for (int i = 0; i < n_readers; i++)
+        for (block *b = pl.slots[i].head, *nb; b; b = nb) {
             nb = b->next;
             block_free(b);
         }
+    for (block *b = pl.pool, *nb; b; b = nb) {
+        nb = b->next;
+        block_free(b);
+    }
     pthread_mutex_destroy(&pl.mu);
-    pthread_cond_destroy(&pl.cv);
-    free(pl.ranges);
-    free(vals);
+    pthread_cond_destroy(&pl.readers);
+    pthread_cond_destroy(&pl.caller);
+    free(pl.slots);
     if (rc < 0) {
         mcdc_error_set(saved.code, "%s", saved.message);
         if (saved.hint[0]) mcdc_error_hint("%s", saved.hint);

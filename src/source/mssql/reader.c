@@ -27,6 +27,7 @@
 
 #include "mcdc/failpoint.h"
 #include "mcdc/mssql.h"
+#include "mcdc/text.h"
 #include "mcdc/time.h"
 #include "source/columns.h"
 #include "source/mssql/mssql_int.h"
@@ -522,15 +523,19 @@ static int cols_fn(mssql_source *s, void *payload)
     while (rc == 0 && (got = q_fetch(s, &x, "reading the table's columns")) > 0) {
         char name[520];
         bool null;
+        char collation[260];
+        bool no_collation;
         int64_t id, nullable, computed;
         if ((rc = mssql__get_text(s, x.st, 1, name, sizeof name, &null)) < 0 ||
             (rc = mssql__get_int64(s, x.st, 2, &id, &null)) < 0 || (rc = mssql__get_int64(s, x.st, 3, &nullable, &null)) < 0 ||
-            (rc = mssql__get_int64(s, x.st, 4, &computed, &null)) < 0)
+            (rc = mssql__get_int64(s, x.st, 4, &computed, &null)) < 0 ||
+            (rc = mssql__get_text(s, x.st, 5, collation, sizeof collation, &no_collation)) < 0)
             break;
         for (size_t i = 0; i < c->n; i++)
             if (c->cols[i].column_id == id) {
                 c->cols[i].in_table = true;
                 c->cols[i].nullable = nullable != 0;
+                c->cols[i].cp1252 = mssql__collation_cp1252(no_collation ? NULL : collation);
                 if (computed) c->cols[i].ordinal = -c->cols[i].ordinal - 1; /* marked: left out below */
             }
     }
@@ -1202,12 +1207,23 @@ typedef struct rowset {
     SQLLEN      **ind;
     mcdc_buf     *longs;      /* per captured column, the long ones' values */
     int          *order;      /* select-list position (1-based) of each captured column */
-    mcdc_value   *vals;
-    char        (*scratch)[48];
+    mcdc_value   *vals;       /* slots x captured columns: the converted values */
+    char        **text;       /* per captured column, slots x text_cap bytes for a value made into text */
+    mcdc_buf      wide;       /* a long UTF-16 value before it is decoded */
+    size_t        slots;      /* rows of vals and text: 1, or R when rows are handed over a block at a time */
+    mcdc_change  *ch;         /* R headers when handed over a block at a time, else NULL */
+    int64_t       n_out;      /* rows of ch filled since the block was last handed over */
 } rowset;
 
 #define META_COLS 5
 #define MASK_BYTES 128
+
+/* A block handed over whole (mssql_int.h): its own arrays, with a slot per row. */
+struct mssql_rows {
+    rowset r;
+    size_t n_cols;
+    size_t bytes;   /* the arrays' size, about */
+};
 
 static void rowset_free(rowset *r, size_t n_cols)
 {
@@ -1232,11 +1248,16 @@ static void rowset_free(rowset *r, size_t n_cols)
     free(r->longs);
     free(r->order);
     free(r->vals);
-    free(r->scratch);
+    for (size_t i = 0; r->text && i < n_cols; i++) free(r->text[i]);
+    free(r->text);
+    mcdc_buf_dispose(&r->wide);
+    free(r->ch);
     memset(r, 0, sizeof *r);
 }
 
-static int rowset_alloc(rowset *r, const mssql_plan *p)
+/* @p per_row: a slot of values and a change header for every row of a fetch (a block handed
+ * over whole, mssql_rows), else one slot reused row after row. */
+static int rowset_alloc_slots(rowset *r, const mssql_plan *p, bool per_row)
 {
     size_t n = p->n_cols;
     SQLLEN width = 10 + 10 + MASK_BYTES + 2 * sizeof(SQLINTEGER) + 5 * sizeof(SQLLEN);
@@ -1265,14 +1286,18 @@ static int rowset_alloc(rowset *r, const mssql_plan *p)
     r->ind = calloc(n + 1, sizeof *r->ind);
     r->longs = calloc(n + 1, sizeof *r->longs);
     r->order = calloc(n + 1, sizeof *r->order);
-    r->vals = calloc(n + 1, sizeof *r->vals);
-    r->scratch = calloc(n + 1, sizeof *r->scratch);
+    r->slots = per_row ? R : 1;
+    r->vals = calloc(r->slots * n + 1, sizeof *r->vals);
+    r->text = calloc(n + 1, sizeof *r->text);
+    r->wide = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 30);
+    if (per_row && !(r->ch = calloc(R, sizeof *r->ch))) goto oom;
     if (!r->status || !r->lsn || !r->seq || !r->mask || !r->lsn_i || !r->seq_i || !r->mask_i || !r->op_i || !r->cmd_i ||
-        !r->op || !r->cmd || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->scratch)
+        !r->op || !r->cmd || !r->data || !r->ind || !r->longs || !r->order || !r->vals || !r->text)
         goto oom;
     int pos = META_COLS;
     for (size_t i = 0; i < n; i++) {
         r->longs[i] = (mcdc_buf)MCDC_BUF_INIT((size_t)1 << 30);
+        if (p->cols[i].text_cap && !(r->text[i] = malloc(p->cols[i].text_cap * r->slots))) goto oom;
         if (p->cols[i].is_long) continue;
         r->order[i] = ++pos;
         r->data[i] = calloc(R, (size_t)p->cols[i].width);
@@ -1285,6 +1310,11 @@ static int rowset_alloc(rowset *r, const mssql_plan *p)
 oom:
     rowset_free(r, n);
     return mcdc_error_set(MCDC_ENOMEM, "out of memory for a read buffer of %lu rows", (unsigned long)R);
+}
+
+static int rowset_alloc(rowset *r, const mssql_plan *p)
+{
+    return rowset_alloc_slots(r, p, false);
 }
 
 /* The select list's captured columns, in fetch order (bound ones, then long ones). */
@@ -1318,13 +1348,17 @@ static int bind_rowset(mssql_source *s, SQLHSTMT st, rowset *r, const mssql_plan
     return 0;
 }
 
-/* The long column at select position @p pos of the current row into @p b: *len its length
- * or SQL_NULL_DATA. */
-static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, mcdc_buf *b, SQLLEN *len)
+/* The long column at select position @p pos of the current row into @p b as the value's
+ * bytes (UTF-8 for text; UTF-16 and CP1252 are collected in @p wide, then decoded): *len
+ * its length or SQL_NULL_DATA. */
+static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, mcdc_buf *b, mcdc_buf *wide, SQLLEN *len)
 {
+    bool utf16 = c->c_type == SQL_C_WCHAR, cp1252 = c->cp1252 && c->c_type == SQL_C_BINARY;
+    mcdc_buf *into = utf16 || cp1252 ? wide : b;
     mcdc_buf_clear(b);
-    char chunk[32768];
-    bool text = c->c_type == SQL_C_CHAR;
+    mcdc_buf_clear(wide);
+    SQLWCHAR chunk[16384]; /* 32 KiB, aligned for UTF-16 */
+    size_t term = utf16 ? sizeof(SQLWCHAR) : c->c_type == SQL_C_CHAR ? 1 : 0;
     for (;;) {
         SQLLEN ind;
         SQLRETURN x = SQLGetData(st, (SQLUSMALLINT)pos, c->c_type, chunk, sizeof chunk, &ind);
@@ -1334,10 +1368,20 @@ static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, m
             *len = SQL_NULL_DATA;
             return 0;
         }
-        size_t room = text ? sizeof chunk - 1 : sizeof chunk;
+        size_t room = sizeof chunk - term;
         size_t got = (ind == SQL_NO_TOTAL || ind > (SQLLEN)room) ? room : (size_t)ind;
-        if (mcdc_buf_put(b, chunk, got) < 0) return MCDC_ENOMEM;
+        if (mcdc_buf_put(into, chunk, got) < 0) return MCDC_ENOMEM;
         if (x == SQL_SUCCESS) break;
+    }
+    if (utf16) {
+        size_t units = wide->len / sizeof(SQLWCHAR);
+        if (mcdc_buf_grow(b, MCDC_TEXT_UTF8_OF_UTF16(units) + 1) < 0) return MCDC_ENOMEM;
+        b->len = units ? mcdc_text_utf16_to_utf8((uint8_t *)b->ptr, (const uint16_t *)(const void *)wide->ptr, units) : 0;
+        b->ptr[b->len] = 0;
+    } else if (cp1252) {
+        if (mcdc_buf_grow(b, wide->len * 3 + 1) < 0) return MCDC_ENOMEM;
+        b->len = wide->len ? mcdc_text_cp1252_to_utf8((uint8_t *)b->ptr, (const uint8_t *)wide->ptr, wide->len) : 0;
+        b->ptr[b->len] = 0;
     }
     if (!b->ptr && mcdc_buf_put(b, "", 0) < 0) return MCDC_ENOMEM;
     *len = (SQLLEN)b->len;
@@ -1346,7 +1390,19 @@ static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, m
 
 typedef struct read_ctx {
     mssql_plan     *plan;
-    rowset          r;
+    rowset          own;         /* the bound arrays, unless rows are handed over in blocks */
+    rowset         *r;           /* the arrays fetched into: &own, or (*blk)->r */
+    mssql_rows    **blk;         /* mssql__read_page: the block being filled (swapped by on_rows) */
+    mssql_rows_cb   on_rows;     /* mssql__read_page: takes each fetched block whole */
+    bool            known_end;   /* mssql__read_page: page_end is given, not asked */
+    bool            seed_after;  /* mssql__read_page: the commit at page_after seeds the clock */
+    bool            marked;      /* on_rows: mark holds the clock as of the last block handed over */
+    struct {
+        mcdc_tz_sequencer seq;
+        mcdc_lsn          lsn;
+        int64_t           utc;
+        bool              has;
+    } mark;
     mcdc_buf        ct;          /* [cdc].[ci_CT] */
     mcdc_lsn        upto;
     mcdc_lsn        page_after;  /* the page being read is (page_after, page_end] */
@@ -1388,7 +1444,10 @@ static int page_times_fn(mssql_source *s, read_ctx *c, int64_t *lo_local, int64_
     SQLLEN *lsn_i = malloc(MAPPING_BLOCK * sizeof *lsn_i), *ts_i = malloc(MAPPING_BLOCK * sizeof *ts_i);
     SQLULEN fetched = 0;
     if (rc == 0 && (!lsn || !ts || !lsn_i || !ts_i)) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
-    if (rc == 0) rc = mssql__bind_lsn(s, x.st, 1, &c->page_after, &x.ind[0]);
+    /* a seeded page also reads the commit at page_after itself: it seeds the sequencer */
+    mcdc_lsn from = c->page_after;
+    if (c->seed_after && mcdc_lsn_decrement(&from, &c->page_after) < 0) from = c->page_after;
+    if (rc == 0) rc = mssql__bind_lsn(s, x.st, 1, &from, &x.ind[0]);
     if (rc == 0) rc = mssql__bind_lsn(s, x.st, 2, &c->page_end, &x.ind[1]);
     if (rc == 0) {
         SQLRETURN b = SQLSetStmtAttr(x.st, SQL_ATTR_ROW_BIND_TYPE, (SQLPOINTER)SQL_BIND_BY_COLUMN, 0);
@@ -1461,19 +1520,37 @@ static int bind_page_end(mssql_source *s, q *x, mcdc_lsn *after, mcdc_lsn *upto,
     return rc;
 }
 
-static int page_end_fn(mssql_source *s, read_ctx *c)
+typedef struct end_ctx {
+    const char *ct;
+    mcdc_lsn    after, upto;
+    int64_t     n;           /* rows asked */
+    mcdc_lsn    end;
+    bool        have_end;
+} end_ctx;
+
+static int end_fn(mssql_source *s, void *payload)
 {
-    mcdc_mssql_fill fill = { .ct = c->ct.ptr };
+    end_ctx *c = payload;
+    mcdc_mssql_fill fill = { .ct = c->ct };
     q x;
     bool null = true;
     int rc = q_open(s, &x, MCDC_MSSQL_Q_PAGE_END, &fill), got = 0;
-    int64_t skip = s->page_rows > 0 ? s->page_rows - 1 : 0; /* the N-th row is past N - 1 */
-    if (rc == 0) rc = bind_page_end(s, &x, &c->page_after, &c->upto, &skip);
+    int64_t skip = c->n > 0 ? c->n - 1 : 0;
+    if (rc == 0) rc = bind_page_end(s, &x, &c->after, &c->upto, &skip);
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_PAGE_END);
-    if (rc == 0 && (got = q_fetch(s, &x, "reading changes")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->page_end, &null);
+    if (rc == 0 && (got = q_fetch(s, &x, "reading changes")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->end, &null);
     if (rc == 0 && got < 0) rc = got;
     q_close(&x);
     c->have_end = rc == 0 && got > 0 && !null;
+    return rc;
+}
+
+static int page_end_fn(mssql_source *s, read_ctx *c)
+{
+    end_ctx e = { .ct = c->ct.ptr, .after = c->page_after, .upto = c->upto, .n = s->page_rows };
+    int rc = end_fn(s, &e);
+    c->page_end = e.end;
+    c->have_end = e.have_end;
     return rc;
 }
 
@@ -1514,7 +1591,14 @@ static int read_page_fn(mssql_source *s, void *payload)
 {
     read_ctx *c = payload;
     int64_t lo_local = 0, hi_local = 0;
-    int rc = page_end_fn(s, c);
+    if (c->on_rows && c->marked) {
+        /* a retry: rows converted into a block that was never handed over moved the clock */
+        c->seq = c->mark.seq;
+        c->seq_lsn = c->mark.lsn;
+        c->seq_utc = c->mark.utc;
+        c->seq_has = c->mark.has;
+    }
+    int rc = c->known_end ? 0 : page_end_fn(s, c);
     if (rc < 0) {
         if (s->last_kind == MSSQL_ERR_NO_OBJECT && c->n_pages > 0) {
             /* disabled between two pages: the rest is gone, as the simulator reads it */
@@ -1530,6 +1614,19 @@ static int read_page_fn(mssql_source *s, void *payload)
         return 0;
     }
     if ((rc = page_times_fn(s, c, &lo_local, &hi_local)) < 0) return rc;
+    if (c->seed_after) {
+        /* the commit the range starts after, as the sequencer's predecessor (once: a retry
+         * goes on from the last row handed out) */
+        if (c->n_pt > 0 && mcdc_lsn_cmp(&c->pt[0].lsn, &c->page_after) == 0 && c->delivered == 0)
+            mcdc_tz_sequencer_init(&c->seq, s->tz, c->pt[0].utc_us, to_utc(s, c->pt[0].utc_us));
+    }
+    if (c->on_rows && !c->marked) {
+        c->mark.seq = c->seq;
+        c->mark.lsn = c->seq_lsn;
+        c->mark.utc = c->seq_utc;
+        c->mark.has = c->seq_has;
+        c->marked = true;
+    }
     c->feeding = near_change(s, lo_local, hi_local);
     if (c->feeding) {
         c->feed.after = c->page_after;
@@ -1538,7 +1635,7 @@ static int read_page_fn(mssql_source *s, void *payload)
     }
     mcdc_mssql_fill fill = { .ct = c->ct.ptr };
     mcdc_buf cols = MCDC_BUF_INIT(1 << 20);
-    if ((rc = cols_list(&cols, c->plan, &c->r)) < 0) {
+    if ((rc = cols_list(&cols, c->plan, c->r)) < 0) {
         mcdc_buf_dispose(&cols);
         return rc;
     }
@@ -1548,10 +1645,11 @@ static int read_page_fn(mssql_source *s, void *payload)
     mcdc_buf_dispose(&cols);
     if (rc == 0) rc = mssql__bind_lsn(s, x.st, 1, &c->page_after, &x.ind[0]);
     if (rc == 0) rc = mssql__bind_lsn(s, x.st, 2, &c->page_end, &x.ind[1]);
-    if (rc == 0) rc = bind_rowset(s, x.st, &c->r, c->plan);
+    if (rc == 0) rc = bind_rowset(s, x.st, c->r, c->plan);
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_CHANGES);
     int64_t seen = 0;
-    rowset *r = &c->r;
+    rowset *r = c->r;
+    r->n_out = 0; /* a retry drops the rows of a block not handed over yet */
     const mssql_plan *p = c->plan;
     while (rc == 0) {
         SQLRETURN f = SQLFetch(x.st);
@@ -1566,6 +1664,8 @@ static int read_page_fn(mssql_source *s, void *payload)
                 break;
             }
             if (seen++ < c->delivered) continue; /* handed out before a retry */
+            size_t slot = c->on_rows ? (size_t)r->n_out : 0;
+            mcdc_value *vals = r->vals + slot * p->n_cols;
             mcdc_change ch;
             memset(&ch, 0, sizeof ch);
             if (r->lsn_i[i] != 10 || r->seq_i[i] != 10) {
@@ -1579,24 +1679,32 @@ static int read_page_fn(mssql_source *s, void *payload)
             ch.update_mask = r->mask + i * MASK_BYTES;
             ch.update_mask_len = r->mask_i[i] == SQL_NULL_DATA ? 0 : (size_t)(r->mask_i[i] > MASK_BYTES ? MASK_BYTES : r->mask_i[i]);
             int64_t local = 0;
-            if ((rc = page_time_of(c, &ch.start_lsn, &local)) < 0 ||
-                (rc = row_commit_ts(c, s, &ch.start_lsn, local, &ch.commit_ts_us)) < 0)
+            if (c->seq_has && memcmp(ch.start_lsn.b, c->seq_lsn.b, sizeof ch.start_lsn.b) == 0) {
+                ch.commit_ts_us = c->seq_utc; /* the commit of the row before */
+            } else if ((rc = page_time_of(c, &ch.start_lsn, &local)) < 0 ||
+                       (rc = row_commit_ts(c, s, &ch.start_lsn, local, &ch.commit_ts_us)) < 0) {
                 break;
+            }
             for (size_t k = 0; rc == 0 && k < p->n_cols; k++) {
                 const mssql_col *col = &p->cols[k];
                 const char *data;
                 SQLLEN len;
                 if (col->is_long) {
-                    if ((rc = get_long(s, x.st, r->order[k], col, &r->longs[k], &len)) < 0) break;
+                    if ((rc = get_long(s, x.st, r->order[k], col, &r->longs[k], &r->wide, &len)) < 0) break;
                     data = r->longs[k].ptr;
                 } else {
                     data = r->data[k] + (size_t)col->width * i;
                     len = r->ind[k][i];
                 }
-                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->scratch[k], sizeof r->scratch[k]);
+                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &vals[k],
+                                     r->text[k] ? r->text[k] + slot * col->text_cap : NULL, col->text_cap);
             }
             if (rc < 0) break;
-            ch.values = r->vals;
+            ch.values = vals;
+            if (c->on_rows) {
+                r->ch[r->n_out++] = ch; /* handed over with its block, below */
+                continue;
+            }
             int cbr = c->cb(&ch, c->payload);
             c->delivered++;
             if (cbr != 0) {
@@ -1604,6 +1712,23 @@ static int read_page_fn(mssql_source *s, void *payload)
                 rc = 0;
                 break;
             }
+        }
+        if (rc == 0 && c->on_rows && r->n_out > 0) {
+            /* the whole block to the taker, which gives an empty one to fetch into next */
+            int64_t n = r->n_out;
+            int cbr = c->on_rows(c->blk, c->payload);
+            if (cbr != 0) {
+                c->cb_rc = cbr;
+                break;
+            }
+            c->delivered += n;
+            c->mark.seq = c->seq;
+            c->mark.lsn = c->seq_lsn;
+            c->mark.utc = c->seq_utc;
+            c->mark.has = c->seq_has;
+            c->r = r = &(*c->blk)->r;
+            r->n_out = 0;
+            rc = bind_rowset(s, x.st, r, p);
         }
         if (c->cb_rc) break;
     }
@@ -1626,8 +1751,10 @@ static int read_page_fn(mssql_source *s, void *payload)
     return 0;
 }
 
-int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
-                      int64_t seed_local, mcdc_change_cb cb, void *payload)
+/* The pages of (after, upto] into @p c (cb or on_rows set by the caller; c->r NULL for the
+ * read's own arrays). */
+static int read_run(mssql_source *s, read_ctx *c, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                    int64_t seed_local)
 {
     mssql_ci *ci;
     mssql_plan *p;
@@ -1636,37 +1763,107 @@ int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *afte
     if (rc == 0) rc = check_ct_permission(s, p);
     if (rc < 0) return rc;
     if (mcdc_lsn_cmp(after, upto) >= 0) return 0;
-    read_ctx c;
-    memset(&c, 0, sizeof c);
-    c.plan = p;
-    c.ct = (mcdc_buf)MCDC_BUF_INIT(1024);
-    c.upto = *upto;
-    c.page_after = *after;
-    c.cb = cb;
-    c.payload = payload;
-    mcdc_tz_sequencer_init(&c.seq, s->tz, seed_local, seed_local == INT64_MIN ? INT64_MIN : to_utc(s, seed_local));
-    if ((rc = mssql__ct_name(&c.ct, p->ci)) == 0) rc = rowset_alloc(&c.r, p);
+    c->plan = p;
+    c->ct = (mcdc_buf)MCDC_BUF_INIT(1024);
+    c->upto = *upto;
+    c->page_after = *after;
+    mcdc_tz_sequencer_init(&c->seq, s->tz, seed_local, seed_local == INT64_MIN ? INT64_MIN : to_utc(s, seed_local));
+    bool own = !c->r;
+    if (own) c->r = &c->own;
+    if ((rc = mssql__ct_name(&c->ct, p->ci)) == 0 && own) rc = rowset_alloc(&c->own, p);
     if (rc < 0) {
-        mcdc_buf_dispose(&c.ct);
+        mcdc_buf_dispose(&c->ct);
         return rc;
     }
     char what[200];
     snprintf(what, sizeof what, "reading changes of %s", p->ci);
-    while (rc == 0 && !c.done && !c.cb_rc) {
-        rc = mssql__retry(s, what, read_page_fn, &c);
-        if (rc == 0 && !c.done && !c.cb_rc) mcdc_failpoint("source.mssql.between_pages"); /* tests: a cleanup here */
+    while (rc == 0 && !c->done && !c->cb_rc) {
+        rc = mssql__retry(s, what, read_page_fn, c);
+        if (rc == 0 && !c->done && !c->cb_rc) mcdc_failpoint("source.mssql.between_pages"); /* tests: a cleanup here */
     }
-    rowset_free(&c.r, p->n_cols);
-    free(c.feed.e);
-    free(c.pt);
-    mcdc_buf_dispose(&c.ct);
+    if (own) rowset_free(&c->own, p->n_cols);
+    free(c->feed.e);
+    free(c->pt);
+    mcdc_buf_dispose(&c->ct);
     if (rc < 0 && s->last_kind == MSSQL_ERR_NO_OBJECT) {
         mcdc_error_set(MCDC_ENOTFOUND, "capture instance '%s': its change table is gone (CDC was disabled on the table)",
                        ci_name);
         /* the cached list is stale */
         s->ci_loaded = false;
     }
-    return rc < 0 ? rc : c.cb_rc;
+    return rc < 0 ? rc : c->cb_rc;
+}
+
+int mssql__read_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
+                      int64_t seed_local, mcdc_change_cb cb, void *payload)
+{
+    read_ctx c;
+    memset(&c, 0, sizeof c);
+    c.cb = cb;
+    c.payload = payload;
+    return read_run(s, &c, ci_name, after, upto, seed_local);
+}
+
+/* ---- blocks handed over whole (numPartitions) ------------------------------------------------ */
+
+int mssql__rows_new(mssql_rows **out, const mssql_plan *p)
+{
+    *out = NULL;
+    mssql_rows *b = calloc(1, sizeof *b);
+    if (!b) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    int rc = rowset_alloc_slots(&b->r, p, true);
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    b->n_cols = p->n_cols;
+    size_t width = 10 + 10 + MASK_BYTES + sizeof(mcdc_change) + 2 * sizeof(SQLINTEGER) + 5 * sizeof(SQLLEN);
+    for (size_t i = 0; i < p->n_cols; i++)
+        width += (size_t)p->cols[i].width + sizeof(SQLLEN) + sizeof(mcdc_value) + p->cols[i].text_cap;
+    b->bytes = width * b->r.R;
+    *out = b;
+    return 0;
+}
+
+void mssql__rows_free(mssql_rows *b)
+{
+    if (!b) return;
+    rowset_free(&b->r, b->n_cols);
+    free(b);
+}
+
+int64_t mssql__rows_count(const mssql_rows *b)
+{
+    return b->r.n_out;
+}
+
+const mcdc_change *mssql__rows_changes(const mssql_rows *b)
+{
+    return b->r.ch;
+}
+
+size_t mssql__rows_bytes(const mssql_rows *b)
+{
+    size_t longs = 0;
+    for (size_t i = 0; i < b->n_cols; i++) longs += b->r.longs[i].len;
+    return b->bytes + longs;
+}
+
+int mssql__read_page(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *end, bool seeded,
+                     mssql_rows **io, mssql_rows_cb on_rows, void *payload)
+{
+    read_ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = &(*io)->r;
+    c.blk = io;
+    c.on_rows = on_rows;
+    c.payload = payload;
+    c.known_end = true;
+    c.page_end = *end;
+    c.have_end = true;
+    c.seed_after = seeded;
+    c.n_pages = seeded ? 1 : 0; /* a change table gone before a later range: its rows are gone too */
+    return read_run(s, &c, ci_name, after, end, INT64_MIN);
 }
 
 static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto,
@@ -1678,79 +1875,27 @@ static int op_read_changes(mcdc_source *b, const char *ci_name, const mcdc_lsn *
     return mssql__read_range(s, ci_name, after, upto, INT64_MIN, cb, payload);
 }
 
-/* ---- split points of a partitioned read ----------------------------------------------------- */
+/* ---- the pages of a partitioned read ------------------------------------------------------- */
 
-typedef struct split_ctx {
-    const char *ct;
-    mcdc_lsn    after, upto;
-    int64_t     n;           /* CHANGE_COUNT: the answer; PAGE_END: rows asked */
-    mcdc_lsn    end;
-    bool        have_end;
-    bool        count;       /* count the rows, else find the end of n rows */
-} split_ctx;
-
-static int split_fn(mssql_source *s, void *payload)
-{
-    split_ctx *c = payload;
-    mcdc_mssql_fill fill = { .ct = c->ct };
-    mcdc_mssql_query id = c->count ? MCDC_MSSQL_Q_CHANGE_COUNT : MCDC_MSSQL_Q_PAGE_END;
-    q x;
-    bool null = true;
-    int rc = q_open(s, &x, id, &fill), got = 0;
-    int64_t skip = c->n > 0 ? c->n - 1 : 0;
-    if (rc == 0 && c->count) rc = mssql__bind_lsn(s, x.st, 1, &c->after, &x.ind[0]);
-    if (rc == 0 && c->count) rc = mssql__bind_lsn(s, x.st, 2, &c->upto, &x.ind[1]);
-    if (rc == 0 && !c->count) rc = bind_page_end(s, &x, &c->after, &c->upto, &skip);
-    if (rc == 0) rc = q_run(s, &x, id);
-    if (rc == 0 && (got = q_fetch(s, &x, "planning partitions")) > 0) {
-        if (c->count) {
-            rc = mssql__get_int64(s, x.st, 1, &c->n, &null);
-        } else {
-            rc = mssql__get_lsn(s, x.st, 1, &c->end, &null);
-        }
-    }
-    if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
-    c->have_end = rc == 0 && got > 0 && !null;
-    return rc;
-}
-
-int mssql__split_range(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, int n,
-                       int64_t min_rows, int64_t max_rows, int max_splits, mcdc_lsn *splits, int64_t *split_local,
-                       int *n_out)
+int mssql__page_end(mssql_source *s, const char *ci_name, const mcdc_lsn *after, const mcdc_lsn *upto, mcdc_lsn *end,
+                    bool *found)
 {
     mssql_ci *ci;
     mssql_plan *p;
-    *n_out = 0;
+    *found = false;
     int rc = mssql__find_ci(s, ci_name, &ci);
     if (rc == 0) rc = mssql__get_plan(s, ci, &p);
+    if (rc == 0) rc = check_ct_permission(s, p);
     if (rc < 0) return rc;
     mcdc_buf ct = MCDC_BUF_INIT(1024);
-    if ((rc = mssql__ct_name(&ct, p->ci)) < 0) {
-        mcdc_buf_dispose(&ct);
-        return rc;
-    }
-    split_ctx c = { .ct = ct.ptr, .after = *after, .upto = *upto, .count = true };
-    rc = mssql__retry(s, "planning partitions", split_fn, &c);
-    int64_t total = c.n, per = n > 0 ? total / n : total;
-    if (per > max_rows) per = max_rows;
-    if (per < total / (max_splits + 1) + 1) per = total / (max_splits + 1) + 1;
-    if (per < min_rows) per = min_rows;
-    mcdc_lsn prev = *after;
-    for (int k = 0; rc == 0 && k < max_splits && total >= 2 * min_rows; k++) {
-        split_ctx e = { .ct = ct.ptr, .after = prev, .upto = *upto, .n = per };
-        if ((rc = mssql__retry(s, "planning partitions", split_fn, &e)) < 0) break;
-        if (!e.have_end || mcdc_lsn_cmp(&e.end, upto) >= 0) break;
-        /* what is left must be worth a partition of its own */
-        total -= per;
-        if (total < min_rows) break;
-        /* the split commit's local time seeds the next range's sequencer */
-        commit_ctx ct_at = { .lsn = e.end };
-        if ((rc = mssql__retry(s, "planning partitions", commit_fn, &ct_at)) < 0) break;
-        splits[*n_out] = e.end;
-        split_local[*n_out] = ct_at.found ? ct_at.local : INT64_MIN;
-        (*n_out)++;
-        prev = e.end;
+    if ((rc = mssql__ct_name(&ct, p->ci)) == 0) {
+        end_ctx c = { .ct = ct.ptr, .after = *after, .upto = *upto, .n = s->page_rows };
+        char what[200];
+        snprintf(what, sizeof what, "reading changes of %s", p->ci);
+        if ((rc = mssql__retry(s, what, end_fn, &c)) == 0 && c.have_end) {
+            *end = c.end;
+            *found = true;
+        }
     }
     mcdc_buf_dispose(&ct);
     return rc;
@@ -1990,13 +2135,13 @@ static int snap_fn(mssql_source *s, void *payload)
                 const char *data;
                 SQLLEN len;
                 if (col->is_long) {
-                    if ((rc = get_long(s, x.st, r->order[k] - META_COLS, col, &r->longs[k], &len)) < 0) break;
+                    if ((rc = get_long(s, x.st, r->order[k] - META_COLS, col, &r->longs[k], &r->wide, &len)) < 0) break;
                     data = r->longs[k].ptr;
                 } else {
                     data = r->data[k] + (size_t)col->width * i;
                     len = r->ind[k][i];
                 }
-                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->scratch[k], sizeof r->scratch[k]);
+                rc = mssql__to_value(col, &p->schema->cols[k], data, len, &r->vals[k], r->text[k], col->text_cap);
             }
             if (rc < 0) break;
             if (c->query == MCDC_MSSQL_Q_KEY_AT) {

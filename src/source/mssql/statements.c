@@ -148,7 +148,9 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "Each page of a read: its commits in LSN order with their times, which the page's change rows take "
         "(cheaper for the server than joining every change row to the mapping); near a fall-back change, "
         "also every commit from a few hours before, so a repeated local hour is read with the right offset "
-        "(a commit reading more than a minute earlier than its predecessor starts the second pass).",
+        "(a commit reading more than a minute earlier than its predecessor starts the second pass). With "
+        "numPartitions=N, a page read on its own connection also reads the commit it starts after, the "
+        "predecessor of its first.",
     },
     [MCDC_MSSQL_Q_NTH_COMMIT] = {
         "nth_commit",
@@ -190,13 +192,14 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_SOURCE_COLUMNS] = {
         "source_columns",
-        "SELECT name, column_id, is_nullable, is_computed FROM sys.columns WHERE object_id = OBJECT_ID(?)"
-        " ORDER BY column_id",
+        "SELECT name, column_id, is_nullable, is_computed, collation_name FROM sys.columns"
+        " WHERE object_id = OBJECT_ID(?) ORDER BY column_id",
         "nvarchar(300)",
         "sys.columns, OBJECT_ID",
         "none beyond SELECT on the source table (sys.columns shows the columns of tables the login can read)",
-        "With captured_columns: nullability, computed columns (left out with a warning), and which captured "
-        "columns were dropped from the table (read as typed NULL in snapshots).",
+        "With captured_columns: nullability, computed columns (left out with a warning), which captured "
+        "columns were dropped from the table (read as typed NULL in snapshots), and the collation of char "
+        "and varchar columns (in a code page 1252 collation their bytes are decoded by mssql-cdc).",
     },
     [MCDC_MSSQL_Q_DDL_HISTORY] = {
         "ddl_history",
@@ -229,16 +232,6 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "row's when fewer are left (NULL: none). The offset is N - 1; an ordered seek on the change table's "
         "clustered index that skips N - 1 rows, or, when fewer are left, one backward seek for the last. "
         "The page's commits and their times then come from mapping_range.",
-    },
-    [MCDC_MSSQL_Q_CHANGE_COUNT] = {
-        "change_count",
-        "SELECT COUNT_BIG(*) FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ?",
-        "binary(10), binary(10)",
-        "cdc.[<ci>_CT]",
-        CT_GRANT,
-        "With numPartitions=N only, once per batch: the change rows of (after, upto], split into N ranges "
-        "of about as many rows that end on commits (page_end gives each split point), read over N "
-        "connections at once.",
     },
     [MCDC_MSSQL_Q_CHANGES] = {
         "changes",

@@ -13,7 +13,13 @@
  *   datetimeoffset                        TIMESTAMP (UTC)  SQL_SS_TIMESTAMPOFFSET_STRUCT
  *   time                                  STRING "HH:MM:SS.fffffff" (scale digits)
  *                                         SQL_SS_TIME2_STRUCT
- *   char, varchar, nchar, nvarchar, text, ntext, xml, uniqueidentifier, sysname   STRING (UTF-8)
+ *   char, varchar, text                    STRING (UTF-8)  in a code page 1252 collation
+ *                                         SQL_C_BINARY, CP1252 decoded here (ADR 0052);
+ *                                         in another, SQL_C_CHAR (the driver's iconv)
+ *   uniqueidentifier                       STRING          SQL_C_CHAR
+ *   nchar, nvarchar, sysname, ntext, xml   STRING (UTF-8)  SQL_C_WCHAR, UTF-16 decoded here
+ *                                         (ADR 0052: the driver's iconv cost a fifth of a read;
+ *                                         an unpaired surrogate becomes U+FFFD)
  *   binary, varbinary, image, timestamp/rowversion   BINARY
  * The two SQL_SS structs come through SQL_C_BINARY: unixODBC and FreeTDS do not take the
  * driver-specific C types, but FreeTDS fills in their layout (checked by _Static_assert
@@ -26,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcdc/text.h"
 #include "mcdc/time.h"
 #include "source/mssql/mssql_int.h"
 
@@ -55,6 +62,8 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
     out->nullable = c->nullable;
     c->is_long = false;
     c->width = 0;
+    c->text_cap = 0;
+    c->is_time = false;
     if (is(c, "bit")) {
         out->type = MCDC_TYPE_BOOLEAN;
         c->c_type = SQL_C_BIT;
@@ -96,15 +105,39 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
         out->type = MCDC_TYPE_STRING;
         c->c_type = SQL_C_BINARY;
         c->width = sizeof(ss_time2);
-    } else if (is(c, "char") || is(c, "varchar") || is(c, "nchar") || is(c, "nvarchar") || is(c, "sysname")) {
+        c->text_cap = 48;
+        c->is_time = true;
+    } else if ((is(c, "char") || is(c, "varchar")) && c->cp1252) {
+        out->type = MCDC_TYPE_STRING;
+        c->c_type = SQL_C_BINARY; /* the column's bytes: one a character */
+        if (c->max_length < 0 || c->max_length > 8000) {
+            c->is_long = true;
+        } else {
+            c->width = c->max_length > 0 ? c->max_length : 1;
+            c->text_cap = (size_t)c->width * 3;
+        }
+    } else if (is(c, "char") || is(c, "varchar")) {
         out->type = MCDC_TYPE_STRING;
         c->c_type = SQL_C_CHAR;
-        int n = is(c, "sysname") ? 128 : c->max_length;
-        if (n < 0 || n > 8000) c->is_long = true;
-        else c->width = (SQLLEN)n * 4 + 1; /* UTF-8 of n characters of any code page */
-    } else if (is(c, "text") || is(c, "ntext") || is(c, "xml")) {
+        if (c->max_length < 0 || c->max_length > 8000) c->is_long = true;
+        else c->width = (SQLLEN)c->max_length * 4 + 1; /* UTF-8 of n characters of any code page */
+    } else if (is(c, "nchar") || is(c, "nvarchar") || is(c, "sysname")) {
         out->type = MCDC_TYPE_STRING;
-        c->c_type = SQL_C_CHAR;
+        c->c_type = SQL_C_WCHAR;
+        int n = is(c, "sysname") ? 128 : c->max_length; /* UTF-16 code units */
+        if (n < 0 || n > 4000) {
+            c->is_long = true;
+        } else {
+            c->width = ((SQLLEN)n + 1) * (SQLLEN)sizeof(SQLWCHAR);
+            c->text_cap = MCDC_TEXT_UTF8_OF_UTF16((size_t)n) + 1;
+        }
+    } else if (is(c, "text")) {
+        out->type = MCDC_TYPE_STRING;
+        c->c_type = c->cp1252 ? SQL_C_BINARY : SQL_C_CHAR;
+        c->is_long = true;
+    } else if (is(c, "ntext") || is(c, "xml")) {
+        out->type = MCDC_TYPE_STRING;
+        c->c_type = SQL_C_WCHAR;
         c->is_long = true;
     } else if (is(c, "uniqueidentifier")) {
         out->type = MCDC_TYPE_STRING;
@@ -131,6 +164,22 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
                                "(sys.sp_cdc_enable_table @captured_column_list = ...)");
     }
     return 0;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return !strncasecmp(s, p, strlen(p));
+}
+
+bool mssql__collation_cp1252(const char *name)
+{
+    if (!name)
+        return false;
+    for (const char *p = name; *p; p++) /* Latin1_General_100_CI_AS_SC_UTF8 is UTF-8 */
+        if (has_prefix(p, "_UTF8"))
+            return false;
+    return has_prefix(name, "Latin1_General_") || has_prefix(name, "SQL_Latin1_General_CP1_") ||
+           has_prefix(name, "SQL_Latin1_General_Pref_CP1_");
 }
 
 int mssql__quote(mcdc_buf *out, const char *ident, const char *what)
@@ -217,6 +266,29 @@ int mssql__to_value(const mssql_col *c, const mcdc_column *col, const char *data
                               (long)len);
     if (c->c_type == SQL_C_CHAR && !c->is_long && len >= c->width)
         return mcdc_error_set(MCDC_ESOURCE, "column %s: a value was cut to %ld bytes", c->name, (long)c->width - 1);
+    if (c->c_type == SQL_C_WCHAR && !c->is_long) {
+        /* UTF-16 in the bound buffer (the terminator's unit not counted) into UTF-8 text */
+        SQLLEN units_cap = c->width / (SQLLEN)sizeof(SQLWCHAR) - 1;
+        if (len % (SQLLEN)sizeof(SQLWCHAR) != 0 || len / (SQLLEN)sizeof(SQLWCHAR) > units_cap)
+            return mcdc_error_set(MCDC_ESOURCE, "column %s: a value of %ld bytes is not UTF-16 of at most %ld units",
+                                  c->name, (long)len, (long)units_cap);
+        size_t units = (size_t)len / sizeof(SQLWCHAR);
+        if (MCDC_TEXT_UTF8_OF_UTF16(units) > scratch_cap)
+            return mcdc_error_set(MCDC_ERROR, "column %s: no room for the text of %zu UTF-16 units", c->name, units);
+        if ((uintptr_t)data % _Alignof(SQLWCHAR) != 0) /* bound rows sit at even offsets of calloc'd arrays */
+            return mcdc_error_set(MCDC_ERROR, "column %s: a UTF-16 buffer out of alignment", c->name);
+        _Static_assert(sizeof(SQLWCHAR) == sizeof(uint16_t), "SQLWCHAR is a UTF-16 code unit");
+        out->v.s.ptr = scratch;
+        out->v.s.len = mcdc_text_utf16_to_utf8((uint8_t *)scratch, (const uint16_t *)(const void *)data, units);
+        return 0;
+    }
+    if (c->cp1252 && c->c_type == SQL_C_BINARY && !c->is_long) {
+        if ((size_t)len * 3 > scratch_cap)
+            return mcdc_error_set(MCDC_ERROR, "column %s: no room for the text of %ld bytes", c->name, (long)len);
+        out->v.s.ptr = scratch;
+        out->v.s.len = mcdc_text_cp1252_to_utf8((uint8_t *)scratch, (const uint8_t *)data, (size_t)len);
+        return 0;
+    }
     switch (col->type) {
     case MCDC_TYPE_BOOLEAN:
         out->v.b = data[0] != 0;
@@ -258,7 +330,7 @@ int mssql__to_value(const mssql_col *c, const mcdc_column *col, const char *data
         return 0;
     }
     case MCDC_TYPE_STRING:
-        if (is(c, "time")) {
+        if (c->is_time) {
             ss_time2 t;
             if (len != (SQLLEN)sizeof t)
                 return mcdc_error_set(MCDC_ESOURCE, "column %s: a time of %ld bytes, not %zu", c->name, (long)len, sizeof t);

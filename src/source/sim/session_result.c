@@ -2,9 +2,11 @@
  * source/sim/session_result.c: a result set to the sink: COLMETADATA, rows, DONE.
  *
  * Values are read from SQLite in the simulator's storage form of each declared column type
- * (sim_read_col), so they reach the wire as sim_val of that type. The sink's cancelled() is
- * polled between rows; an int column whose value left int's range (SUM of int) is SQL
- * Server's 8115 and ends the statement after the rows already sent.
+ * (sim_read_value_ref), so they reach the wire as sim_val of that type; a string or binary
+ * points into SQLite's copy of the row (no copy per value), which the sink encodes before
+ * the next step. The sink's cancelled() is polled between rows; an int column whose value
+ * left int's range (SUM of int) is SQL Server's 8115 and ends the statement after the rows
+ * already sent.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,6 @@ int tsql_stream(mcdc_sim_session *s, sqlite3_stmt *st, const tsql_rcol *cols, in
     if (rc < 0) return rc;
     mcdc_sim_rcol *rc_cols = calloc((size_t)ncols + 1, sizeof *rc_cols);
     sim_val *vals = calloc((size_t)ncols + 1, sizeof *vals);
-    sim_arena a = {0};
     int64_t n = 0;
     if (!rc_cols || !vals) { rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"); goto done; }
     for (int i = 0; i < ncols; i++) rc_cols[i] = cols[i].rc;
@@ -28,11 +29,11 @@ int tsql_stream(mcdc_sim_session *s, sqlite3_stmt *st, const tsql_rcol *cols, in
     int r = SQLITE_DONE;
     /* SET FMTONLY ON (bcp's queryout asks a query's columns so): the columns, no rows */
     while (!s->fmtonly && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        sim_arena_reset(&a);
         for (int i = 0; i < ncols; i++) {
             const sim_type *t = &cols[i].rc.type;
-            if (cols[i].check_int && sqlite3_column_type(st, i) == SQLITE_INTEGER) {
-                int64_t v = sqlite3_column_int64(st, i);
+            sqlite3_value *sv = sqlite3_column_value(st, i);
+            if (cols[i].check_int && sqlite3_value_type(sv) == SQLITE_INTEGER) {
+                int64_t v = sqlite3_value_int64(sv);
                 if ((t->k == ST_INT && (v < INT32_MIN || v > INT32_MAX)) ||
                     (t->k == ST_SMALLINT && (v < INT16_MIN || v > INT16_MAX)) ||
                     (t->k == ST_TINYINT && (v < 0 || v > 255))) {
@@ -41,7 +42,7 @@ int tsql_stream(mcdc_sim_session *s, sqlite3_stmt *st, const tsql_rcol *cols, in
                     goto stmt_error;
                 }
             }
-            if ((rc = sim_read_col(st, i, t, &a, &vals[i])) < 0) {
+            if ((rc = sim_read_value_ref(sv, t, &vals[i])) < 0) {
                 rc = tsql_fail(err, 8114, 16, 5, 1, "Error converting data type to %s: %s.", "the column's type",
                                mcdc_error_last()->message);
                 goto stmt_error;
@@ -70,7 +71,6 @@ stmt_error:
     err->abort_batch = false;
 done:
     tsql_run_end(s);
-    sim_arena_free(&a);
     free(rc_cols);
     free(vals);
     return rc;

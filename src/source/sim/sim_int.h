@@ -122,6 +122,10 @@ void sim_result(sqlite3_context *cx, const sim_type *t, const sim_val *v);
 int sim_read_value(sqlite3_value *v, const sim_type *t, sim_arena *a, sim_val *out);
 /** Read column @p idx of type @p t. */
 int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim_val *out);
+/** sim_read_value without a copy, for a result column's value (sqlite3_column_value): a
+ *  string or binary points into SQLite's own copy, valid until the statement's next
+ *  sqlite3_step, reset or finalize (a result row handed to a sink, which may not keep it). */
+int sim_read_value_ref(sqlite3_value *v, const sim_type *t, sim_val *out);
 /** Compare two non-NULL values (strings case-insensitively, trailing spaces ignored).
  *  @return 0 with *out <0, 0, >0; MCDC_EINVAL when they cannot be compared. */
 int sim_compare(sim_arena *a, const sim_val *x, const sim_val *y, int *out);

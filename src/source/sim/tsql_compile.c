@@ -522,8 +522,11 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
         mcdc_buf_puts(&b, "(SELECT rowid AS \"__rowid\", \"__$start_lsn\", \"__$end_lsn\", \"__$seqval\", \"__$operation\", "
                           "\"__$update_mask\"");
         for (int k = 0; k < ci->n_cols; k++) mcdc_buf_printf(&b, ", c%d AS %s", ci->cols[k].ordinal, qid(c, ci->cols[k].name));
-        mcdc_buf_printf(&b, ", \"__$command_id\" FROM sim_ct_%lld WHERE \"__$start_lsn\" <= (SELECT processed_lsn FROM sim_state "
-                            "WHERE id = 1))", (long long)ci->id);
+        /* what the view shows (start_lsn <= processed_lsn) as a rowid found once per statement
+         * (S1), not a comparison of LSNs per row; unary + keeps it a filter, so a range read's own
+         * rowid bounds (range_seek) are the ones SQLite seeks and stops by */
+        mcdc_buf_printf(&b, ", \"__$command_id\" FROM sim_ct_%lld WHERE +rowid < mc_ct_end(%lld))", (long long)ci->id,
+                        (long long)ci->id);
         *from_sql = tc_fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
         mcdc_buf_dispose(&b);
         rel->ct_id = ci->id;
@@ -1005,16 +1008,23 @@ static crel *ct_column(scope *sc, const tsql_expr *e, int *col)
     return found && found->ct_id ? found : NULL;
 }
 
+/* A value that compares with a binary(10) LSN as SQLite compares blobs, with no conversion
+ * (a binary or varbinary, or the NULL literal). */
+static bool binary_or_null(const cx *x)
+{
+    return x->t.k == ST_BINARY || x->t.k == ST_VARBINARY || !strcmp(x->sql, "NULL");
+}
+
 /* Range predicates on a change table's __$start_lsn become rowid bounds found by binary
  * search (rowid order is (start_lsn, command_id, seqval, operation) order, S1), so a range
- * read seeks instead of scanning the table. The predicates stay; the bounds only narrow. */
-static int range_seeks(C *c, scope *sc, tsql_expr *e, mcdc_buf *b)
+ * read seeks instead of scanning the table. A conjunct comparing start_lsn with a binary
+ * value (or NULL) is exactly its bounds: it is replaced by them and by a test, evaluated once
+ * per statement, that the value is a binary at all (NULL, or a value of another storage
+ * class, matches no row, as the comparison does); *exact is then the test's SQL. Any other
+ * such conjunct stays, and its bounds only narrow. */
+static int range_seek(C *c, scope *sc, tsql_expr *e, mcdc_buf *b, const char **exact)
 {
-    if (!e) return 0;
-    if (e->k == X_AND) {
-        int rc = range_seeks(c, sc, e->a, b);
-        return rc ? rc : range_seeks(c, sc, e->b, b);
-    }
+    *exact = NULL;
     if (e->k != X_CMP && e->k != X_BETWEEN) return 0;
     int col;
     crel *rel = ct_column(sc, e->a, &col);
@@ -1029,32 +1039,52 @@ static int range_seeks(C *c, scope *sc, tsql_expr *e, mcdc_buf *b)
     if (!rel || strcmp(rel->cols[col].name, "__$start_lsn")) return 0;
     sim_type bin10 = {ST_BINARY, 10, 0, 0};
     scope empty = {NULL, 0, NULL};
+    long long id = (long long)rel->ct_id;
+    const char *r = rel->rowid_sql;
     if (e->k == X_BETWEEN) {
         if (e->neg || !column_free(e->b) || !column_free(e->c)) return 0;
         cx lo, hi;
         int rc;
-        if ((rc = tc_expr(c, &empty, e->b, &lo)) || (rc = tc_conv(c, &lo, &bin10, false, tc_line_of(e))) ||
-            (rc = tc_expr(c, &empty, e->c, &hi)) || (rc = tc_conv(c, &hi, &bin10, false, tc_line_of(e))))
+        if ((rc = tc_expr(c, &empty, e->b, &lo)) || (rc = tc_expr(c, &empty, e->c, &hi))) return rc;
+        bool ex = binary_or_null(&lo) && binary_or_null(&hi);
+        if ((rc = tc_conv(c, &lo, &bin10, false, tc_line_of(e))) || (rc = tc_conv(c, &hi, &bin10, false, tc_line_of(e))))
             return rc;
-        return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", rel->rowid_sql,
-                               (long long)rel->ct_id, lo.sql, rel->rowid_sql, (long long)rel->ct_id, hi.sql);
+        if (ex && !(*exact = tc_fmt(c, "(typeof(%s) = 'blob' AND typeof(%s) = 'blob')", lo.sql, hi.sql))) return MCDC_ENOMEM;
+        return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", r, id, lo.sql, r,
+                               id, hi.sql);
     }
     if (!column_free(other)) return 0;
+    bool known = !strcmp(op, ">") || !strcmp(op, ">=") || !strcmp(op, "<") || !strcmp(op, "<=") || !strcmp(op, "=");
+    if (!known) return 0;
     cx v;
     int rc = tc_expr(c, &empty, (tsql_expr *)other, &v);
     if (rc) return rc;
+    bool ex = binary_or_null(&v);
     if ((rc = tc_conv(c, &v, &bin10, false, tc_line_of(e)))) return rc;
-    long long id = (long long)rel->ct_id;
-    const char *r = rel->rowid_sql;
+    if (ex && !(*exact = tc_fmt(c, "(typeof(%s) = 'blob')", v.sql))) return MCDC_ENOMEM;
     /* mc_ct_first(id, x, 1): the first rowid with start_lsn >= x; (.., 0): with start_lsn > x */
     if (!strcmp(op, ">")) return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 0)", r, id, v.sql);
     if (!strcmp(op, ">=")) return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1)", r, id, v.sql);
     if (!strcmp(op, "<")) return mcdc_buf_printf(b, " AND %s < mc_ct_first(%lld, %s, 1)", r, id, v.sql);
     if (!strcmp(op, "<=")) return mcdc_buf_printf(b, " AND %s < mc_ct_first(%lld, %s, 0)", r, id, v.sql);
-    if (!strcmp(op, "="))
-        return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", r, id, v.sql, r, id,
-                               v.sql);
-    return 0;
+    return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", r, id, v.sql, r, id,
+                           v.sql);
+}
+
+/* The WHERE clause's conjuncts (top-level ANDs) into @p w, each compiled as it is or, when
+ * range_seek makes it exact, as its test; the rowid bounds go to @p seeks. */
+static int where_sql(C *c, scope *sc, tsql_expr *e, mcdc_buf *w, mcdc_buf *seeks)
+{
+    int rc;
+    if (e->k == X_AND) {
+        if ((rc = where_sql(c, sc, e->a, w, seeks)) < 0 || rc == TSQL_ESQL) return rc;
+        if ((rc = mcdc_buf_puts(w, " AND ")) < 0) return rc;
+        return where_sql(c, sc, e->b, w, seeks);
+    }
+    const char *exact, *sql;
+    if ((rc = range_seek(c, sc, e, seeks, &exact)) < 0 || rc == TSQL_ESQL) return rc;
+    if (!exact && (rc = bool_sql(c, sc, e, &sql))) return rc;
+    return mcdc_buf_puts(w, exact ? exact : sql);
 }
 
 /* ORDER BY a prefix of (__$start_lsn, __$command_id, __$seqval, __$operation) of one change
@@ -1160,10 +1190,12 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
         }
     }
     if (sel->where) {
-        const char *w;
-        if ((rc = bool_sql(c, sc, sel->where, &w))) return rc;
-        mcdc_buf_printf(b, " WHERE %s", w);
-        if ((rc = range_seeks(c, sc, sel->where, b)) < 0 || rc == TSQL_ESQL) return rc;
+        mcdc_buf w = MCDC_BUF_INIT(1 << 24), seeks = MCDC_BUF_INIT(1 << 24);
+        if ((rc = where_sql(c, sc, sel->where, &w, &seeks)) >= 0 && rc != TSQL_ESQL)
+            rc = mcdc_buf_printf(b, " WHERE %.*s%.*s", (int)w.len, w.ptr ? w.ptr : "", (int)seeks.len, seeks.ptr ? seeks.ptr : "");
+        mcdc_buf_dispose(&w);
+        mcdc_buf_dispose(&seeks);
+        if (rc < 0 || rc == TSQL_ESQL) return rc;
     }
     if (sel->ngroup) {
         mcdc_buf_puts(b, " GROUP BY ");

@@ -11,6 +11,7 @@
  *   mc_dsum_<s>(x), mc_davg_<s>(x)               exact SUM/AVG of decimal(p,s) (tsql_sum.c)
  *   mc_cdc_range(from, to, min, max, 'fn')      Msg 313 of cdc.fn_cdc_get_all_changes_<ci>
  *   mc_ct_first(ct_id, lsn, inclusive)          the first change-table rowid at or past an LSN
+ *   mc_ct_end(ct_id)                             the first change-table rowid past the processed LSN
  *   mc_datediff_big(...)                         DATEDIFF_BIG: mc_datediff's arguments, a bigint
  *   mc_hashbytes(alg, x, form), mc_datalength(x, form), mc_substring(x, start, len, form)
  *                                                over the bytes SQL Server stores: form 'w'
@@ -504,35 +505,29 @@ static void f_quotename(sqlite3_context *cx, int argc, sqlite3_value **argv)
     sqlite3_result_text(cx, out, (int)k, free);
 }
 
-/* mc_ct_first(ct_id, lsn, inclusive): the first rowid of sim_ct_<id> whose start_lsn is >= lsn
- * (inclusive) or > lsn, or one past the last rowid; a binary search over rowids, which are in
- * start_lsn order (S1). O(log^2 n) page reads. */
-static void f_ct_first(sqlite3_context *cx, int argc, sqlite3_value **argv)
+/* The first rowid of sim_ct_<id> whose start_lsn is >= x (inclusive) or > x, or one past the
+ * last rowid (x NULL: one past the last); a binary search over rowids, which are in start_lsn
+ * order (S1). O(log^2 n) page reads. */
+static int ct_first(sqlite3 *db, long long id, const void *x, int xn, bool incl, int64_t *out)
 {
-    (void)argc;
-    sqlite3 *db = sqlite3_context_db_handle(cx);
-    long long id = sqlite3_value_int64(argv[0]);
-    bool incl = sqlite3_value_int(argv[2]) != 0;
     char sql[160];
     sqlite3_stmt *st;
     /* two queries: SQLite answers min(rowid) or max(rowid) from the b-tree's ends, not both at once */
     int64_t lo = 0, hi = -1;
     for (int end = 0; end < 2; end++) {
         snprintf(sql, sizeof sql, "SELECT %s(rowid) FROM sim_ct_%lld", end ? "max" : "min", id);
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return SQLITE_ERROR;
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) *(end ? &hi : &lo) = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
     if (hi < lo) lo = 0, hi = -1;
     int64_t found = hi + 1;
-    if (sqlite3_value_type(argv[1]) != SQLITE_BLOB) { /* NULL: no row qualifies */
-        sqlite3_result_int64(cx, found);
-        return;
+    if (!x) {
+        *out = found;
+        return SQLITE_OK;
     }
-    const void *x = sqlite3_value_blob(argv[1]);
-    int xn = sqlite3_value_bytes(argv[1]);
     snprintf(sql, sizeof sql, "SELECT rowid, \"__$start_lsn\" FROM sim_ct_%lld WHERE rowid >= ? ORDER BY rowid LIMIT 1", id);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return SQLITE_ERROR;
     while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
         sqlite3_reset(st);
@@ -541,7 +536,7 @@ static void f_ct_first(sqlite3_context *cx, int argc, sqlite3_value **argv)
         int64_t rid = sqlite3_column_int64(st, 0);
         const void *l = sqlite3_column_blob(st, 1);
         int ln = sqlite3_column_bytes(st, 1), n = ln < xn ? ln : xn;
-        int cmp = memcmp(l, x, (size_t)n);
+        int cmp = n ? memcmp(l, x, (size_t)n) : 0;
         if (cmp == 0) cmp = (ln > xn) - (ln < xn);
         if (incl ? cmp >= 0 : cmp > 0) {
             found = rid;
@@ -551,6 +546,41 @@ static void f_ct_first(sqlite3_context *cx, int argc, sqlite3_value **argv)
         }
     }
     sqlite3_finalize(st);
+    *out = found;
+    return SQLITE_OK;
+}
+
+/* mc_ct_first(ct_id, lsn, inclusive): ct_first of a value; anything but a binary is NULL. */
+static void f_ct_first(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    sqlite3 *db = sqlite3_context_db_handle(cx);
+    bool blob = sqlite3_value_type(argv[1]) == SQLITE_BLOB;
+    const void *x = blob ? sqlite3_value_blob(argv[1]) : NULL;
+    int xn = blob ? sqlite3_value_bytes(argv[1]) : 0;
+    int64_t found;
+    if (ct_first(db, sqlite3_value_int64(argv[0]), x ? x : (blob ? "" : NULL), xn, sqlite3_value_int(argv[2]) != 0, &found))
+        { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
+    sqlite3_result_int64(cx, found);
+}
+
+/* mc_ct_end(ct_id): the first rowid of sim_ct_<id> past the processed LSN (what the change
+ * table shows ends before it), ct_first of sim_state's processed_lsn, exclusive. */
+static void f_ct_end(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    sqlite3 *db = sqlite3_context_db_handle(cx);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT processed_lsn FROM sim_state WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+        { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
+    int64_t found = INT64_MIN; /* no processed LSN: the change table shows nothing */
+    int rc = SQLITE_OK;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
+        const void *x = sqlite3_column_blob(st, 0);
+        rc = ct_first(db, sqlite3_value_int64(argv[0]), x ? x : "", sqlite3_column_bytes(st, 0), false, &found);
+    }
+    sqlite3_finalize(st);
+    if (rc) { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
     sqlite3_result_int64(cx, found);
 }
 
@@ -700,6 +730,7 @@ int tsql_register_functions(mcdc_sim_session *s)
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_arith", 6, f, s, f_arith, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_cdc_range", 5, f, s, f_cdc_range, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_ct_first", 3, f, s, f_ct_first, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_ct_end", 1, f, s, f_ct_end, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "mc_div0", 0, SQLITE_UTF8, s, f_div0, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_create_collation(db, "mssql", SQLITE_UTF8, NULL, coll_mssql);
     return rc == SQLITE_OK ? tsql_register_sum(s) : sim__sqlite_error(s->sim, rc, "registering functions");

@@ -1172,7 +1172,8 @@ void sim_result(sqlite3_context *cx, const sim_type *t, const sim_val *v)
     }
 }
 
-int sim_read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *out)
+/* a == NULL: strings and binaries point into SQLite's copy of the value (sim_read_value_ref) */
+static inline int read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *out)
 {
     memset(out, 0, sizeof *out);
     int ct = sqlite3_value_type(sv);
@@ -1236,7 +1237,7 @@ int sim_read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *
         int n = sqlite3_value_bytes(sv);
         const void *p = sqlite3_value_blob(sv);
         out->k = V_BIN;
-        out->u.s.p = sim_arena_strndup(a, p ? p : "", (size_t)n);
+        out->u.s.p = !a ? (p ? p : "") : sim_arena_strndup(a, p ? p : "", (size_t)n);
         out->u.s.n = (size_t)n;
         return out->u.s.p ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
@@ -1245,16 +1246,26 @@ int sim_read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *
         int n = sqlite3_value_bytes(sv);
         out->k = V_STR;
         out->big = t->k == ST_NCHAR || t->k == ST_NVARCHAR || t->k == ST_NTEXT;
-        out->u.s.p = sim_arena_strndup(a, p ? p : "", (size_t)n);
+        out->u.s.p = !a ? (p ? p : "") : sim_arena_strndup(a, p ? p : "", (size_t)n);
         out->u.s.n = (size_t)n;
         return out->u.s.p ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     }
 }
 
+int sim_read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *out)
+{
+    return read_value(sv, t, a, out);
+}
+
 int sim_read_col(sqlite3_stmt *st, int idx, const sim_type *t, sim_arena *a, sim_val *out)
 {
-    return sim_read_value(sqlite3_column_value(st, idx), t, a, out);
+    return read_value(sqlite3_column_value(st, idx), t, a, out);
+}
+
+int sim_read_value_ref(sqlite3_value *sv, const sim_type *t, sim_val *out)
+{
+    return read_value(sv, t, NULL, out);
 }
 
 /* ---- comparison ---------------------------------------------------------------------------- */

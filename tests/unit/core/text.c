@@ -64,9 +64,46 @@ static void test_core_text__cp1252_holds_latin1_and_its_own_30_and_no_more(void 
     assert_memory_equal("\xf0\x9f\x98\x80", b, 4);
 }
 
+/* UTF-16 and CP1252 back to UTF-8 (what the SQL Server source reads): every BMP range, a
+ * pair, unpaired surrogates as U+FFFD, and a round trip of every code point. */
+static void test_core_text__utf16_and_cp1252_decode_to_utf8(void **state)
+{
+    (void)state;
+    uint8_t out[64];
+    const uint16_t u[] = { 'a', 0x00E9, 0x07FF, 0x0800, 0x20AC, 0xFFFF, 0xD83D, 0xDE00 };
+    const char *want = "a\xc3\xa9\xdf\xbf\xe0\xa0\x80\xe2\x82\xac\xef\xbf\xbf\xf0\x9f\x98\x80";
+    assert_int_equal(strlen(want), mcdc_text_utf16_to_utf8(out, u, 8));
+    assert_memory_equal(want, out, strlen(want));
+    /* a low first, a high before a non-low, a high at the end */
+    const uint16_t bad[] = { 0xDE00, 0xD83D, 'x', 0xD83D };
+    const char *want_bad = "\xef\xbf\xbd\xef\xbf\xbdx\xef\xbf\xbd";
+    assert_int_equal(strlen(want_bad), mcdc_text_utf16_to_utf8(out, bad, 4));
+    assert_memory_equal(want_bad, out, strlen(want_bad));
+    assert_true(mcdc_text_utf16_to_utf8(out, bad, 0) == 0);
+    /* the worst case stays within the bound: 3 bytes a unit */
+    const uint16_t three[] = { 0xFFFF, 0xDC00, 0x0800 };
+    assert_true(mcdc_text_utf16_to_utf8(out, three, 3) == MCDC_TEXT_UTF8_OF_UTF16(3));
+    /* every code point: UTF-8 -> UTF-16LE -> UTF-8 is the identity */
+    for (uint32_t cp = 1; cp <= 0x10FFFF; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        uint8_t s[4], le[8], back[8];
+        size_t n = mcdc_text_utf8_put(s, cp);
+        size_t m = mcdc_text_utf16le(le, (const char *)s, n);
+        uint16_t w[2] = { (uint16_t)(le[0] | le[1] << 8), (uint16_t)(m > 2 ? le[2] | le[3] << 8 : 0) };
+        size_t k = mcdc_text_utf16_to_utf8(back, w, m / 2);
+        if (k != n || memcmp(s, back, n) != 0) fail_msg("U+%04X does not round-trip", (unsigned)cp);
+    }
+    /* CP1252: ASCII, the 0x80 block (the euro, an undefined byte), Latin-1 */
+    const uint8_t cp[] = { 'z', 0x80, 0x81, 0x9F, 0xE9, 0xFF };
+    const char *want_cp = "z\xe2\x82\xac\xc2\x81\xc5\xb8\xc3\xa9\xc3\xbf";
+    assert_int_equal(strlen(want_cp), mcdc_text_cp1252_to_utf8(out, cp, sizeof cp));
+    assert_memory_equal(want_cp, out, strlen(want_cp));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_core_text__utf16_and_cp1252_decode_to_utf8),
         cmocka_unit_test(test_core_text__utf16le_of_ascii_latin_and_a_pair),
         cmocka_unit_test(test_core_text__malformed_bytes_are_one_replacement_each),
         cmocka_unit_test(test_core_text__cp1252_holds_latin1_and_its_own_30_and_no_more),

@@ -1,6 +1,9 @@
 /* Unit tests for pipeline/rowpipe.c: a pipe holds the cells of the chunks its reader has
  * filled only, so a batch of a few rows does not fault in the whole ring (many small
- * batches in one `run` process each paid for four full chunks). */
+ * batches in one `run` process each paid for four full chunks); and every row reaches the
+ * data file as it was added, in order, through rows filled in place whose strings the
+ * caller reuses at once, values longer than a block of the chunk's bytes, empty strings and
+ * NULLs, over more rows than the ring holds. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,8 +13,13 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include <string.h>
+#include <unistd.h>
+
 #include "mcdc/error.h"
+#include "mcdc/parquet.h"
 #include "mcdc/value.h"
+#include "pipeline/datafile.h"
 #include "pipeline/rowpipe.h"
 
 #define N_COLS     17
@@ -56,10 +64,83 @@ static void few_rows_hold_one_chunk(void **state)
     mcdc_schema_free(s);
 }
 
+#define N_ROWS 20000 /* more than the ring's 4 x 4096 */
+
+/* Row i's string: empty every 7th, NULL every 11th, past a 256 KiB block every 5000th. */
+static size_t text_of(int i, char *buf, bool *null)
+{
+    *null = i % 11 == 3;
+    size_t n = i % 5000 == 17 ? (size_t)300000 + (size_t)i : i % 7 == 0 ? 0 : (size_t)(i * 31 % 97);
+    for (size_t k = 0; k < n; k++)
+        buf[k] = (char)('a' + (i + (int)k) % 26);
+    return n;
+}
+
+static void rows_reach_the_file_in_order(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mcdc-rowpipe-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    mcdc_schema *s = mcdc_schema_new();
+    assert_int_equal(mcdc_schema_add(s, "k", MCDC_TYPE_LONG, 0, 0, false), 0);
+    assert_int_equal(mcdc_schema_add(s, "s", MCDC_TYPE_STRING, 0, 0, true), 0);
+    assert_int_equal(mcdc_schema_add(s, "b", MCDC_TYPE_BINARY, 0, 0, true), 0);
+    mcdc_datafile *df = NULL;
+    assert_int_equal(mcdc_datafile__open(&df, dir, s), 0);
+    mcdc_rowpipe *p = NULL;
+    assert_int_equal(mcdc_rowpipe__start(&p, df, s), 0);
+    char *buf = malloc(400000);
+    assert_non_null(buf);
+    for (int i = 0; i < N_ROWS; i++) {
+        bool null;
+        size_t n = text_of(i, buf, &null);
+        mcdc_value in[3] = { { .v.i = i }, { .is_null = null, .v.s = { buf, n } }, { .v.s = { buf, n < 5 ? n : 5 } } };
+        if (i % 2) { /* filled in place */
+            mcdc_value *row = mcdc_rowpipe__row(p);
+            assert_non_null(row);
+            memcpy(row, in, sizeof in);
+            assert_int_equal(mcdc_rowpipe__push(p), 0);
+        } else {
+            assert_int_equal(mcdc_rowpipe__add(p, in), 0);
+        }
+        memset(buf, '#', n); /* the pipe copied it */
+    }
+    assert_int_equal(mcdc_rowpipe__finish(p), 0);
+    mcdc_delta_file add = { 0 };
+    assert_int_equal(mcdc_datafile__finish(df, &add), 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, add.path);
+    mcdc_parquet_reader *r = NULL;
+    assert_int_equal(mcdc_parquet_reader_open(&r, path, NULL), 0);
+    assert_int_equal(mcdc_parquet_reader_num_rows(r), N_ROWS);
+    const mcdc_value *row;
+    for (int i = 0; i < N_ROWS; i++) {
+        assert_int_equal(mcdc_parquet_reader_next(r, &row), 1);
+        bool null;
+        size_t n = text_of(i, buf, &null);
+        if (row[0].v.i != i) fail_msg("row %d has key %lld", i, (long long)row[0].v.i);
+        assert_int_equal(row[1].is_null, null);
+        if (!null && (row[1].v.s.len != n || memcmp(row[1].v.s.ptr, buf, n) != 0))
+            fail_msg("row %d: string of %zu bytes differs (%zu read)", i, n, row[1].v.s.len);
+        size_t nb = n < 5 ? n : 5;
+        if (row[2].is_null || row[2].v.s.len != nb || memcmp(row[2].v.s.ptr, buf, nb) != 0)
+            fail_msg("row %d: binary differs", i);
+    }
+    assert_int_equal(mcdc_parquet_reader_next(r, &row), 0);
+    mcdc_parquet_reader_free(r);
+    mcdc_delta_file_clear(&add);
+    free(buf);
+    mcdc_schema_free(s);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(few_rows_hold_one_chunk),
+        cmocka_unit_test(rows_reach_the_file_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

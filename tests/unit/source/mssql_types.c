@@ -1,7 +1,7 @@
 /* Unit tests for the SQL Server type map (source/mssql/types.c): each type's schema column
  * and fetch plan, unmapped types refused naming the column, and the conversion of fetched
  * cells (decimals and money from text, datetimeoffset and time from their SQL_SS structs,
- * timestamps to the microsecond, strings and binaries borrowed). */
+ * timestamps to the microsecond, strings and binaries borrowed, nvarchar decoded from UTF-16). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,7 +169,7 @@ static void test_source_mssql_types__strings_borrowed_and_checked(void **state)
 {
     (void)state;
     char scratch[48];
-    mssql_col c = col_of("nvarchar", 4, 0, 0, 0);
+    mssql_col c = col_of("varchar", 4, 0, 0, 0);
     char buf[17] = "Zoë€";
     mcdc_value v = convert(&c, buf, (SQLLEN)strlen(buf), scratch);
     assert_ptr_equal(buf, v.v.s.ptr);
@@ -181,6 +181,103 @@ static void test_source_mssql_types__strings_borrowed_and_checked(void **state)
     mssql_col b = col_of("varbinary", 3, 0, 0, 0);
     v = convert(&b, "\x01\x02\x03", 3, scratch);
     assert_int_equal(3, v.v.s.len);
+}
+
+/* nchar, nvarchar and sysname come as UTF-16 (SQL_C_WCHAR) and are decoded here, not by the
+ * driver's iconv: every character exactly, a pair as one character, an unpaired surrogate as
+ * U+FFFD; a cut or odd-length value is refused. */
+static void test_source_mssql_types__nvarchar_decoded_from_utf16(void **state)
+{
+    (void)state;
+    char scratch[48];
+    mssql_col c = col_of("nvarchar", 6, 0, 0, 0);
+    mcdc_column col;
+    assert_int_equal(0, mssql__type_plan(&c, "dbo_t", &col));
+    assert_int_equal(SQL_C_WCHAR, c.c_type);
+    assert_int_equal(7 * (SQLLEN)sizeof(SQLWCHAR), c.width);
+    assert_int_equal(19, c.text_cap);
+    /* Z o ë € 😀 (a pair), bound as SQLWCHAR with its terminator */
+    SQLWCHAR w[7] = { 'Z', 'o', 0x00EB, 0x20AC, 0xD83D, 0xDE00, 0 };
+    mcdc_value v = convert(&c, w, 6 * sizeof(SQLWCHAR), scratch);
+    assert_ptr_equal(scratch, v.v.s.ptr);
+    const char *want = "Zo\xc3\xab\xe2\x82\xac\xf0\x9f\x98\x80";
+    assert_int_equal(strlen(want), v.v.s.len);
+    assert_memory_equal(want, v.v.s.ptr, v.v.s.len);
+    /* a lone high, a lone low and a high at the end: U+FFFD each */
+    SQLWCHAR bad[7] = { 0xD800, 'a', 0xDC00, 'b', 0xDBFF, 0, 0 };
+    v = convert(&c, bad, 5 * sizeof(SQLWCHAR), scratch);
+    const char *want_bad = "\xef\xbf\xbd" "a" "\xef\xbf\xbd" "b" "\xef\xbf\xbd";
+    assert_int_equal(strlen(want_bad), v.v.s.len);
+    assert_memory_equal(want_bad, v.v.s.ptr, v.v.s.len);
+    /* the empty string is not NULL */
+    v = convert(&c, w, 0, scratch);
+    assert_false(v.is_null);
+    assert_int_equal(0, v.v.s.len);
+    /* more units than nvarchar(6) holds, or half a unit: refused */
+    SQLWCHAR big[8] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 0 };
+    assert_int_equal(MCDC_ESOURCE, mssql__to_value(&c, &col, (const char *)big, 7 * sizeof(SQLWCHAR), &v, scratch, 48));
+    assert_int_equal(MCDC_ESOURCE, mssql__to_value(&c, &col, (const char *)w, 3, &v, scratch, 48));
+    /* (max) and ntext are long: fetched in chunks and decoded whole, never bound */
+    mssql_col m = col_of("nvarchar", -1, 0, 0, 0);
+    assert_int_equal(0, mssql__type_plan(&m, "dbo_t", &col));
+    assert_true(m.is_long);
+    assert_int_equal(SQL_C_WCHAR, m.c_type);
+    mssql_col s = col_of("sysname", 0, 0, 0, 0);
+    assert_int_equal(0, mssql__type_plan(&s, "dbo_t", &col));
+    assert_int_equal(129 * (SQLLEN)sizeof(SQLWCHAR), s.width);
+}
+
+/* char and varchar in a code page 1252 collation come as their bytes (SQL_C_BINARY) and are
+ * decoded here; in any other collation the driver converts them (SQL_C_CHAR). */
+static void test_source_mssql_types__cp1252_varchar_decoded_here(void **state)
+{
+    (void)state;
+    assert_true(mssql__collation_cp1252("SQL_Latin1_General_CP1_CI_AS"));
+    assert_true(mssql__collation_cp1252("sql_latin1_general_cp1_cs_as"));
+    assert_true(mssql__collation_cp1252("SQL_Latin1_General_Pref_CP1_CI_AS"));
+    assert_true(mssql__collation_cp1252("Latin1_General_100_CI_AS_SC"));
+    assert_true(mssql__collation_cp1252("Latin1_General_BIN2"));
+    assert_false(mssql__collation_cp1252("Latin1_General_100_CI_AS_SC_UTF8"));
+    assert_false(mssql__collation_cp1252("SQL_Latin1_General_CP1250_CI_AS"));
+    assert_false(mssql__collation_cp1252("SQL_Latin1_General_CP437_BIN"));
+    assert_false(mssql__collation_cp1252("Cyrillic_General_CI_AS"));
+    assert_false(mssql__collation_cp1252("Japanese_CI_AS"));
+    assert_false(mssql__collation_cp1252(NULL));
+    char scratch[48];
+    mssql_col c = col_of("varchar", 8, 0, 0, 0);
+    c.cp1252 = true;
+    mcdc_column col;
+    assert_int_equal(0, mssql__type_plan(&c, "dbo_t", &col));
+    assert_int_equal(SQL_C_BINARY, c.c_type);
+    assert_int_equal(8, c.width);
+    assert_int_equal(24, c.text_cap);
+    /* K ä t h e, the euro sign, an undefined byte (0x81: the C1 control, as Windows) */
+    const char raw[] = "K\xe4the\x80\x81";
+    mcdc_value v = convert(&c, raw, 7, scratch);
+    const char *want = "K\xc3\xa4the\xe2\x82\xac\xc2\x81";
+    assert_ptr_equal(scratch, v.v.s.ptr);
+    assert_int_equal(strlen(want), v.v.s.len);
+    assert_memory_equal(want, v.v.s.ptr, v.v.s.len);
+    v = convert(&c, raw, 0, scratch);
+    assert_false(v.is_null);
+    assert_int_equal(0, v.v.s.len);
+    assert_int_equal(MCDC_ESOURCE, mssql__to_value(&c, &col, "123456789", 9, &v, scratch, 48));
+    /* char(n) keeps its padding; text is long */
+    mssql_col f = col_of("char", 3, 0, 0, 0);
+    f.cp1252 = true;
+    v = convert(&f, "a  ", 3, scratch);
+    assert_int_equal(3, v.v.s.len);
+    assert_memory_equal("a  ", v.v.s.ptr, 3);
+    mssql_col t = col_of("text", 0, 0, 0, 0);
+    t.cp1252 = true;
+    assert_int_equal(0, mssql__type_plan(&t, "dbo_t", &col));
+    assert_true(t.is_long);
+    assert_int_equal(SQL_C_BINARY, t.c_type);
+    /* another code page: the driver's conversion, as text */
+    mssql_col o = col_of("varchar", 8, 0, 0, 0);
+    assert_int_equal(0, mssql__type_plan(&o, "dbo_t", &col));
+    assert_int_equal(SQL_C_CHAR, o.c_type);
+    assert_int_equal(0, o.text_cap);
 }
 
 static void test_source_mssql_types__quoting_and_typed_nulls(void **state)
@@ -216,6 +313,8 @@ int main(void)
         cmocka_unit_test(test_source_mssql_types__decimals_exact_from_text),
         cmocka_unit_test(test_source_mssql_types__times_from_their_structs),
         cmocka_unit_test(test_source_mssql_types__strings_borrowed_and_checked),
+        cmocka_unit_test(test_source_mssql_types__nvarchar_decoded_from_utf16),
+        cmocka_unit_test(test_source_mssql_types__cp1252_varchar_decoded_here),
         cmocka_unit_test(test_source_mssql_types__quoting_and_typed_nulls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,6 +311,105 @@ static void test_source_tds_wire__colmetadata_row_and_nbcrow(void **state)
     tds_w_dispose(&w);
 }
 
+/* Encode one value into a writer with no buffer, one that is full (every byte needs growth)
+ * and one with room to spare (the in-place paths): the same return code and the same bytes. */
+static void same_bytes_in_every_writer(mcdc_sim_rcol c, sim_val v)
+{
+    tds_wbuf fresh = TDS_WBUF_INIT(1 << 20), full = TDS_WBUF_INIT(1 << 20), roomy = TDS_WBUF_INIT(1 << 20);
+    uint8_t *pre = tds_w_reserve(&full, 256);
+    assert_non_null(pre);
+    memset(pre, 0xAA, 256);
+    assert_int_equal(full.len, full.cap);
+    assert_non_null(tds_w_reserve(&roomy, 1 << 16));
+    tds_w_clear(&roomy);
+    int rc_fresh = tds_value(&fresh, &c, &v), rc_full = tds_value(&full, &c, &v), rc_roomy = tds_value(&roomy, &c, &v);
+    char t[64];
+    sim_type_format(t, sizeof t, &c.type);
+    if (rc_fresh != rc_full || rc_fresh != rc_roomy || fresh.len != full.len - 256 || fresh.len != roomy.len ||
+        (fresh.len && (memcmp(fresh.p, full.p + 256, fresh.len) || memcmp(fresh.p, roomy.p, fresh.len)))) {
+        fprintf(stderr, "%s%s value kind %d: rc %d/%d/%d, %zu/%zu/%zu bytes\n", t, c.nullable ? " NULL" : " NOT NULL",
+                (int)v.k, rc_fresh, rc_full, rc_roomy, fresh.len, full.len - 256, roomy.len);
+        fail();
+    }
+    tds_w_dispose(&fresh);
+    tds_w_dispose(&full);
+    tds_w_dispose(&roomy);
+}
+
+static void test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_writer_has(void **state)
+{
+    (void)state;
+    static const sim_tkind fixed[] = {ST_BIT, ST_TINYINT, ST_SMALLINT, ST_INT, ST_BIGINT, ST_REAL, ST_FLOAT, ST_MONEY,
+                                      ST_SMALLMONEY, ST_DATETIME, ST_SMALLDATETIME};
+    const sim_val nums[] = {VI(0), VI(1), VI(-1), VI(255), VI(256), VI(INT32_MAX), VI(INT64_C(-3000000000)), VNULL,
+                            {.k = V_FLT, .u.d = -2.75}, {.k = V_DEC, .prec = 12, .scale = 2, .u.dec = -143867045},
+                            {.k = V_DT, .u.i = INT64_C(17587363963360000)}, {.k = V_DATE, .u.i = 20089}, VS("7")};
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
+        for (int nl = 0; nl < 2; nl++)
+            for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+                same_bytes_in_every_writer((mcdc_sim_rcol){"c", TY(fixed[k], 0, 0, 0), nl, false}, nums[i]);
+    /* decimal, the date/time types and uniqueidentifier: a length byte, then the value */
+    const sim_type lengthy[] = {TY(ST_DECIMAL, 0, 12, 2), TY(ST_NUMERIC, 0, 38, 0), TY(ST_DECIMAL, 0, 5, 2),
+                                TY(ST_DATE, 0, 0, 0), TY(ST_TIME, 0, 0, 7), TY(ST_TIME, 0, 0, 0), TY(ST_DATETIME2, 0, 0, 3),
+                                TY(ST_DATETIME2, 0, 0, 7), TY(ST_DATETIMEOFFSET, 0, 0, 7), TY(ST_UNIQUEIDENTIFIER, 0, 0, 0)};
+    const sim_val temporal[] = {VNULL, {.k = V_DEC, .prec = 12, .scale = 2, .u.dec = 143867045},
+                                {.k = V_DEC, .prec = 6, .scale = 2, .u.dec = 100000}, VI(3),
+                                {.k = V_DT, .u.i = INT64_C(17587363963360000)}, {.k = V_DATE, .u.i = -719162},
+                                {.k = V_TIME, .u.i = INT64_C(452961234567)}, {.k = V_DTO, .off = -300, .u.i = 0},
+                                VS("6F9619FF-8B86-D011-B42D-00C04FC964FF"), VS("not a guid")};
+    for (size_t k = 0; k < sizeof lengthy / sizeof lengthy[0]; k++)
+        for (size_t i = 0; i < sizeof temporal / sizeof temporal[0]; i++)
+            same_bytes_in_every_writer((mcdc_sim_rcol){"c", lengthy[k], true, false}, temporal[i]);
+    /* strings and binaries: ASCII, Latin-1, CP1252's extras, characters CP1252 lacks, a character
+     * beyond the BMP, malformed UTF-8, and lengths at and past the 8000-byte limit */
+    size_t big_n = 8001;
+    char *big = malloc(big_n);
+    memset(big, 'x', big_n);
+    const sim_val strs[] = {VNULL, VS(""), VS("Leslie 890590"), VS("Jos\xC3\xA9 K\xC3\xA4the"), VS("\xE2\x82\xAC\xE2\x84\xA2"),
+                            VS("\xC4\x81\xE4\xB8\xAD"), VS("\xF0\x9F\x98\x80!"), VS("\xFF\xE2\x82 \xC3"),
+                            {.k = V_BIN, .u.s = {"\x00\xE3\x7A\x15", 4}}, VI(5),
+                            {.k = V_STR, .u.s = {big, 4000}}, {.k = V_STR, .u.s = {big, 4001}},
+                            {.k = V_STR, .u.s = {big, 8000}}, {.k = V_STR, .u.s = {big, 8001}}};
+    const sim_type strt[] = {TY(ST_VARCHAR, 16, 0, 0), TY(ST_CHAR, 8000, 0, 0), TY(ST_NVARCHAR, 40, 0, 0),
+                             TY(ST_NVARCHAR, 4000, 0, 0), TY(ST_NCHAR, 10, 0, 0), TY(ST_VARBINARY, 128, 0, 0),
+                             TY(ST_BINARY, 10, 0, 0), TY(ST_VARCHAR, -1, 0, 0), TY(ST_NVARCHAR, -1, 0, 0),
+                             TY(ST_TEXT, -1, 0, 0), TY(ST_NTEXT, -1, 0, 0), TY(ST_XML, -1, 0, 0)};
+    for (size_t k = 0; k < sizeof strt / sizeof strt[0]; k++)
+        for (int nl = 0; nl < 2; nl++)
+            for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+                same_bytes_in_every_writer((mcdc_sim_rcol){"c", strt[k], nl, false}, strs[i]);
+    /* sql_variant, as SERVERPROPERTY sends it */
+    same_bytes_in_every_writer((mcdc_sim_rcol){"c", TY(ST_NVARCHAR, 128, 0, 0), true, true}, VS("Jos\xC3\xA9"));
+    same_bytes_in_every_writer((mcdc_sim_rcol){"c", TY(ST_INT, 0, 0, 0), true, true}, VI(16));
+    free(big);
+}
+
+/* The text encoders write in place when the writer has room and size first when it has not:
+ * the same bytes and the same count of UTF-16 units or CP1252 bytes. */
+static void test_source_tds_wire__text_encoders_agree_with_and_without_room(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"", "abc", "Jos\xC3\xA9", "\xE2\x82\xAC\xE2\x84\xA2\xC4\x81", "\xF0\x9F\x98\x80",
+                                        "\xFF\xFE", "\xE2\x82", "a\xC3"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t n = strlen(texts[i]);
+        for (int cp = 0; cp < 2; cp++) {
+            tds_wbuf a = TDS_WBUF_INIT(1 << 16), b = TDS_WBUF_INIT(1 << 16);
+            assert_non_null(tds_w_reserve(&b, 1024));
+            tds_w_clear(&b);
+            size_t ka = cp ? tds_utf8_to_cp1252(&a, texts[i], n) : tds_utf8_to_utf16(&a, texts[i], n);
+            size_t kb = cp ? tds_utf8_to_cp1252(&b, texts[i], n) : tds_utf8_to_utf16(&b, texts[i], n);
+            assert_int_equal(ka, kb);
+            assert_int_equal(a.len, b.len);
+            assert_int_equal(a.len, cp ? ka : ka * 2);
+            assert_int_equal(ka, cp ? tds_cp1252_len(texts[i], n) : tds_utf16_units(texts[i], n));
+            if (a.len) assert_memory_equal(a.p, b.p, a.len);
+            tds_w_dispose(&a);
+            tds_w_dispose(&b);
+        }
+    }
+}
+
 /* ---- RPC --------------------------------------------------------------------------------------- */
 
 static void p_name(tds_wbuf *p, const char *name, uint8_t status)
@@ -618,6 +717,34 @@ static void test_source_tds_wire__transactions_get_descriptors_in_envchange(void
     tds_w_dispose(&cl);
 }
 
+/* drop-after-rows is asked about every row sent: it fires at its row count only, once (every
+ * time with --fault-repeat), and a server without one never fires. */
+static void test_source_tds_wire__drop_after_rows_fires_at_its_count_only(void **state)
+{
+    (void)state;
+    tds_faults fs = {0};
+    pthread_mutex_init(&fs.mu, NULL);
+    for (int64_t r = 1; r <= 10; r++) assert_false(tds_faults_drop_now(&fs, r));
+    assert_int_equal(tds_fault_parse(&fs.f[0], "stall:1ms"), 0);
+    assert_int_equal(tds_fault_parse(&fs.f[1], "drop-after-rows:3"), 0);
+    fs.n = 2;
+    int fired = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t r = 1; r <= 10; r++)
+            if (tds_faults_drop_now(&fs, r)) {
+                assert_int_equal(r, 3);
+                fired++;
+            }
+    assert_int_equal(fired, 1);
+    assert_int_equal(fs.f[1].fired, 1);
+    assert_int_equal(fs.f[0].fired, 0);
+    fs.repeat = true;
+    assert_true(tds_faults_drop_now(&fs, 3));
+    assert_false(tds_faults_drop_now(&fs, 4));
+    assert_int_equal(fs.f[1].fired, 2);
+    pthread_mutex_destroy(&fs.mu);
+}
+
 static void test_source_tds_wire__faults_parse_and_fire_once(void **state)
 {
     (void)state;
@@ -753,6 +880,8 @@ int main(void)
         cmocka_unit_test(test_source_tds_wire__string_binary_guid_and_variant_byte_for_byte),
         cmocka_unit_test(test_source_tds_wire__max_values_travel_in_plp_chunks),
         cmocka_unit_test(test_source_tds_wire__colmetadata_row_and_nbcrow),
+        cmocka_unit_test(test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_writer_has),
+        cmocka_unit_test(test_source_tds_wire__text_encoders_agree_with_and_without_room),
         cmocka_unit_test(test_source_tds_wire__rpc_parameters_are_decoded_with_their_types),
         cmocka_unit_test(test_source_tds_wire__login_answer_in_sql_server_order_then_a_batch),
         cmocka_unit_test(test_source_tds_wire__wrong_password_gets_18456_and_a_close),
@@ -762,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_source_tds_wire__attention_ends_the_request_with_done_attn),
         cmocka_unit_test(test_source_tds_wire__transactions_get_descriptors_in_envchange),
         cmocka_unit_test(test_source_tds_wire__faults_parse_and_fire_once),
+        cmocka_unit_test(test_source_tds_wire__drop_after_rows_fires_at_its_count_only),
         cmocka_unit_test(test_source_tds_wire__rpc_reaches_the_engine_and_a_bad_one_gets_8009),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,14 @@ static void sleep_us(const tds_conn *c, int64_t us)
     }
 }
 
+/* --latency: one network round trip, before the answer to a message of the client (a request,
+ * PRELOGIN, LOGIN7, a TLS handshake flight, a late cancel). Never per packet: a response of
+ * many packets streams out after the one delay, as on a network. */
+void tds_conn_round_trip(const tds_conn *c)
+{
+    if (c->srv->faults && c->srv->faults->latency_us > 0) sleep_us(c, c->srv->faults->latency_us);
+}
+
 static void msg(tds_conn *c, bool is_error, int32_t number, uint8_t state, uint8_t cls, const char *text)
 {
     tds_tok_message(&c->out, is_error, number, state, cls, text, SERVER_NAME, "", 1);
@@ -424,6 +432,7 @@ static int do_prelogin(tds_conn *c)
     tds_tls_plan plan;
     mcdc_tds_encryption mode = c->srv->creds ? c->srv->encryption : MCDC_TDS_ENCRYPT_OFF;
     uint8_t enc = tds_prelogin_decide(mode, pl.has_encryption ? pl.encryption : TDS_ENC_NOT_SUP, &plan);
+    tds_conn_round_trip(c);
     tds_out_begin(c, TDS_PKT_REPLY);
     tds_prelogin_response(&c->out, enc, c->srv->sopts.product_version);
     if ((rc = tds_out_end(c))) return rc;
@@ -446,6 +455,7 @@ static int do_login(tds_conn *c, bool login_only_tls)
     if (m.p) memset(m.p, 0, m.len); /* the obfuscated password was in there */
     tds_w_dispose(&m);
     if (rc) return rc;
+    tds_conn_round_trip(c);
     const tds_server_ctx *s = c->srv;
     if (l.sspi || !l.user || !*l.user) {
         rc = refuse(c, 18452, 1, 14, "Login failed. The login is from an untrusted domain and cannot be used with "
@@ -537,6 +547,7 @@ void tds_conn_serve(const tds_server_ctx *srv, const tds_io *io)
         case TDS_PKT_RPC: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_rpc(&c, mp, m.len); break;
         case TDS_PKT_TM: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_tm(&c, mp, m.len); break;
         case TDS_PKT_ATTN: /* a cancel that arrived after the request finished */
+            tds_conn_round_trip(&c);
             tds_out_begin(&c, TDS_PKT_REPLY);
             tds_tok_done(&c.out, TDS_TOK_DONE, MCDC_SIM_DONE_ATTN, 0, 0);
             rc = tds_out_end(&c);

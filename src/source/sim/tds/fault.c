@@ -5,6 +5,8 @@
  *   stall:DURATION      hold the next response that long before it starts
  *   error:1205@N        answer the N-th request (SQLBatch or RPC, counted over the whole
  *   error:1222@N        server from 1) with the deadlock-victim or lock-timeout error
+ * --latency adds its delay to every request here; the handshake's answers take it through
+ * tds_conn_round_trip (conn.c), so every round trip of a client costs it once.
  * Each fault fires once in the server's life; with --fault-repeat, drop and stall fire every
  * time and an error fires on every N-th request (N, 2N, ...).
  *
@@ -87,6 +89,12 @@ void tds_faults_on_request(tds_faults *fs, int32_t *error, int64_t *stall_us)
 
 bool tds_faults_drop_now(tds_faults *fs, int64_t rows_in_result)
 {
+    /* kind and n never change once loaded: only a row count some fault names takes the lock
+     * (this runs for every row sent) */
+    bool named = false;
+    for (int i = 0; i < fs->n && !named; i++)
+        named = fs->f[i].kind == TDS_FAULT_DROP_AFTER_ROWS && rows_in_result == fs->f[i].n;
+    if (!named) return false;
     bool drop = false;
     pthread_mutex_lock(&fs->mu);
     for (int i = 0; i < fs->n && !drop; i++) {

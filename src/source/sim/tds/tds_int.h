@@ -297,6 +297,10 @@ typedef struct tds_faults {
     pthread_mutex_t mu;
 } tds_faults;
 
+/** --latency: sleep one round trip before answering a message of the client (conn.c). A
+ *  request also goes through the faults (tds_faults_on_request), which add the same latency. */
+void tds_conn_round_trip(const tds_conn *c);
+
 /** Parse one --fault value into @p out. @return 0; MCDC_EINVAL with a message and hint. */
 int tds_fault_parse(tds_fault *out, const char *text);
 /** A request begins: the error to answer it with (0: none) and how long to stall first. */

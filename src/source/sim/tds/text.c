@@ -12,8 +12,15 @@
 #include "mcdc/text.h"
 #include "source/sim/tds/tds_int.h"
 
+/* One pass when the writer already has room for the longest result (UTF-16 takes at most
+ * two bytes per UTF-8 byte, CP1252 one), else size first, then fill: the same bytes. */
 size_t tds_utf8_to_utf16(tds_wbuf *w, const char *s, size_t n)
 {
+    if (!w->err && w->p && n <= (w->cap - w->len) / 2) {
+        size_t k = mcdc_text_utf16le(w->p + w->len, s, n);
+        w->len += k;
+        return k / 2;
+    }
     size_t units = mcdc_text_utf16_units(s, n);
     uint8_t *d = tds_w_reserve(w, units * 2);
     if (!d) return 0;
@@ -25,6 +32,11 @@ size_t tds_utf16_units(const char *s, size_t n) { return mcdc_text_utf16_units(s
 
 size_t tds_utf8_to_cp1252(tds_wbuf *w, const char *s, size_t n)
 {
+    if (!w->err && w->p && n <= w->cap - w->len) {
+        size_t k = mcdc_text_cp1252(w->p + w->len, s, n);
+        w->len += k;
+        return k;
+    }
     size_t len = mcdc_text_cp1252_len(s, n);
     uint8_t *d = tds_w_reserve(w, len);
     if (!d) return 0;

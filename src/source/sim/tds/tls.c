@@ -52,6 +52,7 @@ void tds_tls_creds_free(tds_tls_creds *c)
 static int flush_handshake(tds_conn *c)
 {
     if (!c->hs_out.len) return 0;
+    tds_conn_round_trip(c); /* each server flight answers one of the client's */
     tds_wbuf f = TDS_WBUF_INIT(TDS_MAX_MESSAGE);
     tds_frame(&f, TDS_PKT_PRELOGIN, 0, TDS_DEFAULT_PACKET, c->hs_out.p, c->hs_out.len);
     int rc = f.err ? f.err : tds__send_raw(c, f.p, f.len);

@@ -154,6 +154,14 @@ static bool is_binary(sim_tkind k)
     return k == ST_BINARY || k == ST_VARBINARY || k == ST_IMAGE || k == ST_ROWVERSION;
 }
 
+/* Where the next @p n bytes go when the writer has that much room already (no error, no
+ * growth), else NULL: the value encoders then write in place instead of through a copy,
+ * and commit what they wrote by advancing w->len (the same bytes either way). */
+static inline uint8_t *room(tds_wbuf *w, size_t n)
+{
+    return !w->err && w->p && w->cap - w->len >= n ? w->p + w->len : NULL;
+}
+
 /* ---- TYPE_INFO --------------------------------------------------------------------------------- */
 
 static void string_type_info(tds_wbuf *w, const sim_type *t)
@@ -528,6 +536,19 @@ static int put_short_string(tds_wbuf *w, const mcdc_sim_rcol *c, const sim_val *
         tds_w_u16(w, 0xFFFF);
         return 0;
     }
+    if (v->k == V_STR || v->k == V_BIN) { /* in place when the longest encoding fits */
+        size_t most = is_wide(c->type.k) ? v->u.s.n * 2 : v->u.s.n;
+        uint8_t *d = most <= 8000 ? room(w, 2 + most) : NULL;
+        if (d) {
+            size_t at = w->len;
+            d[0] = d[1] = 0;
+            w->len += 2;
+            int rc = put_string(w, c, v);
+            if (rc) return rc;
+            tds_w_patch_u16(w, at, (uint16_t)(w->len - at - 2));
+            return 0;
+        }
+    }
     size_t at = w->len;
     tds_w_u16(w, 0);
     int rc = put_string(w, c, v);
@@ -641,10 +662,15 @@ int tds_value(tds_wbuf *w, const mcdc_sim_rcol *c, const sim_val *v)
             tds_w_u8(w, 0);
             return 0;
         }
-        uint8_t b[17];
-        size_t n;
-        int rc = raw_bytes(c, v, b, &n);
+        size_t h = c->nullable ? 1 : 0, n;
+        uint8_t *d = room(w, 1 + 17), b[17];
+        int rc = raw_bytes(c, v, d ? d + h : b, &n);
         if (rc) return rc;
+        if (d) { /* written in place */
+            if (h) d[0] = (uint8_t)n;
+            w->len += h + n;
+            return 0;
+        }
         if (c->nullable) tds_w_u8(w, (uint8_t)n);
         tds_w_put(w, b, n);
         return 0;
@@ -656,10 +682,15 @@ int tds_value(tds_wbuf *w, const mcdc_sim_rcol *c, const sim_val *v)
             tds_w_u8(w, 0);
             return 0;
         }
-        uint8_t b[17];
         size_t n;
-        int rc = raw_bytes(c, v, b, &n);
+        uint8_t *d = room(w, 1 + 17), b[17];
+        int rc = raw_bytes(c, v, d ? d + 1 : b, &n);
         if (rc) return rc;
+        if (d) {
+            d[0] = (uint8_t)n;
+            w->len += 1 + n;
+            return 0;
+        }
         tds_w_u8(w, (uint8_t)n);
         tds_w_put(w, b, n);
         return 0;
