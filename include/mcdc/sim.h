@@ -273,7 +273,8 @@ int mcdc_sim_source_set_paging(mcdc_source *src, int64_t page_rows, mcdc_sim_pag
                                void *payload);
 
 /** Test hook: answer commit-time questions from the index kept between calls (@p enabled,
- *  the default) or by the seeded walk, each question re-fed from the mapping entry 3 hours
+ *  the default; one index per database file in a process, shared by every source open on
+ *  it; a source on the walk leaves it) or by the seeded walk, each question re-fed from the mapping entry 3 hours
  *  before it (the reference the index is checked against). @return 0; MCDC_EINVAL when
  *  @p src is not a simulator source. */
 int mcdc_sim_source_set_commit_index(mcdc_source *src, bool enabled);
@@ -281,6 +282,11 @@ int mcdc_sim_source_set_commit_index(mcdc_source *src, bool enabled);
 /** Test hook: how many mapping entries @p src has fed to a commit-time sequencer so far
  *  (-1 when @p src is not a simulator source). */
 int64_t mcdc_sim_source_commit_entries_fed(const mcdc_source *src);
+
+/** Test hook: how many times @p src's commit-time questions checked the ends of the index
+ *  against the database (for a rewind or a cleanup); a question after no commit since the
+ *  source's last check skips it (-1 when @p src is not a simulator source). */
+int64_t mcdc_sim_source_commit_syncs(const mcdc_source *src);
 
 /** Test hook: how many database pages @p src's connection has fetched so far (SQLite's page
  *  cache hits and misses), a measure of how much of the file its questions read (-1 when

@@ -86,6 +86,7 @@ struct slot {
                                   * lock held), so the next round begins at planning */
     listen_ctx     lc;           /* the kept job's progress listener */
     bool           st_dirty;     /* st is newer than the state record on disk */
+    int64_t        st_mono_us;   /* when st was last set */
     state_rec      st;           /* what the table's state record is to say */
     int64_t        batches, rows;/* committed by this process */
     bool           has_caught_up;
@@ -191,6 +192,11 @@ static void write_state(sup *s, const slot *sl, const state_rec *r)
         mcdc_error_hint("%s", saved.hint);
 }
 
+/* A round's "running" record is written once the round has run this long: a shorter
+ * round's record goes from the state before it to the round's outcome in one write, not
+ * two (each a temp file, two fsyncs and a rename on the disk the batches commit to). */
+#define RUNNING_RECORD_AFTER_US INT64_C(1000000)
+
 /* Under the lock: what the table's state record is to say from now on. The main thread
  * writes it (flush_states_locked), so a round's worker pays no fsync for it, and a record
  * not written yet when the next change comes is written once, with the newer state. */
@@ -202,17 +208,23 @@ static void record_locked(sup *s, slot *sl, mcdc_run_state state, int failures, 
     sl->st.rows = sl->rows;
     snprintf(sl->st.message, sizeof sl->st.message, "%s", message);
     sl->st_dirty = true;
+    sl->st_mono_us = mcdc_time_mono_us();
     pthread_cond_broadcast(&s->cv);
 }
 
 /* On the main thread, the lock held: write every record changed since the last flush, in
  * the order of the tables (the lock is let go while each is written; only this thread
- * writes records, so the newest state of a table is the one on disk after it). */
-static void flush_states_locked(sup *s)
+ * writes records, so the newest state of a table is the one on disk after it). A
+ * "running" record younger than RUNNING_RECORD_AFTER_US waits for a later flush (the main
+ * loop flushes every 50 ms), unless @p all. */
+static void flush_states_locked(sup *s, bool all)
 {
+    int64_t now = mcdc_time_mono_us();
     for (size_t i = 0; i < s->n; i++) {
         slot *sl = s->slots[i];
         if (!sl->st_dirty)
+            continue;
+        if (!all && sl->st.state == MCDC_RUN_STATE_RUNNING && now - sl->st_mono_us < RUNNING_RECORD_AFTER_US)
             continue;
         state_rec r = sl->st;
         sl->st_dirty = false;
@@ -900,7 +912,7 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
             out->drained = false;
             break;
         }
-        flush_states_locked(s);
+        flush_states_locked(s, false);
         if (s->alive <= 0)
             break;
         struct timespec ts;
@@ -910,7 +922,7 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         ts.tv_nsec %= 1000000000;
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
-    flush_states_locked(s); /* what the workers left, before the end's records */
+    flush_states_locked(s, true); /* what the workers left, before the end's records */
     out->n_tables = 0;
     for (size_t i = 0; i < s->n; i++)
         out->n_tables += !s->slots[i]->removed;
@@ -931,7 +943,7 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         if (!s->slots[i]->done)
             record_locked(s, s->slots[i], MCDC_RUN_STATE_STOPPED, s->slots[i]->failures,
                           s->slots[i]->failures ? s->slots[i]->message : "");
-    flush_states_locked(s);
+    flush_states_locked(s, true);
     pthread_mutex_unlock(&s->mu);
 out:
     mcdc_run_http_stop(http);

@@ -2,8 +2,10 @@
  * source/sim/commit_times.h: commit times of the simulator's mapping entries (the
  * cdc.lsn_time_mapping rows, sim_tx kinds 1-3), in UTC, for the source interface.
  *
- * One sim_commit_times per source. It keeps an index of the entries it has converted, so
- * each question costs O(log n) plus the entries new since the last one; the seeded walk
+ * One sim_commit_times per source; the index of the entries converted is the process's, one
+ * per database file, shared by every source open on it (the pooled connections of a run),
+ * so each question costs O(log n) plus the entries new since any source's last one, and
+ * the history is converted once per process, not once per connection; the seeded walk
  * (each question re-fed from the entry 3 hours before it) stays as the reference the index
  * is tested against (mcdc_sim_source_set_commit_index) and answers what the index cannot.
  * Design and the equivalence argument: commit_times.c.
@@ -21,18 +23,18 @@ typedef struct sim_ct_entry {
     int64_t  utc_us;     /* the commit time in UTC (the answer) */
 } sim_ct_entry;
 
+/* The index itself: one per database file and server zone in a process, shared by every
+ * source open on it (commit_times.c), under its own lock. */
+typedef struct sim_ct_index sim_ct_index;
+
 typedef struct sim_commit_times {
-    mcdc_sim         *sim;        /* borrowed; the source's database */
-    bool              use_index;  /* false: every question takes the seeded walk */
-    bool              valid;      /* the fields below describe a run */
-    mcdc_lsn          start_after;/* every existing entry in (start_after, fed] is in e[] */
-    mcdc_lsn          fed;        /* the last entry fed (== e[n-1].lsn when n > 0) */
-    bool              from_start; /* the run began at the first entry of the history */
-    size_t            warm;       /* e[i] for i >= warm equals the seeded walk's answer */
-    sim_ct_entry     *e;          /* entries in LSN order, malloc'd */
-    size_t            n, cap;     /* used and allocated entries of e[] */
-    mcdc_tz_sequencer seq;        /* the run's state after e[n-1] */
-    int64_t           n_fed;      /* mapping entries fed to a sequencer so far, either way */
+    mcdc_sim     *sim;        /* borrowed; the source's database, whose connection asks */
+    bool          use_index;  /* false: every question takes the seeded walk */
+    sim_ct_index *ix;         /* the process's index of this database (NULL: the walk only) */
+    int64_t       n_fed;      /* mapping entries this source's questions fed, either way */
+    sqlite3_stmt *dv_st;      /* PRAGMA data_version on the source's connection, kept prepared */
+    int64_t       dv_synced;  /* its value before this source's last sync of the index, or -1 */
+    int64_t       n_synced;   /* syncs this source's questions made (both ends checked in SQL) */
 } sim_commit_times;
 
 /* A read_changes in progress: what the seeded walk keeps between pages. */
@@ -45,8 +47,13 @@ typedef struct sim_ct_read {
     mcdc_lsn          after;    /* the read's lower bound (exclusive) */
 } sim_ct_read;
 
+/* Join the process's index of @p s's database file (made at the first source open on it);
+ * without memory for it the source takes the walk. */
 void sim__ct_init(sim_commit_times *ct, mcdc_sim *s);
+/* Leave the index; the last source to leave frees it. */
 void sim__ct_dispose(sim_commit_times *ct);
+/* Answer from the index (joining it again), or leave it and take the walk. */
+void sim__ct_use_index(sim_commit_times *ct, bool enabled);
 
 /* The UTC commit time of mapping entry @p lsn. @return 0; MCDC_ENOTFOUND when no entry has
  * that LSN; MCDC_ENOMEM; an SQLite error. Cost: O(log n) plus entries new since the last

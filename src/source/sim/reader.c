@@ -757,7 +757,7 @@ int mcdc_sim_source_set_commit_index(mcdc_source *b, bool enabled)
     if (!b || b->ops != &sim_ops)
         return mcdc_error_set(MCDC_EINVAL, "commit-time settings apply to simulator sources only");
     sim_source *src = (sim_source *)b;
-    src->ct.use_index = enabled;
+    sim__ct_use_index(&src->ct, enabled);
     return 0;
 }
 
@@ -765,6 +765,12 @@ int64_t mcdc_sim_source_commit_entries_fed(const mcdc_source *b)
 {
     if (!b || b->ops != &sim_ops) return -1;
     return ((const sim_source *)b)->ct.n_fed;
+}
+
+int64_t mcdc_sim_source_commit_syncs(const mcdc_source *b)
+{
+    if (!b || b->ops != &sim_ops) return -1;
+    return ((const sim_source *)b)->ct.n_synced;
 }
 
 int64_t mcdc_sim_source_pages_fetched(const mcdc_source *b)

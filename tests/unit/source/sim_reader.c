@@ -3,6 +3,7 @@
  * reads across a cleanup, capture instances, DDL history, snapshots. */
 #include "sim_test.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include "mcdc/error.h"
@@ -473,17 +474,23 @@ static void test_source_sim_reader__index_answers_as_the_seeded_walk(void **stat
     }
     assert_true(in_night > 40 && at > T("2025-11-04T00:00:00"));
     simt_capture(&t, "2025-11-06T00:00:00", 5000);
-    mcdc_source *ref = open_src(&t), *ix = open_src(&t), *ix2 = open_src(&t);
+    mcdc_source *ref = open_src(&t), *ix = open_src(&t);
     assert_int_equal(0, mcdc_sim_source_set_commit_index(ref, false));
-    /* in LSN order from the start, then in random order on a fresh source */
+    /* in LSN order from the start, then in random order on a fresh index (the sources of
+     * a file share one, which goes with the last of them: the walk's source holds none) */
     for (int i = 0; i < N; i++) same_ts(ref, ix, &c[i]);
+    mcdc_source_close(ix);
+    mcdc_source *ix2 = open_src(&t);
+    assert_int_equal(0, mcdc_sim_source_commit_entries_fed(ix2));
     for (int k = 0; k < N; k++) same_ts(ref, ix2, &c[rnd(&seed) % N]);
     mcdc_lsn zero = mcdc_lsn_zero(), missing = c[0];
     missing.b[9] ^= 0x40;
     same_ts(ref, ix2, &zero);
     same_ts(ref, ix2, &missing);
-    /* nth_commit_after from random places, on a third fresh source as well */
+    mcdc_source_close(ix2);
+    /* nth_commit_after from random places, on a fresh index asked by two sources */
     mcdc_source *ix3 = open_src(&t);
+    ix2 = open_src(&t);
     for (int k = 0; k < 300; k++) {
         mcdc_lsn after = k % 10 == 0 ? zero : c[rnd(&seed) % N], o1, o2;
         int64_t n = 1 + rnd(&seed) % (k % 3 ? 40 : 400), ts1, ts2, f1, f2;
@@ -512,7 +519,112 @@ static void test_source_sim_reader__index_answers_as_the_seeded_walk(void **stat
     }
     mcdc_source_close(ix3);
     mcdc_source_close(ix2);
-    mcdc_source_close(ix);
+    mcdc_source_close(ref);
+    simt_close(&t);
+}
+
+typedef struct asker {
+    mcdc_source    *src;
+    const mcdc_lsn *c;
+    const int64_t  *want;
+    int             n;
+    uint32_t        seed;
+    int             wrong;
+} asker;
+
+/* One thread's questions on its own source: every commit's time, in random order, and
+ * reads of random ranges, each answer checked against the walk's. */
+static void *ask(void *p)
+{
+    asker *a = p;
+    for (int k = 0; k < 4 * a->n; k++) {
+        int i = (int)(rnd(&a->seed) % (uint32_t)a->n);
+        int64_t ts = 0;
+        if (a->src->ops->lsn_to_commit_ts(a->src, &a->c[i], &ts) != 0 || ts != a->want[i]) a->wrong++;
+        if (k % 16 == 0 && i + 20 < a->n) {
+            collected got = {0};
+            if (a->src->ops->read_changes(a->src, "dbo_orders", &a->c[i], &a->c[i + 20], collect, &got) != 0 ||
+                got.n != 20)
+                a->wrong++;
+            for (int r = 0; r < got.n; r++)
+                if (got.ts[r] != a->want[i + 1 + r]) a->wrong++;
+        }
+    }
+    return NULL;
+}
+
+/* The sources of one database file in a process share one commit-time index (the pooled
+ * connections of a run): a second source converts none of the history the first did, its
+ * answers are the same, two threads asking on two sources at once get the walk's answers,
+ * and once the last source closes, the next one starts a fresh index. Before, each source
+ * (each pooled connection) built its own over the whole history. */
+static void test_source_sim_reader__sources_of_one_database_share_the_index(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    simt t;
+    simt_open(&t, "America/New_York");
+    simt_orders(&t, "2025-11-02T03:59:00"); /* the history within 3 hours: one run from its start */
+    static mcdc_lsn c[N];
+    static int64_t want[N];
+    for (int i = 0; i < N; i++) c[i] = commit_at(&t, i, T("2025-11-02T04:00:00") + (int64_t)i * 20 * MCDC_US_PER_SEC);
+    simt_capture(&t, "2025-11-02T12:00:00", 5000);
+    mcdc_source *ref = open_src(&t), *a = open_src(&t), *b = open_src(&t);
+    assert_int_equal(0, mcdc_sim_source_set_commit_index(ref, false));
+    for (int i = 0; i < N; i++) assert_int_equal(0, ref->ops->lsn_to_commit_ts(ref, &c[i], &want[i]));
+    int64_t ts;
+    assert_int_equal(0, a->ops->lsn_to_commit_ts(a, &c[N - 1], &ts));
+    assert_int_equal(want[N - 1], ts);
+    if (mcdc_sim_source_commit_entries_fed(a) < N)
+        fail_msg("the first source fed %lld entries", (long long)mcdc_sim_source_commit_entries_fed(a));
+    mcdc_lsn zero = mcdc_lsn_zero();
+    collected got = {0};
+    assert_int_equal(0, b->ops->lsn_to_commit_ts(b, &c[N - 1], &ts));
+    assert_int_equal(want[N - 1], ts);
+    assert_int_equal(0, b->ops->read_changes(b, "dbo_orders", &zero, &c[40], collect, &got));
+    assert_int_equal(41, got.n);
+    for (int i = 0; i < got.n; i++) assert_int_equal(want[i], got.ts[i]);
+    assert_int_equal(0, mcdc_sim_source_commit_entries_fed(b)); /* was N: an index of its own */
+    /* at once, on two sources of a fresh index, with a rewind-free history */
+    mcdc_source_close(a);
+    mcdc_source_close(b);
+    a = open_src(&t);
+    b = open_src(&t);
+    asker qa = {.src = a, .c = c, .want = want, .n = N, .seed = 5}, qb = {.src = b, .c = c, .want = want, .n = N, .seed = 9};
+    pthread_t th;
+    assert_int_equal(0, pthread_create(&th, NULL, ask, &qa));
+    ask(&qb);
+    pthread_join(th, NULL);
+    assert_int_equal(0, qa.wrong);
+    assert_int_equal(0, qb.wrong);
+    int64_t fed = mcdc_sim_source_commit_entries_fed(a) + mcdc_sim_source_commit_entries_fed(b);
+    if (fed < N || fed > N + 10) fail_msg("two sources of one index fed %lld entries (want about %d)", (long long)fed, N);
+    /* no commit since a source's last check of the index's ends: its questions skip the
+     * check (they made two queries each before); a commit makes the next one check */
+    int64_t syncs = mcdc_sim_source_commit_syncs(a);
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(0, a->ops->lsn_to_commit_ts(a, &c[i * 7], &ts));
+        assert_int_equal(want[i * 7], ts);
+    }
+    if (mcdc_sim_source_commit_syncs(a) > syncs + 1)
+        fail_msg("50 questions on a quiet database checked the index %lld times",
+                 (long long)(mcdc_sim_source_commit_syncs(a) - syncs));
+    syncs = mcdc_sim_source_commit_syncs(a);
+    mcdc_lsn more = commit_at(&t, N, T("2025-11-02T12:10:00"));
+    simt_capture(&t, "2025-11-02T12:30:00", 5000);
+    assert_int_equal(0, a->ops->lsn_to_commit_ts(a, &more, &ts));
+    assert_int_equal(T("2025-11-02T12:10:00"), ts);
+    assert_int_equal(syncs + 1, mcdc_sim_source_commit_syncs(a));
+    assert_int_equal(-1, mcdc_sim_source_commit_syncs(NULL));
+    mcdc_source_close(a);
+    mcdc_source_close(b);
+    /* the last source gone, the next converts afresh */
+    a = open_src(&t);
+    assert_int_equal(0, a->ops->lsn_to_commit_ts(a, &c[N - 1], &ts));
+    assert_int_equal(want[N - 1], ts);
+    if (mcdc_sim_source_commit_entries_fed(a) < N)
+        fail_msg("a source after the last closed fed %lld entries", (long long)mcdc_sim_source_commit_entries_fed(a));
+    mcdc_source_close(a);
     mcdc_source_close(ref);
     simt_close(&t);
 }
@@ -726,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_source_sim_reader__index_answers_as_the_seeded_walk),
         cmocka_unit_test(test_source_sim_reader__questions_feed_each_entry_once),
         cmocka_unit_test(test_source_sim_reader__index_follows_rewind_and_cleanup),
+        cmocka_unit_test(test_source_sim_reader__sources_of_one_database_share_the_index),
         cmocka_unit_test(test_source_sim_reader__identity_names_the_database_and_keeps_its_guid),
         cmocka_unit_test(test_source_sim_reader__small_read_does_not_scan_the_change_table),
     };
