@@ -10,7 +10,7 @@
 . "$(dirname "$0")/odbc_lib.bash"
 
 M sim init "$DB" --table dbo.orders --keys order_id --time-zone America/New_York --at 2026-10-31T13:59:00 \
-  --schema 'order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, placed_at DATETIME2(3) NULL, note NVARCHAR(MAX) NULL, price MONEY NULL, at_off DATETIMEOFFSET(7) NULL, t TIME(7) NULL' >/dev/null
+  --schema 'order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, placed_at DATETIME2(3) NULL, note NVARCHAR(MAX) NULL, price MONEY NULL, at_off DATETIMEOFFSET(7) NULL, t TIME(7) NULL, tag VARCHAR(20) NULL, memo VARCHAR(MAX) NULL' >/dev/null
 M sim capture "$DB" --at 2026-10-31T13:59:30 >/dev/null
 serve_start
 run_all() {
@@ -24,6 +24,9 @@ sim_exec 2026-10-31T14:00:01 "INSERT INTO dbo.orders (order_id, customer, amount
 # characters past the BMP (UTF-16 pairs, decoded by the source, not the driver), one pair
 # across two 32 KiB chunks of a long value (16,382 units, then the pair), the empty string
 sim_exec 2026-10-31T14:00:02 "INSERT INTO dbo.orders (order_id, customer, note) VALUES (5, N'😀 𝄞 x', N'$(printf 'x%.0s' $(seq 1 16382))😀y'), (10, N'', N'')"
+# varchar in the default collation (code page 1252, decoded by the source): Latin-1, the
+# euro sign, a long value past one 32 KiB chunk
+sim_exec 2026-10-31T14:00:03 "INSERT INTO dbo.orders (order_id, tag, memo) VALUES (11, 'Käthe € ÿ Œ', '$(printf 'é%.0s' $(seq 1 40000))€'), (12, '', NULL)"
 sim_capture 2026-10-31T14:00:05
 run_all
 # bronze records the source's identity: through odbc: the database sim serve names (shop),

@@ -47,16 +47,38 @@ ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz")" = 200 ]; }
 r=$!
 for _ in $(seq 1 100); do ready && break; sleep 0.1; done
 ready || die "not ready: $(cat run.out run.err | tail -20)"
-sleep 1.5 # every table has had its round and polls idle
+for t in t1 t2 t3 t4; do # every table has had its round
+  for _ in $(seq 1 100); do grep -q "^bronze.$t: batch 0" run.out && break; sleep 0.1; done
+  grep -q "^bronze.$t: batch 0" run.out || die "bronze.$t had no round: $(tail -20 run.err)"
+done
 
 # --- idle: one max_lsn per source per poll, whatever the number of tables -------------------
 n_sim() { grep -c " sim .*query: max_lsn" run.err || true; }
-a=$(n_sim); ma=$(metric 'mcdc_source_queries_total{source="shop",query="max_lsn"}')
+n_metric() { metric 'mcdc_source_queries_total{source="shop",query="max_lsn"}'; }
+# between_polls: sets L and Q to the simulator's max_lsn lines and /metrics' count, read
+# between two polls: just after the count moved (a poll ended; the next is a poll interval
+# away) and checked unmoved after the lines were counted. Read at any moment, a poll can
+# fall between the two reads, or be logged (before it asks) and not yet counted (after).
+between_polls() {
+  local m0 m1 l
+  m0=$(n_metric)
+  for _ in $(seq 1 200); do
+    m1=$(n_metric)
+    if [ "$m1" != "$m0" ]; then
+      l=$(n_sim)
+      m0=$(n_metric)
+      if [ "$m0" = "$m1" ]; then L=$l Q=$m1; return 0; fi
+    fi
+    sleep 0.05
+  done
+  die "idle: no max_lsn poll ended in 10 s"
+}
+between_polls; a=$L ma=$Q
 ba=$(metric 'mcdc_batches_total{table="bronze.t1"}')
 sleep 5
-b=$(n_sim); mb=$(metric 'mcdc_source_queries_total{source="shop",query="max_lsn"}')
+between_polls; b=$L mb=$Q
 polls=$((b - a))
-# 4 idle tables for 5 s at 1 s: 5 polls (one per source); one query per table would be 20
+# 4 idle tables for 5 to 6 s at 1 s: 5 or 6 polls (one per source); one query per table: 20
 [ "$polls" -ge 4 ] && [ "$polls" -le 7 ] || die "idle: $polls max_lsn queries in 5 s of 4 tables (want about 5)"
 [ $((mb - ma)) = "$polls" ] || die "idle: /metrics counted $((mb - ma)) max_lsn queries, the simulator $polls"
 [ "$(metric 'mcdc_batches_total{table="bronze.t1"}')" = "$ba" ] || die "idle: a round ran"

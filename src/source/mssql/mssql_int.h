@@ -50,6 +50,7 @@ typedef struct mssql_col {
     bool    nullable;
     bool    in_table;     /* still a column of the source table (a dropped one reads NULL) */
     bool    is_long;      /* (max), text, ntext, image, xml: fetched in chunks after the row */
+    bool    cp1252;       /* char, varchar, text in a collation of code page 1252 (sys.columns) */
     /* fetch plan */
     SQLSMALLINT c_type;   /* SQL_C_* used to bind or get it */
     SQLLEN      width;    /* bytes per row in the bound buffer (0 for a long column) */
@@ -162,6 +163,10 @@ int64_t mssql__ts_to_us(const SQL_TIMESTAMP_STRUCT *t);
 void mssql__us_to_ts(SQL_TIMESTAMP_STRUCT *out, int64_t us);
 
 /* ---- types.c ---- */
+
+/** Whether collation @p name stores char and varchar in code page 1252 (the Latin1_General
+ *  and SQL_Latin1_General_CP1 families, not their _UTF8 forms); false for NULL. */
+bool mssql__collation_cp1252(const char *name);
 
 /** Map @p c's SQL Server type to a schema column and a fetch plan (c_type, width, is_long).
  *  @return 0; MCDC_EUNSUPPORTED for a type with no mapping, naming the column and @p ci. */

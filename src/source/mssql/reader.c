@@ -523,15 +523,19 @@ static int cols_fn(mssql_source *s, void *payload)
     while (rc == 0 && (got = q_fetch(s, &x, "reading the table's columns")) > 0) {
         char name[520];
         bool null;
+        char collation[260];
+        bool no_collation;
         int64_t id, nullable, computed;
         if ((rc = mssql__get_text(s, x.st, 1, name, sizeof name, &null)) < 0 ||
             (rc = mssql__get_int64(s, x.st, 2, &id, &null)) < 0 || (rc = mssql__get_int64(s, x.st, 3, &nullable, &null)) < 0 ||
-            (rc = mssql__get_int64(s, x.st, 4, &computed, &null)) < 0)
+            (rc = mssql__get_int64(s, x.st, 4, &computed, &null)) < 0 ||
+            (rc = mssql__get_text(s, x.st, 5, collation, sizeof collation, &no_collation)) < 0)
             break;
         for (size_t i = 0; i < c->n; i++)
             if (c->cols[i].column_id == id) {
                 c->cols[i].in_table = true;
                 c->cols[i].nullable = nullable != 0;
+                c->cols[i].cp1252 = mssql__collation_cp1252(no_collation ? NULL : collation);
                 if (computed) c->cols[i].ordinal = -c->cols[i].ordinal - 1; /* marked: left out below */
             }
     }
@@ -1345,12 +1349,12 @@ static int bind_rowset(mssql_source *s, SQLHSTMT st, rowset *r, const mssql_plan
 }
 
 /* The long column at select position @p pos of the current row into @p b as the value's
- * bytes (UTF-8 for text; UTF-16 is collected in @p wide, then decoded): *len its length or
- * SQL_NULL_DATA. */
+ * bytes (UTF-8 for text; UTF-16 and CP1252 are collected in @p wide, then decoded): *len
+ * its length or SQL_NULL_DATA. */
 static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, mcdc_buf *b, mcdc_buf *wide, SQLLEN *len)
 {
-    bool utf16 = c->c_type == SQL_C_WCHAR;
-    mcdc_buf *into = utf16 ? wide : b;
+    bool utf16 = c->c_type == SQL_C_WCHAR, cp1252 = c->cp1252 && c->c_type == SQL_C_BINARY;
+    mcdc_buf *into = utf16 || cp1252 ? wide : b;
     mcdc_buf_clear(b);
     mcdc_buf_clear(wide);
     SQLWCHAR chunk[16384]; /* 32 KiB, aligned for UTF-16 */
@@ -1373,6 +1377,10 @@ static int get_long(mssql_source *s, SQLHSTMT st, int pos, const mssql_col *c, m
         size_t units = wide->len / sizeof(SQLWCHAR);
         if (mcdc_buf_grow(b, MCDC_TEXT_UTF8_OF_UTF16(units) + 1) < 0) return MCDC_ENOMEM;
         b->len = units ? mcdc_text_utf16_to_utf8((uint8_t *)b->ptr, (const uint16_t *)(const void *)wide->ptr, units) : 0;
+        b->ptr[b->len] = 0;
+    } else if (cp1252) {
+        if (mcdc_buf_grow(b, wide->len * 3 + 1) < 0) return MCDC_ENOMEM;
+        b->len = wide->len ? mcdc_text_cp1252_to_utf8((uint8_t *)b->ptr, (const uint8_t *)wide->ptr, wide->len) : 0;
         b->ptr[b->len] = 0;
     }
     if (!b->ptr && mcdc_buf_put(b, "", 0) < 0) return MCDC_ENOMEM;

@@ -192,13 +192,14 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_SOURCE_COLUMNS] = {
         "source_columns",
-        "SELECT name, column_id, is_nullable, is_computed FROM sys.columns WHERE object_id = OBJECT_ID(?)"
-        " ORDER BY column_id",
+        "SELECT name, column_id, is_nullable, is_computed, collation_name FROM sys.columns"
+        " WHERE object_id = OBJECT_ID(?) ORDER BY column_id",
         "nvarchar(300)",
         "sys.columns, OBJECT_ID",
         "none beyond SELECT on the source table (sys.columns shows the columns of tables the login can read)",
-        "With captured_columns: nullability, computed columns (left out with a warning), and which captured "
-        "columns were dropped from the table (read as typed NULL in snapshots).",
+        "With captured_columns: nullability, computed columns (left out with a warning), which captured "
+        "columns were dropped from the table (read as typed NULL in snapshots), and the collation of char "
+        "and varchar columns (in a code page 1252 collation their bytes are decoded by mssql-cdc).",
     },
     [MCDC_MSSQL_Q_DDL_HISTORY] = {
         "ddl_history",

@@ -13,7 +13,10 @@
  *   datetimeoffset                        TIMESTAMP (UTC)  SQL_SS_TIMESTAMPOFFSET_STRUCT
  *   time                                  STRING "HH:MM:SS.fffffff" (scale digits)
  *                                         SQL_SS_TIME2_STRUCT
- *   char, varchar, text, uniqueidentifier  STRING (UTF-8)  SQL_C_CHAR (the driver's iconv)
+ *   char, varchar, text                    STRING (UTF-8)  in a code page 1252 collation
+ *                                         SQL_C_BINARY, CP1252 decoded here (ADR 0052);
+ *                                         in another, SQL_C_CHAR (the driver's iconv)
+ *   uniqueidentifier                       STRING          SQL_C_CHAR
  *   nchar, nvarchar, sysname, ntext, xml   STRING (UTF-8)  SQL_C_WCHAR, UTF-16 decoded here
  *                                         (ADR 0052: the driver's iconv cost a fifth of a read;
  *                                         an unpaired surrogate becomes U+FFFD)
@@ -104,6 +107,15 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
         c->width = sizeof(ss_time2);
         c->text_cap = 48;
         c->is_time = true;
+    } else if ((is(c, "char") || is(c, "varchar")) && c->cp1252) {
+        out->type = MCDC_TYPE_STRING;
+        c->c_type = SQL_C_BINARY; /* the column's bytes: one a character */
+        if (c->max_length < 0 || c->max_length > 8000) {
+            c->is_long = true;
+        } else {
+            c->width = c->max_length > 0 ? c->max_length : 1;
+            c->text_cap = (size_t)c->width * 3;
+        }
     } else if (is(c, "char") || is(c, "varchar")) {
         out->type = MCDC_TYPE_STRING;
         c->c_type = SQL_C_CHAR;
@@ -121,7 +133,7 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
         }
     } else if (is(c, "text")) {
         out->type = MCDC_TYPE_STRING;
-        c->c_type = SQL_C_CHAR;
+        c->c_type = c->cp1252 ? SQL_C_BINARY : SQL_C_CHAR;
         c->is_long = true;
     } else if (is(c, "ntext") || is(c, "xml")) {
         out->type = MCDC_TYPE_STRING;
@@ -152,6 +164,22 @@ int mssql__type_plan(mssql_col *c, const char *ci, mcdc_column *out)
                                "(sys.sp_cdc_enable_table @captured_column_list = ...)");
     }
     return 0;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return !strncasecmp(s, p, strlen(p));
+}
+
+bool mssql__collation_cp1252(const char *name)
+{
+    if (!name)
+        return false;
+    for (const char *p = name; *p; p++) /* Latin1_General_100_CI_AS_SC_UTF8 is UTF-8 */
+        if (has_prefix(p, "_UTF8"))
+            return false;
+    return has_prefix(name, "Latin1_General_") || has_prefix(name, "SQL_Latin1_General_CP1_") ||
+           has_prefix(name, "SQL_Latin1_General_Pref_CP1_");
 }
 
 int mssql__quote(mcdc_buf *out, const char *ident, const char *what)
@@ -252,6 +280,13 @@ int mssql__to_value(const mssql_col *c, const mcdc_column *col, const char *data
         _Static_assert(sizeof(SQLWCHAR) == sizeof(uint16_t), "SQLWCHAR is a UTF-16 code unit");
         out->v.s.ptr = scratch;
         out->v.s.len = mcdc_text_utf16_to_utf8((uint8_t *)scratch, (const uint16_t *)(const void *)data, units);
+        return 0;
+    }
+    if (c->cp1252 && c->c_type == SQL_C_BINARY && !c->is_long) {
+        if ((size_t)len * 3 > scratch_cap)
+            return mcdc_error_set(MCDC_ERROR, "column %s: no room for the text of %ld bytes", c->name, (long)len);
+        out->v.s.ptr = scratch;
+        out->v.s.len = mcdc_text_cp1252_to_utf8((uint8_t *)scratch, (const uint8_t *)data, (size_t)len);
         return 0;
     }
     switch (col->type) {

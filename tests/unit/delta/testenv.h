@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mcdc/delta.h"
+
 /* The conformance files written by other engines: $MCDC_SRC/tests/data (see its
  * README.md), or tests/data under the working directory when MCDC_SRC is not set. */
 static inline const char *testenv_data(void)
@@ -28,8 +30,12 @@ static inline char *testenv_tmpdir(const char *tag)
     return d ? strdup(d) : NULL;
 }
 
+/* Remove @p dir, once the background writers have nothing left to do: a checkpoint (every
+ * tenth commit) or a compaction still running would write into the directory being removed
+ * and log its failure into a later test's log capture. */
 static inline void testenv_rmrf(const char *dir)
 {
+    mcdc_delta_checkpoints_wait();
     char cmd[1100];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -227,6 +227,59 @@ static void test_source_mssql_types__nvarchar_decoded_from_utf16(void **state)
     assert_int_equal(129 * (SQLLEN)sizeof(SQLWCHAR), s.width);
 }
 
+/* char and varchar in a code page 1252 collation come as their bytes (SQL_C_BINARY) and are
+ * decoded here; in any other collation the driver converts them (SQL_C_CHAR). */
+static void test_source_mssql_types__cp1252_varchar_decoded_here(void **state)
+{
+    (void)state;
+    assert_true(mssql__collation_cp1252("SQL_Latin1_General_CP1_CI_AS"));
+    assert_true(mssql__collation_cp1252("sql_latin1_general_cp1_cs_as"));
+    assert_true(mssql__collation_cp1252("SQL_Latin1_General_Pref_CP1_CI_AS"));
+    assert_true(mssql__collation_cp1252("Latin1_General_100_CI_AS_SC"));
+    assert_true(mssql__collation_cp1252("Latin1_General_BIN2"));
+    assert_false(mssql__collation_cp1252("Latin1_General_100_CI_AS_SC_UTF8"));
+    assert_false(mssql__collation_cp1252("SQL_Latin1_General_CP1250_CI_AS"));
+    assert_false(mssql__collation_cp1252("SQL_Latin1_General_CP437_BIN"));
+    assert_false(mssql__collation_cp1252("Cyrillic_General_CI_AS"));
+    assert_false(mssql__collation_cp1252("Japanese_CI_AS"));
+    assert_false(mssql__collation_cp1252(NULL));
+    char scratch[48];
+    mssql_col c = col_of("varchar", 8, 0, 0, 0);
+    c.cp1252 = true;
+    mcdc_column col;
+    assert_int_equal(0, mssql__type_plan(&c, "dbo_t", &col));
+    assert_int_equal(SQL_C_BINARY, c.c_type);
+    assert_int_equal(8, c.width);
+    assert_int_equal(24, c.text_cap);
+    /* K ä t h e, the euro sign, an undefined byte (0x81: the C1 control, as Windows) */
+    const char raw[] = "K\xe4the\x80\x81";
+    mcdc_value v = convert(&c, raw, 7, scratch);
+    const char *want = "K\xc3\xa4the\xe2\x82\xac\xc2\x81";
+    assert_ptr_equal(scratch, v.v.s.ptr);
+    assert_int_equal(strlen(want), v.v.s.len);
+    assert_memory_equal(want, v.v.s.ptr, v.v.s.len);
+    v = convert(&c, raw, 0, scratch);
+    assert_false(v.is_null);
+    assert_int_equal(0, v.v.s.len);
+    assert_int_equal(MCDC_ESOURCE, mssql__to_value(&c, &col, "123456789", 9, &v, scratch, 48));
+    /* char(n) keeps its padding; text is long */
+    mssql_col f = col_of("char", 3, 0, 0, 0);
+    f.cp1252 = true;
+    v = convert(&f, "a  ", 3, scratch);
+    assert_int_equal(3, v.v.s.len);
+    assert_memory_equal("a  ", v.v.s.ptr, 3);
+    mssql_col t = col_of("text", 0, 0, 0, 0);
+    t.cp1252 = true;
+    assert_int_equal(0, mssql__type_plan(&t, "dbo_t", &col));
+    assert_true(t.is_long);
+    assert_int_equal(SQL_C_BINARY, t.c_type);
+    /* another code page: the driver's conversion, as text */
+    mssql_col o = col_of("varchar", 8, 0, 0, 0);
+    assert_int_equal(0, mssql__type_plan(&o, "dbo_t", &col));
+    assert_int_equal(SQL_C_CHAR, o.c_type);
+    assert_int_equal(0, o.text_cap);
+}
+
 static void test_source_mssql_types__quoting_and_typed_nulls(void **state)
 {
     (void)state;
@@ -261,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_source_mssql_types__times_from_their_structs),
         cmocka_unit_test(test_source_mssql_types__strings_borrowed_and_checked),
         cmocka_unit_test(test_source_mssql_types__nvarchar_decoded_from_utf16),
+        cmocka_unit_test(test_source_mssql_types__cp1252_varchar_decoded_here),
         cmocka_unit_test(test_source_mssql_types__quoting_and_typed_nulls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
