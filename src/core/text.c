@@ -9,6 +9,8 @@
  * Guarantees: never reads past n bytes; never fails (see the header for what malformed text
  * and characters CP1252 lacks become). ASCII runs take a fast path.
  */
+#include <string.h>
+
 #include "mcdc/text.h"
 
 /* CP1252 0x80..0x9F -> Unicode (the rest of CP1252 is Latin-1). */
@@ -68,11 +70,34 @@ size_t mcdc_text_utf16_units(const char *s, size_t n)
     return units;
 }
 
+/* Eight ASCII bytes at p as eight UTF-16LE units (the caller checked no top bit is set). */
+static inline void widen8(uint8_t *out, const unsigned char *p)
+{
+    for (int j = 0; j < 8; j++) {
+        out[2 * j] = p[j];
+        out[2 * j + 1] = 0;
+    }
+}
+
+/* True when none of the 8 bytes at p has its top bit set. */
+static inline bool ascii8(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return !(w & UINT64_C(0x8080808080808080));
+}
+
 size_t mcdc_text_utf16le(uint8_t *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t k = 0, i = 0;
     while (i < n) {
+        if (i + 8 <= n && ascii8(p + i)) { /* an ASCII run, 8 bytes at a time */
+            widen8(out + k, p + i);
+            i += 8;
+            k += 16;
+            continue;
+        }
         if (p[i] < 0x80) {
             out[k++] = p[i++];
             out[k++] = 0;
@@ -134,6 +159,12 @@ size_t mcdc_text_cp1252(uint8_t *out, const char *s, size_t n)
     const unsigned char *p = (const unsigned char *)s;
     size_t k = 0, i = 0;
     while (i < n) {
+        if (i + 8 <= n && ascii8(p + i)) { /* ASCII is itself in CP1252: 8 bytes at a time */
+            memcpy(out + k, p + i, 8);
+            i += 8;
+            k += 8;
+            continue;
+        }
         if (p[i] < 0x80) { out[k++] = p[i++]; continue; }
         size_t used;
         int32_t cp = mcdc_text_utf8_next(s + i, n - i, &used);

@@ -3,8 +3,8 @@
  * action (interface in pipeline/datafile.h), a thin user of the Delta layer's one writer of
  * data files (mcdc_delta_datafile: unique name, fsync and link, stats, column mapping).
  *
- * What is bronze's own: snappy without dictionary pages, and the table directory created
- * first (a table's first file may come before its log).
+ * What is bronze's own: snappy without dictionary pages, row groups of 16 MiB, and the
+ * table directory created first (a table's first file may come before its log).
  */
 #include "pipeline/datafile.h"
 
@@ -15,6 +15,10 @@ int mcdc_datafile__open(mcdc_datafile **out, const char *table_path, const mcdc_
      * encoding time (bench/stream); snappy still compresses repeated values. */
     mcdc_delta_datafile_options o = MCDC_DELTA_DATAFILE_OPTIONS_INIT;
     o.parquet.dictionary = false;
+    /* Row groups of 16 MiB, not 128: the row pipe's writer thread writes a large batch's
+     * row groups while the batch is read, so the commit after the read writes one, and a
+     * stream holds 16 MiB of encoded pages, not a whole batch's (ADR 0053). */
+    o.parquet.row_group_bytes = (size_t)16 << 20;
     o.column_mapping = true;
     o.make_dirs = true;
     return mcdc_delta_datafile_open(out, table_path, schema, &o);

@@ -74,6 +74,7 @@ typedef struct pipeline {
     block             *pool;       /* free blocks, with their rows */
     const char        *ci;
     mcdc_lsn           batch_after, upto;
+    mcdc_lsn           end0;       /* range 0's end, found by the caller */
     const mssql_plan  *plan;       /* for new blocks */
 } pipeline;
 
@@ -217,7 +218,7 @@ static void *read_ranges(void *arg)
         if (k > pl->last) break; /* nothing after range k-1 */
         if (k == 0) {
             r->after = pl->batch_after;
-            r->end = pl->plan_after; /* range 0 was planned by the caller */
+            r->end = pl->end0; /* planned by the caller (plan_after may be range 1's end by now) */
         }
         rd->cur = r;
         pthread_mutex_unlock(&pl->mu);
@@ -377,6 +378,7 @@ int mssql__read_partitioned(mssql_source *s, const char *ci_name, const mcdc_lsn
     pl.n_readers = n_readers;
     pl.planned = 1;
     pl.plan_after = end0;
+    pl.end0 = end0;
     pl.last = INT64_MAX;
     pl.ci = ci_name;
     pl.batch_after = *after;

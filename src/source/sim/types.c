@@ -374,11 +374,18 @@ int sim_collate(const char *a, size_t na, const char *b, size_t nb)
 
 /* ---- dates and times ------------------------------------------------------------------- */
 
+/* '0'..'9', what isdigit() is in every locale, without its table lookup (this runs for every
+ * character of every stored date and time read) */
+static inline bool is_digit(int c)
+{
+    return (unsigned)(c - '0') <= 9u;
+}
+
 static bool rd(const char **p, const char *end, int n, int *out)
 {
     int v = 0;
     for (int i = 0; i < n; i++) {
-        if (*p + i >= end || !isdigit((unsigned char)(*p)[i]))
+        if (*p + i >= end || !is_digit((*p)[i]))
             return false;
         v = v * 10 + ((*p)[i] - '0');
     }
@@ -411,7 +418,7 @@ static bool parse_hms(const char **pp, const char *end, int64_t *ticks, int *n_f
             return false;
         if (p < end && *p == '.') {
             p++;
-            while (p < end && isdigit((unsigned char)*p)) {
+            while (p < end && is_digit(*p)) {
                 if (nf < 7) {
                     frac = frac * 10 + (*p - '0');
                     nf++;
@@ -436,8 +443,41 @@ static bool parse_hms(const char **pp, const char *end, int64_t *ticks, int *n_f
     return true;
 }
 
+/* Two digits at s as a number, or -1. */
+static inline int dd(const char *s)
+{
+    return is_digit(s[0]) && is_digit(s[1]) ? (s[0] - '0') * 10 + (s[1] - '0') : -1;
+}
+
+/* 'YYYY-MM-DD HH:MM:SS[.f{1,7}]' exactly, the form the simulator stores every date and time
+ * in: parsed at fixed places (read for every stored value). @return false for anything else,
+ * which the general parser below reads (and refuses) as before. */
+static bool parse_stored_dt(const char *s, size_t n, int64_t *ticks, int *n_frac)
+{
+    if (n != 19 && (n < 21 || n > 27)) return false;
+    int y1 = dd(s), y2 = dd(s + 2), m = dd(s + 5), d = dd(s + 8), h = dd(s + 11), mi = dd(s + 14), se = dd(s + 17);
+    if (y1 < 0 || y2 < 0 || m < 0 || d < 0 || h < 0 || mi < 0 || se < 0 || s[4] != '-' || s[7] != '-' ||
+        (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' || (n > 19 && s[19] != '.'))
+        return false;
+    int y = y1 * 100 + y2, nf = n > 19 ? (int)n - 20 : 0;
+    if (!valid_ymd(y, m, d) || h > 23 || mi > 59 || se > 59) return false;
+    int64_t frac = 0;
+    for (int i = 0; i < nf; i++) {
+        if (!is_digit(s[20 + i])) return false;
+        frac = frac * 10 + (s[20 + i] - '0');
+    }
+    for (int k = nf; k < 7; k++) frac *= 10;
+    *ticks = mcdc_days_from_civil(y, (unsigned)m, (unsigned)d) * TICKS_PER_DAY +
+             ((int64_t)h * 3600 + mi * 60 + se) * TICKS_PER_SEC + frac;
+    *n_frac = nf;
+    return true;
+}
+
 int sim_parse_dt(const char *s, size_t n, int64_t *ticks, bool *has_off, int *off_min, int *n_frac)
 {
+    *has_off = false;
+    *off_min = 0;
+    if (parse_stored_dt(s, n, ticks, n_frac)) return 0;
     const char *p = s, *end = s + n;
     int y, m, d;
     while (p < end && *p == ' ') p++;
@@ -447,15 +487,15 @@ int sim_parse_dt(const char *s, size_t n, int64_t *ticks, bool *has_off, int *of
     *n_frac = 0;
     if (!rd(&p, end, 4, &y) || p >= end)
         return -1;
-    if (isdigit((unsigned char)*p)) { /* 'YYYYMMDD', the form every DATEFORMAT reads alike */
-        if (!rd(&p, end, 2, &m) || !rd(&p, end, 2, &d) || (p < end && isdigit((unsigned char)*p)) || !valid_ymd(y, m, d))
+    if (is_digit(*p)) { /* 'YYYYMMDD', the form every DATEFORMAT reads alike */
+        if (!rd(&p, end, 2, &m) || !rd(&p, end, 2, &d) || (p < end && is_digit(*p)) || !valid_ymd(y, m, d))
             return -1;
     } else if (*p++ != '-' || !rd(&p, end, 2, &m) || p >= end || *p++ != '-' || !rd(&p, end, 2, &d) ||
                !valid_ymd(y, m, d)) {
         return -1;
     }
     int64_t t = 0;
-    if (p < end && (*p == ' ' || *p == 'T') && p + 1 < end && isdigit((unsigned char)p[1])) {
+    if (p < end && (*p == ' ' || *p == 'T') && p + 1 < end && is_digit(p[1])) {
         p++;
         if (!parse_hms(&p, end, &t, n_frac))
             return -1;
@@ -662,7 +702,7 @@ static int parse_dec_text(const char *s, size_t n, int scale, mcdc_int128 *out)
     for (; i < n; i++) {
         char c = s[i];
         if (c == '.' && !dot) { dot = true; continue; }
-        if (!isdigit((unsigned char)c)) return -1;
+        if (!is_digit(c)) return -1;
         any = true;
         if (dot && frac >= scale) {
             if (!past) round_up = c >= '5';
@@ -692,7 +732,7 @@ static int str_to_int(const sim_val *in, int64_t *out)
     if (i >= n) return -1;
     int64_t v = 0;
     for (; i < n; i++) {
-        if (!isdigit((unsigned char)s[i])) return -1;
+        if (!is_digit(s[i])) return -1;
         if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v)) return -2;
     }
     *out = neg ? -v : v;
@@ -1172,6 +1212,16 @@ void sim_result(sqlite3_context *cx, const sim_type *t, const sim_val *v)
     }
 }
 
+/* The bytes of a value read as text, *n their count. A TEXT value's own bytes (a simulator
+ * database is UTF-8, SQLite's default, which nothing changes) are read as a blob: sqlite3_value_text would copy a value that points into a page
+ * to terminate it, once per value read. Anything else converts through sqlite3_value_text. */
+static inline const char *text_bytes(sqlite3_value *sv, int ct, size_t *n)
+{
+    const char *p = ct == SQLITE_TEXT ? (const char *)sqlite3_value_blob(sv) : (const char *)sqlite3_value_text(sv);
+    *n = (size_t)sqlite3_value_bytes(sv);
+    return p ? p : "";
+}
+
 /* a == NULL: strings and binaries point into SQLite's copy of the value (sim_read_value_ref) */
 static inline int read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a, sim_val *out)
 {
@@ -1205,21 +1255,22 @@ static inline int read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a,
         out->u.d = sqlite3_value_double(sv);
         return 0;
     case ST_DATE: case ST_TIME: case ST_DATETIME: case ST_DATETIME2: case ST_SMALLDATETIME: case ST_DATETIMEOFFSET: {
-        const char *txt = (const char *)sqlite3_value_text(sv);
-        size_t n = txt ? strlen(txt) : 0;
+        size_t n;
+        const char *txt = text_bytes(sv, ct, &n), *nul = memchr(txt, 0, n);
+        if (nul) n = (size_t)(nul - txt); /* as far as the text goes */
         int64_t ticks;
         bool has_off;
         int off, nf;
         if (t->k == ST_TIME) {
             const char *p = txt, *end = txt + n;
-            if (!txt || !parse_hms(&p, end, &ticks, &nf) || p != end)
-                return mcdc_error_set(MCDC_ECORRUPT, "stored time '%s' is malformed", txt ? txt : "");
+            if (!parse_hms(&p, end, &ticks, &nf) || p != end)
+                return mcdc_error_set(MCDC_ECORRUPT, "stored time '%.*s' is malformed", (int)n, txt);
             out->k = V_TIME;
             out->u.i = ticks;
             return 0;
         }
-        if (!txt || sim_parse_dt(txt, n, &ticks, &has_off, &off, &nf) < 0)
-            return mcdc_error_set(MCDC_ECORRUPT, "stored time '%s' is malformed", txt ? txt : "");
+        if (sim_parse_dt(txt, n, &ticks, &has_off, &off, &nf) < 0)
+            return mcdc_error_set(MCDC_ECORRUPT, "stored time '%.*s' is malformed", (int)n, txt);
         if (t->k == ST_DATE) {
             out->k = V_DATE;
             out->u.i = floordiv(ticks, TICKS_PER_DAY);
@@ -1242,12 +1293,12 @@ static inline int read_value(sqlite3_value *sv, const sim_type *t, sim_arena *a,
         return out->u.s.p ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     default: {
-        const char *p = (const char *)sqlite3_value_text(sv);
-        int n = sqlite3_value_bytes(sv);
+        size_t n;
+        const char *p = text_bytes(sv, ct, &n);
         out->k = V_STR;
         out->big = t->k == ST_NCHAR || t->k == ST_NVARCHAR || t->k == ST_NTEXT;
-        out->u.s.p = !a ? (p ? p : "") : sim_arena_strndup(a, p ? p : "", (size_t)n);
-        out->u.s.n = (size_t)n;
+        out->u.s.p = !a ? p : sim_arena_strndup(a, p, n);
+        out->u.s.n = n;
         return out->u.s.p ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     }

@@ -100,10 +100,76 @@ static void test_core_text__utf16_and_cp1252_decode_to_utf8(void **state)
     assert_memory_equal(want_cp, out, strlen(want_cp));
 }
 
+/* The encoders one character at a time, through mcdc_text_utf8_next: what the 8-byte ASCII
+ * runs of mcdc_text_utf16le and mcdc_text_cp1252 must agree with. */
+static size_t ref_utf16le(uint8_t *out, const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0, used; i < n; i += used) {
+        int32_t c = mcdc_text_utf8_next(s + i, n - i, &used);
+        uint32_t cp = c < 0 ? 0xFFFD : (uint32_t)c;
+        if (cp >= 0x10000) {
+            cp -= 0x10000;
+            uint16_t u[2] = {(uint16_t)(0xD800 | cp >> 10), (uint16_t)(0xDC00 | (cp & 0x3FF))};
+            for (int j = 0; j < 2; j++) out[k++] = (uint8_t)u[j], out[k++] = (uint8_t)(u[j] >> 8);
+        } else {
+            out[k++] = (uint8_t)cp;
+            out[k++] = (uint8_t)(cp >> 8);
+        }
+    }
+    return k;
+}
+
+static size_t ref_cp1252(uint8_t *out, const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0, used; i < n; i += used) {
+        int32_t c = mcdc_text_utf8_next(s + i, n - i, &used);
+        out[k++] = c < 0 ? '?' : mcdc_text_cp1252_byte((uint32_t)c);
+    }
+    return k;
+}
+
+static void test_core_text__ascii_runs_encode_as_character_by_character(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"a", "Z", " ", "\x7F", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xFF", "\xE2\x82",
+                                         "\xC3"};
+    uint32_t seed = 12345;
+    char s[200];
+    uint8_t a[400], b[400];
+    for (int round = 0; round < 4000; round++) {
+        size_t n = 0;
+        int parts = (int)(seed % 40);
+        for (int i = 0; i < parts; i++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *p = pieces[(seed >> 16) % 10 < 6 ? 0 : (seed >> 16) % 10]; /* mostly ASCII */
+            if (p == pieces[0]) p = pieces[(seed >> 8) % 4];
+            size_t k = strlen(p);
+            memcpy(s + n, p, k);
+            n += k;
+        }
+        seed = seed * 1103515245u + 12345u;
+        /* every length of every prefix, so runs end at each offset */
+        for (size_t m = 0; m <= n; m += 1 + m / 8) {
+            size_t ka = mcdc_text_utf16le(a, s, m), kb = ref_utf16le(b, s, m);
+            assert_int_equal(ka, kb);
+            assert_int_equal(ka, 2 * mcdc_text_utf16_units(s, m));
+            if (ka) assert_memory_equal(a, b, ka);
+            ka = mcdc_text_cp1252(a, s, m);
+            kb = ref_cp1252(b, s, m);
+            assert_int_equal(ka, kb);
+            assert_int_equal(ka, mcdc_text_cp1252_len(s, m));
+            if (ka) assert_memory_equal(a, b, ka);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_core_text__utf16_and_cp1252_decode_to_utf8),
+        cmocka_unit_test(test_core_text__ascii_runs_encode_as_character_by_character),
         cmocka_unit_test(test_core_text__utf16le_of_ascii_latin_and_a_pair),
         cmocka_unit_test(test_core_text__malformed_bytes_are_one_replacement_each),
         cmocka_unit_test(test_core_text__cp1252_holds_latin1_and_its_own_30_and_no_more),

@@ -3,6 +3,7 @@
 #include "sim_test.h"
 
 #include "mcdc/error.h"
+#include "source/sim/sim_int.h"
 
 static void test_source_sim__insert_update_delete_rows_masks_and_lsns(void **state)
 {
@@ -366,10 +367,49 @@ static void test_source_sim__query_is_read_only(void **state)
     simt_close(&t);
 }
 
+/* Stored dates and times in the simulator's own form are parsed at fixed places; every
+ * variation (each field's digits, separators, fraction lengths, invalid fields) gives what the
+ * general parser gives (reached here through a leading space, which it skips). */
+static void test_source_sim__stored_times_parse_as_the_general_parser_does(void **state)
+{
+    (void)state;
+    static const char *const base[] = {"2026-09-17 06:33:16.336", "2026-09-17 06:33:16", "2026-09-17T06:33:16.1234567",
+                                       "0001-01-01 00:00:00.0", "9999-12-31 23:59:59.9999999", "2024-02-29 12:00:00.5",
+                                       "2023-02-29 12:00:00", "2026-13-01 00:00:00", "2026-00-10 00:00:00", "2026-04-31 00:00:00",
+                                       "2026-09-17 24:00:00", "2026-09-17 23:60:00", "2026-09-17 23:59:60", "2026-09-17 06:33:16.",
+                                       "2026-09-17 06:33:16.12345678", "2026-09-17 06:33:16.1x3", "2026-09-17 06:33:16+02:00",
+                                       "2026-09-17 06:33:16Z", "2026-09-17 06:33", "2026-09-17", "20260917 06:33:16",
+                                       "2026-09-17 06:33:16 ", "2026-9-17 06:33:16.000", "2026-09-17x06:33:16.000",
+                                       "2026-09-17 06-33-16.000", "2026-09-17 06:33:16,000", "+026-09-17 06:33:16"};
+    char sp[64];
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
+        for (size_t cut = 0; cut <= strlen(base[i]); cut++) { /* and every prefix */
+            const char *s = base[i];
+            int64_t t1 = -1, t2 = -2;
+            bool o1 = true, o2 = false;
+            int m1 = 7, m2 = 8, f1 = 9, f2 = 10;
+            int r1 = sim_parse_dt(s, cut, &t1, &o1, &m1, &f1);
+            snprintf(sp, sizeof sp, " %.*s", (int)cut, s);
+            int r2 = sim_parse_dt(sp, cut + 1, &t2, &o2, &m2, &f2);
+            if (r1 != r2 || (r1 == 0 && (t1 != t2 || o1 != o2 || m1 != m2 || f1 != f2)))
+                fail_msg("'%.*s': rc %d/%d ticks %lld/%lld offset %d/%d frac %d/%d", (int)cut, s, r1, r2, (long long)t1,
+                         (long long)t2, m1, m2, f1, f2);
+        }
+    }
+    int64_t t;
+    bool o;
+    int m, f;
+    assert_int_equal(sim_parse_dt("2026-09-17 06:33:16.336", 23, &t, &o, &m, &f), 0);
+    assert_int_equal(t, (INT64_C(20713) * 86400 + 6 * 3600 + 33 * 60 + 16) * 10000000 + 3360000);
+    assert_int_equal(f, 3);
+    assert_false(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_sim__insert_update_delete_rows_masks_and_lsns),
+        cmocka_unit_test(test_source_sim__stored_times_parse_as_the_general_parser_does),
         cmocka_unit_test(test_source_sim__key_update_is_delete_then_insert),
         cmocka_unit_test(test_source_sim__interleaved_transactions_interleave_in_seqval),
         cmocka_unit_test(test_source_sim__partial_scans_and_visibility),

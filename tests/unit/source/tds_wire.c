@@ -312,7 +312,8 @@ static void test_source_tds_wire__colmetadata_row_and_nbcrow(void **state)
 }
 
 /* Encode one value into a writer with no buffer, one that is full (every byte needs growth)
- * and one with room to spare (the in-place paths): the same return code and the same bytes. */
+ * and one with room to spare (the in-place paths): the same return code and the same bytes;
+ * and a row holding it the same by tds_row and by tds_row_planned. */
 static void same_bytes_in_every_writer(mcdc_sim_rcol c, sim_val v)
 {
     tds_wbuf fresh = TDS_WBUF_INIT(1 << 20), full = TDS_WBUF_INIT(1 << 20), roomy = TDS_WBUF_INIT(1 << 20);
@@ -334,6 +335,27 @@ static void same_bytes_in_every_writer(mcdc_sim_rcol c, sim_val v)
     tds_w_dispose(&fresh);
     tds_w_dispose(&full);
     tds_w_dispose(&roomy);
+    /* the same value as a row (ROW, or NBCROW when NULL) by the column's plan, between an int
+     * and an nvarchar, against tds_row */
+    mcdc_sim_rcol cs[3] = {{"a", TY(ST_INT, 0, 0, 0), true, false}, c, {"z", TY(ST_NVARCHAR, 8, 0, 0), false, false}};
+    sim_val vs[3] = {VI(7), v, VS("z")};
+    tds_colplan plan[3];
+    tds_row_plan(cs, 3, plan);
+    for (int room = 0; room < 2; room++) {
+        tds_wbuf a = TDS_WBUF_INIT(1 << 20), b = TDS_WBUF_INIT(1 << 20);
+        if (room) {
+            assert_non_null(tds_w_reserve(&b, 1 << 16));
+            tds_w_clear(&b);
+        }
+        int ra = tds_row(&a, cs, vs, 3), rb = tds_row_planned(&b, cs, plan, vs, 3);
+        if (ra != rb || a.len != b.len || (a.len && memcmp(a.p, b.p, a.len))) {
+            fprintf(stderr, "row of %s%s value kind %d (room %d): rc %d/%d, %zu/%zu bytes\n", t,
+                    c.nullable ? " NULL" : " NOT NULL", (int)v.k, room, ra, rb, a.len, b.len);
+            fail();
+        }
+        tds_w_dispose(&a);
+        tds_w_dispose(&b);
+    }
 }
 
 static void test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_writer_has(void **state)
@@ -382,6 +404,28 @@ static void test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_wr
     same_bytes_in_every_writer((mcdc_sim_rcol){"c", TY(ST_NVARCHAR, 128, 0, 0), true, true}, VS("Jos\xC3\xA9"));
     same_bytes_in_every_writer((mcdc_sim_rcol){"c", TY(ST_INT, 0, 0, 0), true, true}, VI(16));
     free(big);
+}
+
+/* The powers of ten behind every decimal scale and precision: 1 at scale 0 into
+ * decimal(38, s) travels as 10^s, and 10^38 - 1 is the largest decimal(38, 0). */
+static void test_source_tds_wire__decimals_scale_by_every_power_of_ten(void **state)
+{
+    (void)state;
+    unsigned __int128 p = 1;
+    for (int sc = 0; sc <= 38; sc++, p *= 10) {
+        mcdc_sim_rcol c = {"d", TY(ST_DECIMAL, 0, 38, sc), true, false};
+        tds_wbuf w = TDS_WBUF_INIT(1024);
+        int rc = tds_value(&w, &c, &VI(1));
+        if (sc == 38) { /* 10^38 has 39 digits */
+            assert_int_equal(rc, MCDC_EINVAL);
+        } else {
+            assert_int_equal(rc, 0);
+            uint8_t exp[18] = {17, 1};
+            for (int k = 0; k < 16; k++) exp[2 + k] = (uint8_t)(p >> (8 * k));
+            expect_bytes(&w, exp, sizeof exp);
+        }
+        tds_w_dispose(&w);
+    }
 }
 
 /* The text encoders write in place when the writer has room and size first when it has not:
@@ -882,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_source_tds_wire__colmetadata_row_and_nbcrow),
         cmocka_unit_test(test_source_tds_wire__values_are_the_same_bytes_whatever_room_the_writer_has),
         cmocka_unit_test(test_source_tds_wire__text_encoders_agree_with_and_without_room),
+        cmocka_unit_test(test_source_tds_wire__decimals_scale_by_every_power_of_ten),
         cmocka_unit_test(test_source_tds_wire__rpc_parameters_are_decoded_with_their_types),
         cmocka_unit_test(test_source_tds_wire__login_answer_in_sql_server_order_then_a_batch),
         cmocka_unit_test(test_source_tds_wire__wrong_password_gets_18456_and_a_close),

@@ -76,6 +76,7 @@ static void flush_partial(tds_conn *c)
 typedef struct req {
     tds_conn      *c;
     mcdc_sim_rcol *cols;     /* a copy of the current result's columns */
+    tds_colplan   *plan;     /* how each column's values are written (tds_row_plan) */
     int            n_cols;
     int            cap_cols;
     bool           last_done_final; /* the last token was a DONE* without DONE_MORE */
@@ -112,11 +113,14 @@ static int sk_columns(void *p, const mcdc_sim_rcol *cols, int ncols)
     if (r->rc || r->c->attention) return 1;
     if (ncols > r->cap_cols) {
         mcdc_sim_rcol *g = realloc(r->cols, sizeof *g * (size_t)ncols);
-        if (!g) return r->rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"), 1;
-        r->cols = g;
+        if (g) r->cols = g;
+        tds_colplan *pl = realloc(r->plan, sizeof *pl * (size_t)ncols);
+        if (pl) r->plan = pl;
+        if (!g || !pl) return r->rc = mcdc_error_set(MCDC_ENOMEM, "out of memory"), 1;
         r->cap_cols = ncols;
     }
     if (ncols > 0) memcpy(r->cols, cols, sizeof *cols * (size_t)ncols);
+    if (ncols > 0) tds_row_plan(r->cols, ncols, r->plan);
     r->n_cols = ncols;
     r->c->rows_in_result = 0;
     r->last_done_final = false;
@@ -134,7 +138,7 @@ static int sk_row(void *p, const sim_val *values, int ncols)
         r->rc = mcdc_error_set(MCDC_EINVAL, "a row of %d values for %d columns", ncols, r->n_cols);
         return 1;
     }
-    int rc = tds_row(&c->out, r->cols, values, ncols);
+    int rc = tds_row_planned(&c->out, r->cols, r->plan, values, ncols);
     if (rc) {
         r->rc = rc;
         return 1;
@@ -323,10 +327,11 @@ static int do_batch(tds_conn *c, const uint8_t *p, size_t n)
     if (c->scratch.err) return c->scratch.err;
     int32_t err = before_response(c);
     if (err) return fault_error(c, err, TDS_TOK_DONE);
-    req r = {c, NULL, 0, 0, false, false, 0, 0};
+    req r = {c, NULL, NULL, 0, 0, false, false, 0, 0};
     mcdc_sim_session_sink sink = make_sink(&r);
     int rc = c->srv->engine->batch(c->session, (const char *)c->scratch.p, &sink);
     free(r.cols);
+    free(r.plan);
     if (r.rc || c->broken) return wire_failed(c, &r);
     if (rc && !c->attention) {
         mcdc_log(MCDC_LOG_WARN, "tds", "session %u: the batch failed: %s", c->spid, mcdc_error_last()->message);
@@ -362,13 +367,14 @@ static int do_rpc(tds_conn *c, const uint8_t *p, size_t n)
         sim_arena_free(&a);
         return fault_error(c, err, TDS_TOK_DONEPROC);
     }
-    req r = {c, NULL, 0, 0, false, false, 0, 0};
+    req r = {c, NULL, NULL, 0, 0, false, false, 0, 0};
     mcdc_sim_session_sink sink = make_sink(&r);
     for (int i = 0; i < ncalls && rc == 0 && !c->attention && !r.rc; i++) {
         r.more_calls = i + 1 < ncalls;
         rc = c->srv->engine->rpc(c->session, calls[i].proc, calls[i].proc_id, calls[i].params, calls[i].n_params, &sink);
     }
     free(r.cols);
+    free(r.plan);
     sim_arena_free(&a);
     if (r.rc || c->broken) return wire_failed(c, &r);
     if (rc && !c->attention) {
@@ -392,10 +398,11 @@ static int do_tm(tds_conn *c, const uint8_t *p, size_t n)
         return tds_out_end(c);
     }
     before_response(c);
-    req r = {c, NULL, 0, 0, false, false, 0, 0};
+    req r = {c, NULL, NULL, 0, 0, false, false, 0, 0};
     mcdc_sim_session_sink sink = make_sink(&r);
     rc = c->srv->engine->tm(c->session, kind, &sink);
     free(r.cols);
+    free(r.plan);
     if (r.rc || c->broken) return wire_failed(c, &r);
     if (rc) return rc;
     return finish(c, &r, TDS_TOK_DONE);

@@ -250,6 +250,18 @@ int tds_value(tds_wbuf *w, const mcdc_sim_rcol *col, const sim_val *v);
 int tds_colmetadata(tds_wbuf *w, const mcdc_sim_rcol *cols, int n);
 /** Append a ROW or NBCROW (NBCROW when a value is NULL). */
 int tds_row(tds_wbuf *w, const mcdc_sim_rcol *cols, const sim_val *vals, int n);
+/** How a result column's values are written, decided once from its COLMETADATA (tds_row_plan):
+ *  the common column types without the per-value dispatch of tds_value. */
+typedef struct tds_colplan {
+    uint8_t kind;     /* TDS_PLAN_* (typeenc.c) */
+    uint8_t width;    /* bytes of an integer or float */
+    bool    nullable; /* the N form: a length byte first */
+    int64_t lo, hi;   /* an integer type's range */
+} tds_colplan;
+/** The plan of each of @p n columns into @p plan. */
+void tds_row_plan(const mcdc_sim_rcol *cols, int n, tds_colplan *plan);
+/** tds_row by a plan of the same columns: the same bytes, the same errors. */
+int tds_row_planned(tds_wbuf *w, const mcdc_sim_rcol *cols, const tds_colplan *plan, const sim_val *vals, int n);
 /** Append RETURNVALUE. */
 int tds_returnvalue(tds_wbuf *w, int ordinal, const char *name, const mcdc_sim_rcol *col, const sim_val *v);
 /** PLP chunk size used for (max) values and xml. */

@@ -34,6 +34,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "mcdc/text.h"
 #include "source/sim/tds/tds_int.h"
 
 enum {
@@ -232,8 +233,27 @@ void tds_type_info(tds_wbuf *w, const mcdc_sim_rcol *col, bool in_colmetadata)
 
 /* ---- value bytes -------------------------------------------------------------------------------- */
 
+/* 10^n (1 for n <= 0); a table for every decimal precision, looked up for every value */
+#define E19 ((mcdc_int128)10000000000000000000ULL)
+static const mcdc_int128 pow10_table[39] = {
+    1, 10ULL, 100ULL, 1000ULL, 10000ULL,
+    100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
+    10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+    E19 * 10ULL, E19 * 100ULL, E19 * 1000ULL,
+    E19 * 10000ULL, E19 * 100000ULL, E19 * 1000000ULL,
+    E19 * 10000000ULL, E19 * 100000000ULL, E19 * 1000000000ULL,
+    E19 * 10000000000ULL, E19 * 100000000000ULL, E19 * 1000000000000ULL,
+    E19 * 10000000000000ULL, E19 * 100000000000000ULL, E19 * 1000000000000000ULL,
+    E19 * 10000000000000000ULL, E19 * 100000000000000000ULL, E19 * 1000000000000000000ULL,
+    E19 * 10000000000000000000ULL,
+};
+#undef E19
+
 static mcdc_int128 pow10i(int n)
 {
+    if (n <= 0) return 1;
+    if (n <= 38) return pow10_table[n];
     mcdc_int128 r = 1;
     while (n-- > 0) r *= 10;
     return r;
@@ -281,9 +301,18 @@ static int as_double(const sim_val *v, double *out)
     return -1;
 }
 
-static void le(uint8_t *d, uint64_t v, int n)
+/* The low n bytes of v, little-endian; the common widths as one store each (every value) */
+static inline void le(uint8_t *d, uint64_t v, int n)
 {
-    for (int i = 0; i < n; i++) d[i] = (uint8_t)(v >> (8 * i));
+    const uint8_t b[8] = {(uint8_t)v,         (uint8_t)(v >> 8),  (uint8_t)(v >> 16), (uint8_t)(v >> 24),
+                          (uint8_t)(v >> 32), (uint8_t)(v >> 40), (uint8_t)(v >> 48), (uint8_t)(v >> 56)};
+    switch (n) {
+    case 8: memcpy(d, b, 8); return;
+    case 4: memcpy(d, b, 4); return;
+    case 2: memcpy(d, b, 2); return;
+    default:
+        for (int i = 0; i < n; i++) d[i] = b[i];
+    }
 }
 
 static int64_t floordiv64(int64_t a, int64_t b)
@@ -749,6 +778,101 @@ int tds_row(tds_wbuf *w, const mcdc_sim_rcol *cols, const sim_val *vals, int n)
             w->p[at + (size_t)i / 8] |= (uint8_t)(1u << (i % 8));
             continue;
         }
+        int rc = tds_value(w, &cols[i], &vals[i]);
+        if (rc) return rc;
+    }
+    return w->err;
+}
+
+/* ---- rows by a plan ------------------------------------------------------------------------------ */
+
+enum { TDS_PLAN_VALUE, TDS_PLAN_INT, TDS_PLAN_FLOAT, TDS_PLAN_NARROW, TDS_PLAN_WIDE, TDS_PLAN_BINARY };
+
+void tds_row_plan(const mcdc_sim_rcol *cols, int n, tds_colplan *plan)
+{
+    for (int i = 0; i < n; i++) {
+        const mcdc_sim_rcol *c = &cols[i];
+        tds_colplan *p = &plan[i];
+        memset(p, 0, sizeof *p);
+        p->nullable = c->nullable;
+        if (c->is_variant) continue; /* TDS_PLAN_VALUE: tds_value */
+        switch (c->type.k) {
+        case ST_TINYINT: case ST_SMALLINT: case ST_INT: case ST_BIGINT: {
+            int w = fixed_width(c->type.k);
+            p->kind = TDS_PLAN_INT;
+            p->width = (uint8_t)w;
+            p->lo = w == 1 ? 0 : w == 2 ? INT16_MIN : w == 4 ? INT32_MIN : INT64_MIN;
+            p->hi = w == 1 ? 255 : w == 2 ? INT16_MAX : w == 4 ? INT32_MAX : INT64_MAX;
+            break;
+        }
+        case ST_FLOAT: p->kind = TDS_PLAN_FLOAT; p->width = 8; break;
+        case ST_CHAR: case ST_VARCHAR: if (!is_plp(&c->type)) p->kind = TDS_PLAN_NARROW; break;
+        case ST_NCHAR: case ST_NVARCHAR: if (!is_plp(&c->type)) p->kind = TDS_PLAN_WIDE; break;
+        case ST_BINARY: case ST_VARBINARY: case ST_ROWVERSION: if (!is_plp(&c->type)) p->kind = TDS_PLAN_BINARY; break;
+        default: break;
+        }
+    }
+}
+
+/* One non-NULL value by its plan, in place; 1 when the plan does not cover it (another kind
+ * of value, one out of range, too long or without room), for tds_value to write or refuse. */
+static inline int put_planned(tds_wbuf *w, const tds_colplan *p, const sim_val *v)
+{
+    size_t h = p->nullable ? 1 : 0, n;
+    uint8_t *d;
+    switch (p->kind) {
+    case TDS_PLAN_INT:
+        if (v->k != V_INT || v->u.i < p->lo || v->u.i > p->hi || !(d = room(w, 9))) return 1;
+        d[0] = p->width;
+        le(d + h, (uint64_t)v->u.i, p->width);
+        w->len += h + p->width;
+        return 0;
+    case TDS_PLAN_FLOAT: {
+        if (v->k != V_FLT || !(d = room(w, 9))) return 1;
+        uint64_t u;
+        memcpy(&u, &v->u.d, 8);
+        d[0] = 8;
+        le(d + h, u, 8);
+        w->len += h + 8;
+        return 0;
+    }
+    case TDS_PLAN_NARROW: case TDS_PLAN_WIDE: case TDS_PLAN_BINARY: {
+        bool bin = p->kind == TDS_PLAN_BINARY, wide = p->kind == TDS_PLAN_WIDE;
+        if (!(v->k == V_STR || (bin && v->k == V_BIN)) || v->u.s.n > (wide ? 4000 : 8000) ||
+            !(d = room(w, 2 + (wide ? 2 : 1) * v->u.s.n)))
+            return 1;
+        if (bin) {
+            if (v->u.s.n) memcpy(d + 2, v->u.s.p, v->u.s.n);
+            n = v->u.s.n;
+        } else {
+            n = wide ? mcdc_text_utf16le(d + 2, v->u.s.p, v->u.s.n) : mcdc_text_cp1252(d + 2, v->u.s.p, v->u.s.n);
+        }
+        d[0] = (uint8_t)n;
+        d[1] = (uint8_t)(n >> 8);
+        w->len += 2 + n;
+        return 0;
+    }
+    default:
+        return 1;
+    }
+}
+
+int tds_row_planned(tds_wbuf *w, const mcdc_sim_rcol *cols, const tds_colplan *plan, const sim_val *vals, int n)
+{
+    bool any_null = false;
+    for (int i = 0; i < n && !any_null; i++) any_null = vals[i].k == V_NULL;
+    tds_w_u8(w, any_null ? TDS_TOK_NBCROW : TDS_TOK_ROW);
+    if (any_null) { /* NBCROW: the NULL bitmap, then the other values */
+        size_t nb = ((size_t)n + 7) / 8;
+        uint8_t *bm = tds_w_reserve(w, nb);
+        if (!bm) return w->err;
+        memset(bm, 0, nb);
+        for (int i = 0; i < n; i++)
+            if (vals[i].k == V_NULL) bm[i / 8] |= (uint8_t)(1u << (i % 8));
+    }
+    for (int i = 0; i < n; i++) {
+        if (vals[i].k == V_NULL) continue; /* in the bitmap */
+        if (put_planned(w, &plan[i], &vals[i]) == 0) continue;
         int rc = tds_value(w, &cols[i], &vals[i]);
         if (rc) return rc;
     }
