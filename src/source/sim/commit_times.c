@@ -77,9 +77,9 @@ static int each_entry(mcdc_sim *s, const mcdc_lsn *after, const mcdc_lsn *upto, 
 {
     sqlite3_stmt *st;
     *n_out = 0;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT lsn, end_time FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? AND lsn <= ?"
-                                " ORDER BY lsn LIMIT ?", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
+    int rc = sim__stmt(s, "SELECT lsn, end_time FROM sim_tx WHERE kind IN (1, 2, 3) AND lsn > ? AND lsn <= ?"
+                          " ORDER BY lsn LIMIT ?", "reading commit times", &st);
+    if (rc < 0) return rc;
     sim__bind_lsn(st, 1, after);
     sim__bind_lsn(st, 2, upto);
     sqlite3_bind_int64(st, 3, limit);
@@ -90,23 +90,24 @@ static int each_entry(mcdc_sim *s, const mcdc_lsn *after, const mcdc_lsn *upto, 
         (*n_out)++;
         rc = fn(payload, &l, parse_local_us((const char *)sqlite3_column_text(st, 1)));
     }
-    sqlite3_finalize(st);
+    sim__stmt_done(s, st);
     return rc;
 }
 
-/* One LSN from a single-row query with ?1 bound to @p arg; *have false when no row. */
+/* One LSN from a single-row query (@p sql a string literal) with ?1 bound to @p arg; *have
+ * false when no row. */
 static int query_lsn(mcdc_sim *s, const char *sql, const mcdc_lsn *arg, mcdc_lsn *out, bool *have)
 {
     sqlite3_stmt *st;
     *have = false;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading commit times");
+    int rc = sim__stmt(s, sql, "reading commit times", &st);
+    if (rc < 0) return rc;
     if (arg) sim__bind_lsn(st, 1, arg);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         sim__column_lsn(st, 0, out);
         *have = true;
     }
-    sqlite3_finalize(st);
+    sim__stmt_done(s, st);
     return 0;
 }
 
@@ -285,8 +286,6 @@ void sim__ct_dispose(sim_commit_times *ct)
     sim_ct_index *x = ct->ix;
     ct->ix = NULL;
     ct->use_index = false;
-    sqlite3_finalize(ct->dv_st);
-    ct->dv_st = NULL;
     ct->dv_synced = -1;
     if (!x) return;
     pthread_mutex_lock(&g_mu);
@@ -386,14 +385,13 @@ static size_t upper_bound(const sim_ct_index *x, const mcdc_lsn *lsn)
  * commit another connection (of any process) made since its last reading. */
 static int64_t data_version(sim_commit_times *ct)
 {
-    if (!ct->dv_st && sqlite3_prepare_v3(ct->sim->db, "PRAGMA data_version", -1, SQLITE_PREPARE_PERSISTENT, &ct->dv_st,
-                                         NULL) != SQLITE_OK) {
-        sqlite3_finalize(ct->dv_st);
-        ct->dv_st = NULL;
+    sqlite3_stmt *st;
+    if (sim__stmt(ct->sim, "PRAGMA data_version", "reading the data version", &st) < 0) {
+        mcdc_error_clear(); /* the ends are checked */
         return -1;
     }
-    int64_t v = sqlite3_step(ct->dv_st) == SQLITE_ROW ? sqlite3_column_int64(ct->dv_st, 0) : -1;
-    sqlite3_reset(ct->dv_st); /* no read transaction is kept open */
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sim__stmt_done(ct->sim, st); /* no read transaction is kept open */
     return v;
 }
 

@@ -32,7 +32,6 @@ typedef struct sim_commit_times {
     bool          use_index;  /* false: every question takes the seeded walk */
     sim_ct_index *ix;         /* the process's index of this database (NULL: the walk only) */
     int64_t       n_fed;      /* mapping entries this source's questions fed, either way */
-    sqlite3_stmt *dv_st;      /* PRAGMA data_version on the source's connection, kept prepared */
     int64_t       dv_synced;  /* its value before this source's last sync of the index, or -1 */
     int64_t       n_synced;   /* syncs this source's questions made (both ends checked in SQL) */
 } sim_commit_times;

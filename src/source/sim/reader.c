@@ -38,10 +38,13 @@ static int refresh(sim_source *src)
 {
     sqlite3_stmt *st = NULL;
     int64_t v = -1;
-    if (sqlite3_prepare_v2(src->sim->db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    if (sim__stmt(src->sim, "PRAGMA data_version", "reading the data version", &st) == 0) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sim__stmt_done(src->sim, st);
+    } else {
+        mcdc_error_clear(); /* the catalog is loaded again */
+    }
     if (src->loaded && v >= 0 && v == src->data_version)
         return 0;
     int rc = sim__load(src->sim);

@@ -284,6 +284,8 @@ typedef struct sim_state {
     char     database_guid[37]; /* identity.c: sim_identity's, or derived for older files */
 } sim_state;
 
+#define SIM_STMTS 8 /* statements of constant text kept prepared on a connection */
+
 struct mcdc_sim {
     sqlite3    *db;
     char       *path;
@@ -297,6 +299,7 @@ struct mcdc_sim {
     bool        in_tx;
     sqlite3_stmt *tx_ins; /* INSERT INTO sim_tx, prepared on first use */
     mcdc_buf    keybuf;   /* scratch for key encodings */
+    struct { const char *sql; sqlite3_stmt *st; } stmts[SIM_STMTS]; /* sim__stmt's */
 };
 
 /* store.c */
@@ -306,6 +309,12 @@ int  sim__begin(mcdc_sim *s);             /* BEGIN IMMEDIATE, reload state and c
 int  sim__commit(mcdc_sim *s);            /* write state, COMMIT */
 void sim__rollback(mcdc_sim *s);
 int  sim__load(mcdc_sim *s);              /* state and catalog */
+/* The statement of constant text @p sql (a string literal, known by its address), kept
+ * prepared on the connection between uses (the questions a run asks for each of its
+ * tables, prepared once, not once each); give it back with sim__stmt_done, which resets it
+ * (so no read transaction stays open). @p what names the error. */
+int  sim__stmt(mcdc_sim *s, const char *sql, const char *what, sqlite3_stmt **out);
+void sim__stmt_done(mcdc_sim *s, sqlite3_stmt *st);
 /* identity.c */
 int  sim__identity_load(mcdc_sim *s);     /* st.database_guid: stored, or derived (older files) */
 int  sim__identity_store(mcdc_sim *s, bool fresh); /* record it (fresh: a new random one) */

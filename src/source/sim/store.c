@@ -438,9 +438,40 @@ int mcdc_sim_open_readonly(mcdc_sim **out, const char *path)
     return 0;
 }
 
+int sim__stmt(mcdc_sim *s, const char *sql, const char *what, sqlite3_stmt **out)
+{
+    int free_slot = -1;
+    for (int i = 0; i < SIM_STMTS; i++) {
+        if (s->stmts[i].sql == sql) {
+            *out = s->stmts[i].st;
+            return 0;
+        }
+        if (!s->stmts[i].sql && free_slot < 0) free_slot = i;
+    }
+    int rc = sqlite3_prepare_v3(s->db, sql, -1, free_slot >= 0 ? SQLITE_PREPARE_PERSISTENT : 0, out, NULL);
+    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, what);
+    if (free_slot >= 0) { /* no slot free: the statement is finalized when given back */
+        s->stmts[free_slot].sql = sql;
+        s->stmts[free_slot].st = *out;
+    }
+    return 0;
+}
+
+void sim__stmt_done(mcdc_sim *s, sqlite3_stmt *st)
+{
+    for (int i = 0; i < SIM_STMTS; i++)
+        if (s->stmts[i].st == st) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            return;
+        }
+    sqlite3_finalize(st);
+}
+
 void mcdc_sim_close(mcdc_sim *s)
 {
     if (!s) return;
+    for (int i = 0; i < SIM_STMTS; i++) sqlite3_finalize(s->stmts[i].st);
     sim__free_catalog(s);
     mcdc_tz_free(s->tz);
     if (s->db) sqlite3_close_v2(s->db);

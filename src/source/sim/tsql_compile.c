@@ -522,14 +522,16 @@ static int named_object(C *c, tsql_tref *tr, crel *rel, const char **from_sql)
         mcdc_buf_puts(&b, "(SELECT rowid AS \"__rowid\", \"__$start_lsn\", \"__$end_lsn\", \"__$seqval\", \"__$operation\", "
                           "\"__$update_mask\"");
         for (int k = 0; k < ci->n_cols; k++) mcdc_buf_printf(&b, ", c%d AS %s", ci->cols[k].ordinal, qid(c, ci->cols[k].name));
-        /* what the view shows (start_lsn <= processed_lsn) as a rowid found once per statement
-         * (S1), not a comparison of LSNs per row; unary + keeps it a filter, so a range read's own
-         * rowid bounds (range_seek) are the ones SQLite seeks and stops by */
-        mcdc_buf_printf(&b, ", \"__$command_id\" FROM sim_ct_%lld WHERE +rowid < mc_ct_end(%lld))", (long long)ci->id,
-                        (long long)ci->id);
+        /* what the view shows (start_lsn <= processed_lsn) is a rowid bound found once per
+         * statement (S1, mc_ct_end), not a comparison of LSNs per row; select_core places it
+         * here at view_at or in the WHERE (view_bound) */
+        mcdc_buf_printf(&b, ", \"__$command_id\" FROM sim_ct_%lld", (long long)ci->id);
+        rel->view_at = b.len;
+        mcdc_buf_puts(&b, ")");
         *from_sql = tc_fmt(c, "%.*s AS %s", (int)b.len, b.ptr, alias);
         mcdc_buf_dispose(&b);
         rel->ct_id = ci->id;
+        rel->view_sql = *from_sql;
         rel->rowid_sql = tc_fmt(c, "%s.\"__rowid\"", alias);
         return *from_sql && rel->rowid_sql ? 0 : MCDC_ENOMEM;
     }
@@ -1015,6 +1017,16 @@ static bool binary_or_null(const cx *x)
     return x->t.k == ST_BINARY || x->t.k == ST_VARBINARY || !strcmp(x->sql, "NULL");
 }
 
+/* A rowid upper bound of a change table's range read; on a table the WHERE may bound, the
+ * view's own bound too (the lower of the two), so SQLite has one upper bound to seek and
+ * stop by and the view's costs nothing per row (view_bound). */
+static const char *upper(C *c, crel *rel, const char *bound)
+{
+    if (rel->outer_null) return bound;
+    rel->view_bounded = true;
+    return tc_fmt(c, "min(%s, mc_ct_end(%lld))", bound, (long long)rel->ct_id);
+}
+
 /* Range predicates on a change table's __$start_lsn become rowid bounds found by binary
  * search (rowid order is (start_lsn, command_id, seqval, operation) order, S1), so a range
  * read seeks instead of scanning the table. A conjunct comparing start_lsn with a binary
@@ -1050,8 +1062,8 @@ static int range_seek(C *c, scope *sc, tsql_expr *e, mcdc_buf *b, const char **e
         if ((rc = tc_conv(c, &lo, &bin10, false, tc_line_of(e))) || (rc = tc_conv(c, &hi, &bin10, false, tc_line_of(e))))
             return rc;
         if (ex && !(*exact = tc_fmt(c, "(typeof(%s) = 'blob' AND typeof(%s) = 'blob')", lo.sql, hi.sql))) return MCDC_ENOMEM;
-        return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", r, id, lo.sql, r,
-                               id, hi.sql);
+        return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < %s", r, id, lo.sql, r,
+                               upper(c, rel, tc_fmt(c, "mc_ct_first(%lld, %s, 0)", id, hi.sql)));
     }
     if (!column_free(other)) return 0;
     bool known = !strcmp(op, ">") || !strcmp(op, ">=") || !strcmp(op, "<") || !strcmp(op, "<=") || !strcmp(op, "=");
@@ -1065,10 +1077,10 @@ static int range_seek(C *c, scope *sc, tsql_expr *e, mcdc_buf *b, const char **e
     /* mc_ct_first(id, x, 1): the first rowid with start_lsn >= x; (.., 0): with start_lsn > x */
     if (!strcmp(op, ">")) return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 0)", r, id, v.sql);
     if (!strcmp(op, ">=")) return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1)", r, id, v.sql);
-    if (!strcmp(op, "<")) return mcdc_buf_printf(b, " AND %s < mc_ct_first(%lld, %s, 1)", r, id, v.sql);
-    if (!strcmp(op, "<=")) return mcdc_buf_printf(b, " AND %s < mc_ct_first(%lld, %s, 0)", r, id, v.sql);
-    return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < mc_ct_first(%lld, %s, 0)", r, id, v.sql, r, id,
-                           v.sql);
+    if (!strcmp(op, "<")) return mcdc_buf_printf(b, " AND %s < %s", r, upper(c, rel, tc_fmt(c, "mc_ct_first(%lld, %s, 1)", id, v.sql)));
+    if (!strcmp(op, "<=")) return mcdc_buf_printf(b, " AND %s < %s", r, upper(c, rel, tc_fmt(c, "mc_ct_first(%lld, %s, 0)", id, v.sql)));
+    return mcdc_buf_printf(b, " AND %s >= mc_ct_first(%lld, %s, 1) AND %s < %s", r, id, v.sql, r,
+                           upper(c, rel, tc_fmt(c, "mc_ct_first(%lld, %s, 0)", id, v.sql)));
 }
 
 /* The WHERE clause's conjuncts (top-level ANDs) into @p w, each compiled as it is or, when
@@ -1104,6 +1116,27 @@ static const char *rowid_order(scope *sc, tsql_select *sel)
     return rel->rowid_sql;
 }
 
+/* Each change table's view bound (start_lsn <= processed_lsn: rowid < mc_ct_end), placed
+ * once its WHERE is known: on a table an outer join may make all NULL, inside its FROM SQL
+ * as a filter (+rowid: a range's own bounds stay the ones SQLite seeks by); elsewhere in the
+ * WHERE, as the upper rowid bound, unless range_seek's upper bound already holds it. */
+static int view_bounds(C *c, scope *sc, const char **fsql, mcdc_buf *seeks)
+{
+    for (int i = 0; i < sc->nrels; i++) {
+        crel *rel = &sc->rels[i];
+        if (!rel->ct_id || !rel->view_sql || fsql[i] != rel->view_sql) continue;
+        long long id = (long long)rel->ct_id;
+        const char *in = rel->outer_null ? tc_fmt(c, " WHERE +rowid < mc_ct_end(%lld)", id) : "";
+        if (!in || !(fsql[i] = tc_fmt(c, "%.*s%s%s", (int)rel->view_at, rel->view_sql, in, rel->view_sql + rel->view_at)))
+            return MCDC_ENOMEM;
+        int rc;
+        if (!rel->outer_null && !rel->view_bounded &&
+            (rc = mcdc_buf_printf(seeks, " AND %s < mc_ct_end(%lld)", rel->rowid_sql, id)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc_buf *b, cx **items_out, int *nitems_out,
                        scope **sc_out)
 {
@@ -1121,11 +1154,15 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
         bool lateral = tr->join == J_CROSS_APPLY || tr->join == J_OUTER_APPLY;
         if ((rc = from_item(c, lateral ? sc : outer, sc, tr, &fsql[i]))) return rc;
         /* the outer side of a join may be all NULL */
-        if (tr->join == J_LEFT || tr->join == J_FULL || tr->join == J_OUTER_APPLY)
+        if (tr->join == J_LEFT || tr->join == J_FULL || tr->join == J_OUTER_APPLY) {
+            sc->rels[sc->nrels - 1].outer_null = true;
             for (int k = 0; k < sc->rels[sc->nrels - 1].ncols; k++) sc->rels[sc->nrels - 1].cols[k].nullable = true;
+        }
         if (tr->join == J_RIGHT || tr->join == J_FULL)
-            for (int r = 0; r < sc->nrels - 1; r++)
+            for (int r = 0; r < sc->nrels - 1; r++) {
+                sc->rels[r].outer_null = true;
                 for (int k = 0; k < sc->rels[r].ncols; k++) sc->rels[r].cols[k].nullable = true;
+            }
         onsql[i] = NULL;
         if (tr->on && (rc = bool_sql(c, sc, tr->on, &onsql[i]))) return rc;
     }
@@ -1174,6 +1211,17 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
         names[n] = it->alias ? it->alias : items[n].name ? items[n].name : "";
         n++;
     }
+    /* the WHERE first: its range bounds decide where each change table's view bound goes */
+    mcdc_buf w = MCDC_BUF_INIT(1 << 24), seeks = MCDC_BUF_INIT(1 << 24);
+    rc = sel->where ? where_sql(c, sc, sel->where, &w, &seeks) : 0;
+    if (rc >= 0 && rc != TSQL_ESQL) rc = view_bounds(c, sc, fsql, &seeks);
+    if (rc >= 0 && rc != TSQL_ESQL && (w.len || seeks.len))
+        rc = mcdc_buf_printf(&w, "%s%.*s", w.len ? "" : "1", (int)seeks.len, seeks.ptr ? seeks.ptr : "");
+    mcdc_buf_dispose(&seeks);
+    if (rc < 0 || rc == TSQL_ESQL) {
+        mcdc_buf_dispose(&w);
+        return rc;
+    }
     mcdc_buf_puts(b, "SELECT ");
     if (sel->distinct) mcdc_buf_puts(b, "DISTINCT ");
     for (int i = 0; i < n; i++) /* DISTINCT compares strings under the default collation */
@@ -1189,14 +1237,8 @@ static int select_core(C *c, scope *outer, tsql_select *sel, crel *out_rel, mcdc
             else if (sel->from[i].join == J_OUTER_APPLY) mcdc_buf_puts(b, " ON 1");
         }
     }
-    if (sel->where) {
-        mcdc_buf w = MCDC_BUF_INIT(1 << 24), seeks = MCDC_BUF_INIT(1 << 24);
-        if ((rc = where_sql(c, sc, sel->where, &w, &seeks)) >= 0 && rc != TSQL_ESQL)
-            rc = mcdc_buf_printf(b, " WHERE %.*s%.*s", (int)w.len, w.ptr ? w.ptr : "", (int)seeks.len, seeks.ptr ? seeks.ptr : "");
-        mcdc_buf_dispose(&w);
-        mcdc_buf_dispose(&seeks);
-        if (rc < 0 || rc == TSQL_ESQL) return rc;
-    }
+    if (w.len) mcdc_buf_printf(b, " WHERE %.*s", (int)w.len, w.ptr);
+    mcdc_buf_dispose(&w);
     if (sel->ngroup) {
         mcdc_buf_puts(b, " GROUP BY ");
         for (int i = 0; i < sel->ngroup; i++) {

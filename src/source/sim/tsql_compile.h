@@ -22,6 +22,10 @@ typedef struct crel {
     int         ncols;
     int64_t     ct_id;     /* a change table (sim_ct_<id>): rowid order is read order (S1); else 0 */
     const char *rowid_sql; /* its rowid, "t1.\"__rowid\"" */
+    const char *view_sql;  /* a change table's FROM SQL, with the view's bound still to place at view_at */
+    size_t      view_at;
+    bool        outer_null;   /* on the side of an outer join that may be all NULL */
+    bool        view_bounded; /* the WHERE's rowid upper bound holds the view's (range_seek) */
 } crel;
 
 typedef struct scope {

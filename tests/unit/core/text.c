@@ -83,6 +83,25 @@ static void test_core_text__utf16_and_cp1252_decode_to_utf8(void **state)
     /* the worst case stays within the bound: 3 bytes a unit */
     const uint16_t three[] = { 0xFFFF, 0xDC00, 0x0800 };
     assert_true(mcdc_text_utf16_to_utf8(out, three, 3) == MCDC_TEXT_UTF8_OF_UTF16(3));
+    /* ASCII runs of every length around non-ASCII, a pair at every offset */
+    for (size_t len = 0; len < 12; len++)
+        for (size_t at = 0; at <= len; at++) {
+            uint16_t w[16];
+            char want_mix[40];
+            size_t wn = 0, kn = 0;
+            for (size_t j = 0; j < len; j++) {
+                if (j == at) {
+                    w[wn++] = 0xD83D; w[wn++] = 0xDE00;
+                    memcpy(want_mix + kn, "\xf0\x9f\x98\x80", 4);
+                    kn += 4;
+                }
+                w[wn++] = (uint16_t)('a' + j);
+                want_mix[kn++] = (char)('a' + j);
+            }
+            uint8_t got[64];
+            size_t g = mcdc_text_utf16_to_utf8(got, w, wn);
+            if (g != kn || memcmp(got, want_mix, kn) != 0) fail_msg("length %zu, pair at %zu", len, at);
+        }
     /* every code point: UTF-8 -> UTF-16LE -> UTF-8 is the identity */
     for (uint32_t cp = 1; cp <= 0x10FFFF; cp++) {
         if (cp >= 0xD800 && cp <= 0xDFFF) continue;

@@ -381,6 +381,17 @@ static void test_source_tsql_statements__lsn_ranges_read_exactly_their_rows(void
     assert_int_equal(ct_rows(f, "SELECT order_id FROM cdc.dbo_orders_CT"), 3);
     assert_int_equal(ct_rows(f, "%s __$start_lsn > %s", ct, l1), 0);
     assert_int_equal(ct_rows(f, "%s __$start_lsn >= 0x00 ORDER BY __$start_lsn DESC", ct), 3);
+    /* nor through a join, either side of an outer join, or a subquery */
+    const char *o = "SELECT o.order_id FROM dbo.orders o";
+    assert_int_equal(ct_rows(f, "%s LEFT JOIN cdc.dbo_orders_CT c ON c.order_id = o.order_id WHERE c.order_id IS NULL", o), 1);
+    assert_int_equal(ct_rows(f, "%s LEFT JOIN cdc.dbo_orders_CT c ON c.order_id = o.order_id", o), 4);
+    assert_int_equal(ct_rows(f, "SELECT o.order_id FROM cdc.dbo_orders_CT c RIGHT JOIN dbo.orders o ON c.order_id = o.order_id"
+                                " WHERE c.__$operation IS NULL"), 1);
+    assert_int_equal(ct_rows(f, "%s JOIN cdc.dbo_orders_CT c ON c.order_id = o.order_id", o), 3);
+    assert_int_equal(ct_rows(f, "%s JOIN cdc.dbo_orders_CT c ON c.order_id = o.order_id WHERE c.__$start_lsn > %s", o, l0), 2);
+    assert_int_equal(ct_rows(f, "%s WHERE EXISTS (SELECT 1 FROM cdc.dbo_orders_CT c WHERE c.order_id = o.order_id)", o), 3);
+    assert_non_null(strstr(B(f->s, "SELECT (SELECT COUNT(*) FROM cdc.dbo_orders_CT) AS n"), "row 3\n"));
+    assert_non_null(strstr(B(f->s, "SELECT COUNT(*) FROM cdc.dbo_orders_CT a, cdc.dbo_orders_CT b"), "row 9\n"));
     simt_capture(&f->t, "2026-01-01T00:00:05", 0);
     assert_int_equal(ct_rows(f, "%s __$start_lsn > %s", ct, l1), 1);
     assert_int_equal(ct_rows(f, "SELECT order_id FROM cdc.dbo_orders_CT"), 4);
