@@ -71,7 +71,7 @@ config() { # config DB TRIGGER N_TABLES METRICS_PORT [FACTS]
     echo "warehouse: lake-$1${5:+-facts}"
     echo "state_dir: state-$1"
     echo "sources:"
-    echo "  src: {source: \"sim:$1\"}"
+    echo "  src: {source: \"sim:$dir/$1\"}"
     echo "defaults:"
     [ -z "${5:-}" ] || { echo "  facts: ops.facts"; echo "  control: ops.control"; }
     echo "  trigger: $2"
@@ -84,7 +84,7 @@ config() { # config DB TRIGGER N_TABLES METRICS_PORT [FACTS]
   } > "run-$1-$3.yaml"
 }
 one_stream() { # one_stream [FACTS]
-  "$bin" --warehouse "lake-one${1:+-facts}" stream --source sim:one.db --capture-instance dbo_orders \
+  "$bin" --warehouse "lake-one${1:+-facts}" stream --source "sim:$dir/one.db" --capture-instance dbo_orders \
     --target bronze.orders --app-id orders --checkpoint "ck-one${1:+-facts}/orders" \
     ${1:+--facts ops.facts --control ops.control} >stream.out
 }
@@ -107,14 +107,24 @@ m1=$(ct_rows many.db $many_cis)
 n_one=$((o1 - o0))
 n_many=$((m1 - m0))
 repeats=${REPEATS:-3}
-saved=(one.db* many.db* lake-* ck-* state-*)
+# What a measurement changes: the lakes, checkpoints and state records (the databases are
+# only read, through read-only connections, so both sides read the same files every time).
+saved=(lake-* ck-* state-*)
 mkdir saved && cp -a "${saved[@]}" saved/
-restore() { # every measurement starts from the state before the timed read
-  rm -rf "${saved[@]}"
-  cp -a saved/. .
+restore() { # every measurement starts from the state before the timed read, in a new directory
+  # Nothing is deleted until the end: on ext4 without a journal (this machine's /var/tmp),
+  # the inode allocator skips every free inode of a block group deleted in the last minutes
+  # (recently_deleted), one buffer lookup each, so a file made after the ~1,500 deletions
+  # of a restore by rm -rf cost ~0.2 ms of kernel CPU: nothing to the stream's 6 files a
+  # batch, ~60 ms to the run's 300 to 400, an artifact of the bench, not of a service.
+  local d
+  d=$(mktemp -d "$dir/m.XXXXXX")
+  cp -a saved/. "$d"/
   sync # the copy's dirty pages are not flushed by the timed fsyncs
+  cd "$d"
 }
-timed() { # timed COMMAND...: its wall seconds and its CPU seconds (user + system)
+timed() { # timed COMMAND...: its wall seconds and its CPU seconds (user + system); run in a
+  # command substitution, so the restore's cd ends with it
   local TIMEFORMAT='%R %U %S' w u s
   restore
   { time "$@" 2>&3; } 3>&2 2>time.out
@@ -141,6 +151,7 @@ for facts in "" facts; do
 done
 
 # --- 2. idle ----------------------------------------------------------------------------------
+many_run facts # caught up: the measurements above ran on copies
 idle_run() { # idle_run N_TABLES: prints "cpu_share max_lsn_sim max_lsn_metrics rss_kib"
   local k=$1 port=$(( 20000 + RANDOM % 20000 ))
   config many.db interval:1s "$k" "$port" facts

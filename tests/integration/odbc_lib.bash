@@ -14,7 +14,7 @@ serve_start() {
   local listen=127.0.0.1:0
   if [ "${1:-}" = --listen ]; then listen=$2; shift 2; fi
   : > "$T/serve.log"
-  "$MCDC_BIN" sim serve "$DB" --listen "$listen" --database shop --user u --password-file "$T/pw" "$@" \
+  "$MCDC_BIN" ${SERVE_LOG_LEVEL:+--log-level "$SERVE_LOG_LEVEL"} sim serve "$DB" --listen "$listen" --database shop --user u --password-file "$T/pw" "$@" \
     2>> "$T/serve.log" &
   SERVE_PID=$!
   for _ in $(seq 1 100); do

@@ -102,7 +102,7 @@ serve_stop
 
 # a table with an nvarchar(max) column is fetched a row at a time: each row is a block handed
 # from its reader to the caller, many blocks to a range, in the order they were fetched
-DB=$T/notes.db
+ORDERS_DB=$DB DB=$T/notes.db
 M sim init "$DB" --table dbo.notes --keys note_id --at 2026-10-31T13:59:00 \
   --schema 'note_id INT NOT NULL, body NVARCHAR(MAX) NULL' >/dev/null
 M sim capture "$DB" --at 2026-10-31T13:59:30 >/dev/null
@@ -125,6 +125,23 @@ grep -Eq "DEBUG source: read dbo_notes in ([3-9]|[1-9][0-9]) ranges of a page ov
 in_change_order "$T/lake_notes_4" || die "nvarchar(max), numPartitions=4: bronze was written out of change order"
 rows "$T/lake_notes_4" > "$T/got"
 diff "$T/want" "$T/got" >/dev/null || die "nvarchar(max), numPartitions=4: bronze differs from sim:'s: $(diff "$T/want" "$T/got" | head -5)"
+serve_stop
+
+# a page costs its three statements and no cancel: FreeTDS cancels a statement closed before
+# its answer was read to the end (a round trip more), so page_end's one row is read to the
+# end. Pages of 5 rows and of 10 (about 14 pages and 7) leave as many late
+# cancels at the server, for one connection and for two.
+DB=$ORDERS_DB
+SERVE_LOG_LEVEL=debug serve_start
+for pr in 5 10; do
+  for n in 1 2; do
+    : > "$T/serve.log"
+    CI=dbo_orders stream_into "$SRC;pageRows=$pr" "$T/lake_cancel_${pr}_$n" --option "numPartitions=$n"
+    echo "$pr $n $(grep -c 'a cancel after the request had ended' "$T/serve.log" || true)"
+  done
+done > "$T/cancels"
+awk '{ if (!($2 in c)) c[$2] = $3; else if (c[$2] != $3) bad = 1 } END { exit bad }' "$T/cancels" ||
+  die "pages cost cancels (pageRows, numPartitions, late cancels): $(tr '\n' ';' < "$T/cancels")"
 serve_stop
 
 # a bad N: exit 2, nothing written

@@ -7,7 +7,7 @@ set -euo pipefail
 T=$(mktemp -d /tmp/mcdc-serve-it-XXXXXX)
 SERVE_PID= TSHARK=
 cleanup() {
-  [ -n "$TSHARK" ] && capture_stop
+  [ -n "$TSHARK" ] && capture_end
   [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
   rm -rf "$T"
 }
@@ -55,14 +55,33 @@ tsql_run() {
   printf '%s\ngo\nexit\n' "$3" | LC_ALL=C.UTF-8 timeout 20 tsql -H 127.0.0.1 -p "$PORT" -U "$1" -P "$2" -D shop 2>&1
 }
 
-# capture_start FILE: capture the server's port on loopback into FILE (tshark), until capture_stop
+# capture_start FILE: capture the server's port on loopback into FILE (tshark), until
+# capture_stop. Both wait for a mark of their own (a UDP datagram to $PORT, where no one
+# listens) to be in FILE: capture_start so that the capture is live before the traffic (on
+# a loaded machine it came up late and missed the login), capture_stop so that every packet
+# sent before is written (dumpcap writes them about half a second after they pass).
+CAP_FILE= CAP_N=0
+capture_mark_wait() { # capture_mark_wait NAME: send mark NAME until it is in $CAP_FILE
+  local mark="mcdc-capture-mark-$$-$1."
+  for _ in $(seq 1 120); do
+    printf '%s' "$mark" 2>/dev/null > "/dev/udp/127.0.0.1/$PORT" || true
+    sleep 0.5
+    grep -qaF "$mark" "$CAP_FILE" 2>/dev/null && return 0
+    kill -0 "$TSHARK" 2>/dev/null || die "tshark ended: $(cat "$T/tshark.log")"
+  done
+  die "tshark did not capture its mark $1 in 60 s: $(cat "$T/tshark.log")"
+}
 capture_start() {
-  tshark -q -i lo -f "tcp port $PORT" -w "$1" 2> "$T/tshark.log" &
+  CAP_FILE=$1 CAP_N=$((CAP_N + 1))
+  tshark -q -i lo -f "port $PORT" -w "$1" 2> "$T/tshark.log" &
   TSHARK=$!
-  for _ in $(seq 1 50); do grep -qs "Capturing on" "$T/tshark.log" && break; sleep 0.1; done
+  capture_mark_wait "start$CAP_N"
 }
 capture_stop() {
-  sleep 0.5
+  capture_mark_wait "end$CAP_N"
+  capture_end
+}
+capture_end() { # end tshark (cleanup calls it too)
   kill -INT "$TSHARK" 2>/dev/null || true
   for _ in $(seq 1 30); do kill -0 "$TSHARK" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$TSHARK" 2>/dev/null; then # it missed the signal: end it and its dumpcap

@@ -85,6 +85,17 @@ static int q_fetch(mssql_source *s, q *x, const char *what)
     return 1;
 }
 
+/* Read what is left of a statement's answer (the DONE tokens after a one-row result), so
+ * that closing it sends no cancel: FreeTDS cancels a statement closed before its answer
+ * was read to the end, which costs a round trip. Only for answers known to be short. */
+static void q_finish(q *x)
+{
+    SQLRETURN r;
+    do
+        r = SQLMoreResults(x->st);
+    while (SQL_SUCCEEDED(r));
+}
+
 static void q_close(q *x)
 {
     mssql__stmt_free(x->st);
@@ -1540,6 +1551,7 @@ static int end_fn(mssql_source *s, void *payload)
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_PAGE_END);
     if (rc == 0 && (got = q_fetch(s, &x, "reading changes")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->end, &null);
     if (rc == 0 && got < 0) rc = got;
+    if (rc == 0) q_finish(&x); /* one row: no cancel, no round trip more */
     q_close(&x);
     c->have_end = rc == 0 && got > 0 && !null;
     return rc;

@@ -417,6 +417,48 @@ static void test_finalize_control__foreign_multi_row_file(void **state)
     assert_int_equal(v0, version_of(ctl));
 }
 
+/* An advance reads only the rows of its key: another table's file (its tag naming that
+ * table, the rest of the tag not even JSON) is neither parsed nor moved, so an advance of
+ * one of many tables does not parse every other table's row (it did, every commit, and
+ * failed here on the other row's tag); reading every row still finds the bad tag. */
+static void test_finalize_control__advance_reads_only_its_rows(void **state)
+{
+    (void)state;
+    mcdc_offset o = off(9, "2026-10-01T12:30:00");
+    mcdc_advance_result r;
+    assert_int_equal(0, mcdc_control_advance(ctl, "a", &o, MCDC_GRAN_HOUR, &r));
+    mcdc_delta_file f;
+    memset(&f, 0, sizeof f);
+    f.path = "part-other.parquet";
+    f.size = 1;
+    f.modification_time = 1;
+    f.deletion_timestamp = -1;
+    f.data_change = true;
+    f.base_row_id = -1;
+    f.default_row_commit_version = -1;
+    assert_int_equal(0, mcdc_delta_map_set(&f.tags, "mcdc.control_row", "{\"table_name\":\"other\",not json"));
+    assert_int_equal(0, mcdc_delta_append(ctl, &f, 1, NULL, NULL));
+    mcdc_delta_map_clear(&f.tags);
+    o = off(12, "2026-10-01T13:30:00");
+    assert_int_equal(0, mcdc_control_advance(ctl, "a", &o, MCDC_GRAN_HOUR, &r));
+    assert_true(r.wrote);
+    assert_int_equal(at("2026-10-01T13:00:00"), r.verdict.until_us);
+    /* a key whose name the other's begins with, and one that begins the other's */
+    assert_int_equal(0, mcdc_control_advance(ctl, "othe", &o, MCDC_GRAN_HOUR, &r));
+    assert_true(r.wrote);
+    assert_int_equal(0, mcdc_control_advance(ctl, "others", &o, MCDC_GRAN_HOUR, &r));
+    assert_true(r.wrote);
+    mcdc_delta_snapshot *snap = NULL;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, ctl, -1));
+    assert_int_equal(4, snap->n_files); /* a, othe, others, and the other's file as it was */
+    mcdc_delta_snapshot_free(snap);
+    /* the other's own advance reads its file, and finds the tag corrupt */
+    assert_int_equal(MCDC_ECORRUPT, mcdc_control_advance(ctl, "other", &o, MCDC_GRAN_HOUR, &r));
+    mcdc_control_row *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(MCDC_ECORRUPT, mcdc_control_read_all(&rows, &n, ctl));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +471,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finalize_control__first_advances_of_one_table_give_one_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_control__tracker_on_the_control_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_control__foreign_multi_row_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finalize_control__advance_reads_only_its_rows, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

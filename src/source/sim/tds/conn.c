@@ -554,6 +554,7 @@ void tds_conn_serve(const tds_server_ctx *srv, const tds_io *io)
         case TDS_PKT_RPC: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_rpc(&c, mp, m.len); break;
         case TDS_PKT_TM: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_tm(&c, mp, m.len); break;
         case TDS_PKT_ATTN: /* a cancel that arrived after the request finished */
+            mcdc_log(MCDC_LOG_DEBUG, "tds", "session %u: a cancel after the request had ended", c.spid);
             tds_conn_round_trip(&c);
             tds_out_begin(&c, TDS_PKT_REPLY);
             tds_tok_done(&c.out, TDS_TOK_DONE, MCDC_SIM_DONE_ATTN, 0, 0);
