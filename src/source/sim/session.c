@@ -80,6 +80,7 @@ void mcdc_sim_session_close(mcdc_sim_session *s)
 {
     if (!s) return;
     sess_prepared_clear(s);
+    sess_stmt_clear(s);
     sim_login_grants_dispose(&s->grants);
     mcdc_sim_close(s->sim);
     sim_arena_free(&s->arena);

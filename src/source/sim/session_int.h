@@ -16,6 +16,16 @@ typedef struct sess_prepared {
     char *sql;     /* the statement text, malloc'd */
 } sess_prepared;
 
+/** A SELECT prepared on the session's connection, kept for the next statement that compiles
+ *  to the same SQLite text (session_stmt.c). */
+typedef struct sess_stmt {
+    char         *sql;  /* malloc'd; NULL: a free slot */
+    sqlite3_stmt *st;
+    uint64_t      used; /* when last taken, for eviction */
+    bool          busy; /* taken and not yet given back */
+} sess_stmt;
+#define SESS_STMT_CACHE 8
+
 /** A variable of the batch (DECLARE) or a parameter (sp_executesql). */
 typedef struct sess_var {
     char     name[130]; /* with its '@' */
@@ -66,6 +76,8 @@ struct mcdc_sim_session {
     int64_t        done_count;
     bool           cancelled;      /* the sink said ATTENTION */
     tsql_error    *run_err;        /* where SQLite functions record SQL Server errors, during a step */
+    sess_stmt      stmts[SESS_STMT_CACHE]; /* prepared SELECTs by their text (session_stmt.c) */
+    uint64_t       stmt_clock;
 };
 
 /* session.c */
@@ -80,6 +92,13 @@ int  sess_run_text(mcdc_sim_session *s, const char *sql, size_t len, const sess_
 /* session_rpc.c */
 int  sess_rpc(mcdc_sim_session *s, const char *proc, int proc_id, const mcdc_sim_param *params, int nparams);
 void sess_prepared_clear(mcdc_sim_session *s);
+
+/* session_stmt.c: a prepared statement for @p sql, from the cache or prepared now under the
+ * read-only authorizer (*slot: its cache slot, -1 when not kept); given back with
+ * sess_stmt_put, which resets it for the next use (or finalizes it); cleared at the close. */
+int  sess_stmt_get(mcdc_sim_session *s, const char *sql, sqlite3_stmt **out, int *slot);
+void sess_stmt_put(mcdc_sim_session *s, sqlite3_stmt *st, int slot);
+void sess_stmt_clear(mcdc_sim_session *s);
 
 /* DONE curcmd values SQL Server sends */
 #define CURCMD_SELECT  193

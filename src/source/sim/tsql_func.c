@@ -508,17 +508,19 @@ static void f_quotename(sqlite3_context *cx, int argc, sqlite3_value **argv)
 /* The first rowid of sim_ct_<id> whose start_lsn is >= x (inclusive) or > x, or one past the
  * last rowid (x NULL: one past the last); a binary search over rowids, which are in start_lsn
  * order (S1). O(log^2 n) page reads. */
-static int ct_first(sqlite3 *db, long long id, const void *x, int xn, bool incl, int64_t *out)
+static int ct_first(mcdc_sim_session *s, long long id, const void *x, int xn, bool incl, int64_t *out)
 {
     char sql[160];
     sqlite3_stmt *st;
-    /* two queries: SQLite answers min(rowid) or max(rowid) from the b-tree's ends, not both at once */
+    int slot;
+    /* two queries: SQLite answers min(rowid) or max(rowid) from the b-tree's ends, not both at
+     * once; all three are kept prepared by the session (they run for every page read) */
     int64_t lo = 0, hi = -1;
     for (int end = 0; end < 2; end++) {
         snprintf(sql, sizeof sql, "SELECT %s(rowid) FROM sim_ct_%lld", end ? "max" : "min", id);
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return SQLITE_ERROR;
+        if (sess_stmt_get(s, sql, &st, &slot) != SQLITE_OK) return SQLITE_ERROR;
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) *(end ? &hi : &lo) = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
+        sess_stmt_put(s, st, slot);
     }
     if (hi < lo) lo = 0, hi = -1;
     int64_t found = hi + 1;
@@ -527,7 +529,7 @@ static int ct_first(sqlite3 *db, long long id, const void *x, int xn, bool incl,
         return SQLITE_OK;
     }
     snprintf(sql, sizeof sql, "SELECT rowid, \"__$start_lsn\" FROM sim_ct_%lld WHERE rowid >= ? ORDER BY rowid LIMIT 1", id);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return SQLITE_ERROR;
+    if (sess_stmt_get(s, sql, &st, &slot) != SQLITE_OK) return SQLITE_ERROR;
     while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
         sqlite3_reset(st);
@@ -545,7 +547,7 @@ static int ct_first(sqlite3 *db, long long id, const void *x, int xn, bool incl,
             lo = rid + 1;
         }
     }
-    sqlite3_finalize(st);
+    sess_stmt_put(s, st, slot);
     *out = found;
     return SQLITE_OK;
 }
@@ -559,7 +561,8 @@ static void f_ct_first(sqlite3_context *cx, int argc, sqlite3_value **argv)
     const void *x = blob ? sqlite3_value_blob(argv[1]) : NULL;
     int xn = blob ? sqlite3_value_bytes(argv[1]) : 0;
     int64_t found;
-    if (ct_first(db, sqlite3_value_int64(argv[0]), x ? x : (blob ? "" : NULL), xn, sqlite3_value_int(argv[2]) != 0, &found))
+    if (ct_first(sqlite3_user_data(cx), sqlite3_value_int64(argv[0]), x ? x : (blob ? "" : NULL), xn,
+                 sqlite3_value_int(argv[2]) != 0, &found))
         { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
     sqlite3_result_int64(cx, found);
 }
@@ -570,16 +573,18 @@ static void f_ct_end(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     sqlite3 *db = sqlite3_context_db_handle(cx);
+    mcdc_sim_session *s = sqlite3_user_data(cx);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT processed_lsn FROM sim_state WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+    int slot;
+    if (sess_stmt_get(s, "SELECT processed_lsn FROM sim_state WHERE id = 1", &st, &slot) != SQLITE_OK)
         { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
     int64_t found = INT64_MIN; /* no processed LSN: the change table shows nothing */
     int rc = SQLITE_OK;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
         const void *x = sqlite3_column_blob(st, 0);
-        rc = ct_first(db, sqlite3_value_int64(argv[0]), x ? x : "", sqlite3_column_bytes(st, 0), false, &found);
+        rc = ct_first(s, sqlite3_value_int64(argv[0]), x ? x : "", sqlite3_column_bytes(st, 0), false, &found);
     }
-    sqlite3_finalize(st);
+    sess_stmt_put(s, st, slot);
     if (rc) { sqlite3_result_error(cx, sqlite3_errmsg(db), -1); return; }
     sqlite3_result_int64(cx, found);
 }

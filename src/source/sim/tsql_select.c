@@ -65,9 +65,7 @@ int tsql_run_select(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *e
         return rc;
     }
     sqlite3_stmt *st = NULL;
-    sqlite3_set_authorizer(s->sim->db, sim__deny_writes, NULL);
-    int r = sqlite3_prepare_v2(s->sim->db, cc.sql.ptr, -1, &st, NULL);
-    sqlite3_set_authorizer(s->sim->db, NULL, NULL);
+    int slot, r = sess_stmt_get(s, cc.sql.ptr, &st, &slot); /* prepared before when the text is the same */
     if (r != SQLITE_OK) {
         rc = tsql_fail(err, 50000, 16, 1, t->line, "internal: %s", sqlite3_errmsg(s->sim->db));
         tsql_compiled_dispose(&cc);
@@ -75,7 +73,7 @@ int tsql_run_select(mcdc_sim_session *s, const tsql_tok *t, int n, tsql_error *e
     }
     for (int i = 0; i < cc.nbinds; i++) sim_bind(st, i + 1, &cc.btypes[i], &cc.binds[i]);
     rc = sel->assigns ? assign_rows(s, sel, st, &cc, t->line, err) : tsql_stream(s, st, cc.cols, cc.ncols, err);
-    sqlite3_finalize(st);
+    sess_stmt_put(s, st, slot);
     tsql_compiled_dispose(&cc);
     return rc;
 }
