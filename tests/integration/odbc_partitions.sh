@@ -55,7 +55,7 @@ facts() { M --warehouse "$1" table cat ops.facts --format jsonl | node -e '
   ' | sort -n; }
 stream_into() { # stream_into SOURCE WAREHOUSE [ARGS...]
   local src=$1 lake=$2; shift 2
-  M --log-level debug --warehouse "$lake" stream --source "$src" --capture-instance "${CI:-dbo_orders}" --target bronze.b \
+  M --log-level debug --warehouse "$lake" stream --source "$src" --capture-instance "${STREAM_CI:-dbo_orders}" --target bronze.b \
     --app-id b --checkpoint "$lake.ck" --facts ops.facts "$@" >"$T/out" 2>"$T/err" ||
     die "stream into $lake: $(grep -v DEBUG "$T/err")"
 }
@@ -116,10 +116,10 @@ done
 sim_exec 2026-10-31T14:01:00 "UPDATE dbo.notes SET body = body + N' edited' WHERE note_id % 2 = 0"
 sim_capture 2026-10-31T14:01:10
 serve_start
-CI=dbo_notes stream_into "sim:$DB" "$T/lake_notes_sim"
+STREAM_CI=dbo_notes stream_into "sim:$DB" "$T/lake_notes_sim"
 rows "$T/lake_notes_sim" > "$T/want"
 [ "$(wc -l < "$T/want")" -gt 40 ] || die "the notes history has only $(wc -l < "$T/want") change rows"
-CI=dbo_notes stream_into "$SRC;pageRows=5" "$T/lake_notes_4" --option numPartitions=4
+STREAM_CI=dbo_notes stream_into "$SRC;pageRows=5" "$T/lake_notes_4" --option numPartitions=4
 grep -Eq "DEBUG source: read dbo_notes in ([3-9]|[1-9][0-9]) ranges of a page over 4 connections" "$T/err" ||
   die "nvarchar(max), numPartitions=4: not read in 3 or more ranges: $(grep ranges "$T/err")"
 in_change_order "$T/lake_notes_4" || die "nvarchar(max), numPartitions=4: bronze was written out of change order"
@@ -136,7 +136,7 @@ SERVE_LOG_LEVEL=debug serve_start
 for pr in 5 10; do
   for n in 1 2; do
     : > "$T/serve.log"
-    CI=dbo_orders stream_into "$SRC;pageRows=$pr" "$T/lake_cancel_${pr}_$n" --option "numPartitions=$n"
+    STREAM_CI=dbo_orders stream_into "$SRC;pageRows=$pr" "$T/lake_cancel_${pr}_$n" --option "numPartitions=$n"
     echo "$pr $n $(grep -c 'a cancel after the request had ended' "$T/serve.log" || true)"
   done
 done > "$T/cancels"
