@@ -5,8 +5,8 @@
  * The reader fills each row in place in a chunk of ROWPIPE_ROWS rows (mcdc_rowpipe__row,
  * then mcdc_rowpipe__push, which copies its strings and binaries into the chunk's own
  * bytes), or copies a row in (mcdc_rowpipe__add); a full chunk goes to the writer thread,
- * which appends its rows to the data file in order. At most ROWPIPE_CHUNKS chunks exist, so memory is
- * bounded whatever the batch size, and a reader that gets ahead waits. Rows reach the
+ * which appends its rows to the data file in order. At most ROWPIPE_CHUNKS chunks exist, so
+ * memory is bounded whatever the batch size, and a reader that gets ahead waits. Rows reach the
  * file in the order they were added. An error of the writer stops the pipe: the next add
  * or the finish returns it, with its message, on the reader's thread.
  */
