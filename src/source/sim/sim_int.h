@@ -284,7 +284,7 @@ typedef struct sim_state {
     char     database_guid[37]; /* identity.c: sim_identity's, or derived for older files */
 } sim_state;
 
-#define SIM_STMTS 8 /* statements of constant text kept prepared on a connection */
+#define SIM_STMTS 16 /* statements of constant text kept prepared on a connection */
 
 struct mcdc_sim {
     sqlite3    *db;

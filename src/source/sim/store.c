@@ -117,14 +117,15 @@ void sim__free_catalog(mcdc_sim *s)
 
 static int load_state(mcdc_sim *s)
 {
+    static const char q[] = "SELECT db_name, time_zone, clock_us, lsn_us, lsn_slot, processed_lsn, next_xact,"
+                            " next_object_id, format FROM sim_state WHERE id = 1";
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT db_name, time_zone, clock_us, lsn_us, lsn_slot, processed_lsn, next_xact,"
-                                " next_object_id, format FROM sim_state WHERE id = 1", -1, &st, NULL);
-    if (rc != SQLITE_OK)
+    int rc = sim__stmt(s, q, "reading the simulator state", &st);
+    if (rc < 0)
         return mcdc_error_set(MCDC_ECORRUPT, "%s is not a simulator database (%s)", s->path, sqlite3_errmsg(s->db));
     rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
-        sqlite3_finalize(st);
+        sim__stmt_done(s, st);
         return mcdc_error_set(MCDC_ECORRUPT, "%s is not a simulator database (no state row)", s->path);
     }
     snprintf(s->st.db_name, sizeof s->st.db_name, "%s", (const char *)sqlite3_column_text(st, 0));
@@ -136,7 +137,7 @@ static int load_state(mcdc_sim *s)
     s->st.next_xact = sqlite3_column_int64(st, 6);
     s->st.next_object_id = sqlite3_column_int64(st, 7);
     int fmt = sqlite3_column_int(st, 8);
-    sqlite3_finalize(st);
+    sim__stmt_done(s, st);
     if (fmt != SIM_FORMAT)
         return mcdc_error_set(MCDC_EUNSUPPORTED, "%s: simulator format %d is not supported (this build reads %d)",
                               s->path, fmt, SIM_FORMAT);
@@ -166,12 +167,19 @@ static int load_catalog(mcdc_sim *s)
     sqlite3_stmt *st = NULL;
     int rc;
     sim__free_catalog(s);
-    rc = sqlite3_prepare_v2(s->db, "SELECT id, schema_name, table_name, object_id FROM sim_tables ORDER BY id", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading tables");
+    static const char q_tables[] = "SELECT id, schema_name, table_name, object_id FROM sim_tables ORDER BY id",
+                      q_columns[] = "SELECT column_id, name, type, nullable, key_ordinal, dropped FROM sim_columns"
+                                    " WHERE table_id = ? ORDER BY column_id",
+                      q_instances[] = "SELECT id, name, table_id, object_id, start_lsn, create_us FROM sim_instances"
+                                      " ORDER BY create_us, id",
+                      q_captured[] = "SELECT ordinal, column_id, name, type FROM sim_captured WHERE instance_id = ?"
+                                     " ORDER BY ordinal";
+    /* every statement reloads the catalog: its questions stay prepared (sim__stmt) */
+    if ((rc = sim__stmt(s, q_tables, "reading tables", &st)) < 0) return rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         sim_table *t = calloc(1, sizeof *t);
         sim_table **nt = realloc(s->tables, (size_t)(s->n_tables + 1) * sizeof *nt);
-        if (!t || !nt) { free(t); if (nt) s->tables = nt; sqlite3_finalize(st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
+        if (!t || !nt) { free(t); if (nt) s->tables = nt; sim__stmt_done(s, st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
         s->tables = nt;
         s->tables[s->n_tables++] = t;
         t->id = sqlite3_column_int64(st, 0);
@@ -179,32 +187,30 @@ static int load_catalog(mcdc_sim *s)
         t->name = strdup((const char *)sqlite3_column_text(st, 2));
         t->object_id = sqlite3_column_int64(st, 3);
         t->full = malloc(strlen(t->schema) + strlen(t->name) + 2);
-        if (!t->schema || !t->name || !t->full) { sqlite3_finalize(st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
+        if (!t->schema || !t->name || !t->full) { sim__stmt_done(s, st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
         sprintf(t->full, "%s.%s", t->schema, t->name);
     }
-    sqlite3_finalize(st);
+    sim__stmt_done(s, st);
     if (rc != SQLITE_DONE) return sim__sqlite_error(s, rc, "reading tables");
     for (int i = 0; i < s->n_tables; i++) {
         sim_table *t = s->tables[i];
-        rc = sqlite3_prepare_v2(s->db, "SELECT column_id, name, type, nullable, key_ordinal, dropped FROM sim_columns"
-                                " WHERE table_id = ? ORDER BY column_id", -1, &st, NULL);
-        if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading columns");
+        if ((rc = sim__stmt(s, q_columns, "reading columns", &st)) < 0) return rc;
         sqlite3_bind_int64(st, 1, t->id);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             sim_column *nc = realloc(t->cols, (size_t)(t->n_cols + 1) * sizeof *nc);
-            if (!nc) { sqlite3_finalize(st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
+            if (!nc) { sim__stmt_done(s, st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
             t->cols = nc;
             sim_column *c = &t->cols[t->n_cols++];
             memset(c, 0, sizeof *c);
             c->column_id = sqlite3_column_int(st, 0);
             c->name = strdup((const char *)sqlite3_column_text(st, 1));
             const char *ty = (const char *)sqlite3_column_text(st, 2);
-            if (sim_type_parse(&c->type, ty, strlen(ty)) < 0) { sqlite3_finalize(st); return MCDC_ECORRUPT; }
+            if (sim_type_parse(&c->type, ty, strlen(ty)) < 0) { sim__stmt_done(s, st); return MCDC_ECORRUPT; }
             c->nullable = sqlite3_column_int(st, 3);
             c->key_ordinal = sqlite3_column_int(st, 4);
             c->dropped = sqlite3_column_int(st, 5);
         }
-        sqlite3_finalize(st);
+        sim__stmt_done(s, st);
         t->live = calloc((size_t)t->n_cols + 1, sizeof(int));
         t->keys = calloc((size_t)t->n_cols + 1, sizeof(int));
         if (!t->live || !t->keys) return mcdc_error_set(MCDC_ENOMEM, "out of memory");
@@ -214,13 +220,11 @@ static int load_catalog(mcdc_sim *s)
             for (int k = 0; k < t->n_cols; k++)
                 if (t->cols[k].key_ordinal == ord) t->keys[t->n_keys++] = k;
     }
-    rc = sqlite3_prepare_v2(s->db, "SELECT id, name, table_id, object_id, start_lsn, create_us FROM sim_instances"
-                            " ORDER BY create_us, id", -1, &st, NULL);
-    if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading capture instances");
+    if ((rc = sim__stmt(s, q_instances, "reading capture instances", &st)) < 0) return rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         sim_instance *ci = calloc(1, sizeof *ci);
         sim_instance **ni = realloc(s->inst, (size_t)(s->n_inst + 1) * sizeof *ni);
-        if (!ci || !ni) { free(ci); if (ni) s->inst = ni; sqlite3_finalize(st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
+        if (!ci || !ni) { free(ci); if (ni) s->inst = ni; sim__stmt_done(s, st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
         s->inst = ni;
         s->inst[s->n_inst++] = ci;
         ci->id = sqlite3_column_int64(st, 0);
@@ -230,25 +234,23 @@ static int load_catalog(mcdc_sim *s)
         sim__column_lsn(st, 4, &ci->start_lsn);
         ci->create_us = sqlite3_column_int64(st, 5);
     }
-    sqlite3_finalize(st);
+    sim__stmt_done(s, st);
     for (int i = 0; i < s->n_inst; i++) {
         sim_instance *ci = s->inst[i];
-        rc = sqlite3_prepare_v2(s->db, "SELECT ordinal, column_id, name, type FROM sim_captured WHERE instance_id = ?"
-                                " ORDER BY ordinal", -1, &st, NULL);
-        if (rc != SQLITE_OK) return sim__sqlite_error(s, rc, "reading captured columns");
+        if ((rc = sim__stmt(s, q_captured, "reading captured columns", &st)) < 0) return rc;
         sqlite3_bind_int64(st, 1, ci->id);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             sim_captured *nc = realloc(ci->cols, (size_t)(ci->n_cols + 1) * sizeof *nc);
-            if (!nc) { sqlite3_finalize(st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
+            if (!nc) { sim__stmt_done(s, st); return mcdc_error_set(MCDC_ENOMEM, "out of memory"); }
             ci->cols = nc;
             sim_captured *c = &ci->cols[ci->n_cols++];
             c->ordinal = sqlite3_column_int(st, 0);
             c->column_id = sqlite3_column_int(st, 1);
             c->name = strdup((const char *)sqlite3_column_text(st, 2));
             const char *ty = (const char *)sqlite3_column_text(st, 3);
-            if (sim_type_parse(&c->type, ty, strlen(ty)) < 0) { sqlite3_finalize(st); return MCDC_ECORRUPT; }
+            if (sim_type_parse(&c->type, ty, strlen(ty)) < 0) { sim__stmt_done(s, st); return MCDC_ECORRUPT; }
         }
-        sqlite3_finalize(st);
+        sim__stmt_done(s, st);
         for (int k = 0; k < s->n_tables; k++) {
             sim_table *t = s->tables[k];
             if (t->id != ci->table_id) continue;
