@@ -375,7 +375,8 @@ int mcdc_run_metrics_text(mcdc_buf *out, const mcdc_run_table_metrics *t, size_t
 typedef struct mcdc_run_http mcdc_run_http;
 typedef int (*mcdc_run_http_fill_fn)(const char *path, mcdc_buf *body, void *payload);
 
-/** Listen on @p listen ("HOST:PORT", numeric IPv4 host) on a thread of its own.
+/** Listen on @p listen ("HOST:PORT", numeric IPv4 host; port 0 for one the kernel picks)
+ *  on a thread of its own, and log the address it listens on (info level).
  *  @return 0; MCDC_EINVAL for a bad address; MCDC_EIO when it cannot listen. */
 int mcdc_run_http_start(mcdc_run_http **out, const char *listen, mcdc_run_http_fill_fn fill,
                         void *payload);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcdc/log.h"
 #include "mcdc/run.h"
 
 struct mcdc_run_http {
@@ -65,7 +66,7 @@ int mcdc_run_http_start(mcdc_run_http **out, const char *listen, mcdc_run_http_f
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
-    if (!colon || (size_t)(colon - listen) >= sizeof host || !end || *end || port < 1 || port > 65535) {
+    if (!colon || (size_t)(colon - listen) >= sizeof host || !end || *end || port < 0 || port > 65535) {
         mcdc_error_set(MCDC_EINVAL, "metrics listen '%s': expected HOST:PORT", listen);
         return mcdc_error_hint("for example 127.0.0.1:9464");
     }
@@ -89,6 +90,10 @@ int mcdc_run_http_start(mcdc_run_http **out, const char *listen, mcdc_run_http_f
                        "of this host)", listen);
         return mcdc_error_hint("pick another port with --metrics-listen or metrics.listen");
     }
+    /* port 0: the kernel's choice, said in the log so a probe or a test can find it */
+    const union MHD_DaemonInfo *bound = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    mcdc_log(MCDC_LOG_INFO, "run", "metrics: listening on http://%s:%u (/metrics, /healthz, "
+             "/readyz)", host, bound ? (unsigned)bound->port : (unsigned)port);
     *out = h;
     return 0;
 }

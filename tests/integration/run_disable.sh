@@ -14,8 +14,6 @@ for t in t1 t2 t3; do
   sim_exec 2026-10-01T13:59:10 "INSERT INTO dbo.$t (order_id, customer, amount, placed_at) VALUES (1, 'a', 1.00, NULL)"
 done
 sim_capture 2026-10-01T13:59:30
-port=$(( 20000 + RANDOM % 20000 ))
-url=http://127.0.0.1:$port
 cat > run.yaml <<YAML
 warehouse: lake
 sources:
@@ -30,11 +28,12 @@ tables:
     app_id: "{ci}"
     checkpoint: "ck/{ci}"
 metrics:
-  listen: 127.0.0.1:$port
+  listen: 127.0.0.1:0
 YAML
 code() { curl -s -o "$T/ready.body" -w '%{http_code}' "$url/readyz"; }
 "$MCDC_BIN" run --config run.yaml --workers 2 >run.out 2>&1 &
 r=$!
+url=$(metrics_url run.out)
 for _ in $(seq 1 100); do [ "$(code)" = 200 ] && break; sleep 0.1; done
 [ "$(code)" = 200 ] || die "not ready: $(cat ready.body run.out)"
 

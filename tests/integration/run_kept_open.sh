@@ -11,8 +11,6 @@ for t in t1 t2 t3; do
   M sim init "$DB" --table "dbo.$t" --keys order_id --at 2026-10-01T13:59:00 --schema "$schema" >/dev/null
 done
 sim_capture 2026-10-01T13:59:30
-port=$(( 20000 + RANDOM % 20000 ))
-url=http://127.0.0.1:$port
 cat > run.yaml <<YAML
 warehouse: lake
 sources:
@@ -28,10 +26,11 @@ tables:
     app_id: "{ci}"
     checkpoint: "ck/{ci}"
 metrics:
-  listen: 127.0.0.1:$port
+  listen: 127.0.0.1:0
 YAML
 "$MCDC_BIN" run --config run.yaml --workers 2 >run.out 2>&1 &
 r=$!
+url=$(metrics_url run.out)
 ready() { curl -s -o "$T/ready.body" -w '%{http_code}' "$url/readyz"; }
 for _ in $(seq 1 100); do [ "$(ready)" = 200 ] && break; sleep 0.1; done
 [ "$(ready)" = 200 ] || die "not ready: $(cat ready.body run.out)"

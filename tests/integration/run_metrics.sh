@@ -14,7 +14,6 @@ for i in 1 2 3; do
   sim_exec "2026-10-01T14:00:${i}5" "INSERT INTO dbo.items (order_id, customer, amount, placed_at) VALUES ($i, 'c', 1.00, NULL), ($i$i, 'd', 2.00, NULL)"
 done
 sim_capture 2026-10-01T14:00:50
-port=$(( 20000 + RANDOM % 20000 ))
 cat > run.yaml <<YAML
 warehouse: lake
 sources:
@@ -30,7 +29,7 @@ tables:
     app_id: "{ci}"
     checkpoint: "ck/{ci}"
 metrics:
-  listen: 127.0.0.1:$port
+  listen: 127.0.0.1:0
 YAML
 # another process holds the checkpoint of items
 : > holder.out
@@ -40,7 +39,7 @@ holder=$!
 for _ in $(seq 1 50); do grep -q "batch 0" holder.out && break; sleep 0.1; done
 "$MCDC_BIN" run --config run.yaml >run.out 2>&1 &
 r=$!
-url=http://127.0.0.1:$port
+url=$(metrics_url run.out)
 ready() { curl -s -o "$T/ready.body" -w '%{http_code}' "$url/readyz"; }
 for _ in $(seq 1 50); do grep -q "bronze.items: .*locked" run.out && break; sleep 0.1; done
 [ "$(curl -s "$url/healthz")" = ok ] || die "/healthz: $(cat run.out)"

@@ -16,8 +16,6 @@ for t in t1 t2 t3 t4 t5; do
   sim_exec 2026-10-01T13:59:10 "INSERT INTO dbo.$t (order_id, customer, amount, placed_at) VALUES (1, 'a', 1.00, NULL)"
 done
 sim_capture 2026-10-01T13:59:30
-port=$(( 20000 + RANDOM % 20000 ))
-url=http://127.0.0.1:$port
 config() { # config EXCLUDED-INSTANCE
   cat > run.yaml <<YAML
 warehouse: lake
@@ -36,7 +34,7 @@ tables:
     app_id: "{ci}"
     checkpoint: "ck/{ci}"
 metrics:
-  listen: 127.0.0.1:$port
+  listen: 127.0.0.1:0
 YAML
 }
 config dbo_t5
@@ -45,6 +43,7 @@ ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz")" = 200 ]; }
 
 "$MCDC_BIN" --log-level debug run --config run.yaml --workers 2 >run.out 2>run.err &
 r=$!
+url=$(metrics_url run.err)
 for _ in $(seq 1 100); do ready && break; sleep 0.1; done
 ready || die "not ready: $(cat run.out run.err | tail -20)"
 for t in t1 t2 t3 t4; do # every table has had its round

@@ -26,6 +26,17 @@ sim_capture() { M sim capture "$DB" --at "$1" "${@:2}" >/dev/null; }
 
 ct_rows() { M sim query "$DB" 'SELECT * FROM cdc.dbo_orders_CT' --format jsonl > "$1"; }
 cat_table() { M table cat "$1" --format jsonl > "$2"; }
+# metrics_url LOGFILE: the http://HOST:PORT a `run` with `listen: ...:0` logged to LOGFILE
+# (waits up to 10 s for the line)
+metrics_url() {
+  local u
+  for _ in $(seq 1 100); do
+    u=$(sed -n 's|.*metrics: listening on \(http://[0-9.]*:[0-9]*\) .*|\1|p' "$1" | sed -n 1p)
+    [ -n "$u" ] && { echo "$u"; return 0; }
+    sleep 0.1
+  done
+  die "no 'metrics: listening on' line in $1: $(cat "$1")"
+}
 
 # check_bronze TARGET FACTS APP_ID: bronze holds exactly the change table, facts match
 check_bronze() {
