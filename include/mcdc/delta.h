@@ -700,6 +700,10 @@ int mcdc_delta_datafile_open(mcdc_delta_datafile **out, const char *table_path,
 /** Append one row in @p schema's order (strings copied before return).
  *  @return 0; MCDC_EINVAL for a value that does not fit its column; MCDC_EIO; MCDC_ENOMEM. */
 int mcdc_delta_datafile_write(mcdc_delta_datafile *f, const mcdc_value *row);
+/** Append @p n_rows rows, each in @p schema's order, one after the other in @p rows, as
+ *  mcdc_delta_datafile_write of each would (the rows before a bad one are written).
+ *  @return 0; the errors of mcdc_delta_datafile_write. */
+int mcdc_delta_datafile_write_rows(mcdc_delta_datafile *f, const mcdc_value *rows, size_t n_rows);
 /** Rows written so far. */
 int64_t mcdc_delta_datafile_rows(const mcdc_delta_datafile *f);
 /** Set a partition value (@p value NULL: null) or a tag of the add action; copied. Set

@@ -138,6 +138,8 @@ int mcdc_parquet_writer_write_row(mcdc_parquet_writer *w, const mcdc_value *valu
  *  @return as mcdc_parquet_writer_write_row; rows before a refused one are written. */
 int mcdc_parquet_writer_write_rows(mcdc_parquet_writer *w, const mcdc_value *values,
                                    size_t n_rows);
+/** Rows written so far (a refused row is not counted). */
+int64_t mcdc_parquet_writer_rows(const mcdc_parquet_writer *w);
 
 /** Write the last row group and the footer, fsync, link the file to its path, fsync the
  *  directory. Whatever the outcome, the writer is done: free it afterwards.

@@ -111,6 +111,14 @@ int mcdc_delta_datafile_write(mcdc_delta_datafile *f, const mcdc_value *row)
     return rc;
 }
 
+int mcdc_delta_datafile_write_rows(mcdc_delta_datafile *f, const mcdc_value *rows, size_t n_rows)
+{
+    int64_t before = mcdc_parquet_writer_rows(f->pw);
+    int rc = mcdc_parquet_writer_write_rows(f->pw, rows, n_rows);
+    f->rows += mcdc_parquet_writer_rows(f->pw) - before;
+    return rc;
+}
+
 int64_t mcdc_delta_datafile_rows(const mcdc_delta_datafile *f)
 {
     return f->rows;

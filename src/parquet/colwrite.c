@@ -779,6 +779,21 @@ int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v
     return add_value(c, v);
 }
 
+int mcdc_pq__column_add_flat(mcdc_pq_column *c, const mcdc_value *v, size_t stride, size_t n,
+                             bool *full)
+{
+    for (size_t r = 0; r < n; r++, v += stride) {
+        int rc;
+        if (r && mcdc_pq__column_page_full(c) && (rc = mcdc_pq__column_flush_page(c)) < 0)
+            return rc;
+        if ((rc = mcdc_pq__column_add(c, 0, v->is_null ? 0 : c->max_def, v)) < 0)
+            return rc;
+    }
+    if (mcdc_pq__column_page_full(c))
+        *full = true;
+    return 0;
+}
+
 static inline int width_of(uint32_t max)
 {
     return max ? 32 - __builtin_clz(max) : 1;

@@ -137,6 +137,14 @@ static inline int mcdc_pq__column_check(const mcdc_pq_column *c, const mcdc_valu
  *  mcdc_pq__value_check). @return 0; MCDC_ENOMEM. */
 int mcdc_pq__column_add(mcdc_pq_column *c, int rep, int def, const mcdc_value *v);
 
+/** Append @p n entries of a column without repetition, the values at @p v, @p v + @p stride,
+ *  ... (each a null, definition level 0, or a value checked as for mcdc_pq__column_add,
+ *  level max_def). A page full after an entry is flushed before the next one, where the
+ *  writer would cut it between two rows; @p full is set when the page is full after the
+ *  last. @return 0; MCDC_ENOMEM; codec errors. */
+int mcdc_pq__column_add_flat(mcdc_pq_column *c, const mcdc_value *v, size_t stride, size_t n,
+                             bool *full);
+
 /** Bytes of the open page as encoded so far (an estimate: levels and indices at their bit
  *  widths, PLAIN values as they are). */
 static inline size_t mcdc_pq__column_page_estimate(const mcdc_pq_column *c)

@@ -29,6 +29,11 @@ int mcdc_datafile__add(mcdc_datafile *f, const mcdc_value *row)
     return mcdc_delta_datafile_write(f, row);
 }
 
+int mcdc_datafile__add_rows(mcdc_datafile *f, const mcdc_value *rows, size_t n_rows)
+{
+    return mcdc_delta_datafile_write_rows(f, rows, n_rows);
+}
+
 int64_t mcdc_datafile__rows(const mcdc_datafile *f)
 {
     return mcdc_delta_datafile_rows(f);

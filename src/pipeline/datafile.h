@@ -26,6 +26,9 @@ int mcdc_datafile__open(mcdc_datafile **out, const char *table_path, const mcdc_
 /** Append one row (values in schema order; strings are copied before return).
  *  @return 0; MCDC_EINVAL for a NULL in a non-nullable column; MCDC_EIO; MCDC_ENOMEM. */
 int mcdc_datafile__add(mcdc_datafile *f, const mcdc_value *row);
+/** Append @p n_rows rows laid out one after the other (mcdc_datafile__add of each).
+ *  @return as mcdc_datafile__add. */
+int mcdc_datafile__add_rows(mcdc_datafile *f, const mcdc_value *rows, size_t n_rows);
 
 /** Rows added so far. */
 int64_t mcdc_datafile__rows(const mcdc_datafile *f);

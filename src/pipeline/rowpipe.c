@@ -79,8 +79,8 @@ static void *writer_main(void *arg)
         chunk *c = &p->chunks[p->take];
         pthread_mutex_unlock(&p->mu);
         int rc = 0;
-        for (size_t i = 0; i < c->n_rows && rc == 0; i++)
-            rc = mcdc_datafile__add(p->df, c->vals + i * p->n_cols);
+        if (c->n_rows)
+            rc = mcdc_datafile__add_rows(p->df, c->vals, c->n_rows);
         pthread_mutex_lock(&p->mu);
         if (rc < 0 && p->rc == 0) {
             p->rc = rc;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
@@ -578,6 +579,134 @@ static int interop(const char *out)
     return 0;
 }
 
+/* Bytes of the file at @p path (malloc'd), its size in @p n. */
+static uint8_t *slurp_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)len + 1);
+    assert_non_null(b);
+    assert_int_equal((size_t)len, fread(b, 1, (size_t)len, f));
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+/* Rows handed over in one call are written column by column: the pages, and with one row
+ * group the whole file, are those of the same rows written one at a time (nulls, long
+ * strings and page cuts included). */
+static void test_parquet_writer__rows_in_one_call_make_the_file_of_row_by_row(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    mcdc_schema *s = wd_schema(true);
+    mcdc_value *rows = calloc((size_t)N * WD_NCOLS, sizeof *rows);
+    assert_non_null(rows);
+    for (uint32_t r = 0; r < N; r++)
+        for (int c = 0; c < WD_NCOLS; c++)
+            wd_value(&rows[(size_t)r * WD_NCOLS + c], c, r, true);
+    mcdc_parquet_writer_options o = small_opts();
+    o.row_group_bytes = (size_t)1 << 30;
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s/rowwise.parquet", dir);
+    snprintf(b, sizeof b, "%s/colwise.parquet", dir);
+    mcdc_parquet_writer *w;
+    assert_int_equal(0, mcdc_parquet_writer_open(&w, a, s, &o));
+    for (uint32_t r = 0; r < N; r++)
+        assert_int_equal(0, mcdc_parquet_writer_write_row(w, &rows[(size_t)r * WD_NCOLS]));
+    assert_int_equal(0, mcdc_parquet_writer_close(w, NULL));
+    mcdc_parquet_writer_free(w);
+    assert_int_equal(0, mcdc_parquet_writer_open(&w, b, s, &o));
+    /* a first call that stops short of a run, then the rest */
+    assert_int_equal(0, mcdc_parquet_writer_write_rows(w, rows, 7));
+    assert_int_equal(0, mcdc_parquet_writer_write_rows(w, rows + 7 * WD_NCOLS, N - 7));
+    assert_int_equal(N, mcdc_parquet_writer_rows(w));
+    assert_int_equal(0, mcdc_parquet_writer_close(w, NULL));
+    mcdc_parquet_writer_free(w);
+    size_t na, nb;
+    uint8_t *fa = slurp_file(a, &na), *fb = slurp_file(b, &nb);
+    assert_true(na > 100000); /* many pages of 4 KiB */
+    assert_int_equal(na, nb);
+    assert_memory_equal(fa, fb, na);
+    free(fa);
+    free(fb);
+
+    /* small row groups: the same rows, every row group's columns of equal length */
+    o = small_opts();
+    snprintf(b, sizeof b, "%s/colwise-rg.parquet", dir);
+    assert_int_equal(0, mcdc_parquet_writer_open(&w, b, s, &o));
+    assert_int_equal(0, mcdc_parquet_writer_write_rows(w, rows, N));
+    mcdc_parquet_write_result res;
+    assert_int_equal(0, mcdc_parquet_writer_close(w, &res));
+    mcdc_parquet_writer_free(w);
+    assert_int_equal(N, res.num_rows);
+    assert_true(res.n_row_groups > 1);
+    mcdc_pq_file_metadata m;
+    size_t size;
+    free(read_footer(b, &m, &size));
+    int64_t total = 0;
+    for (size_t g = 0; g < m.n_row_groups; g++) {
+        total += m.row_groups[g].num_rows;
+        for (size_t c = 0; c < WD_NCOLS; c++)
+            assert_int_equal(m.row_groups[g].num_rows, m.row_groups[g].columns[c].meta_data.num_values);
+    }
+    assert_int_equal(N, total);
+    mcdc_pq__file_metadata_dispose(&m);
+    mcdc_parquet_write_result_dispose(&res);
+    free(rows);
+    mcdc_schema_free(s);
+}
+
+/* A refused row in the middle of a call: the rows before it are written, it and the rest
+ * are not, the writer stays usable, and the file holds exactly the rows accepted. */
+static void test_parquet_writer__a_refused_row_stops_a_call_of_many_rows(void **state)
+{
+    (void)state;
+    mcdc_schema *s = mcdc_schema_new();
+    mcdc_schema_add(s, "k", MCDC_TYPE_LONG, 0, 0, false);
+    mcdc_schema_add(s, "small", MCDC_TYPE_BYTE, 0, 0, true);
+    mcdc_schema_add(s, "name", MCDC_TYPE_STRING, 0, 0, true);
+    enum { N = 3000, BAD = 1500 };
+    mcdc_value *rows = calloc((size_t)N * 3, sizeof *rows);
+    assert_non_null(rows);
+    for (int r = 0; r < N; r++) {
+        rows[r * 3].v.i = r;
+        rows[r * 3 + 1].v.i = r % 100;
+        rows[r * 3 + 1].is_null = r % 7 == 0;
+        rows[r * 3 + 2].v.s.ptr = "x";
+        rows[r * 3 + 2].v.s.len = 1;
+    }
+    rows[BAD * 3 + 1].is_null = false;
+    rows[BAD * 3 + 1].v.i = 1000; /* out of range for a byte */
+    char path[300];
+    snprintf(path, sizeof path, "%s/refused.parquet", dir);
+    mcdc_parquet_writer *w;
+    assert_int_equal(0, mcdc_parquet_writer_open(&w, path, s, NULL));
+    assert_int_equal(MCDC_EINVAL, mcdc_parquet_writer_write_rows(w, rows, N));
+    assert_non_null(strstr(mcdc_error_last()->message, "1000 is out of range for byte"));
+    assert_int_equal(BAD, mcdc_parquet_writer_rows(w));
+    /* the rest, the bad row left out */
+    assert_int_equal(0, mcdc_parquet_writer_write_rows(w, rows + (BAD + 1) * 3, N - BAD - 1));
+    mcdc_parquet_write_result res;
+    assert_int_equal(0, mcdc_parquet_writer_close(w, &res));
+    mcdc_parquet_writer_free(w);
+    assert_int_equal(N - 1, res.num_rows);
+    assert_true(res.cols[0].has_min_max);
+    assert_int_equal(0, res.cols[0].min.v.i);
+    assert_int_equal(N - 1, res.cols[0].max.v.i);
+    assert_int_equal(99, res.cols[1].max.v.i);
+    int64_t nulls = 0;
+    for (int r = 0; r < N; r++)
+        nulls += r != BAD && r % 7 == 0;
+    assert_int_equal(nulls, res.cols[1].null_count);
+    mcdc_parquet_write_result_dispose(&res);
+    free(rows);
+    mcdc_schema_free(s);
+}
+
 int main(void)
 {
     const char *out = getenv("MCDC_PARQUET_INTEROP_DIR");
@@ -591,6 +720,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parquet_writer__nested_rows_have_the_spark_shape_and_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parquet_writer__an_empty_file_is_valid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parquet_writer__float_bounds_skip_nan_and_widen_zeros, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parquet_writer__rows_in_one_call_make_the_file_of_row_by_row, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parquet_writer__a_refused_row_stops_a_call_of_many_rows, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
