@@ -342,6 +342,10 @@ int mcdc_fs_mkdirs(const char *path)
     memcpy(p, path, n + 1);
     while (n > 1 && p[n - 1] == '/')
         p[--n] = '\0';
+    /* The common case, a directory that is there already (every batch of a job asks for
+     * its checkpoint's and its table's): one stat, not a mkdir and a stat per component. */
+    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
     for (size_t i = 1; i <= n; i++) {
         if (p[i] != '/' && p[i] != '\0')
             continue;
