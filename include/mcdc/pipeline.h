@@ -127,6 +127,12 @@ int mcdc_checkpoint_open(mcdc_checkpoint **out, const char *dir, const char *app
  *  exactly-once still holds (create-if-absent offsets/N, commits/N and Delta commits). */
 #define MCDC_CHECKPOINT_LEASE_OFF 0
 
+/** A lease's duration as written (`--lease`, a run config's `lease:`): "off"
+ *  (MCDC_CHECKPOINT_LEASE_OFF) or a duration of at least MCDC_CHECKPOINT_LEASE_MIN_US.
+ *  @p subject names the value in the message of a too short one ("SUBJECT is too short").
+ *  @return 0; MCDC_EINVAL (with a hint) for a value that is neither. */
+int mcdc_checkpoint_lease_parse(int64_t *lease_us, const char *text, const char *subject);
+
 /** mcdc_checkpoint_open() with the lease of a checkpoint on object storage (s3://) lasting
  *  @p lease_us (at least MCDC_CHECKPOINT_LEASE_MIN_US, or MCDC_CHECKPOINT_LEASE_OFF). There
  *  the one-writer rule is a lease object, <checkpoint>/lease, in place of the flock:

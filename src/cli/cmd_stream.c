@@ -248,16 +248,10 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *a)
     }
     if (mcdc_cli_get(a, "lease")) {
         const char *lv = mcdc_cli_get(a, "lease");
-        if (!strcmp(lv, "off")) {
-            so.lease_us = MCDC_CHECKPOINT_LEASE_OFF;
-        } else if ((rc = mcdc_duration_parse(&so.lease_us, lv)) < 0) {
+        char subject[80];
+        snprintf(subject, sizeof subject, "--lease %s", lv);
+        if ((rc = mcdc_checkpoint_lease_parse(&so.lease_us, lv, subject)) < 0)
             goto usage;
-        } else if (so.lease_us < MCDC_CHECKPOINT_LEASE_MIN_US) {
-            exit_code = mcdc_cli_usage_error(a->cmd, "--lease %s is too short: a lease lasts at "
-                                             "least 1s (it is renewed every third of it), or off",
-                                             lv);
-            goto done;
-        }
     }
     if (mcdc_cli_get(a, "resnapshot-interval")) {
         const char *iv = mcdc_cli_get(a, "resnapshot-interval");

@@ -646,6 +646,22 @@ static int take_lock(mcdc_checkpoint *ck, int64_t lease_us)
     return rc;
 }
 
+int mcdc_checkpoint_lease_parse(int64_t *lease_us, const char *text, const char *subject)
+{
+    if (!strcmp(text, "off")) {
+        *lease_us = MCDC_CHECKPOINT_LEASE_OFF;
+        return 0;
+    }
+    int rc = mcdc_duration_parse(lease_us, text);
+    if (rc == 0 && *lease_us < MCDC_CHECKPOINT_LEASE_MIN_US)
+        rc = mcdc_error_set(MCDC_EINVAL, "%s is too short: a lease lasts at least 1s (it is "
+                            "renewed every third of it), or off", subject);
+    if (rc < 0)
+        mcdc_error_hint("a lease: a duration (the default 30s, 2m) or off; it matters only for "
+                        "a checkpoint on object storage (s3://)");
+    return rc;
+}
+
 int mcdc_checkpoint_open_leased(mcdc_checkpoint **out, const char *dir, const char *app_id,
                                 const char *capture_instance, const char *target,
                                 int64_t lease_us)

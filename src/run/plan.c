@@ -116,23 +116,6 @@ static int resolve_name(char **out, const char *warehouse, const char *name)
     return (*out = strdup(buf)) ? 0 : mcdc_error_set(MCDC_ENOMEM, "out of memory");
 }
 
-/* a lease: "off" or a duration of at least MCDC_CHECKPOINT_LEASE_MIN_US, as `stream --lease` */
-static int lease_parse(int64_t *us, const char *v)
-{
-    if (!strcmp(v, "off")) {
-        *us = MCDC_CHECKPOINT_LEASE_OFF;
-        return 0;
-    }
-    int rc = mcdc_duration_parse(us, v);
-    if (rc == 0 && *us < MCDC_CHECKPOINT_LEASE_MIN_US)
-        rc = mcdc_error_set(MCDC_EINVAL, "'%s' is too short: a lease lasts at least 1s (it is "
-                            "renewed every third of it)", v);
-    if (rc < 0)
-        mcdc_error_hint("lease: a duration (the default 30s, 2m) or off; it matters only for "
-                        "a checkpoint on object storage (s3://)");
-    return rc;
-}
-
 /* a setting's value is well-formed (so the run refuses it at its line, not later) */
 static int check_value(const mcdc_run_config *c, int k, const char *v, int line)
 {
@@ -154,7 +137,9 @@ static int check_value(const mcdc_run_config *c, int k, const char *v, int line)
             mcdc_error_hint("%s: true or false (the default)", key_names[k]);
     } else if (k == MCDC_RUN_KEY_LEASE) {
         int64_t us;
-        rc = lease_parse(&us, v);
+        char subject[80];
+        snprintf(subject, sizeof subject, "'%s'", v);
+        rc = mcdc_checkpoint_lease_parse(&us, v, subject);
     } else if (k == MCDC_RUN_KEY_BOOTSTRAP_MODE) {
         if (strcmp(v, "full") && strcmp(v, "chunked")) {
             rc = mcdc_error_set(MCDC_EINVAL, "'%s': expected full or chunked", v);
@@ -550,7 +535,7 @@ int mcdc_run__job_options(mcdc_job_options *jo, const mcdc_run_table *t, mcdc_so
     if (rc == 0 && (v = t->value[MCDC_RUN_KEY_SNAPSHOT_ON_SWITCH]))
         rc = mcdc_options_parse_bool(&so->snapshot_on_switch, v);
     if (rc == 0 && (v = t->value[MCDC_RUN_KEY_LEASE]))
-        rc = lease_parse(&so->lease_us, v);
+        rc = mcdc_checkpoint_lease_parse(&so->lease_us, v, v);
     if (rc == 0 && (v = t->value[MCDC_RUN_KEY_GRANULARITY]))
         rc = mcdc_finalize_granularity_parse(&jo->granularity, v);
     for (size_t i = 0; rc == 0 && i < t->n_options; i++) {
