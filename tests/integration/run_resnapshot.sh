@@ -32,32 +32,20 @@ tables:
     bootstrap: true
 YAML
 
-expect_usage() { # FILE PATTERN: refused by --check and by run, nothing written
-  local out rc
-  for flag in --check ""; do
-    rc=0
-    # shellcheck disable=SC2086
-    out=$(M run --config "$1" $flag 2>&1) || rc=$?
-    [ "$rc" = 2 ] || die "$1 $flag: exit $rc, want 2: $out"
-    grep -q -- "$2" <<<"$out" || die "$1 $flag: '$2' not in: $out"
-    grep -q "^hint: " <<<"$out" || die "$1 $flag: no hint: $out"
-  done
-  [ ! -e lake ] && [ ! -e ck ] || die "$1: a refused config wrote something"
-}
 sed 's/on_data_loss: resnapshot/on_data_loss: sometimes/' run.yaml > bad1.yaml
-expect_usage bad1.yaml "bad1.yaml line 7: on_data_loss: 'sometimes': expected fail, skip or resnapshot"
+run_refused bad1.yaml "bad1.yaml line 7: on_data_loss: 'sometimes': expected fail, skip or resnapshot"
 sed 's/resnapshot_interval: 3d/resnapshot_interval: soon/' run.yaml > bad2.yaml
-expect_usage bad2.yaml "bad2.yaml line 8: resnapshot_interval"
+run_refused bad2.yaml "bad2.yaml line 8: resnapshot_interval"
 sed 's/on_data_loss: resnapshot/on_data_loss: fail/' run.yaml > bad3.yaml
-expect_usage bad3.yaml "resnapshot_interval needs on_data_loss: resnapshot"
+run_refused bad3.yaml "resnapshot_interval needs on_data_loss: resnapshot"
 sed '/  facts: ops.facts/d; /resnapshot_interval/d' run.yaml > bad4.yaml
-expect_usage bad4.yaml "on_data_loss resnapshot needs facts"
+run_refused bad4.yaml "on_data_loss resnapshot needs facts"
 sed 's/    bootstrap: true/    bootstrap: true\n    bootstrap_mode: later/' run.yaml > bad5.yaml
-expect_usage bad5.yaml "bad5.yaml line 17: bootstrap_mode: 'later': expected full or chunked"
+run_refused bad5.yaml "bad5.yaml line 17: bootstrap_mode: 'later': expected full or chunked"
 sed 's/on_data_loss: resnapshot/on_data_loss: skip/; /resnapshot_interval/d; s/    bootstrap: true/    bootstrap_mode: chunked/' run.yaml > bad6.yaml
-expect_usage bad6.yaml "bootstrap_mode needs bootstrap: true"
+run_refused bad6.yaml "bootstrap_mode needs bootstrap: true"
 sed 's/on_data_loss: resnapshot/on_data_loss: fail/; /resnapshot_interval/d; s/    bootstrap: true/    bootstrap: true\n    options: {failOnDataLoss: "false"}/' run.yaml > bad7.yaml
-expect_usage bad7.yaml "on_data_loss and options: failOnDataLoss disagree"
+run_refused bad7.yaml "on_data_loss and options: failOnDataLoss disagree"
 
 out=$(M run --config run.yaml --check 2>&1) || die "--check: $out"
 [ ! -e lake ] || die "--check wrote something"

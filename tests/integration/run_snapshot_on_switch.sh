@@ -38,26 +38,14 @@ tables:
     silver: silver.n
 YAML
 
-expect_usage() { # FILE PATTERN: refused by --check and by run, nothing written
-  local out rc
-  for flag in --check ""; do
-    rc=0
-    # shellcheck disable=SC2086
-    out=$(M run --config "$1" $flag 2>&1) || rc=$?
-    [ "$rc" = 2 ] || die "$1 $flag: exit $rc, want 2: $out"
-    grep -q -- "$2" <<<"$out" || die "$1 $flag: '$2' not in: $out"
-    grep -q "^hint: " <<<"$out" || die "$1 $flag: no hint: $out"
-  done
-  [ ! -e lake ] && [ ! -e ck ] || die "$1: a refused config wrote something"
-}
 sed 's/snapshot_on_switch: true/snapshot_on_switch: often/' run.yaml > bad1.yaml
-expect_usage bad1.yaml "bad1.yaml line 15: snapshot_on_switch"
+run_refused bad1.yaml "bad1.yaml line 15: snapshot_on_switch"
 sed 's/lease: 20s/lease: 500ms/' run.yaml > bad2.yaml
-expect_usage bad2.yaml "bad2.yaml line 7: lease: '500ms' is too short"
+run_refused bad2.yaml "bad2.yaml line 7: lease: '500ms' is too short"
 sed 's/lease: 20s/lease: forever/' run.yaml > bad3.yaml
-expect_usage bad3.yaml "bad3.yaml line 7: lease"
+run_refused bad3.yaml "bad3.yaml line 7: lease"
 sed '/  facts: ops.facts/d' run.yaml > bad4.yaml
-expect_usage bad4.yaml "snapshot_on_switch needs facts"
+run_refused bad4.yaml "snapshot_on_switch needs facts"
 sed 's/lease: 20s/lease: off/' run.yaml > off.yaml
 M run --config off.yaml --check >/dev/null 2>&1 || die "lease: off refused"
 [ ! -e lake ] || die "--check wrote something"

@@ -26,6 +26,20 @@ sim_capture() { M sim capture "$DB" --at "$1" "${@:2}" >/dev/null; }
 
 ct_rows() { M sim query "$DB" 'SELECT * FROM cdc.dbo_orders_CT' --format jsonl > "$1"; }
 cat_table() { M table cat "$1" --format jsonl > "$2"; }
+# run_refused FILE PATTERN: `run --config FILE`, with --check and without, exits 2 with
+# PATTERN and a hint, and writes nothing (no lake/ or ck/ in the current directory)
+run_refused() {
+  local out rc
+  for flag in --check ""; do
+    rc=0
+    # shellcheck disable=SC2086
+    out=$(M run --config "$1" $flag 2>&1) || rc=$?
+    [ "$rc" = 2 ] || die "$1 $flag: exit $rc, want 2: $out"
+    grep -q -- "$2" <<<"$out" || die "$1 $flag: '$2' not in: $out"
+    grep -q "^hint: " <<<"$out" || die "$1 $flag: no hint: $out"
+  done
+  [ ! -e lake ] && [ ! -e ck ] || die "$1: a refused config wrote something"
+}
 # metrics_url LOGFILE: the http://HOST:PORT a `run` with `listen: ...:0` logged to LOGFILE
 # (waits up to 10 s for the line)
 metrics_url() {
