@@ -129,19 +129,26 @@ serve_stop
 
 # a page costs its three statements and no cancel: FreeTDS cancels a statement closed before
 # its answer was read to the end (a round trip more), so page_end's one row is read to the
-# end. Pages of 5 rows and of 10 (about 14 pages and 7) leave as many late
-# cancels at the server, for one connection and for two.
+# end. The server logs each late cancel with the start of the statement it followed: none
+# follows page_end, mapping_range or changes, for pages of 5 rows and of 10 (about 14 pages
+# and 7), over one connection and over two. (Whether FreeTDS cancels a statement read to its
+# last row but not its last DONE depends on timing; such cancels of the short statements are
+# counted, but not held to a number.)
 DB=$ORDERS_DB
-SERVE_LOG_LEVEL=debug serve_start
+SERVE_LOG_LEVEL=debug serve_start --latency 2ms
 for pr in 5 10; do
   for n in 1 2; do
     : > "$T/serve.log"
     STREAM_CI=dbo_orders stream_into "$SRC;pageRows=$pr" "$T/lake_cancel_${pr}_$n" --option "numPartitions=$n"
-    echo "$pr $n $(grep -c 'a cancel after the request had ended' "$T/serve.log" || true)"
+    grep -q 'DEBUG sim: query: max_lsn' "$T/serve.log" ||
+      die "pageRows=$pr, numPartitions=$n: the server logged nothing at debug: $(head -3 "$T/serve.log")"
+    grep 'a cancel after the request had ended' "$T/serve.log" > "$T/late" || true
+    if grep -E 'SELECT COALESCE\(\(SELECT __\$start_lsn|SELECT start_lsn, tran_end_time|SELECT c\.__\$start_lsn' "$T/late" > "$T/late_page"; then
+      die "pageRows=$pr, numPartitions=$n: a page's statement cost a cancel: $(head -3 "$T/late_page")"
+    fi
+    echo "pageRows=$pr numPartitions=$n: $(wc -l < "$T/late") late cancels of short statements"
   done
-done > "$T/cancels"
-awk '{ if (!($2 in c)) c[$2] = $3; else if (c[$2] != $3) bad = 1 } END { exit bad }' "$T/cancels" ||
-  die "pages cost cancels (pageRows, numPartitions, late cancels): $(tr '\n' ';' < "$T/cancels")"
+done
 serve_stop
 
 # a bad N: exit 2, nothing written

@@ -72,7 +72,7 @@ static int bucket_fn(mssql_source *s, void *payload)
         }
         c->n++;
     }
-    mssql__stmt_free(st);
+    mssql__stmt_end(st, rc);
     return rc;
 }
 

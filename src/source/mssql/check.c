@@ -76,7 +76,7 @@ static int cdc_fn(mssql_source *s, void *payload)
             rc = mssql__fail(s, SQL_HANDLE_STMT, st, "database_cdc");
         }
     }
-    mssql__stmt_free(st);
+    mssql__stmt_end(st, rc);
     mcdc_buf_dispose(&sql);
     return rc;
 }

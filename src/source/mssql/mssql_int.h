@@ -132,6 +132,11 @@ int mssql__fail(mssql_source *s, SQLSMALLINT handle_type, SQLHANDLE h, const cha
 /** A new statement handle with the query timeout set. */
 int mssql__stmt(mssql_source *s, SQLHSTMT *out);
 void mssql__stmt_free(SQLHSTMT st);
+/* Close a statement whose answer is short (a row, a catalog's few rows) after @p rc: on a
+ * success what is left of the answer (its closing DONE tokens) is read first, so that the
+ * close costs no cancel: FreeTDS cancels a statement closed before its answer was read to
+ * the end, a round trip more. Never for change rows, whose rest may be long. */
+void mssql__stmt_end(SQLHSTMT st, int rc);
 /** Run @p fn(s, payload) with retries of transient failures on a new connection (the
  *  jittered backoff, a warning each time). @p what names the operation in messages. */
 int mssql__retry(mssql_source *s, const char *what, int (*fn)(mssql_source *s, void *payload), void *payload);

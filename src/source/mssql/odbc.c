@@ -290,6 +290,17 @@ void mssql__stmt_free(SQLHSTMT st)
     }
 }
 
+void mssql__stmt_end(SQLHSTMT st, int rc)
+{
+    if (rc == 0 && st != SQL_NULL_HSTMT) {
+        SQLRETURN r;
+        do
+            r = SQLMoreResults(st);
+        while (SQL_SUCCEEDED(r));
+    }
+    mssql__stmt_free(st);
+}
+
 /* ---- retries ------------------------------------------------------------------------------- */
 
 static void sleep_ms(int64_t ms)
@@ -533,10 +544,7 @@ static int server_info(mssql_source *s)
     if (rc == 0) rc = mssql__get_text(s, st, 4, s->edition, sizeof s->edition, &null);
     if (rc == 0) rc = mssql__get_text(s, st, 5, s->database, sizeof s->database, &null);
     if (rc == 0) rc = mssql__get_text(s, st, 6, s->login, sizeof s->login, &null);
-    if (st != SQL_NULL_HSTMT) {
-        SQLFreeStmt(st, SQL_CLOSE);
-        SQLFreeHandle(SQL_HANDLE_STMT, st);
-    }
+    mssql__stmt_end(st, rc);
     mcdc_buf_dispose(&sql);
     if (rc == 0 && s->major == 0 && s->version[0]) s->major = atoi(s->version);
     return rc;

@@ -85,20 +85,17 @@ static int q_fetch(mssql_source *s, q *x, const char *what)
     return 1;
 }
 
-/* Read what is left of a statement's answer (the DONE tokens after a one-row result), so
- * that closing it sends no cancel: FreeTDS cancels a statement closed before its answer
- * was read to the end, which costs a round trip. Only for answers known to be short. */
-static void q_finish(q *x)
-{
-    SQLRETURN r;
-    do
-        r = SQLMoreResults(x->st);
-    while (SQL_SUCCEEDED(r));
-}
-
 static void q_close(q *x)
 {
     mssql__stmt_free(x->st);
+    x->st = SQL_NULL_HSTMT;
+    mcdc_buf_dispose(&x->sql);
+}
+
+/* Close a statement whose answer is short: see mssql__stmt_end. */
+static void q_end(q *x, int rc)
+{
+    mssql__stmt_end(x->st, rc);
     x->st = SQL_NULL_HSTMT;
     mcdc_buf_dispose(&x->sql);
 }
@@ -183,7 +180,7 @@ static int feed_fn(mssql_source *s, void *payload)
         rc = mssql__get_local_us(s, x.st, 2, &first_local, &null);
     else if (rc == 0 && got < 0)
         rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     if (rc < 0) return rc;
     if (first_local == INT64_MIN) return 0;
     /* the seed: the last entry at or below after, at least three hours earlier */
@@ -200,7 +197,7 @@ static int feed_fn(mssql_source *s, void *payload)
             rc = got;
         }
     }
-    q_close(&x);
+    q_end(&x, rc);
     if (rc < 0) return rc;
     mcdc_lsn from = mcdc_lsn_zero();
     if (have_seed && mcdc_lsn_decrement(&from, &seed) < 0) from = mcdc_lsn_zero();
@@ -227,7 +224,7 @@ static int feed_fn(mssql_source *s, void *payload)
         f->n++;
     }
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -248,7 +245,7 @@ static int commit_fn(mssql_source *s, void *payload)
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_COMMIT_TIME);
     if (rc == 0 && (got = q_fetch(s, &x, "reading a commit time")) > 0) rc = mssql__get_local_us(s, x.st, 1, &c->local, &null);
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     c->found = rc == 0 && got > 0 && !null;
     return rc;
 }
@@ -296,7 +293,7 @@ static int before_fn(mssql_source *s, void *payload)
         (rc = mssql__get_lsn(s, x.st, 1, &c->lsn, &null)) == 0)
         rc = mssql__get_local_us(s, x.st, 2, &c->local, &tnull);
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     c->found = rc == 0 && got > 0 && !null && !tnull;
     return rc;
 }
@@ -390,7 +387,7 @@ static int cis_fn(mssql_source *s, void *payload)
         if (!e->name || !e->schema || !e->table || !e->index_columns) rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
     }
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -522,7 +519,7 @@ static int cols_fn(mssql_source *s, void *payload)
         if (rc < 0) break;
     }
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     if (rc < 0) return rc;
     /* nullability, computed and dropped columns from sys.columns */
     mcdc_buf obj = MCDC_BUF_INIT(1024);
@@ -551,7 +548,7 @@ static int cols_fn(mssql_source *s, void *payload)
             }
     }
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     mcdc_buf_dispose(&obj);
     return rc;
 }
@@ -683,7 +680,7 @@ static int perm_fn(mssql_source *s, void *payload)
     if (rc == 0 && (got = q_fetch(s, &x, "checking a permission")) > 0) rc = mssql__get_int64(s, x.st, 1, &p->has, &null);
     if (rc == 0 && got < 0) rc = got;
     if (null) p->has = 0;
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -749,7 +746,7 @@ static int lsn_fn(mssql_source *s, void *payload)
         if ((rc = mssql__get_local_us(s, x.st, 2, &c->now_us, &n1)) == 0) rc = mssql__get_int64(s, x.st, 3, &c->offset_min, &n2);
         c->has_clock = rc == 0 && !n1 && !n2;
     }
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -787,7 +784,7 @@ static int time_lsn_fn(mssql_source *s, void *payload)
     if (rc == 0 && (got = q_fetch(s, &x, "mapping a time to an LSN")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->out, &null);
     if (rc == 0 && got < 0) rc = got;
     if (null) c->out = mcdc_lsn_zero();
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -843,7 +840,7 @@ static int nth_fn(mssql_source *s, void *payload)
     if (rc == 0 && (got = q_fetch(s, &x, "counting commits")) > 0 && (rc = mssql__get_int64(s, x.st, 1, &c->found, &null)) == 0)
         rc = mssql__get_lsn(s, x.st, 2, &c->last, &null);
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -878,7 +875,7 @@ static int now_fn(mssql_source *s, void *payload)
         rc = mssql__get_int64(s, x.st, 2, &c->offset_min, &null);
     if (rc == 0 && got == 0) rc = mcdc_error_set(MCDC_ESOURCE, "server_now returned no row");
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -925,7 +922,7 @@ static int pos_fn(mssql_source *s, void *payload)
     }
     if (rc == 0 && got == 0) rc = mcdc_error_set(MCDC_ESOURCE, "positions returned no row");
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -1174,7 +1171,7 @@ static int ddl_fn(mssql_source *s, void *payload)
         e->ddl_command = cmd;
     }
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     return rc;
 }
 
@@ -1498,7 +1495,7 @@ static int page_times_fn(mssql_source *s, read_ctx *c, int64_t *lo_local, int64_
             if (e->utc_us > *hi_local) *hi_local = e->utc_us;
         }
     }
-    q_close(&x);
+    q_end(&x, rc);
     free(lsn);
     free(ts);
     free(lsn_i);
@@ -1551,8 +1548,7 @@ static int end_fn(mssql_source *s, void *payload)
     if (rc == 0) rc = q_run(s, &x, MCDC_MSSQL_Q_PAGE_END);
     if (rc == 0 && (got = q_fetch(s, &x, "reading changes")) > 0) rc = mssql__get_lsn(s, x.st, 1, &c->end, &null);
     if (rc == 0 && got < 0) rc = got;
-    if (rc == 0) q_finish(&x); /* one row: no cancel, no round trip more */
-    q_close(&x);
+    q_end(&x, rc); /* one row: no cancel, no round trip more */
     c->have_end = rc == 0 && got > 0 && !null;
     return rc;
 }
@@ -2310,7 +2306,7 @@ static int identity_fn(mssql_source *s, void *payload)
             rc = mssql__get_text(s, x.st, 3, out->database_guid, sizeof out->database_guid, &null);
     }
     if (rc == 0 && got < 0) rc = got;
-    q_close(&x);
+    q_end(&x, rc);
     for (char *p = out->database_guid; *p; p++)
         if (*p >= 'A' && *p <= 'F') *p = (char)(*p - 'A' + 'a');
     return rc;
@@ -2392,7 +2388,7 @@ static int tz_fn(mssql_source *s, void *payload)
         if (rc == 0 && (got = q_fetch(s, &x, "reading the server's time zone")) > 0)
             rc = mssql__get_text(s, x.st, 1, c->id, sizeof c->id, &null);
         if (rc == 0 && got < 0) rc = got;
-        q_close(&x);
+        q_end(&x, rc);
         if (rc < 0) return rc;
         c->has_id = !null && c->id[0];
     }

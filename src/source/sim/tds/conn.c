@@ -312,6 +312,43 @@ static int32_t before_response(tds_conn *c)
     return err;
 }
 
+/* Keep the start of a request's text (or its procedure's name) as c->last_req: a late
+ * cancel is logged with it, naming the statement the client closed before its end. Control
+ * characters become spaces; a character cut at the end is dropped. */
+static void note_request(tds_conn *c, const char *prefix, const char *text, size_t n)
+{
+    size_t o = (size_t)snprintf(c->last_req, sizeof c->last_req, "%s", prefix);
+    if (o >= sizeof c->last_req) o = sizeof c->last_req - 1;
+    size_t i = 0;
+    for (; i < n && o + 1 < sizeof c->last_req; i++) c->last_req[o++] = (unsigned char)text[i] < 0x20 ? ' ' : text[i];
+    if (i < n) { /* cut: drop a character the cut split */
+        while (o > 0 && ((unsigned char)c->last_req[o - 1] & 0xC0) == 0x80) o--;
+        if (o > 0 && (unsigned char)c->last_req[o - 1] >= 0xC0) o--;
+    }
+    c->last_req[o] = 0;
+}
+
+static void note_rpc(tds_conn *c, const tds_rpc_call *call)
+{
+    char prefix[48];
+    if (call->proc) snprintf(prefix, sizeof prefix, "%.32s: ", call->proc);
+    else {
+        static const char *const by_id[] = {[10] = "sp_executesql", [11] = "sp_prepare", [12] = "sp_execute",
+                                             [13] = "sp_prepexec", [15] = "sp_unprepare"};
+        const char *name = call->proc_id > 0 && call->proc_id < 16 ? by_id[call->proc_id] : NULL;
+        if (name) snprintf(prefix, sizeof prefix, "%s: ", name);
+        else snprintf(prefix, sizeof prefix, "procedure %d: ", call->proc_id);
+    }
+    for (int i = 0; i < call->n_params; i++) { /* the statement: the first text that is not a parameter list */
+        const sim_val *v = &call->params[i].value;
+        if (v->k == V_STR && v->u.s.n > 0 && v->u.s.p[0] != '@') {
+            note_request(c, prefix, v->u.s.p, v->u.s.n);
+            return;
+        }
+    }
+    note_request(c, prefix, "", 0);
+}
+
 static int do_batch(tds_conn *c, const uint8_t *p, size_t n)
 {
     tds_rd rd = {p, p + n, false};
@@ -325,6 +362,7 @@ static int do_batch(tds_conn *c, const uint8_t *p, size_t n)
     tds_utf16_to_utf8(&c->scratch, rd.p, (size_t)(rd.end - rd.p));
     tds_w_u8(&c->scratch, 0);
     if (c->scratch.err) return c->scratch.err;
+    note_request(c, "", (const char *)c->scratch.p, c->scratch.len - 1);
     int32_t err = before_response(c);
     if (err) return fault_error(c, err, TDS_TOK_DONE);
     req r = {c, NULL, NULL, 0, 0, false, false, 0, 0};
@@ -362,6 +400,7 @@ static int do_rpc(tds_conn *c, const uint8_t *p, size_t n)
         sim_arena_free(&a);
         return tds_out_end(c);
     }
+    if (ncalls > 0) note_rpc(c, &calls[0]);
     int32_t err = before_response(c);
     if (err) {
         sim_arena_free(&a);
@@ -554,7 +593,8 @@ void tds_conn_serve(const tds_server_ctx *srv, const tds_io *io)
         case TDS_PKT_RPC: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_rpc(&c, mp, m.len); break;
         case TDS_PKT_TM: if ((rc = replayed(&c, type, mp, m.len)) == 1) rc = do_tm(&c, mp, m.len); break;
         case TDS_PKT_ATTN: /* a cancel that arrived after the request finished */
-            mcdc_log(MCDC_LOG_DEBUG, "tds", "session %u: a cancel after the request had ended", c.spid);
+            mcdc_log(MCDC_LOG_DEBUG, "tds", "session %u: a cancel after the request had ended (%s)", c.spid,
+                     c.last_req);
             tds_conn_round_trip(&c);
             tds_out_begin(&c, TDS_PKT_REPLY);
             tds_tok_done(&c.out, TDS_TOK_DONE, MCDC_SIM_DONE_ATTN, 0, 0);

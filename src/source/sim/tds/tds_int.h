@@ -414,6 +414,7 @@ struct tds_conn {
     uint64_t     next_tran;
     mcdc_sim_session *session;
     tds_wbuf     scratch;      /* request payload and text conversions */
+    char         last_req[72]; /* the start of the last request's text, for the log */
 };
 
 /** Serve one connection until the client leaves, the server stops or the connection fails.
