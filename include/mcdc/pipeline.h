@@ -178,6 +178,24 @@ int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_com
  *          already there; MCDC_EIO. */
 int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r);
 
+/** A range being recorded while the batch is read (mcdc_checkpoint_record_range_begin). */
+typedef struct mcdc_checkpoint_pending mcdc_checkpoint_pending;
+
+/** Record @p r as mcdc_checkpoint_record_range does, its durable write (temp file, fsync,
+ *  rename without replace, directory fsync) on a thread of its own, so that reading the
+ *  batch overlaps it. The checks (sequence, lease) are made here, before anything is
+ *  written; the checkpoint itself changes only in mcdc_checkpoint_record_range_end, which
+ *  must come before anything of batch N is committed (C1) and before any other call on
+ *  @p ck that writes. @return 0 with *out; the errors of the checks (then *out is NULL). */
+int mcdc_checkpoint_record_range_begin(mcdc_checkpoint *ck, const mcdc_batch_range *r,
+                                       mcdc_checkpoint_pending **out);
+
+/** Wait for the write mcdc_checkpoint_record_range_begin started, then record the range;
+ *  frees @p p (NULL: nothing to wait for, returns 0). @return what
+ *  mcdc_checkpoint_record_range would have: 0; MCDC_ECONFLICT when another stream took
+ *  the batch meanwhile (offsets/N exists); MCDC_EIO. */
+int mcdc_checkpoint_record_range_end(mcdc_checkpoint *ck, mcdc_checkpoint_pending *p);
+
 /** What <checkpoint>/adopted records (`stream --adopt`, C6). */
 typedef struct mcdc_checkpoint_adoption {
     int64_t     first_batch;   /* the checkpoint's first batch number */

@@ -4,7 +4,9 @@
  *
  * Checkpoint directory invariants:
  * (C1) offsets/N is durable (temp file, fsync, link without replace, directory fsync)
- *      before batch N reads the source.
+ *      before anything of batch N is committed; the caller keeps this order, and may have
+ *      the create run while it reads the batch (mcdc_checkpoint_record_range_begin and
+ *      _end: the checkpoint records the range only once the create is done; ADR 0060).
  * (C2) commits/N exists only once bronze and facts for N are committed; the caller keeps
  *      this order, this module refuses a commit without its range.
  * (C3) N only grows: offsets/N+1 is written only after commits/N, and the numbers
@@ -34,6 +36,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -838,9 +841,46 @@ int mcdc_checkpoint_last_bronze_commit(const mcdc_checkpoint *ck, mcdc_batch_com
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
+/* A range being recorded: offsets/N's text, written durably by a thread of its own (or by
+ * the caller when it cannot start one). The thread touches only this struct: the checkpoint
+ * changes in range_finish, on the caller's thread. */
+struct mcdc_checkpoint_pending {
+    mcdc_batch_range r;
+    char            *path, *text;
+    size_t           len;
+    int              rc;    /* the write's outcome */
+    mcdc_error       err;   /* its error, carried to the caller's thread */
+    char             ctx[256];
+    pthread_t        th;
+    bool             threaded;
+};
+
+static void range_write(mcdc_checkpoint_pending *p)
 {
-    MCDC_ASSERT_ARG(ck && r);
+    p->rc = mcdc_storage_create(p->path, p->text, p->len);
+    if (p->rc < 0)
+        p->err = *mcdc_error_last();
+}
+
+static void *range_main(void *arg)
+{
+    mcdc_checkpoint_pending *p = arg;
+    mcdc_log_set_context(p->ctx);
+    range_write(p);
+    return NULL;
+}
+
+static void range_free(mcdc_checkpoint_pending *p)
+{
+    free(p->path);
+    free(p->text);
+    free(p);
+}
+
+/* The checks and offsets/N's text: nothing written yet. */
+static int range_prepare(mcdc_checkpoint *ck, const mcdc_batch_range *r, mcdc_checkpoint_pending **out)
+{
+    *out = NULL;
     int64_t next = ck->last_commit >= 0 ? ck->last_commit + 1 : first_batch(ck);
     if (ck->last_offset != ck->last_commit || r->batch_id != next)
         return mcdc_error_set(MCDC_EINVAL, "checkpoint %s: batch %" PRId64 " out of sequence "
@@ -857,20 +897,79 @@ int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
         json_object_set_new(j, "skipped",
                             json_pack("{s:s,s:s}", "from", mcdc_lsn_format(from, &r->skip_from),
                                       "to", mcdc_lsn_format(to, &r->skip_to)));
-    char *path = path_batch(ck->dir, "offsets", r->batch_id);
-    int rc = (!j || !path) ? mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir)
-                           : store_json(path, j);
-    if (rc == MCDC_EEXISTS)
-        rc = taken(ck, path, r->batch_id, "planned");
-    json_decref(j);
-    free(path);
-    if (rc == 0) {
-        ck->last_offset = r->batch_id;
-        if (ck->first_offset < 0)
-            ck->first_offset = r->batch_id;
-        ck->last_range = *r;
+    mcdc_checkpoint_pending *p = calloc(1, sizeof *p);
+    if (p) {
+        p->r = *r;
+        p->path = path_batch(ck->dir, "offsets", r->batch_id);
+        p->text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        p->len = p->text ? strlen(p->text) : 0;
     }
+    json_decref(j);
+    if (!p || !p->path || !p->text) {
+        if (p)
+            range_free(p);
+        return mcdc_error_set(MCDC_ENOMEM, "%s: out of memory", ck->dir);
+    }
+    *out = p;
+    return 0;
+}
+
+/* After the write: the checkpoint records the range (C1), or the write's error comes back
+ * on the caller's thread. Frees @p p. */
+static int range_finish(mcdc_checkpoint *ck, mcdc_checkpoint_pending *p)
+{
+    int rc = p->rc;
+    if (rc == MCDC_EEXISTS)
+        rc = taken(ck, p->path, p->r.batch_id, "planned");
+    else if (rc < 0) {
+        mcdc_error_set(p->err.code, "%s", p->err.message);
+        if (p->err.hint[0])
+            mcdc_error_hint("%s", p->err.hint);
+    }
+    if (rc == 0) {
+        ck->last_offset = p->r.batch_id;
+        if (ck->first_offset < 0)
+            ck->first_offset = p->r.batch_id;
+        ck->last_range = p->r;
+    }
+    range_free(p);
     return rc;
+}
+
+int mcdc_checkpoint_record_range(mcdc_checkpoint *ck, const mcdc_batch_range *r)
+{
+    MCDC_ASSERT_ARG(ck && r);
+    mcdc_checkpoint_pending *p;
+    int rc = range_prepare(ck, r, &p);
+    if (rc < 0)
+        return rc;
+    range_write(p);
+    return range_finish(ck, p);
+}
+
+int mcdc_checkpoint_record_range_begin(mcdc_checkpoint *ck, const mcdc_batch_range *r,
+                                       mcdc_checkpoint_pending **out)
+{
+    MCDC_ASSERT_ARG(ck && r && out);
+    int rc = range_prepare(ck, r, out);
+    if (rc < 0)
+        return rc;
+    mcdc_checkpoint_pending *p = *out;
+    const char *ctx = mcdc_log_context();
+    snprintf(p->ctx, sizeof p->ctx, "%s", ctx ? ctx : "");
+    p->threaded = pthread_create(&p->th, NULL, range_main, p) == 0;
+    if (!p->threaded)
+        range_write(p); /* no thread: written now, as mcdc_checkpoint_record_range does */
+    return 0;
+}
+
+int mcdc_checkpoint_record_range_end(mcdc_checkpoint *ck, mcdc_checkpoint_pending *p)
+{
+    if (!p)
+        return 0;
+    if (p->threaded)
+        pthread_join(p->th, NULL);
+    return range_finish(ck, p);
 }
 
 static void prune(mcdc_checkpoint *ck, int64_t n)

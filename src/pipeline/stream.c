@@ -8,7 +8,9 @@
  *              switch), then one positions round trip: max_lsn's commit time, the
  *              position's (the source going backwards), the batch limit's n-th commit,
  *              min_lsn (the data-loss guard); ddl_history (captured_columns after DDL)
- *   record     offsets/N, durable                        -> after_offsets       (C1)
+ *   record     offsets/N, durable, its write (temp file, fsyncs, rename) on a thread of
+ *              its own while the batch is read, waited for after the read and before
+ *              anything of N is committed                -> after_offsets       (C1)
  *   read       (after, upto] streamed into one bronze data file, facts counted from
  *              the same rows (invariant 5)               -> mid_read (per row)
  *              then one positions round trip: min_lsn checked again (a purge between
@@ -419,6 +421,36 @@ static int source_warnings(mcdc_stream *s, char **out)
     return 0;
 }
 
+/* C1: offsets/N is durable before anything of batch N is committed. Its write, started by
+ * the plan (mcdc_checkpoint_record_range_begin), overlaps the read; this waits for it. */
+static int offsets_recorded(mcdc_stream *s)
+{
+    if (!s->pending)
+        return 0;
+    mcdc_checkpoint_pending *p = s->pending;
+    s->pending = NULL;
+    int64_t tw = mcdc_time_mono_us();
+    int rc = mcdc_checkpoint_record_range_end(s->ck, p);
+    s->wal_ms = (mcdc_time_mono_us() - tw) / 1000;
+    if (rc == 0)
+        mcdc_failpoint("stream.after_offsets");
+    return rc;
+}
+
+/* A batch that failed before offsets_recorded: its write is waited for all the same (the
+ * checkpoint then holds offsets/N, as when it was written before the read), keeping the
+ * batch's own error. */
+static void offsets_settle(mcdc_stream *s)
+{
+    if (!s->pending)
+        return;
+    mcdc_error saved = *mcdc_error_last();
+    offsets_recorded(s);
+    mcdc_error_set(saved.code, "%s", saved.message);
+    if (saved.hint[0])
+        mcdc_error_hint("%s", saved.hint);
+}
+
 static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
 {
     int64_t t0 = mcdc_time_mono_us();
@@ -565,6 +597,8 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                      "batch %" PRId64 " while it was read: changes may be missing "
                      "(failOnDataLoss=false; recorded as data_skipped)", s->ci, N);
         }
+        if ((rc = offsets_recorded(s)) < 0)
+            goto done;
         if (x.df) {
             mcdc_buf um = MCDC_BUF_INIT(1 << 16);
             rc = mcdc_batch_facts_to_json(&um, &bf, N, s->o.app_id, r);
@@ -630,6 +664,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
     if (s->switch_batch == N && (rc = mcdc_stream__snapshot_on_switch(s)) < 0)
         goto done;
 done:
+    offsets_settle(s);
     free(m.detail);
     mcdc_stream__facts_rows_clear(&fr);
     mcdc_stream__read_dispose(&x);
@@ -1144,12 +1179,10 @@ static int run_loop(mcdc_stream *s)
                 return rc;
         }
         if (has) {
-            int64_t tw = mcdc_time_mono_us();
-            s->plan_ms = (tw - tstart) / 1000;
-            if ((rc = mcdc_checkpoint_record_range(s->ck, &r)) < 0)
+            s->plan_ms = (mcdc_time_mono_us() - tstart) / 1000;
+            s->wal_ms = 0;
+            if ((rc = mcdc_checkpoint_record_range_begin(s->ck, &r, &s->pending)) < 0)
                 return rc;
-            s->wal_ms = (mcdc_time_mono_us() - tw) / 1000;
-            mcdc_failpoint("stream.after_offsets");
             if ((rc = run_batch(s, &r, false)) < 0)
                 return rc;
             after = r.end;

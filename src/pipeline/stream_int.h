@@ -63,7 +63,9 @@ struct mcdc_stream { /* one stream; its run state lives from mcdc_stream_run to 
     bool         has_fresh_max;   /* fresh_max was just read and not used by a plan yet */
     mcdc_lsn     fresh_max;
     int64_t      plan_ms;         /* the batch's planning time (latestOffset), for its event */
-    int64_t      wal_ms;          /* the time to record offsets/N (walCommit) */
+    int64_t      wal_ms;          /* the time to record offsets/N (walCommit): its wait
+                                   * after the read, which the write overlaps */
+    mcdc_checkpoint_pending *pending; /* offsets/N being written while batch N is read */
     mcdc_stream_result *res;      /* the caller's, during mcdc_stream_run */
 
     /* what mcdc_stream_check found (reads only) and mcdc_stream_open locked */
