@@ -181,6 +181,63 @@ static void test_pipeline_checkpoint__batch_taken_by_another_writer_is_a_conflic
     mcdc_checkpoint_close(ck);
 }
 
+/* A range recorded while the batch is read (ADR 0060): the checkpoint does not know the
+ * range until _end, which records it as record_range would; a second writer's file created
+ * between begin and end is the same conflict; the create's I/O error comes back on the
+ * caller's thread with its message. */
+static void test_pipeline_checkpoint__a_range_recorded_in_the_background(void **state)
+{
+    (void)state;
+    mcdc_checkpoint *ck = NULL;
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    assert_int_equal(0, mcdc_checkpoint_record_range_end(ck, NULL));
+    mcdc_batch_range r0 = range(0, "0x00000000000000000000", "0x00000000000000000010"), got;
+    mcdc_checkpoint_pending *p = NULL;
+    assert_int_equal(0, mcdc_checkpoint_record_range_begin(ck, &r0, &p));
+    assert_non_null(p);
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_checkpoint_last_range(ck, &got)); /* not yet */
+    assert_int_equal(0, mcdc_checkpoint_record_range_end(ck, p));
+    assert_int_equal(0, mcdc_checkpoint_last_range(ck, &got));
+    assert_int_equal(0, got.batch_id);
+    char path[400];
+    snprintf(path, sizeof path, "%s/offsets/0", dir);
+    assert_non_null(strstr(slurp(path), "\"batch_id\":0"));
+    /* out of sequence: refused by begin, nothing started */
+    assert_int_equal(MCDC_EINVAL, mcdc_checkpoint_record_range_begin(ck, &r0, &p));
+    assert_null(p);
+    mcdc_batch_commit c0 = commit(0);
+    assert_int_equal(0, mcdc_checkpoint_record_commit(ck, &c0));
+
+    /* another writer takes batch 1 between begin and end: a conflict, theirs unchanged */
+    mcdc_batch_range r1 = range(1, "0x00000000000000000010", "0x00000000000000000020");
+    snprintf(path, sizeof path, "%s/offsets/1", dir);
+    const char *theirs = "{\"batch_id\":1}";
+    assert_int_equal(0, mcdc_storage_create(path, theirs, strlen(theirs)));
+    assert_int_equal(0, mcdc_checkpoint_record_range_begin(ck, &r1, &p));
+    assert_int_equal(MCDC_ECONFLICT, mcdc_checkpoint_record_range_end(ck, p));
+    assert_non_null(strstr(mcdc_error_last()->message, "batch 1 was planned by another stream meanwhile"));
+    assert_string_equal(theirs, slurp(path));
+    assert_int_equal(0, mcdc_checkpoint_last_range(ck, &got));
+    assert_int_equal(0, got.batch_id); /* still batch 0's */
+    mcdc_checkpoint_close(ck);
+
+    /* the create fails (offsets/ is a file): MCDC_EIO with its message on this thread */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(0, system(cmd));
+    assert_int_equal(0, mcdc_checkpoint_open(&ck, dir, "a", "ci", "t"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/offsets' && touch '%s/offsets'", dir, dir);
+    assert_int_equal(0, system(cmd));
+    assert_int_equal(0, mcdc_checkpoint_record_range_begin(ck, &r0, &p));
+    mcdc_error_clear();
+    int rc = mcdc_checkpoint_record_range_end(ck, p);
+    assert_true(rc < 0);
+    assert_true(mcdc_error_last()->code == rc);
+    assert_non_null(strstr(mcdc_error_last()->message, "offsets"));
+    assert_int_equal(MCDC_ENOTFOUND, mcdc_checkpoint_last_range(ck, &got));
+    mcdc_checkpoint_close(ck);
+}
+
 static void test_pipeline_checkpoint__reuse_for_another_stream_is_refused(void **state)
 {
     (void)state;
@@ -348,6 +405,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__new_directory_gets_metadata_and_no_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__ranges_and_commits_survive_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__batch_taken_by_another_writer_is_a_conflict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__a_range_recorded_in_the_background, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__batches_out_of_sequence_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__second_opener_fails_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_checkpoint__reuse_for_another_stream_is_refused, setup, teardown),
