@@ -12,6 +12,12 @@
  * reads it): a batch of a few rows touches only the memory its rows need, so many small
  * batches in one process do not each fault in the whole ring.
  *
+ * The writer thread starts when the first chunk is handed over: a batch that fits in one
+ * chunk (the usual small batch of a service) is written by the caller at the finish, with
+ * no thread to start and join; it could not have overlapped anything anyway, since a chunk
+ * goes to the writer only once it is full. When the thread cannot start, the caller writes
+ * every chunk itself, as it hands it over.
+ *
  * A chunk's strings are copied into blocks of ROWPIPE_BLOCK bytes (a longer one into a block
  * of its own size) that never move, so a cell points at its final copy as soon as it is
  * added; a released chunk keeps its blocks for its next rows. Which columns hold bytes is
@@ -57,6 +63,8 @@ struct mcdc_rowpipe {
     pthread_mutex_t     mu;
     pthread_cond_t      cv;       /* signalled on every change of the guarded state */
     pthread_t           thread;
+    bool                started;  /* the writer thread runs */
+    bool                inline_writes; /* it could not start: the caller writes the chunks */
 };
 
 static void release(chunk *c)
@@ -65,6 +73,15 @@ static void release(chunk *c)
     for (size_t i = 0; i <= c->cur && i < c->n_blocks; i++)
         c->blocks[i].len = 0;
     c->cur = 0;
+}
+
+/* Write a chunk's rows on the calling thread (the writer's, or the caller's without one). */
+static int write_chunk(mcdc_rowpipe *p, chunk *c)
+{
+    int rc = 0;
+    for (size_t i = 0; i < c->n_rows && rc == 0; i++)
+        rc = mcdc_datafile__add(p->df, c->vals + i * p->n_cols);
+    return rc;
 }
 
 static void *writer_main(void *arg)
@@ -78,9 +95,7 @@ static void *writer_main(void *arg)
             break;
         chunk *c = &p->chunks[p->take];
         pthread_mutex_unlock(&p->mu);
-        int rc = 0;
-        for (size_t i = 0; i < c->n_rows && rc == 0; i++)
-            rc = mcdc_datafile__add(p->df, c->vals + i * p->n_cols);
+        int rc = write_chunk(p, c);
         pthread_mutex_lock(&p->mu);
         if (rc < 0 && p->rc == 0) {
             p->rc = rc;
@@ -113,13 +128,6 @@ int mcdc_rowpipe__start(mcdc_rowpipe **out, mcdc_datafile *df, const mcdc_schema
             p->byte_cols[p->n_byte_cols++] = k;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    if (pthread_create(&p->thread, NULL, writer_main, p) != 0) {
-        pthread_mutex_destroy(&p->mu);
-        pthread_cond_destroy(&p->cv);
-        free(p->byte_cols);
-        free(p);
-        return mcdc_error_set(MCDC_ERROR, "row pipe: cannot start the writer thread");
-    }
     *out = p;
     return 0;
 }
@@ -132,9 +140,20 @@ static int writer_error(mcdc_rowpipe *p)
     return p->rc;
 }
 
-/* Hand the filling chunk to the writer and wait for a free one. */
+/* Hand the filling chunk to the writer (starting it the first time) and wait for a free
+ * one; without a writer thread, write it here. */
 static int hand_over(mcdc_rowpipe *p)
 {
+    if (!p->started && !p->inline_writes) {
+        p->started = pthread_create(&p->thread, NULL, writer_main, p) == 0;
+        p->inline_writes = !p->started;
+    }
+    if (p->inline_writes) {
+        chunk *c = &p->chunks[p->fill];
+        int rc = write_chunk(p, c);
+        release(c);
+        return rc;
+    }
     pthread_mutex_lock(&p->mu);
     p->n_queued++;
     pthread_cond_broadcast(&p->cv);
@@ -237,6 +256,13 @@ static void destroy(mcdc_rowpipe *p)
 int mcdc_rowpipe__finish(mcdc_rowpipe *p)
 {
     int rc = 0;
+    if (!p->started) { /* no chunk was handed over (or no thread): the last one, here */
+        chunk *c = &p->chunks[p->fill];
+        rc = write_chunk(p, c);
+        release(c);
+        destroy(p);
+        return rc;
+    }
     if (p->chunks[p->fill].n_rows > 0)
         rc = hand_over(p);
     pthread_mutex_lock(&p->mu);
@@ -254,6 +280,10 @@ void mcdc_rowpipe__abort(mcdc_rowpipe *p)
 {
     if (!p)
         return;
+    if (!p->started) {
+        destroy(p);
+        return;
+    }
     pthread_mutex_lock(&p->mu);
     p->stop = true;
     pthread_cond_broadcast(&p->cv);

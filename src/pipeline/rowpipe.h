@@ -8,7 +8,9 @@
  * which appends its rows to the data file in order. At most ROWPIPE_CHUNKS chunks exist, so
  * memory is bounded whatever the batch size, and a reader that gets ahead waits. Rows reach the
  * file in the order they were added. An error of the writer stops the pipe: the next add
- * or the finish returns it, with its message, on the reader's thread.
+ * or the finish returns it, with its message, on the reader's thread. The writer thread
+ * starts with the first full chunk: rows that fit in one chunk are written by the caller
+ * at the finish.
  */
 #ifndef MCDC_PIPELINE_ROWPIPE_H
 #define MCDC_PIPELINE_ROWPIPE_H
@@ -17,9 +19,10 @@
 
 typedef struct mcdc_rowpipe mcdc_rowpipe;
 
-/** Start the writer thread for @p df (borrowed until mcdc_rowpipe__finish or
- *  mcdc_rowpipe__abort returns) with rows of @p schema (borrowed likewise).
- *  @return 0; MCDC_ENOMEM; MCDC_ERROR when the thread cannot start. */
+/** A pipe into @p df (borrowed until mcdc_rowpipe__finish or mcdc_rowpipe__abort returns)
+ *  with rows of @p schema (borrowed likewise); its writer thread starts with the first full
+ *  chunk (when it cannot, the caller writes every chunk as it fills). @return 0;
+ *  MCDC_ENOMEM. */
 int mcdc_rowpipe__start(mcdc_rowpipe **out, mcdc_datafile *df, const mcdc_schema *schema);
 
 /** Copy one row into the pipe (may wait for the writer). @return 0 or the writer's error. */

@@ -3,7 +3,8 @@
  * batches in one `run` process each paid for four full chunks); and every row reaches the
  * data file as it was added, in order, through rows filled in place whose strings the
  * caller reuses at once, values longer than a block of the chunk's bytes, empty strings and
- * NULLs, over more rows than the ring holds. */
+ * NULLs, over more rows than the ring holds; and a batch that fits in one chunk starts no
+ * writer thread. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -76,9 +77,24 @@ static size_t text_of(int i, char *buf, bool *null)
     return n;
 }
 
-static void rows_reach_the_file_in_order(void **state)
+/* The process's thread count, from /proc/self/status. */
+static int threads(void)
 {
-    (void)state;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Pipe @p n_rows rows into a data file and read them back in order; *started: whether a
+ * writer thread ran while the rows were added (the thread count rose). */
+static void pipe_rows(int n_rows, bool *started)
+{
     char dir[] = "/tmp/mcdc-rowpipe-XXXXXX";
     assert_non_null(mkdtemp(dir));
     mcdc_schema *s = mcdc_schema_new();
@@ -88,10 +104,12 @@ static void rows_reach_the_file_in_order(void **state)
     mcdc_datafile *df = NULL;
     assert_int_equal(mcdc_datafile__open(&df, dir, s), 0);
     mcdc_rowpipe *p = NULL;
+    int t0 = threads();
+    *started = false;
     assert_int_equal(mcdc_rowpipe__start(&p, df, s), 0);
     char *buf = malloc(400000);
     assert_non_null(buf);
-    for (int i = 0; i < N_ROWS; i++) {
+    for (int i = 0; i < n_rows; i++) {
         bool null;
         size_t n = text_of(i, buf, &null);
         mcdc_value in[3] = { { .v.i = i }, { .is_null = null, .v.s = { buf, n } }, { .v.s = { buf, n < 5 ? n : 5 } } };
@@ -104,6 +122,8 @@ static void rows_reach_the_file_in_order(void **state)
             assert_int_equal(mcdc_rowpipe__add(p, in), 0);
         }
         memset(buf, '#', n); /* the pipe copied it */
+        if (threads() > t0)
+            *started = true;
     }
     assert_int_equal(mcdc_rowpipe__finish(p), 0);
     mcdc_delta_file add = { 0 };
@@ -112,9 +132,9 @@ static void rows_reach_the_file_in_order(void **state)
     snprintf(path, sizeof path, "%s/%s", dir, add.path);
     mcdc_parquet_reader *r = NULL;
     assert_int_equal(mcdc_parquet_reader_open(&r, path, NULL), 0);
-    assert_int_equal(mcdc_parquet_reader_num_rows(r), N_ROWS);
+    assert_int_equal(mcdc_parquet_reader_num_rows(r), n_rows);
     const mcdc_value *row;
-    for (int i = 0; i < N_ROWS; i++) {
+    for (int i = 0; i < n_rows; i++) {
         assert_int_equal(mcdc_parquet_reader_next(r, &row), 1);
         bool null;
         size_t n = text_of(i, buf, &null);
@@ -136,11 +156,32 @@ static void rows_reach_the_file_in_order(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void rows_reach_the_file_in_order(void **state)
+{
+    (void)state;
+    bool started;
+    pipe_rows(N_ROWS, &started);
+    assert_true(started); /* more rows than a chunk: the writer thread ran */
+}
+
+/* A batch that fits in one chunk is written by the caller at the finish: no thread to
+ * start and join (a chunk goes to the writer only when full, so none could overlap). */
+static void a_small_batch_starts_no_thread(void **state)
+{
+    (void)state;
+    bool started;
+    pipe_rows(CHUNK_ROWS - 1, &started);
+    assert_false(started);
+    pipe_rows(CHUNK_ROWS + 1, &started);
+    assert_true(started);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(few_rows_hold_one_chunk),
         cmocka_unit_test(rows_reach_the_file_in_order),
+        cmocka_unit_test(a_small_batch_starts_no_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
