@@ -3,14 +3,16 @@
 the S3 client's tests (never instead of the real gateway, which tests/s3/lake_s3.sh uses).
 
 Objects live in memory. It answers what the storage seam's S3 backend sends: PUT (with
-If-None-Match: *), GET (with Range), HEAD, DELETE, ListObjectsV2 (prefix, delimiter,
-max-keys, continuation-token) and multipart uploads. Signatures are not checked.
+If-None-Match: * or If-Match: ETAG, quoted as AWS takes it), GET (with Range), HEAD,
+DELETE, ListObjectsV2 (prefix, delimiter, max-keys, continuation-token) and multipart
+uploads. Signatures are not checked.
 
 Faults (command-line flags), each counted over the requests of that kind:
   --slowdown-every N     every N-th request gets 503 SlowDown, and is not applied
   --reset-every N        every N-th PUT with a body over 1 KiB: half the body is read, then
                          the connection is closed without an answer (not applied)
-  --error-after-store N  every N-th conditional PUT is stored, then answered 500
+  --error-after-store N  every N-th conditional PUT (either condition) is stored, then
+                         answered 500; an If-Match PUT's line in the log says "if-match"
   --ignore-if-none-match conditional PUTs replace what is there (a store that ignores it)
 Prints "port N" on its first line once it listens on 127.0.0.1 (port 0: any free port).
 A request log (method, key, status) goes to --log FILE when given; --page-keys N caps the
@@ -171,18 +173,26 @@ class H(BaseHTTPRequestHandler):
                 up[int(q["partNumber"])] = data
             return self.answer(200, b"", {"ETag": '"%s"' % hashlib.md5(data).hexdigest()})
         cond = self.headers.get("If-None-Match") == "*"
+        match = self.headers.get("If-Match")
         fail_after = False
         with lock:
-            if cond and (b, k) in objects and not args.ignore_if_none_match:
-                exists = True
+            o = objects.get((b, k))
+            if match is not None and o is None:
+                refused = 404
+            elif match is not None and match != o[1]:
+                refused = 412
+            elif cond and o is not None and not args.ignore_if_none_match:
+                refused = 412
             else:
-                exists = False
+                refused = 0
                 objects[(b, k)] = (data, '"%s"' % hashlib.md5(data).hexdigest(), time.time())
-                if cond:
+                if cond or match is not None:
                     counts["condput"] += 1
                     fail_after = bool(args.error_after_store) and counts["condput"] % args.error_after_store == 0
-        if exists:
-            return self.error(412, "PreconditionFailed")
+        if match is not None:
+            log("if-match", self.path)
+        if refused:
+            return self.error(refused, "NoSuchKey" if refused == 404 else "PreconditionFailed")
         if fail_after:
             return self.error(500, "InternalError")
         self.answer(200, b"", {"ETag": objects[(b, k)][1]})

@@ -7,6 +7,9 @@
 # match bronze, one control row, nothing lost or doubled, every file a commit names is
 # there (table cat reads them all). A store that ignores If-None-Match is refused at first
 # use, naming --allow-unsafe-single-writer, and writes no table; with that flag it is used.
+# A checkpoint on a store that answers 500 after storing every conditional PUT: its creates and the lease's
+# swaps (If-Match) are recognised as the writes they were; two streams in a row succeed
+# and leave the lease released.
 set -euo pipefail
 # shellcheck source=tests/integration/stream_lib.bash
 . "$MCDC_SRC/tests/integration/stream_lib.bash"
@@ -65,6 +68,26 @@ done
 grep -q ' 503$' "$T/slowdown.log" || die "the fake answered no 503"
 grep -q '^RESET' "$T/reset.log" || die "the fake reset no upload"
 grep -q ' 500$' "$T/error500.log" || die "the fake answered no 500 after storing"
+
+# a checkpoint on a store that answers 500 after storing every conditional PUT: its
+# creates (If-None-Match) and the lease's swaps (If-Match) are taken for the writes they
+# were (the bytes read back are ours), so two streams in a row succeed, each taking and
+# releasing the lease
+fake lease --error-after-store 1
+EP_lease=$AWS_ENDPOINT_URL
+run_ck() { # run_ck: the stream with its checkpoint under s3://mcdc-fake/lease/ck
+  AWS_ENDPOINT_URL=$EP_lease M --warehouse s3://mcdc-fake/lease stream --source "sim:$DB" \
+    --capture-instance dbo_orders --target bronze.orders --app-id orders --checkpoint s3://mcdc-fake/lease/ck \
+    --facts ops.facts --control ops.control >/dev/null 2>>"$T/lease.err" || { cat "$T/lease.err" >&2; die "lease: the stream failed"; }
+}
+run_ck
+run_ck
+AWS_ENDPOINT_URL=$EP_lease check lease
+curl -s "$EP_lease/mcdc-fake/lease/ck/lease" >"$T/lease.json"
+grep -q '"released":true' "$T/lease.json" || die "the lease was not released: $(cat "$T/lease.json")"
+grep -q '^if-match /mcdc-fake/lease/ck/lease$' "$T/lease.log" || die "no swap of the lease reached the fake"
+grep -A1 '^if-match /mcdc-fake/lease/ck/lease$' "$T/lease.log" | grep -q ' 500$' ||
+  die "no swap of the lease was answered 500 after storing"
 
 # a store that ignores If-None-Match: refused at first use, nothing written
 fake ignoring --ignore-if-none-match
