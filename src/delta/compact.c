@@ -442,6 +442,52 @@ static int build_run(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, s
     return 0;
 }
 
+/* Whether @p v is a range tag's value: uppercase hex, an even number of digits. */
+static bool range_value(const char *v)
+{
+    size_t n = 0;
+    for (; v && v[n]; n++)
+        if (!((v[n] >= '0' && v[n] <= '9') || (v[n] >= 'A' && v[n] <= 'F')))
+            return false;
+    return v && n % 2 == 0;
+}
+
+/* The range tags every input of group [from, to) carries, combined (smallest min, largest
+ * max), set on @p f (MCDC_DELTA_RANGE_TAG_PREFIX). */
+static int keep_range_tags(mcdc_delta_file *f, const mcdc_delta_snapshot *snap,
+                           const mcdc_delta__compact_plan *p, size_t from, size_t to)
+{
+    const mcdc_delta_file *first = &snap->files[p->idx[from]];
+    size_t plen = strlen(MCDC_DELTA_RANGE_TAG_PREFIX);
+    for (size_t t = 0; t < first->tags.n; t++) {
+        const char *key = first->tags.kv[t].key;
+        size_t kl = strlen(key);
+        if (strncmp(key, MCDC_DELTA_RANGE_TAG_PREFIX, plen) != 0 || kl < plen + 4 || kl > 250 ||
+            strcmp(key + kl - 4, "_min") != 0)
+            continue;
+        char max_key[256];
+        snprintf(max_key, sizeof max_key, "%.*s_max", (int)(kl - 4), key);
+        const char *lo = NULL, *hi = NULL;
+        bool all = true;
+        for (size_t i = from; i < to && all; i++) {
+            const mcdc_delta_file *g = &snap->files[p->idx[i]];
+            const char *a = mcdc_delta_map_get(&g->tags, key, NULL);
+            const char *b = mcdc_delta_map_get(&g->tags, max_key, NULL);
+            all = range_value(a) && range_value(b);
+            if (all && (!lo || strcmp(a, lo) < 0))
+                lo = a;
+            if (all && (!hi || strcmp(b, hi) > 0))
+                hi = b;
+        }
+        int rc = 0;
+        if (all && lo && hi && (rc = mcdc_delta_map_set(&f->tags, key, lo)) == 0)
+            rc = mcdc_delta_map_set(&f->tags, max_key, hi);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* Rewrite group [from, to) of the plan into new files appended to *added. */
 static int rewrite_group(const mcdc_delta_snapshot *snap, const mcdc_delta__compact_plan *p,
                          size_t from, size_t to, bool is_auto, mcdc_delta_file **added,
@@ -470,7 +516,8 @@ static int rewrite_group(const mcdc_delta_snapshot *snap, const mcdc_delta__comp
     snprintf(order, sizeof order, "%lld",
              (long long)mcdc_delta__file_order(&snap->files[p->idx[from]]));
     for (size_t i = 0; rc == 0 && i < n_files; i++)
-        rc = mcdc_delta_map_set(&files[i].tags, MCDC_DELTA_TAG_ORDER, order);
+        if ((rc = mcdc_delta_map_set(&files[i].tags, MCDC_DELTA_TAG_ORDER, order)) == 0)
+            rc = keep_range_tags(&files[i], snap, p, from, to);
     mcdc_delta_file *grown = NULL;
     if (rc == 0 && n_files) {
         grown = realloc(*added, (*n_added + n_files) * sizeof *grown);

@@ -17,6 +17,13 @@
  * order of its oldest input), so later compactions keep combining neighbours. */
 #define MCDC_DELTA_TAG_ORDER "mcdc.compact.order"
 
+/* Range tags: a pair "mcdc.<name>_min" / "mcdc.<name>_max" of uppercase hex strings of an
+ * order-preserving encoding (silver's key range, mcdc.silver.key_min and _max), so that
+ * comparing the text compares the encoded values. A compacted file keeps a pair when every
+ * one of its inputs carries it valid: the smallest min and the largest max (a bound of its
+ * rows, also when deletion vectors dropped some). */
+#define MCDC_DELTA_RANGE_TAG_PREFIX "mcdc."
+
 /* Defaults (Delta's auto compaction: minNumFiles 50, maxFileSize 128 MiB, small = under
  * half of it). */
 #define MCDC_DELTA_AC_MIN_NUM_FILES 50

@@ -7,7 +7,8 @@
  * A file is small when it is under half the target size or carries a deletion vector.
  * Small files are combined in commit order (delta/compact.h), in groups of at most the
  * target size of input, so a log-like table keeps files with tight, disjoint ranges; a
- * group of one file is rewritten only to drop its deletion vector. The commit fails with
+ * group of one file is rewritten only to drop its deletion vector. Range tags (silver's key
+ * range, delta/compact.h) are combined into the new file's, so pruning by key survives. The commit fails with
  * MCDC_ECONFLICT when another writer removed one of the files meanwhile; the files written
  * are then removed (nothing references them). The finalization control table is refused:
  * it keeps one file per row (docs/decisions/0002-control-table-one-file-per-row.md).
