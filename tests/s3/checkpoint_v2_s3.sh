@@ -25,23 +25,6 @@ S() { M stream --source "sim:$DB" --capture-instance dbo_orders --target bronze.
 info() { M table info bronze.o --format json; }
 version() { info | sed -E 's/^\{"path":"[^"]*","version":([0-9]+).*/\1/'; }
 cp_version() { info | sed -n 's/.*"checkpointVersion":\([0-9-]*\).*/\1/p'; }
-fetch() { # fetch PREFIX DIR: every object under PREFIX/ into DIR (a new copy)
-  local token="" q keys
-  rm -rf "$2"
-  while :; do
-    q="list-type=2&prefix=$(urlenc "$1/")"
-    [ -n "$token" ] && q="continuation-token=$(urlenc "$token")&$q"
-    expect 200 "$(req GET "?$q")" "list $1"
-    keys=$(grep -oE '<Key>[^<]*</Key>' "$W/out" | sed -E 's:</?Key>::g')
-    for k in $keys; do
-      mkdir -p "$2/$(dirname "${k#"$1"/}")"
-      expect 200 "$(req GET "$k")" "GET $k"
-      cp "$W/out" "$2/${k#"$1"/}"
-    done
-    grep -q '<IsTruncated>true</IsTruncated>' "$W/out" || break
-    token=$(grep -oE '<NextContinuationToken>[^<]*' "$W/out" | sed 's/.*>//')
-  done
-}
 lc_field() { # lc_field DIR version|top|side: from the fetched _last_checkpoint
   node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const f = process.argv[2];

@@ -92,22 +92,6 @@ M table files bronze.orders >"$T/files.jsonl" || die "table files on S3"
 [ "$(wc -l <"$T/files.jsonl")" = 1 ] || die "bronze on S3 holds $(wc -l <"$T/files.jsonl") files after optimize and vacuum, want 1"
 
 # fetched back object by object, the S3 table is a Delta table that reads the same
-fetch() { # fetch PREFIX DIR: every object under PREFIX/ into DIR
-  local token="" q keys
-  while :; do
-    q="list-type=2&prefix=$(urlenc "$1/")"
-    [ -n "$token" ] && q="continuation-token=$(urlenc "$token")&$q"
-    expect 200 "$(req GET "?$q")" "list $1"
-    keys=$(grep -oE '<Key>[^<]*</Key>' "$W/out" | sed -E 's:</?Key>::g')
-    for k in $keys; do
-      mkdir -p "$2/$(dirname "${k#"$1"/}")"
-      expect 200 "$(req GET "$k")" "GET $k"
-      cp "$W/out" "$2/${k#"$1"/}"
-    done
-    grep -q '<IsTruncated>true</IsTruncated>' "$W/out" || break
-    token=$(grep -oE '<NextContinuationToken>[^<]*' "$W/out" | sed 's/.*>//')
-  done
-}
 fetch lake/silver/orders "$T/back/silver"
 M table cat "$T/back/silver" --format jsonl >"$T/back.jsonl"
 cmp -s "$T/back.jsonl" "$T/silver.jsonl" || die "silver fetched back reads differently"

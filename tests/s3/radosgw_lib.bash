@@ -54,5 +54,24 @@ put() {
 expect() { # expect WANT GOT WHAT
   [ "$2" = "$1" ] || fail "$3: HTTP $2, expected $1 ($(head -c 300 "$W/out" 2>/dev/null))"
 }
+# fetch PREFIX DIR: every object under PREFIX/ of the bucket into DIR (emptied first), by
+# ListObjectsV2 pages and GETs
+fetch() {
+  local token="" q keys
+  rm -rf "$2"
+  while :; do
+    q="list-type=2&prefix=$(urlenc "$1/")"
+    [ -n "$token" ] && q="continuation-token=$(urlenc "$token")&$q"
+    expect 200 "$(req GET "?$q")" "list $1"
+    keys=$(grep -oE '<Key>[^<]*</Key>' "$W/out" | sed -E 's:</?Key>::g')
+    for k in $keys; do
+      mkdir -p "$2/$(dirname "${k#"$1"/}")"
+      expect 200 "$(req GET "$k")" "GET $k"
+      cp "$W/out" "$2/${k#"$1"/}"
+    done
+    grep -q '<IsTruncated>true</IsTruncated>' "$W/out" || break
+    token=$(grep -oE '<NextContinuationToken>[^<]*' "$W/out" | sed 's/.*>//')
+  done
+}
 # header NAME: the value of header NAME in the last req/put answer
 header() { tr -d '\r' <"$W/hdr" | awk -v h="$1" 'BEGIN{IGNORECASE=1} $0 ~ "^"h":" {sub("^[^:]*: *",""); print}'; }
