@@ -17,11 +17,6 @@ apply() {
     --control ops.control --facts ops.facts --format json "$@" > "$T/apply.json"
 }
 field() { $SCHECK json "$T/apply.json" "$1"; }
-check_silver() {
-  M sim query "$DB" 'SELECT * FROM dbo.orders' --format jsonl > "$T/src.jsonl"
-  cat_table "$S" "$T/silver.jsonl"
-  $SCHECK silver-vs-source "$T/silver.jsonl" "$T/src.jsonl" >/dev/null || die "$1: silver differs from the source"
-}
 control_field() { # control_field TABLE FIELD
   M finalization show --control ops.control --table "$1" --format json > "$T/v.json" 2>/dev/null || { echo null; return; }
   $SCHECK json "$T/v.json" "$2"
@@ -31,7 +26,7 @@ sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders (order_id, customer, amount
 sim_capture 2026-10-01T14:00:30
 sstream c --bootstrap >/dev/null
 apply
-check_silver bootstrap
+silver_vs_source "$S" bootstrap
 
 minute=1
 for fp in silver.before_merge_commit silver.after_merge silver.after_position; do
@@ -59,7 +54,7 @@ for fp in silver.before_merge_commit silver.after_merge silver.after_position; d
     esac
     apply || die "$fp ($kind): the rerun failed"
     [ $fp = silver.after_position ] || [ $kind = incremental ] || [ "$(field rebuilt)" = true ] || die "$fp: no rebuild on the rerun"
-    check_silver "$fp ($kind)"
+    silver_vs_source "$S" "$fp ($kind)"
     grep -q "\"order_id\":$k," "$T/silver.jsonl" && die "$fp: key $k came back"
     b=$(control_field bronze.c finalized_until); s=$(control_field "$S" finalized_until)
     [ "$s" != null ] || die "$fp: no silver verdict after the rerun"

@@ -21,22 +21,16 @@ apply() { # apply SILVER [ARGS...]
     --control ops.control --facts ops.facts --target-file-rows 4 --format json "$@" > "$T/apply.json"
 }
 field() { $SCHECK json "$T/apply.json" "$1"; }
-check_silver() { # check_silver SILVER WHAT
-  M sim query "$DB" 'SELECT * FROM dbo.orders' --format jsonl > "$T/src.jsonl"
-  cat_table "$1" "$T/silver.jsonl"
-  $SCHECK silver-vs-source "$T/silver.jsonl" "$T/src.jsonl" >/dev/null || {
-    cat "$T/apply.json" >&2; die "$2: $1 differs from the source"; }
-}
 dv_files() { M table files "$1" --force --format json 2>/dev/null | grep -o '"deletion_vector":true' | wc -l; }
 marked=0
 run_step() { # run_step WHAT [stream args...]
   local what=$1; shift
   sstream h "$@" >/dev/null || die "$what: stream failed"
   apply silver.rw --write-mode rewrite || die "$what: rewrite apply failed"
-  check_silver silver.rw "$what (rewrite)"
+  silver_vs_source silver.rw "$what (rewrite)"
   apply silver.dv --write-mode deletion-vectors || die "$what: deletion-vector apply failed"
   marked=$((marked + $(field silver_files_marked)))
-  check_silver silver.dv "$what (deletion vectors)"
+  silver_vs_source silver.dv "$what (deletion vectors)"
   # a rerun with nothing new changes nothing
   apply silver.dv
   [ "$(field changed_keys)" = 0 ] || die "$what: the rerun found changes"
@@ -112,12 +106,12 @@ for fp in silver.before_merge_commit silver.after_merge silver.after_position; d
   set -e
   [ $rc = 137 ] || die "$fp: exit $rc, want 137"
   apply silver.dv || die "$fp: the rerun failed"
-  check_silver silver.dv "$fp"
+  silver_vs_source silver.dv "$fp"
   grep -q "\"order_id\":$k," "$T/silver.jsonl" && die "$fp: key $k came back"
   apply silver.dv
   [ "$(field changed_keys)" = 0 ] || die "$fp: the second rerun found changes"
   apply silver.rw
-  check_silver silver.rw "$fp (rewrite)"
+  silver_vs_source silver.rw "$fp (rewrite)"
 done
 cat_table silver.dv "$T/a.jsonl"; cat_table silver.rw "$T/b.jsonl"
 sort "$T/a.jsonl" > "$T/a.s"; sort "$T/b.jsonl" > "$T/b.s"
@@ -135,7 +129,7 @@ sim_capture 2026-10-01T14:20:30
 sstream h >/dev/null
 apply silver.dv --write-mode rewrite
 [ "$(field silver_files_marked)" = 0 ] || die "rewrite mode marked files"
-check_silver silver.dv "back to rewrite mode"
+silver_vs_source silver.dv "back to rewrite mode"
 M table info silver.dv --format json | grep -q '"mcdc.silver.write_mode": *"rewrite"' || die "rewrite mode not recorded"
 
 # deletion vectors with scd2 or soft deletes: refused, nothing written

@@ -19,12 +19,6 @@ apply() { # apply NAME [ARGS...]: silver.NAME from bronze.NAME, result in $T/app
     --control ops.control --format json "$@" > "$T/apply.json"
 }
 field() { $SCHECK json "$T/apply.json" "$1"; }
-check_silver() { # check_silver NAME WHAT: silver.NAME equals the source table
-  M sim query "$DB" 'SELECT * FROM dbo.orders' --format jsonl > "$T/src.jsonl"
-  cat_table "silver.$1" "$T/silver.jsonl"
-  $SCHECK silver-vs-source "$T/silver.jsonl" "$T/src.jsonl" >/dev/null || {
-    cat "$T/apply.json" >&2; die "$2: silver.$1 differs from the source"; }
-}
 verdict() { # verdict NAME: finalized_until of a control row, or null
   M finalization show --control ops.control --table "$1" --format json > "$T/v.json" 2>/dev/null || { echo null; return; }
   $SCHECK json "$T/v.json" finalized_until
@@ -33,7 +27,7 @@ run_step() { # run_step WHAT [stream args...]: stream bronze.h, apply, check
   local what=$1; shift
   sstream h "$@" >/dev/null || die "$what: stream failed"
   apply h --keys order_id --facts ops.facts || die "$what: apply failed"
-  check_silver h "$what"
+  silver_vs_source silver.h "$what"
   local b s
   b=$(verdict bronze.h); s=$(verdict silver.h)
   [ "$s" = null ] || [ "$b" != null ] || die "$what: silver has a verdict, bronze none"
@@ -96,11 +90,11 @@ cp "$T/silver.jsonl" "$T/before.jsonl"
 apply h --keys order_id --facts ops.facts
 [ "$(field changed_keys)" = 0 ] || die "rerun: $(cat "$T/apply.json")"
 [ "$(field silver_files_rewritten)" = 0 ] || die "rerun rewrote files"
-check_silver h "rerun"
+silver_vs_source silver.h "rerun"
 
 # keys from the source, the same silver
 apply h --source "sim:$DB" --facts ops.facts || die "apply with --source"
-check_silver h "keys from the source"
+silver_vs_source silver.h "keys from the source"
 # other keys than silver was built with are refused
 set +e
 M silver apply --bronze bronze.h --silver silver.h --capture-instance dbo_orders --keys customer \
@@ -124,7 +118,7 @@ set -e
 apply nf --keys order_id 2>/dev/null || true
 sstream nf >/dev/null
 apply nf --keys order_id
-check_silver nf "without facts"
+silver_vs_source silver.nf "without facts"
 [ "$(verdict silver.nf)" = null ] || die "silver.nf got a verdict without --facts"
 
 # bronze that does not exist: exit 2 naming it, and nothing written (no silver, no row);

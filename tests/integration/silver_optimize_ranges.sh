@@ -4,13 +4,7 @@
 # an update of one key rewrites only the compacted files whose range holds it. Silver
 # equals the source throughout.
 . "$(dirname "$0")/stream_lib.bash"
-SCHECK="node $MCDC_SRC/tests/integration/silver_check.mjs"
 sim_setup
-check_silver() {
-  M sim query "$DB" 'SELECT * FROM dbo.orders' --format jsonl > "$T/src.jsonl"
-  cat_table silver.f "$T/silver.jsonl"
-  $SCHECK silver-vs-source "$T/silver.jsonl" "$T/src.jsonl" >/dev/null || die "$1: silver differs from the source"
-}
 # live: silver's live files after replaying its JSON commits, one line each:
 # path key_min key_max ("-" for an absent tag)
 live() {
@@ -42,7 +36,7 @@ for i in 1 2 3; do
   stream f --control ops.control >/dev/null || die "stream $i failed"
   apply "apply $i"
 done
-check_silver "before optimize"
+silver_vs_source silver.f "before optimize"
 live > "$T/before"
 [ "$(wc -l < "$T/before")" -ge 4 ] || die "silver has $(wc -l < "$T/before") file(s), too few to compact in groups"
 ! grep -q ' -' "$T/before" || die "a silver file without its key range: $(cat "$T/before")"
@@ -68,7 +62,7 @@ while read -r path tlo thi; do
       if (e < lo || e > hi) { console.error("key " + JSON.parse(l).order_id + " outside " + lo + ".." + hi); process.exit(1); }
     }' "$T/rows.jsonl" "$tlo" "$thi" || die "$path: a row outside its key range tags"
 done < "$T/after"
-check_silver "after optimize"
+silver_vs_source silver.f "after optimize"
 
 # an update of key 1: only the compacted files whose range holds it are rewritten (files
 # without a range may hold any key, and every one would be)
@@ -81,5 +75,5 @@ M silver apply --bronze bronze.f --silver silver.f --capture-instance dbo_orders
 rewritten=$(node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(j.silver_files_rewritten + j.silver_files_marked)' "$T/apply.json")
 [ "$rewritten" -le "$holding" ] || die "the apply rewrote $rewritten files, only $holding hold key 1 (of $n_after): $(cat "$T/apply.json")"
-check_silver "after the next apply"
+silver_vs_source silver.f "after the next apply"
 echo "ok ($n_after compacted files, $rewritten rewritten for one key)"

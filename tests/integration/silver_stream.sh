@@ -5,11 +5,6 @@
 . "$(dirname "$0")/stream_lib.bash"
 SCHECK="node $MCDC_SRC/tests/integration/silver_check.mjs"
 sim_setup
-check_silver() {
-  M sim query "$DB" 'SELECT * FROM dbo.orders' --format jsonl > "$T/src.jsonl"
-  cat_table silver.f "$T/silver.jsonl"
-  $SCHECK silver-vs-source "$T/silver.jsonl" "$T/src.jsonl" >/dev/null || die "$1: silver differs from the source"
-}
 field() { # field TABLE KEY: of its control row
   M finalization show --control ops.control --table "$1" --format json > "$T/v.json"
   $SCHECK json "$T/v.json" "$2"
@@ -19,7 +14,7 @@ sim_exec 2026-10-01T14:00:00 "INSERT INTO dbo.orders (order_id, customer, amount
 sim_capture 2026-10-01T14:00:30
 out=$(stream f --bootstrap --control ops.control --silver silver.f --keys order_id) || die "stream --silver: $out"
 grep -q <<<"$out" "^silver silver.f: " || die "no silver line: $out"
-check_silver bootstrap
+silver_vs_source silver.f bootstrap
 
 for i in 1 2 3; do
   sim_exec "2026-10-01T14:0$i:00" "INSERT INTO dbo.orders (order_id, customer, amount, placed_at) VALUES ($((i + 10)), 'n$i', $i.00, NULL); UPDATE dbo.orders SET amount = amount + 1 WHERE order_id = 1"
@@ -29,7 +24,7 @@ sim_capture 2026-10-01T14:05:00
 M sim idle "$DB" --at 2026-10-01T15:20:00 >/dev/null
 # keys from the source this time; one commit per batch, so several batches
 stream f --control ops.control --silver silver.f --max-commits-per-batch 1 >/dev/null || die "stream --silver (keys from the source)"
-check_silver "after changes"
+silver_vs_source silver.f "after changes"
 b=$(field bronze.f finalized_until); s=$(field silver.f finalized_until)
 [ "$s" != null ] || die "silver has no verdict"
 [ "$s" = "$b" ] || die "silver's verdict $s is not bronze's $b after the last apply"

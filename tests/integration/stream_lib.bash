@@ -52,6 +52,15 @@ metrics_url() {
   die "no 'metrics: listening on' line in $1: $(cat "$1")"
 }
 
+# silver_vs_source TABLE WHAT: silver TABLE holds exactly the rows of dbo.orders at the
+# source; else it fails naming WHAT (and shows $T/apply.json, an apply's output, if there)
+silver_vs_source() {
+  M sim query "$DB" 'SELECT * FROM dbo.orders' --format jsonl > "$T/src.jsonl"
+  cat_table "$1" "$T/silver.jsonl"
+  node "$MCDC_SRC/tests/integration/silver_check.mjs" silver-vs-source "$T/silver.jsonl" "$T/src.jsonl" >/dev/null || {
+    [ ! -s "$T/apply.json" ] || cat "$T/apply.json" >&2
+    die "$2: $1 differs from the source"; }
+}
 # check_bronze TARGET FACTS APP_ID: bronze holds exactly the change table, facts match
 check_bronze() {
   ct_rows "$T/ct.jsonl"

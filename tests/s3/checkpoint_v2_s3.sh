@@ -13,10 +13,7 @@ set -euo pipefail
 . "$MCDC_SRC/tests/integration/stream_lib.bash"
 # shellcheck source=tests/s3/radosgw_lib.bash
 . "$MCDC_SRC/tests/s3/radosgw_lib.bash"
-trap 'cleanup; rm -rf "$T"' EXIT
-s3_gateway_up
-export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION=$S3_REGION AWS_ENDPOINT_URL=$S3_ENDPOINT
-export HOME=$T/home
+s3_stream_test
 export MSSQL_CDC_WAREHOUSE=s3://$S3_BUCKET/lake
 NODE_DIR=$MCDC_SRC/tests/node
 started=$SECONDS

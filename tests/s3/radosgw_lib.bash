@@ -54,6 +54,14 @@ put() {
 expect() { # expect WANT GOT WHAT
   [ "$2" = "$1" ] || fail "$3: HTTP $2, expected $1 ($(head -c 300 "$W/out" 2>/dev/null))"
 }
+# s3_stream_test: for a test that sourced stream_lib.bash: the gateway up, its keys, region
+# and endpoint exported for mssql-cdc, HOME in $T; the gateway stopped and $T removed at exit
+s3_stream_test() {
+  trap 'cleanup; rm -rf "$T"' EXIT
+  s3_gateway_up
+  export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION=$S3_REGION AWS_ENDPOINT_URL=$S3_ENDPOINT
+  export HOME=$T/home
+}
 # fetch PREFIX DIR: every object under PREFIX/ of the bucket into DIR (emptied first), by
 # ListObjectsV2 pages and GETs
 fetch() {
