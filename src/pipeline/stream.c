@@ -468,8 +468,10 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
             (rc = mcdc_stream__plan_ddl(s, &r->start.lsn, &r->end.lsn, N)) < 0)
             return rc;
     }
-    if ((rc = mcdc_stream__read_init(&x, s)) < 0)
+    if ((rc = mcdc_stream__read_init(&x, s)) < 0) {
+        offsets_settle(s);
         return rc;
+    }
     int64_t bronze_version = -1, facts_version = -1;
     /* the batch's gap (failOnDataLoss=false): one data_skipped row, inside the batch, however
      * many times cleanup moved min_lsn (planned, before the read, during it) */
@@ -878,6 +880,7 @@ void mcdc_stream_stop(mcdc_stream *s)
 /* What mcdc_stream_check and mcdc_stream_open hold, released by run or free. */
 static void release_run_state(mcdc_stream *s)
 {
+    offsets_settle(s); /* never pending here (run_batch settles it); the thread is joined */
     mcdc_fs_close(s->progress_fd);
     s->progress_fd = -1;
     mcdc_checkpoint_close(s->ck);
