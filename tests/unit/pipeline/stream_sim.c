@@ -13,60 +13,14 @@
 #include "mcdc/pipeline.h"
 #include "mcdc/sim.h"
 #include "mcdc/time.h"
-
-static char root[256], db[300], ck[300], bronze[300], facts[300];
+#include "unit/pipeline/scratch.h"
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/mcdc-stream-sim-XXXXXX");
-    if (!mkdtemp(root))
-        return -1;
-    snprintf(db, sizeof db, "%s/db.sqlite", root);
-    snprintf(ck, sizeof ck, "%s/ck", root);
-    snprintf(bronze, sizeof bronze, "%s/bronze", root);
-    snprintf(facts, sizeof facts, "%s/facts", root);
-    return 0;
+    return scratch_setup("stream-sim");
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static int64_t at(const char *s)
-{
-    int64_t us = 0;
-    mcdc_time_parse(&us, s);
-    return us;
-}
-
-/* Day 1: 40 inserts in 4 transactions; day 3: 10 more; everything captured. */
-static void history(void)
-{
-    mcdc_sim *sim = NULL;
-    assert_int_equal(0, mcdc_sim_open(&sim, db, true, NULL));
-    assert_int_equal(0, mcdc_sim_create_table(sim, "dbo.t", "id INT NOT NULL, name NVARCHAR(20) NULL",
-                                              "id", NULL, at("2026-10-01T00:00:00")));
-    mcdc_sim_capture_result cr;
-    mcdc_sim_exec_result er;
-    assert_int_equal(0, mcdc_sim_capture(sim, at("2026-10-01T00:00:01"), NULL, &cr));
-    char sql[4096];
-    for (int t = 0; t < 5; t++) {
-        size_t n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO dbo.t (id, name) VALUES ");
-        for (int i = 0; i < 10; i++)
-            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s(%d, 'n%d')", i ? ", " : "",
-                                  t * 10 + i, i);
-        char when[32];
-        snprintf(when, sizeof when, "2026-10-0%dT10:00:0%d", t < 4 ? 1 : 3, t);
-        assert_int_equal(0, mcdc_sim_exec(sim, sql, MCDC_SIM_NOW, at(when), &er));
-    }
-    assert_int_equal(0, mcdc_sim_capture(sim, at("2026-10-03T10:00:10"), NULL, &cr));
-    mcdc_sim_close(sim);
-}
 
 typedef struct purge_ctx {
     int  pages;
@@ -116,7 +70,7 @@ static int run(bool purge, mcdc_stream_result *res, purge_ctx *pc)
 static void test_pipeline_stream_sim__cleanup_between_pages_is_a_data_loss(void **state)
 {
     (void)state;
-    history();
+    five_transactions();
     mcdc_stream_result res;
     purge_ctx pc = { 0 };
     assert_int_equal(MCDC_EDATALOSS, run(true, &res, &pc));
@@ -129,7 +83,7 @@ static void test_pipeline_stream_sim__cleanup_between_pages_is_a_data_loss(void 
 static void test_pipeline_stream_sim__paged_read_without_cleanup_is_whole(void **state)
 {
     (void)state;
-    history();
+    five_transactions();
     mcdc_stream_result res;
     purge_ctx pc = { 0 };
     assert_int_equal(0, run(false, &res, &pc));
@@ -141,8 +95,8 @@ static void test_pipeline_stream_sim__paged_read_without_cleanup_is_whole(void *
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pipeline_stream_sim__cleanup_between_pages_is_a_data_loss, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_stream_sim__paged_read_without_cleanup_is_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_sim__cleanup_between_pages_is_a_data_loss, setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_sim__paged_read_without_cleanup_is_whole, setup, scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

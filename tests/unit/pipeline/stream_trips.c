@@ -18,60 +18,14 @@
 #include "mcdc/sim.h"
 #include "mcdc/source.h"
 #include "mcdc/time.h"
-
-static char root[256], db[300], ck[300], bronze[300], facts[300];
+#include "unit/pipeline/scratch.h"
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/mcdc-stream-trips-XXXXXX");
-    if (!mkdtemp(root))
-        return -1;
-    snprintf(db, sizeof db, "%s/db.sqlite", root);
-    snprintf(ck, sizeof ck, "%s/ck", root);
-    snprintf(bronze, sizeof bronze, "%s/bronze", root);
-    snprintf(facts, sizeof facts, "%s/facts", root);
-    return 0;
+    return scratch_setup("stream-trips");
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static int64_t at(const char *s)
-{
-    int64_t us = 0;
-    mcdc_time_parse(&us, s);
-    return us;
-}
-
-/* Five transactions of ten inserts (day 1 and day 3), everything captured. */
-static void history(void)
-{
-    mcdc_sim *sim = NULL;
-    assert_int_equal(0, mcdc_sim_open(&sim, db, true, NULL));
-    assert_int_equal(0, mcdc_sim_create_table(sim, "dbo.t", "id INT NOT NULL, name NVARCHAR(20) NULL",
-                                              "id", NULL, at("2026-10-01T00:00:00")));
-    mcdc_sim_capture_result cr;
-    mcdc_sim_exec_result er;
-    assert_int_equal(0, mcdc_sim_capture(sim, at("2026-10-01T00:00:01"), NULL, &cr));
-    char sql[4096];
-    for (int t = 0; t < 5; t++) {
-        size_t n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO dbo.t (id, name) VALUES ");
-        for (int i = 0; i < 10; i++)
-            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s(%d, 'n%d')", i ? ", " : "",
-                                  t * 10 + i, i);
-        char when[32];
-        snprintf(when, sizeof when, "2026-10-0%dT10:00:0%d", t < 4 ? 1 : 3, t);
-        assert_int_equal(0, mcdc_sim_exec(sim, sql, MCDC_SIM_NOW, at(when), &er));
-    }
-    assert_int_equal(0, mcdc_sim_capture(sim, at("2026-10-03T10:00:10"), NULL, &cr));
-    mcdc_sim_close(sim);
-}
 
 /* ---- the counting source ------------------------------------------------------------------ */
 
@@ -326,7 +280,7 @@ static void assert_batch_trips(const marks *m, int a, int b)
 static void test_pipeline_stream_trips__batches_with_a_commit_limit(void **state)
 {
     (void)state;
-    history();
+    five_transactions();
     counting *c = counting_open();
     mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
     o.trigger = MCDC_TRIGGER_AVAILABLE_NOW;
@@ -358,7 +312,7 @@ static void test_pipeline_stream_trips__batches_with_a_commit_limit(void **state
 static void test_pipeline_stream_trips__one_batch_then_idle_polls(void **state)
 {
     (void)state;
-    history();
+    five_transactions();
     counting *c = counting_open();
     mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
     o.trigger = MCDC_TRIGGER_INTERVAL;
@@ -405,7 +359,7 @@ static void test_pipeline_stream_trips__one_batch_then_idle_polls(void **state)
 static void test_pipeline_stream_trips__a_new_commit_after_a_batch(void **state)
 {
     (void)state;
-    history();
+    five_transactions();
     counting *c = counting_open();
     mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
     o.trigger = MCDC_TRIGGER_ONCE;
@@ -436,7 +390,7 @@ static void test_pipeline_stream_trips__a_new_commit_after_a_batch(void **state)
 static void test_pipeline_stream_trips__kept_open_runs_begin_at_planning(void **state)
 {
     (void)state;
-    history();
+    five_transactions();
     counting *c = counting_open();
     mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
     o.trigger = MCDC_TRIGGER_AVAILABLE_NOW;
@@ -520,10 +474,10 @@ static void test_pipeline_stream_trips__kept_open_runs_begin_at_planning(void **
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__batches_with_a_commit_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__one_batch_then_idle_polls, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__a_new_commit_after_a_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__kept_open_runs_begin_at_planning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__batches_with_a_commit_limit, setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__one_batch_then_idle_polls, setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__a_new_commit_after_a_batch, setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__kept_open_runs_begin_at_planning, setup, scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

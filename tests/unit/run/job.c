@@ -14,37 +14,18 @@
 
 #include "mcdc/run.h"
 #include "mcdc/sim.h"
+#include "unit/pipeline/scratch.h"
 
-static char root[256], db[300], ck[300], bronze[300], facts[300], control[300], silver[300];
+static char control[300], silver[300];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/mcdc-run-job-XXXXXX");
-    if (!mkdtemp(root))
+    if (scratch_setup("run-job") < 0)
         return -1;
-    snprintf(db, sizeof db, "%s/db.sqlite", root);
-    snprintf(ck, sizeof ck, "%s/ck", root);
-    snprintf(bronze, sizeof bronze, "%s/bronze", root);
-    snprintf(facts, sizeof facts, "%s/facts", root);
     snprintf(control, sizeof control, "%s/control", root);
     snprintf(silver, sizeof silver, "%s/silver", root);
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static int64_t at(const char *s)
-{
-    int64_t us = 0;
-    mcdc_time_parse(&us, s);
-    return us;
 }
 
 static bool exists(const char *p)
@@ -183,9 +164,9 @@ static void test_run_job__silver_needs_a_control_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_run_job__stream_tracker_and_silver_follow_the_progress, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_run_job__wrong_keys_are_refused_before_any_write, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_run_job__silver_needs_a_control_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_job__stream_tracker_and_silver_follow_the_progress, setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_run_job__wrong_keys_are_refused_before_any_write, setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_run_job__silver_needs_a_control_table, setup, scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
