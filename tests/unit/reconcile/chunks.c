@@ -15,6 +15,7 @@
 
 #include "mcdc/delta.h"
 #include "mcdc/parquet.h"
+#include "unit/reconcile/plant.h"
 
 static char dir[256];
 
@@ -89,70 +90,12 @@ static int teardown(void **state)
     return 0;
 }
 
-typedef struct plant_state {
-    mcdc_delta_file *old, *files;
-    size_t           n_files;
-} plant_state;
-
-static int build_rewrite(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n, void *payload)
-{
-    plant_state *p = payload;
-    (void)snap;
-    *out = calloc(p->n_files + 1, sizeof **out);
-    *n = 0;
-    mcdc_delta_remove_of(&(*out)[(*n)++], p->old, 1);
-    for (size_t i = 0; i < p->n_files; i++) {
-        (*out)[*n].kind = MCDC_DELTA_ACTION_ADD;
-        assert_int_equal(0, mcdc_delta_file_copy(&(*out)[*n].u.file, &p->files[i]));
-        (*n)++;
-    }
-    return 0;
-}
-
 /* Rewrite the bronze file holding the first row of chunk @p chunk without that row. */
 static void drop_one_row_of_chunk(int64_t chunk)
 {
     char bronze[400];
     snprintf(bronze, sizeof bronze, "%s/lake/bronze/t", dir);
-    mcdc_delta_snapshot *snap = NULL;
-    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, bronze, -1));
-    bool done = false;
-    for (size_t fi = 0; fi < snap->n_files && !done; fi++) {
-        char *path = mcdc_delta_file_abspath(snap, snap->files[fi].path);
-        mcdc_parquet_reader *rd = NULL;
-        assert_int_equal(0, mcdc_parquet_reader_open(&rd, path, NULL));
-        free(path);
-        const mcdc_schema *s = mcdc_parquet_reader_schema(rd);
-        int cc = mcdc_schema_find(s, "_chunk");
-        assert_true(cc >= 0);
-        mcdc_delta_writer *w = NULL;
-        mcdc_delta_writer_options wo = MCDC_DELTA_WRITER_OPTIONS_INIT;
-        assert_int_equal(0, mcdc_delta_writer_open(&w, snap, &wo));
-        const mcdc_value *row;
-        bool hit = false;
-        int rc;
-        while ((rc = mcdc_parquet_reader_next(rd, &row)) == 1) {
-            if (!hit && !row[cc].is_null && row[cc].v.i == chunk) {
-                hit = true;
-                continue;
-            }
-            assert_int_equal(0, mcdc_delta_writer_write(w, row));
-        }
-        assert_int_equal(0, rc);
-        mcdc_parquet_reader_free(rd);
-        if (hit) {
-            plant_state p = { &snap->files[fi], NULL, 0 };
-            assert_int_equal(0, mcdc_delta_writer_finish(w, &p.files, &p.n_files));
-            mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-            o.operation = "WRITE";
-            assert_int_equal(0, mcdc_delta_commit(bronze, build_rewrite, &p, &o, NULL));
-            mcdc_delta_files_free(p.files, p.n_files);
-            done = true;
-        }
-        mcdc_delta_writer_free(w);
-    }
-    mcdc_delta_snapshot_free(snap);
-    assert_true(done);
+    plant_drop_row(bronze, "_chunk", chunk);
 }
 
 static void test_reconcile_chunks__each_chunk_matches_then_a_planted_row_is_named(void **state)

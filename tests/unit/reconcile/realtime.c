@@ -22,6 +22,7 @@
 
 #include "mcdc/delta.h"
 #include "mcdc/parquet.h"
+#include "unit/reconcile/plant.h"
 
 static char dir[256];
 #define WORKLOAD "--table dbo.orders --transactions 500 --rows-per-transaction 2 --seed 11 --interval 25ms " \
@@ -74,68 +75,12 @@ static char *slurp(const char *name)
     return buf;
 }
 
-typedef struct plant_state {
-    mcdc_delta_file *old, *files;
-    size_t           n_files;
-} plant_state;
-
-static int build_rewrite(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n, void *payload)
-{
-    plant_state *p = payload;
-    (void)snap;
-    *out = calloc(p->n_files + 1, sizeof **out);
-    *n = 0;
-    mcdc_delta_remove_of(&(*out)[(*n)++], p->old, 1);
-    for (size_t i = 0; i < p->n_files; i++) {
-        (*out)[*n].kind = MCDC_DELTA_ACTION_ADD;
-        assert_int_equal(0, mcdc_delta_file_copy(&(*out)[*n].u.file, &p->files[i]));
-        (*n)++;
-    }
-    return 0;
-}
-
 /* Drop silver's row of order_id @p key (a Delta commit that rewrites the file holding it). */
 static void drop_silver_row(int64_t key)
 {
     char silver[400];
     snprintf(silver, sizeof silver, "%s/lake/silver/o", dir);
-    mcdc_delta_snapshot *snap = NULL;
-    assert_int_equal(0, mcdc_delta_snapshot_open(&snap, silver, -1));
-    bool done = false;
-    for (size_t fi = 0; fi < snap->n_files && !done; fi++) {
-        char *path = mcdc_delta_file_abspath(snap, snap->files[fi].path);
-        mcdc_parquet_reader *rd = NULL;
-        assert_int_equal(0, mcdc_parquet_reader_open(&rd, path, NULL));
-        free(path);
-        int kc = mcdc_schema_find(mcdc_parquet_reader_schema(rd), "order_id");
-        mcdc_delta_writer *w = NULL;
-        mcdc_delta_writer_options wo = MCDC_DELTA_WRITER_OPTIONS_INIT;
-        assert_int_equal(0, mcdc_delta_writer_open(&w, snap, &wo));
-        const mcdc_value *row;
-        bool hit = false;
-        int rc;
-        while ((rc = mcdc_parquet_reader_next(rd, &row)) == 1) {
-            if (!row[kc].is_null && row[kc].v.i == key) {
-                hit = true;
-                continue;
-            }
-            assert_int_equal(0, mcdc_delta_writer_write(w, row));
-        }
-        assert_int_equal(0, rc);
-        mcdc_parquet_reader_free(rd);
-        if (hit) {
-            plant_state p = { &snap->files[fi], NULL, 0 };
-            assert_int_equal(0, mcdc_delta_writer_finish(w, &p.files, &p.n_files));
-            mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
-            o.operation = "WRITE";
-            assert_int_equal(0, mcdc_delta_commit(silver, build_rewrite, &p, &o, NULL));
-            mcdc_delta_files_free(p.files, p.n_files);
-            done = true;
-        }
-        mcdc_delta_writer_free(w);
-    }
-    mcdc_delta_snapshot_free(snap);
-    assert_true(done);
+    plant_drop_row(silver, "order_id", key);
 }
 
 /* The change rows per key of the database @p db: counts[k] for keys 1..n. */

@@ -15,6 +15,7 @@
 
 #include "mcdc/delta.h"
 #include "mcdc/parquet.h"
+#include "unit/reconcile/plant.h"
 #include "mcdc/reconcile.h"
 #include "mcdc/source.h"
 
@@ -136,27 +137,6 @@ static char *key_json(const mcdc_schema *s, const mcdc_value *row, const fixture
 
 typedef enum { CHANGE, DROP, DUP, EXTRA_ROW, BLANK } defect;
 
-typedef struct plant_state {
-    mcdc_delta_file *old;   /* the file rewritten */
-    mcdc_delta_file *files; /* its replacement */
-    size_t           n_files;
-} plant_state;
-
-static int build_rewrite(const mcdc_delta_snapshot *snap, mcdc_delta_action **out, size_t *n, void *payload)
-{
-    plant_state *p = payload;
-    (void)snap;
-    *out = calloc(p->n_files + 1, sizeof **out);
-    *n = 0;
-    mcdc_delta_remove_of(&(*out)[(*n)++], p->old, 1);
-    for (size_t i = 0; i < p->n_files; i++) {
-        (*out)[*n].kind = MCDC_DELTA_ACTION_ADD;
-        assert_int_equal(0, mcdc_delta_file_copy(&(*out)[*n].u.file, &p->files[i]));
-        (*n)++;
-    }
-    return 0;
-}
-
 /* Plant @p d on the silver row whose key is @p target, rewriting the one file holding
  * it. Returns the key reconcile must name (for EXTRA_ROW the new key), caller frees. */
 static char *plant(fixture *f, const char *target, defect d)
@@ -225,7 +205,7 @@ static char *plant(fixture *f, const char *target, defect d)
             assert_int_equal(0, mcdc_delta_writer_finish(w, &p.files, &p.n_files));
             mcdc_delta_commit_options o = MCDC_DELTA_COMMIT_OPTIONS_INIT;
             o.operation = "WRITE";
-            assert_int_equal(0, mcdc_delta_commit(f->silver, build_rewrite, &p, &o, NULL));
+            assert_int_equal(0, mcdc_delta_commit(f->silver, plant_rewrite, &p, &o, NULL));
             mcdc_delta_files_free(p.files, p.n_files);
         }
         mcdc_delta_writer_free(w);
