@@ -68,6 +68,10 @@ int mcdc_error_prefix(const char *fmt, ...) MCDC_PRINTF(1, 2);
  *  valid until the next mcdc call on this thread. */
 const mcdc_error *mcdc_error_last(void);
 
+/** Make @p e (a copy of an earlier mcdc_error_last(), taken before cleanup that may fail
+ *  in its turn) this thread's error again, hint included. Returns its code. */
+int mcdc_error_restore(const mcdc_error *e);
+
 /** Forget the last error on this thread. */
 void mcdc_error_clear(void);
 

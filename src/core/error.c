@@ -52,6 +52,13 @@ int mcdc_error_prefix(const char *fmt, ...)
     return last_error.code;
 }
 
+int mcdc_error_restore(const mcdc_error *e)
+{
+    if (e != &last_error)
+        last_error = *e;
+    return last_error.code;
+}
+
 const mcdc_error *mcdc_error_last(void)
 {
     return &last_error;

@@ -100,9 +100,7 @@ static void parse_once(void)
         n_points = 0;
     }
     /* Leave the caller's error record as it was. */
-    mcdc_error_set(saved.code, "%s", saved.message);
-    if (saved.hint[0])
-        mcdc_error_hint("%s", saved.hint);
+    mcdc_error_restore(&saved);
     atomic_store(&state, n_points > 0 ? ARMED : DISARMED);
 }
 

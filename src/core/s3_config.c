@@ -240,9 +240,7 @@ int mcdc_s3__config(const mcdc_s3_config **out)
     }
     int rc = g_state < 0 ? g_state : 0;
     if (rc < 0) {
-        mcdc_error_set(g_err.code, "%s", g_err.message);
-        if (g_err.hint[0])
-            mcdc_error_hint("%s", g_err.hint);
+        mcdc_error_restore(&g_err);
     }
     *out = rc < 0 ? NULL : &g_cfg;
     pthread_mutex_unlock(&g_mu);

@@ -845,9 +845,7 @@ static int run_waves(bf *b, int64_t t_start)
         if (reading) {
             pthread_join(th, NULL);
             if (rc == 0 && ahead.rc < 0) {
-                mcdc_error_set(ahead.err.code, "%s", ahead.err.message);
-                if (ahead.err.hint[0])
-                    mcdc_error_hint("%s", ahead.err.hint);
+                mcdc_error_restore(&ahead.err);
                 rc = ahead.rc;
             }
             if (rc < 0) {

@@ -149,9 +149,7 @@ int mcdc_backfill_follower_finish(mcdc_backfill_follower *f, bool drain, mcdc_ba
     if (n_waves)
         *n_waves = f->n_waves;
     if (f->last_rc < 0) {
-        mcdc_error_set(f->last_err.code, "%s", f->last_err.message);
-        if (f->last_err.hint[0])
-            mcdc_error_hint("%s", f->last_err.hint);
+        mcdc_error_restore(&f->last_err);
         return f->last_rc;
     }
     return 0;

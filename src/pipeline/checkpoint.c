@@ -922,9 +922,7 @@ static int range_finish(mcdc_checkpoint *ck, mcdc_checkpoint_pending *p)
     if (rc == MCDC_EEXISTS)
         rc = taken(ck, p->path, p->r.batch_id, "planned");
     else if (rc < 0) {
-        mcdc_error_set(p->err.code, "%s", p->err.message);
-        if (p->err.hint[0])
-            mcdc_error_hint("%s", p->err.hint);
+        mcdc_error_restore(&p->err);
     }
     if (rc == 0) {
         ck->last_offset = p->r.batch_id;

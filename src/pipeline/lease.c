@@ -351,9 +351,7 @@ void mcdc_lease_release(mcdc_lease *l)
     }
     lease_free(l);
     if (saved.code) {
-        mcdc_error_set(saved.code, "%s", saved.message);
-        if (saved.hint[0])
-            mcdc_error_hint("%s", saved.hint);
+        mcdc_error_restore(&saved);
     } else {
         mcdc_error_clear();
     }

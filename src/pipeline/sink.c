@@ -750,9 +750,7 @@ int mcdc_stream__commit_bronze(mcdc_stream *s, read_ctx *x, const char *app_id, 
         if (mcdc_stream__table_txn(s->o.target_path, app_id, &now, NULL, NULL) < 0)
             now = -1;
         if (now < 0 || now == s->bronze_txn) { /* not the txn check: pass the error on */
-            mcdc_error_set(saved.code, "%s", saved.message);
-            if (saved.hint[0])
-                mcdc_error_hint("%s", saved.hint);
+            mcdc_error_restore(&saved);
             goto done;
         }
         char was[32] = "none";

@@ -446,9 +446,7 @@ static void offsets_settle(mcdc_stream *s)
         return;
     mcdc_error saved = *mcdc_error_last();
     offsets_recorded(s);
-    mcdc_error_set(saved.code, "%s", saved.message);
-    if (saved.hint[0])
-        mcdc_error_hint("%s", saved.hint);
+    mcdc_error_restore(&saved);
 }
 
 static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
@@ -1439,9 +1437,7 @@ done:
             /* listeners must not lose the error record */
             mcdc_error saved = *mcdc_error_last();
             emit(s, &p);
-            mcdc_error_set(saved.code, "%s", saved.message);
-            if (saved.hint[0])
-                mcdc_error_hint("%s", saved.hint);
+            mcdc_error_restore(&saved);
         } else {
             emit(s, &p);
         }

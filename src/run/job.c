@@ -42,13 +42,6 @@ struct mcdc_job {
     char                  ci_names[3][256];
 };
 
-/* keep the recorded error across calls that may record their own */
-static void restore_error(const mcdc_error *saved)
-{
-    mcdc_error_set(saved->code, "%s", saved->message);
-    if (saved->hint[0])
-        mcdc_error_hint("%s", saved->hint);
-}
 
 int mcdc_job_new(mcdc_job **out, const mcdc_job_options *opts)
 {
@@ -328,11 +321,11 @@ int mcdc_job_run(mcdc_job *j, mcdc_stream_result *result)
         mcdc_error saved = *mcdc_error_last();
         if (j->silver) {
             mcdc_silver_follower_finish(j->silver, false, NULL, NULL);
-            restore_error(&saved);
+            mcdc_error_restore(&saved);
         }
         if (j->tracker) {
             mcdc_tracker_join(j->tracker, -1);
-            restore_error(&saved);
+            mcdc_error_restore(&saved);
         }
     }
     return rc;

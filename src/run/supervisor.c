@@ -188,9 +188,7 @@ static void write_state(sup *s, const slot *sl, const state_rec *r)
     if (mcdc_run_state_write(s->state_dir, &st) < 0)
         mcdc_log(MCDC_LOG_WARN, "run", "%s: state not recorded: %s", st.table,
                  mcdc_error_last()->message);
-    mcdc_error_set(saved.code, "%s", saved.message);
-    if (saved.hint[0])
-        mcdc_error_hint("%s", saved.hint);
+    mcdc_error_restore(&saved);
 }
 
 /* A round's "running" record is written once the round has run this long: a shorter
@@ -251,9 +249,7 @@ static int round_of(sup *s, slot *sl, mcdc_run_event *done)
     mcdc_error saved = *mcdc_error_last();
     mcdc_run__source_release(sl->rs, src, rc < 0);
     if (rc < 0) {
-        mcdc_error_set(saved.code, "%s", saved.message);
-        if (saved.hint[0])
-            mcdc_error_hint("%s", saved.hint);
+        mcdc_error_restore(&saved);
     }
     return rc;
 }
@@ -329,9 +325,7 @@ static int round_on(sup *s, slot *sl, mcdc_source *src, mcdc_run_event *done)
     mcdc_error saved = *mcdc_error_last();
     mcdc_job_free(j);
     if (rc < 0) {
-        mcdc_error_set(saved.code, "%s", saved.message);
-        if (saved.hint[0])
-            mcdc_error_hint("%s", saved.hint);
+        mcdc_error_restore(&saved);
     }
     return rc;
 }
@@ -824,9 +818,7 @@ static int check_all(sup *s)
             mcdc_error saved = *mcdc_error_last();
             mcdc_run__source_release(sl->rs, src, rc < 0);
             if (rc < 0) {
-                mcdc_error_set(saved.code, "%s", saved.message);
-                if (saved.hint[0])
-                    mcdc_error_hint("%s", saved.hint);
+                mcdc_error_restore(&saved);
             }
         }
         mcdc_log_set_context(NULL);

@@ -216,9 +216,7 @@ int mcdc_silver_follower_finish(mcdc_silver_follower *f, bool apply_once_more,
     if (n_applies)
         *n_applies = f->n_applies;
     if (f->last_rc < 0) {
-        mcdc_error_set(f->last_err.code, "%s", f->last_err.message);
-        if (f->last_err.hint[0])
-            mcdc_error_hint("%s", f->last_err.hint);
+        mcdc_error_restore(&f->last_err);
         return f->last_rc;
     }
     return 0;

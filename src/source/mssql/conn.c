@@ -583,8 +583,7 @@ int mcdc_mssql_conn_parse(mcdc_mssql_conn *out, const char *text, const char *fr
     if (rc < 0) {
         mcdc_error saved = *mcdc_error_last();
         mcdc_mssql_conn_free(out);
-        mcdc_error_set(saved.code, "%s", saved.message);
-        if (saved.hint[0]) mcdc_error_hint("%s", saved.hint);
+        mcdc_error_restore(&saved);
     }
     return rc;
 }

@@ -288,8 +288,7 @@ static int drain(pipeline *pl, int64_t k, mcdc_change_cb cb, void *payload, bool
     mcdc_error e = r->err;
     pthread_mutex_unlock(&pl->mu);
     if (rc < 0) {
-        mcdc_error_set(e.code, "%s", e.message);
-        if (e.hint[0]) mcdc_error_hint("%s", e.hint);
+        mcdc_error_restore(&e);
     }
     return rc;
 }
@@ -429,8 +428,7 @@ int mssql__read_partitioned(mssql_source *s, const char *ci_name, const mcdc_lsn
     pthread_cond_destroy(&pl.caller);
     free(pl.slots);
     if (rc < 0) {
-        mcdc_error_set(saved.code, "%s", saved.message);
-        if (saved.hint[0]) mcdc_error_hint("%s", saved.hint);
+        mcdc_error_restore(&saved);
     }
     return rc;
 }

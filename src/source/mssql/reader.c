@@ -2495,8 +2495,7 @@ int mcdc_mssql_source_open(mcdc_source **out, const char *conn)
     if ((rc = mssql__retry(s, "connecting", connect_fn, NULL)) < 0 || (rc = setup_time_zone(s)) < 0) {
         mcdc_error saved = *mcdc_error_last();
         op_close(&s->base);
-        mcdc_error_set(saved.code, "%s", saved.message);
-        if (saved.hint[0]) mcdc_error_hint("%s", saved.hint);
+        mcdc_error_restore(&saved);
         return rc;
     }
     *out = &s->base;

@@ -411,9 +411,7 @@ int mcdc_sim_init(mcdc_sim **out, const char *path, const char *time_zone, const
         if (created) {
             mcdc_error saved = *mcdc_error_last(); /* the failure, not the clean-up */
             remove_created(path);
-            mcdc_error_set(saved.code, "%s", saved.message);
-            if (saved.hint[0])
-                mcdc_error_hint("%s", saved.hint);
+            mcdc_error_restore(&saved);
         }
         return rc;
     }
@@ -517,8 +515,7 @@ void sim__rollback(mcdc_sim *s)
     /* drop prepared statements and reload what the file holds */
     mcdc_error saved = *mcdc_error_last();
     if (load_state(s) == 0) load_catalog(s);
-    mcdc_error_set(saved.code, "%s", saved.message);
-    if (saved.hint[0]) mcdc_error_hint("%s", saved.hint);
+    mcdc_error_restore(&saved);
 }
 
 int sim__advance_clock(mcdc_sim *s, int64_t at_us, int64_t *out_us)

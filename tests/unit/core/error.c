@@ -31,6 +31,29 @@ static void test_core_error__set_hint_prefix_clear(void **state)
     assert_string_equal("", mcdc_error_last()->hint);
 }
 
+/* A saved record comes back whole (code, message, hint) after other errors replaced it. */
+static void test_core_error__restore_brings_back_a_saved_record(void **state)
+{
+    (void)state;
+    mcdc_error_set(MCDC_ECONFLICT, "batch %d was taken", 7);
+    mcdc_error_hint("keep one stream per checkpoint");
+    mcdc_error saved = *mcdc_error_last();
+    mcdc_error_set(MCDC_EIO, "cleanup failed");
+    assert_int_equal(MCDC_ECONFLICT, mcdc_error_restore(&saved));
+    assert_int_equal(MCDC_ECONFLICT, mcdc_error_last()->code);
+    assert_string_equal("batch 7 was taken", mcdc_error_last()->message);
+    assert_string_equal("keep one stream per checkpoint", mcdc_error_last()->hint);
+    mcdc_error_set(MCDC_EIO, "no hint");
+    mcdc_error_clear();
+    mcdc_error none = *mcdc_error_last();
+    mcdc_error_set(MCDC_EIO, "again");
+    mcdc_error_hint("a hint");
+    assert_int_equal(0, mcdc_error_restore(&none));
+    assert_string_equal("", mcdc_error_last()->hint);
+    assert_int_equal(MCDC_ECONFLICT, mcdc_error_restore(&saved));
+    assert_int_equal(MCDC_ECONFLICT, mcdc_error_restore(mcdc_error_last())); /* itself */
+}
+
 static void test_core_error__long_messages_are_cut_not_overflowed(void **state)
 {
     (void)state;
@@ -94,6 +117,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_core_error__set_hint_prefix_clear),
+        cmocka_unit_test(test_core_error__restore_brings_back_a_saved_record),
         cmocka_unit_test(test_core_error__long_messages_are_cut_not_overflowed),
         cmocka_unit_test(test_core_error__record_is_per_thread),
         cmocka_unit_test(test_core_error__strerror_covers_every_code),
