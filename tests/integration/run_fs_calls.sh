@@ -8,13 +8,7 @@ cd "$T"
 unset MSSQL_CDC_WAREHOUSE
 command -v strace >/dev/null || die "strace is needed (scripts/install-deps installs it)"
 schema='order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL'
-for t in t1 t2 t3; do
-  M sim init "$DB" --table "dbo.$t" --keys order_id --at 2026-10-01T13:59:00 --schema "$schema" >/dev/null
-done
-for t in t1 t2 t3; do
-  sim_exec 2026-10-01T13:59:10 "INSERT INTO dbo.$t (order_id, customer, amount) VALUES (1, 'a', 1.00)"
-done
-sim_capture 2026-10-01T13:59:30
+sim_tables "$schema" "1, 'a', 1.00" t1 t2 t3
 cat > run.yaml <<YAML
 warehouse: lake
 state_dir: st

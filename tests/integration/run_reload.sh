@@ -9,13 +9,7 @@
 cd "$T"
 unset MSSQL_CDC_WAREHOUSE
 schema='order_id INT NOT NULL, customer NVARCHAR(40) NULL, amount DECIMAL(12,2) NULL, placed_at DATETIME2(3) NULL'
-for t in t1 t2 t3 t4 t5; do
-  M sim init "$DB" --table "dbo.$t" --keys order_id --at 2026-10-01T13:59:00 --schema "$schema" >/dev/null
-done
-for t in t1 t2 t3 t4 t5; do
-  sim_exec 2026-10-01T13:59:10 "INSERT INTO dbo.$t (order_id, customer, amount, placed_at) VALUES (1, 'a', 1.00, NULL)"
-done
-sim_capture 2026-10-01T13:59:30
+sim_tables "$schema" "1, 'a', 1.00, NULL" t1 t2 t3 t4 t5
 config() { # config EXCLUDED-INSTANCE
   cat > run.yaml <<YAML
 warehouse: lake

@@ -52,6 +52,18 @@ metrics_url() {
   die "no 'metrics: listening on' line in $1: $(cat "$1")"
 }
 
+# sim_tables SCHEMA ROW TABLE...: tables dbo.TABLE of SCHEMA (key order_id) in $DB, made
+# at 13:59:00, each given the one row ROW (values in SCHEMA's column order) at 13:59:10,
+# then captured at 13:59:30 (the start of the run tests' histories)
+sim_tables() {
+  local schema=$1 row=$2 t
+  shift 2
+  for t in "$@"; do
+    M sim init "$DB" --table "dbo.$t" --keys order_id --at 2026-10-01T13:59:00 --schema "$schema" >/dev/null
+  done
+  for t in "$@"; do sim_exec 2026-10-01T13:59:10 "INSERT INTO dbo.$t VALUES ($row)"; done
+  sim_capture 2026-10-01T13:59:30
+}
 # silver_vs_source TABLE WHAT: silver TABLE holds exactly the rows of dbo.orders at the
 # source; else it fails naming WHAT (and shows $T/apply.json, an apply's output, if there)
 silver_vs_source() {
