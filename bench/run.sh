@@ -10,9 +10,9 @@
 #    commits to the shared facts and control tables). The state before the timed read is
 #    saved, and each measurement starts from a copy of it, so the two sides are measured
 #    REPEATS times (default 3), interleaved (one stream first in odd repetitions, the run
-#    first in even ones), with the load average beside each pair. Prints changes/s and CPU
-#    seconds of both sides, their ratio per pair and the median ratio (the issue's target:
-#    at least 0.8).
+#    first in even ones), with the load average beside each pair. Prints changes/s, CPU
+#    seconds and minor page faults of both sides, their ratio per pair and the median
+#    ratio (the issue's target: at least 0.8).
 # 2. Idle: the N_TABLES tables, caught up, under `run` with trigger interval:1s for
 #    IDLE_SECONDS (default 30): the CPU it used (utime+stime from /proc, as a share of one
 #    core), the max_lsn queries the simulator answered (it logs each at debug level; the
@@ -123,13 +123,15 @@ restore() { # every measurement starts from the state before the timed read, in 
   sync # the copy's dirty pages are not flushed by the timed fsyncs
   cd "$d"
 }
-timed() { # timed COMMAND...: its wall seconds and its CPU seconds (user + system); run in a
-  # command substitution, so the restore's cd ends with it
-  local TIMEFORMAT='%R %U %S' w u s
+cminflt() { awk '{print $11}' "/proc/$1/stat"; } # cminflt PID: minor page faults of its waited-for children
+timed() { # timed COMMAND...: its wall seconds, its CPU seconds (user + system) and its minor
+  # page faults; run in a command substitution, so the restore's cd ends with it
+  local TIMEFORMAT='%R %U %S' w u s f0 me=$BASHPID
   restore
+  f0=$(cminflt "$me")
   { time "$@" 2>&3; } 3>&2 2>time.out
   read -r w u s <time.out
-  echo "$w $(echo "$u + $s" | bc)"
+  echo "$w $(echo "$u + $s" | bc) $(( $(cminflt "$me") - f0 ))"
 }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 for facts in "" facts; do
@@ -137,15 +139,15 @@ for facts in "" facts; do
   ratios=()
   for k in $(seq 1 "$repeats"); do
     if [ $((k % 2)) = 1 ]; then
-      read -r s_one c_one <<<"$(timed one_stream $facts)"; read -r s_many c_many <<<"$(timed many_run $facts)"
+      read -r s_one c_one f_one <<<"$(timed one_stream $facts)"; read -r s_many c_many f_many <<<"$(timed many_run $facts)"
     else
-      read -r s_many c_many <<<"$(timed many_run $facts)"; read -r s_one c_one <<<"$(timed one_stream $facts)"
+      read -r s_many c_many f_many <<<"$(timed many_run $facts)"; read -r s_one c_one f_one <<<"$(timed one_stream $facts)"
     fi
     r_one=$(echo "$n_one / $s_one" | bc)
     r_many=$(echo "$n_many / $s_many" | bc)
     ratio=$(echo "scale=3; $r_many / $r_one" | bc)
     ratios+=("$ratio")
-    echo "${what:-bronze alone} $k/$repeats: one stream $n_one changes in $s_one s ($r_one changes/s, CPU $c_one s); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $workers workers, CPU $c_many s); ratio $ratio; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "${what:-bronze alone} $k/$repeats: one stream $n_one changes in $s_one s ($r_one changes/s, CPU $c_one s, $f_one page faults); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $workers workers, CPU $c_many s, $f_many page faults); ratio $ratio; load average $(cut -d' ' -f1-3 /proc/loadavg)"
   done
   echo "${what:-bronze alone}: median ratio $(printf '%s\n' "${ratios[@]}" | median) of $repeats"
 done

@@ -1,6 +1,7 @@
 /*
  * mcdc/proc.h: running a child process of our own (the demo runs the tool's commands as a
- * user types them): its standard output captured, its standard error appended to a log.
+ * user types them): its standard output captured, its standard error appended to a log;
+ * and this process's own memory policy (mcdc_proc_keep_freed_memory).
  *
  * Caveats:
  * - A call blocks until the child exits; the child inherits this process's environment.
@@ -30,6 +31,14 @@ int mcdc_proc_run(int *exit_code, const char *path, const char *const *argv, mcd
 /** The absolute path of this process's executable (Linux: /proc/self/exe).
  *  @return 0; MCDC_EIO naming the reason. */
 int mcdc_proc_self_exe(char out[MCDC_PATH_MAX]);
+
+/** Let this process keep the memory it frees for its next batches instead of giving it back
+ *  to the kernel at once: with glibc, blocks under 4 MiB come from the heap (not a mapping
+ *  of their own) and up to 32 MiB free at the top of a heap is kept. Call it once, first
+ *  thing in main, before any thread starts; a program embedding the library decides its
+ *  own policy. Without glibc, or when $GLIBC_TUNABLES sets a malloc tunable (the user's
+ *  choice wins), it does nothing. docs/decisions/0061-keep-freed-memory.md. */
+void mcdc_proc_keep_freed_memory(void);
 
 #ifdef __cplusplus
 }

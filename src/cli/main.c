@@ -15,6 +15,7 @@
 #include "mcdc/options.h"
 #include "mcdc/failpoint.h"
 #include "mcdc/log.h"
+#include "mcdc/proc.h"
 #include "mcdc/storage.h"
 #include "mcdc/time.h"
 
@@ -194,6 +195,7 @@ static const char *nearest_subcommand(const char *group, const char *w)
 
 int main(int argc, char **argv)
 {
+    mcdc_proc_keep_freed_memory(); /* before any thread: a service reuses its batches' memory */
     mcdc_cli_ctx ctx = {0};
     int i = 1;
     ctx.prog = "mssql-cdc";
