@@ -12,7 +12,10 @@
 #    REPEATS times (default 3), interleaved (one stream first in odd repetitions, the run
 #    first in even ones), with the load average beside each pair. Prints changes/s, CPU
 #    seconds and minor page faults of both sides, their ratio per pair and the median
-#    ratio (the target: at least 0.8).
+#    ratio (the target: at least 0.8). Leave a few minutes after anything that
+#    deleted thousands of files on the same file system (an earlier run of this bench
+#    included): ext4 then skips the freed inodes when it allocates, which costs the run's
+#    300 to 400 new files far more than the stream's 6 (docs/benchmarks.md).
 # 2. Idle: the N_TABLES tables, caught up, under `run` with trigger interval:1s for
 #    IDLE_SECONDS (default 30): the CPU it used (utime+stime from /proc, as a share of one
 #    core), the max_lsn queries the simulator answered (it logs each at debug level; the
