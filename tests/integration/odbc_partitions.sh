@@ -143,7 +143,7 @@ for pr in 5 10; do
     grep -q 'DEBUG sim: query: max_lsn' "$T/serve.log" ||
       die "pageRows=$pr, numPartitions=$n: the server logged nothing at debug: $(head -3 "$T/serve.log")"
     grep 'a cancel after the request had ended' "$T/serve.log" > "$T/late" || true
-    if grep -E 'SELECT COALESCE\(\(SELECT __\$start_lsn|SELECT start_lsn, tran_end_time|SELECT c\.__\$start_lsn' "$T/late" > "$T/late_page"; then
+    if grep -E 'SELECT ISNULL\(\(SELECT __\$start_lsn|SELECT start_lsn, tran_end_time|SELECT c\.__\$start_lsn' "$T/late" > "$T/late_page"; then
       die "pageRows=$pr, numPartitions=$n: a page's statement cost a cancel: $(head -3 "$T/late_page")"
     fi
     echo "pageRows=$pr numPartitions=$n: $(wc -l < "$T/late") late cancels of short statements"

@@ -221,7 +221,7 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     },
     [MCDC_MSSQL_Q_PAGE_END] = {
         "page_end",
-        "SELECT COALESCE((SELECT __$start_lsn FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ? ORDER BY __$start_lsn"
+        "SELECT ISNULL((SELECT __$start_lsn FROM {ct} WHERE __$start_lsn > ? AND __$start_lsn <= ? ORDER BY __$start_lsn"
         " OFFSET ? ROWS FETCH NEXT 1 ROWS ONLY), (SELECT TOP (1) __$start_lsn FROM {ct} WHERE __$start_lsn > ?"
         " AND __$start_lsn <= ? ORDER BY __$start_lsn DESC))",
         "binary(10), binary(10), bigint, binary(10), binary(10)",
@@ -231,7 +231,8 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "holds whole transactions, so a batch is read in pages without holding it in memory), or the last "
         "row's when fewer are left (NULL: none). The offset is N - 1; an ordered seek on the change table's "
         "clustered index that skips N - 1 rows, or, when fewer are left, one backward seek for the last. "
-        "The page's commits and their times then come from mapping_range.",
+        "The page's commits and their times then come from mapping_range. ISNULL, not COALESCE: SQL Server "
+        "rewrites COALESCE as a CASE that evaluates a subquery argument twice, the seek included.",
     },
     [MCDC_MSSQL_Q_CHANGES] = {
         "changes",
