@@ -46,6 +46,15 @@ M sim grant "$DB" --user r --on cdc.lsn_time_mapping >/dev/null  # the simulator
 check 3 --source "odbc:Server=127.0.0.1;Port=$PORT;Database=shop;UID=r;PWD=r-secret" --capture-instance dbo_orders
 grep -q "^FAIL capture instance dbo_orders: SELECT on \[cdc\].\[dbo_orders_CT\] (every read): missing" <<<"$out" || die "$out"
 grep -q "fix: a DBA grants it: GRANT SELECT ON \[cdc\].\[dbo_orders_CT\] TO \[r\];" <<<"$out" || die "$out"
+# a login with SELECT on the change table only: the instance is hidden from it (SQL Server's CDC
+# security model), a permission to fix
+printf 'c-secret\n' > "$T/cpw"
+M sim login add "$DB" --user c --password-file "$T/cpw" >/dev/null
+M sim grant "$DB" --user c --on cdc.dbo_orders_CT >/dev/null
+M sim grant "$DB" --user c --on cdc.lsn_time_mapping >/dev/null
+check 3 --source "odbc:Server=127.0.0.1;Port=$PORT;Database=shop;UID=c;PWD=c-secret" --capture-instance dbo_orders
+grep -q "^FAIL capture instance dbo_orders: capture instance 'dbo_orders' is hidden from login 'c'" <<<"$out" || die "$out"
+grep -q "fix: a DBA grants SELECT on the source table of dbo_orders to \[c\]" <<<"$out" || die "$out"
 serve_stop
 
 # a stale max_lsn: capture last ran long ago

@@ -105,6 +105,18 @@ SRC="odbc:Server=127.0.0.1;Port=$PORT;Database=shop;UID=r;PWD=r-secret"
 expect_exit 3 nogrant
 grep -q "no SELECT permission on \[cdc\].\[dbo_orders_CT\]" "$T/nogrant.out" || die "$(cat "$T/nogrant.out")"
 grep -q "^hint: a DBA grants it: GRANT SELECT ON \[cdc\].\[dbo_orders_CT\] TO \[r\];" "$T/nogrant.out" || die "$(cat "$T/nogrant.out")"
+# a login with SELECT on the change table but not on the source table: SQL Server hides the
+# capture instance from it (and answers zero for its min_lsn), so the stream refuses: exit 3
+# naming the grant on the source table, not exit 2 for a misspelt name
+printf 'c-secret\n' > "$T/cpw"
+M sim login add "$DB" --user c --password-file "$T/cpw" >/dev/null
+M sim grant "$DB" --user c --on cdc.dbo_orders_CT >/dev/null
+M sim grant "$DB" --user c --on cdc.lsn_time_mapping >/dev/null
+SRC="odbc:Server=127.0.0.1;Port=$PORT;Database=shop;UID=c;PWD=c-secret"
+expect_exit 3 ctonly
+grep -q "capture instance 'dbo_orders' is hidden from login 'c': its change table \[cdc\].\[dbo_orders_CT\] is readable" \
+  "$T/ctonly.out" || die "$(cat "$T/ctonly.out")"
+grep -q "^hint: a DBA grants SELECT on the source table of dbo_orders to \[c\]" "$T/ctonly.out" || die "$(cat "$T/ctonly.out")"
 SRC=$good
 rc=0
 M stream --source "$SRC" --capture-instance dbo_nothing --target bronze.x --app-id x --checkpoint "$T/ck/x" \
@@ -113,8 +125,8 @@ M stream --source "$SRC" --capture-instance dbo_nothing --target bronze.x --app-
 grep -q "capture instance 'dbo_nothing'" "$T/x.out" || die "$(cat "$T/x.out")"
 
 # the passwords appear in nothing printed or written
-for pw in "$PW" wrong-hunter2 r-secret; do
-  found=$(grep -rlaF --exclude=pw --exclude=rpw -e "$pw" "$T" || true)
+for pw in "$PW" wrong-hunter2 r-secret c-secret; do
+  found=$(grep -rlaF --exclude=pw --exclude=rpw --exclude=cpw -e "$pw" "$T" || true)
   [ -z "$found" ] || die "a password is in $found"
 done
 serve_stop

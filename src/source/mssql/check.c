@@ -118,8 +118,11 @@ static void check_instance(mcdc_check_report *r, mssql_source *s, mssql_ci *ci, 
     mcdc_buf_clear(&obj);
     mcdc_buf_printf(&obj, "[%s].[%s]", ci->schema, ci->table);
     if (mcdc_mssql__has_select(&s->base, obj.ptr, &can) == 0) {
-        snprintf(fix, sizeof fix, "for --bootstrap and backfill only: GRANT SELECT ON %s TO [%s];", obj.ptr, user);
-        add(r, true, what, can ? NULL : fix, "SELECT on %s (bootstrap, backfill): %s", obj.ptr, can ? "granted" : "missing");
+        /* every stream needs it: SQL Server shows a capture instance's columns and min_lsn only
+         * to a login that can SELECT its source table's captured columns */
+        snprintf(fix, sizeof fix, "a DBA grants it: GRANT SELECT ON %s TO [%s];", obj.ptr, user);
+        add(r, can, what, can ? NULL : fix, "SELECT on %s (the instance's metadata and min_lsn, bootstrap, backfill): %s",
+            obj.ptr, can ? "granted" : "missing");
     }
     mcdc_buf_dispose(&obj);
     mcdc_error_clear();

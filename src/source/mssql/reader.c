@@ -429,6 +429,27 @@ int mssql__find_ci(mssql_source *s, const char *name, mssql_ci **out)
             return 0;
         }
     }
+    /* SQL Server lists a capture instance only to a login that can SELECT its source table's
+     * captured columns (and is in its gating role): a readable change table of that name
+     * means the instance exists and the login lacks that, a permission to fix (exit 3), not
+     * a name to correct */
+    const char *login = s->login[0] ? s->login : s->cfg.user;
+    mcdc_buf ct = MCDC_BUF_INIT(512);
+    bool ct_readable = false;
+    if (mssql__ct_name(&ct, name) == 0 && mcdc_mssql__has_select(&s->base, ct.ptr, &ct_readable) < 0)
+        ct_readable = false;
+    mcdc_error_clear();
+    if (ct_readable) {
+        mcdc_error_set(MCDC_ESOURCE, "capture instance '%s' is hidden from login '%s': its change table %s is readable, but "
+                       "SQL Server shows a capture instance (its columns, its min_lsn) only to a login that can SELECT "
+                       "every captured column of its source table", name, login, ct.ptr);
+        mcdc_error_hint("a DBA grants SELECT on the source table of %s to [%s] (GRANT SELECT ON <schema>.<table> TO [%s];) "
+                        "and, if the instance has a gating role (role_name in sys.sp_cdc_help_change_data_capture), adds "
+                        "the login to it (ALTER ROLE [<role>] ADD MEMBER [%s];)", name, login, login, login);
+        mcdc_buf_dispose(&ct);
+        return MCDC_ESOURCE;
+    }
+    mcdc_buf_dispose(&ct);
     mcdc_buf list = MCDC_BUF_INIT(4096);
     for (size_t i = 0; i < s->n_ci && i < 10; i++) mcdc_buf_printf(&list, "%s%s", i ? ", " : "", s->ci[i].name);
     mcdc_error_set(MCDC_ENOTFOUND, "capture instance '%s' does not exist in database %s, or login '%s' cannot read its "
@@ -479,8 +500,10 @@ static int cols_fn(mssql_source *s, void *payload)
     if (rc == 0) {
         i_name = mssql__col_index(x.st, "column_name");
         i_id = mssql__col_index(x.st, "column_id");
-        i_ord = mssql__col_index(x.st, "ordinal"); /* Microsoft documents "ordinal" */
-        if (!i_ord) i_ord = mssql__col_index(x.st, "column_ordinal");
+        /* column_ordinal, as SQL Server's procedure and its current documentation name it (the
+         * position among the captured columns, the update mask's bit); "ordinal" accepted too */
+        i_ord = mssql__col_index(x.st, "column_ordinal");
+        if (!i_ord) i_ord = mssql__col_index(x.st, "ordinal");
         i_type = mssql__col_index(x.st, "data_type");
         i_len = mssql__col_index(x.st, "character_maximum_length");
         i_prec = mssql__col_index(x.st, "numeric_precision");

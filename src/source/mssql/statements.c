@@ -3,10 +3,10 @@
  *
  * Every statement is read-only: mssql-cdc never writes to the source. The permissions are
  * the least-privilege model of the original design (anchor-features §4.3): SELECT on the
- * source table and on cdc.[<ci>_CT], nothing else; everything else below needs no grant
- * (the sys.fn_cdc_* functions, cdc.lsn_time_mapping, sys.columns of a table the login can
- * read, and the sp_cdc_* procedures, which show only the capture instances whose captured
- * columns the login can SELECT). Changing a statement changes what DBAs were told: update
+ * source table and on cdc.[<ci>_CT] (and membership in the instance's gating role, if it has
+ * one), nothing else. No statement below needs a grant of its own, but SQL Server's CDC
+ * security model shows a capture instance's metadata (the sp_cdc_* procedures, min_lsn) only
+ * to a login that can SELECT the source table's captured columns. Changing a statement changes what DBAs were told: update
  * docs/reference/sqlserver-queries.md in the same commit (a unit test compares them).
  */
 #include <stdio.h>
@@ -16,6 +16,8 @@
 
 #define NO_GRANT "none (public)"
 #define CT_GRANT "SELECT on cdc.[<ci>_CT] (GRANT SELECT ON cdc.[<ci>_CT] TO <login>)"
+#define SOURCE_GATE "none of its own; answers 0x00000000000000000000 to a login without SELECT on the source table's " \
+    "captured columns (and membership in the instance's gating role, if it has one)"
 
 static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
     [MCDC_MSSQL_Q_SERVER_INFO] = {
@@ -98,7 +100,7 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "SELECT sys.fn_cdc_get_min_lsn(?)",
         "nvarchar(128)",
         "sys.fn_cdc_get_min_lsn",
-        NO_GRANT,
+        SOURCE_GATE,
         "Before and after every read (the data-loss guard): the lowest LSN cleanup left for the capture "
         "instance; 0x00000000000000000000 until capture processed the enable.",
     },
@@ -167,8 +169,8 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         "EXEC sys.sp_cdc_help_change_data_capture",
         "",
         "sys.sp_cdc_help_change_data_capture (cdc.change_tables, cdc.index_columns)",
-        "SELECT on the captured columns of each instance it lists (instances the login cannot read are "
-        "left out)",
+        "SELECT on the captured columns of each listed instance's source table, and membership in its gating "
+        "role if it has one (instances the login cannot read are left out)",
         "At start and when a capture instance is not found: the instances, their tables, start_lsn, "
         "create_date and unique index (index_column_list).",
     },
@@ -346,7 +348,8 @@ static const mcdc_mssql_statement statements[MCDC_MSSQL_Q_COUNT] = {
         " LEFT JOIN cdc.lsn_time_mapping AS a4 ON a4.start_lsn = ?",
         "nvarchar(128), binary(10), binary(10), binary(10), binary(10)",
         "sys.fn_cdc_get_max_lsn, sys.fn_cdc_get_min_lsn, cdc.lsn_time_mapping, SYSUTCDATETIME, SYSDATETIMEOFFSET",
-        NO_GRANT,
+        "none of its own; min_lsn is 0x00000000000000000000 to a login without SELECT on the source table's "
+        "captured columns (and membership in the instance's gating role, if it has one)",
         "Twice a batch, in place of max_lsn, min_lsn, commit_time and server_now one by one: once planned "
         "(min_lsn for the data-loss guard, the commit times of max_lsn, of the position the batch resumes "
         "from and of its end) and once after the read (min_lsn again, a purge between pages; its commit "

@@ -315,7 +315,16 @@ static void test_source_tsql__permission_denied_229(void **state)
     assert_int_equal(0, mcdc_sim_session_open(&s, f->t.path, &li, NULL));
     got = B(s, "SELECT COUNT(*) FROM cdc.dbo_orders_CT WHERE __$start_lsn >= sys.fn_cdc_get_min_lsn('dbo_orders')");
     assert_string_equal("cols :int not null\nrow 3\ndone count=1\n", got);
+    /* the change table alone does not show the instance: SQL Server gates a capture instance's
+     * metadata by SELECT on its source table (min_lsn zero, left out of the listing) */
+    assert_string_equal("cols :binary(10)\nrow 0x00000000000000000000\ndone count=1\n",
+                        B(s, "SELECT sys.fn_cdc_get_min_lsn(N'dbo_orders')"));
+    assert_non_null(strstr(B(s, "EXEC sys.sp_cdc_help_change_data_capture"), "doneinproc more count=0\n"));
+    assert_int_equal(0, mcdc_sim_grant(f->t.sim, "narrow", "dbo.orders"));
+    mcdc_sim_session_close(s);
+    assert_int_equal(0, mcdc_sim_session_open(&s, f->t.path, &li, NULL));
     assert_non_null(strstr(B(s, "EXEC sys.sp_cdc_help_change_data_capture"), "doneinproc more count=1\n"));
+    assert_null(strstr(B(s, "SELECT sys.fn_cdc_get_min_lsn(N'dbo_orders')"), "row 0x00000000000000000000\n"));
     mcdc_sim_session_close(s);
 }
 
