@@ -313,6 +313,24 @@ static int list_instances(mcdc_capture_instance **out, size_t *n, const mcdc_run
     return rc;
 }
 
+/* Why source @p s lists no capture instance @p ci, when the source knows: SQL Server hides an
+ * instance from a login that can read its change table but not its source table, which its
+ * captured_columns reports as MCDC_ESOURCE (a permission to grant, exit 3). 0 otherwise. */
+static int why_missing(const mcdc_run_source *s, const char *ci)
+{
+    mcdc_source *src = NULL;
+    mcdc_schema *cols = NULL;
+    int rc = mcdc_source_open(&src, s->spec);
+    if (rc == 0 && src->ops->captured_columns)
+        rc = src->ops->captured_columns(src, ci, &cols);
+    mcdc_schema_free(cols);
+    mcdc_source_close(src);
+    if (rc == MCDC_ESOURCE)
+        return mcdc_error_prefix("source %s", s->name);
+    mcdc_error_clear();
+    return 0;
+}
+
 /* The consistent sets: each target is a table of the plan, all of a set's tables come from
  * one configured source (the cut refuses tables of two databases) and share one control and
  * one facts table (the cut reads one of each). */
@@ -403,6 +421,8 @@ int mcdc_run_plan_make(mcdc_run_plan **out, const mcdc_run_config *c, const char
             for (size_t j = 0; j < n_cis[s]; j++)
                 if (!strcmp(cis[s][j].name, want))
                     ci = &cis[s][j];
+            if (!ci && (rc = why_missing(&c->sources[s], want)) < 0)
+                break;
             if (!ci) {
                 char have[1024] = "";
                 for (size_t j = 0; j < n_cis[s]; j++)

@@ -117,6 +117,14 @@ expect_exit 3 ctonly
 grep -q "capture instance 'dbo_orders' is hidden from login 'c': its change table \[cdc\].\[dbo_orders_CT\] is readable" \
   "$T/ctonly.out" || die "$(cat "$T/ctonly.out")"
 grep -q "^hint: a DBA grants SELECT on the source table of dbo_orders to \[c\]" "$T/ctonly.out" || die "$(cat "$T/ctonly.out")"
+# the same through a run config: run --check exits 3 (a permission), not 2 (a wrong name)
+printf '%s\n' "$SRC" > "$T/c.conn"
+printf 'sources:\n  s: {source: "@%s"}\ntables:\n  - {source: s, capture_instance: dbo_orders, target: bronze.c, app_id: c, checkpoint: ck-c}\n' \
+  "$T/c.conn" > "$T/ctonly.yaml"
+rc=0
+M run --config "$T/ctonly.yaml" --check >"$T/ctonly_run.out" 2>&1 || rc=$?
+[ $rc = 3 ] || die "run --check with a change-table-only login: exit $rc, want 3: $(cat "$T/ctonly_run.out")"
+grep -q "source s: capture instance 'dbo_orders' is hidden from login 'c'" "$T/ctonly_run.out" || die "$(cat "$T/ctonly_run.out")"
 SRC=$good
 rc=0
 M stream --source "$SRC" --capture-instance dbo_nothing --target bronze.x --app-id x --checkpoint "$T/ck/x" \
@@ -126,7 +134,7 @@ grep -q "capture instance 'dbo_nothing'" "$T/x.out" || die "$(cat "$T/x.out")"
 
 # the passwords appear in nothing printed or written
 for pw in "$PW" wrong-hunter2 r-secret c-secret; do
-  found=$(grep -rlaF --exclude=pw --exclude=rpw --exclude=cpw -e "$pw" "$T" || true)
+  found=$(grep -rlaF --exclude=pw --exclude=rpw --exclude=cpw --exclude=c.conn -e "$pw" "$T" || true)
   [ -z "$found" ] || die "a password is in $found"
 done
 serve_stop
