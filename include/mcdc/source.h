@@ -313,6 +313,14 @@ int mcdc_source_select_columns(mcdc_source **src, const char *spec);
  *  server_now, one by one. @return 0 or the first error of a question (a server_now that
  *  fails only leaves has_now false). */
 int mcdc_source_positions(mcdc_source *src, mcdc_positions *q);
+
+/** Why @p src lists no capture instance named @p ci, when the source can tell: SQL Server
+ *  hides an instance from a login that can read its change table but not its source table,
+ *  which its captured_columns reports as MCDC_ESOURCE. Asked only after a listing missed the
+ *  name (one round trip more, on that path alone). @return MCDC_ESOURCE with the error set
+ *  (a permission to grant, exit 3); 0 with no error left when the source knows nothing more
+ *  (the caller reports the name as unknown). */
+int mcdc_source_why_missing(mcdc_source *src, const char *ci);
 /** The same through the single operations of @p src, one question at a time (what a
  *  source's positions op may build on when its questions cost no round trip). */
 int mcdc_source_positions_each(mcdc_source *src, mcdc_positions *q);

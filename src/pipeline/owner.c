@@ -148,18 +148,10 @@ int mcdc_stream__find_capture_instance(mcdc_stream *s)
     }
     rc = 0;
     mcdc_error_clear();
-    if (!found && s->o.source->ops->captured_columns) {
-        /* the source may know why it lists no such instance: SQL Server hides one from a login
-         * that can read its change table but not its source table, a permission to grant
-         * (MCDC_ESOURCE, exit 3), not a name to correct */
-        mcdc_schema *cols = NULL;
-        int why = s->o.source->ops->captured_columns(s->o.source, s->o.capture_instance, &cols);
-        mcdc_schema_free(cols);
-        if (why == MCDC_ESOURCE) {
-            mcdc_capture_instances_free(a, n);
-            return why;
-        }
-        mcdc_error_clear();
+    /* a permission the source can name (a hidden instance) is exit 3, not a name to correct */
+    if (!found && (rc = mcdc_source_why_missing(s->o.source, s->o.capture_instance)) < 0) {
+        mcdc_capture_instances_free(a, n);
+        return rc;
     }
     if (!found) {
         mcdc_buf list = MCDC_BUF_INIT(1 << 16);

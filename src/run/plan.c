@@ -313,17 +313,13 @@ static int list_instances(mcdc_capture_instance **out, size_t *n, const mcdc_run
     return rc;
 }
 
-/* Why source @p s lists no capture instance @p ci, when the source knows: SQL Server hides an
- * instance from a login that can read its change table but not its source table, which its
- * captured_columns reports as MCDC_ESOURCE (a permission to grant, exit 3). 0 otherwise. */
+/* mcdc_source_why_missing on a new connection to source @p s (its listing's is closed). */
 static int why_missing(const mcdc_run_source *s, const char *ci)
 {
     mcdc_source *src = NULL;
-    mcdc_schema *cols = NULL;
     int rc = mcdc_source_open(&src, s->spec);
-    if (rc == 0 && src->ops->captured_columns)
-        rc = src->ops->captured_columns(src, ci, &cols);
-    mcdc_schema_free(cols);
+    if (rc == 0)
+        rc = mcdc_source_why_missing(src, ci);
     mcdc_source_close(src);
     if (rc == MCDC_ESOURCE)
         return mcdc_error_prefix("source %s", s->name);

@@ -138,6 +138,19 @@ int mcdc_source_positions(mcdc_source *src, mcdc_positions *q)
     return src->ops->positions ? src->ops->positions(src, q) : mcdc_source_positions_each(src, q);
 }
 
+int mcdc_source_why_missing(mcdc_source *src, const char *ci)
+{
+    if (!src->ops->captured_columns)
+        return 0;
+    mcdc_schema *cols = NULL;
+    int rc = src->ops->captured_columns(src, ci, &cols);
+    mcdc_schema_free(cols);
+    if (rc == MCDC_ESOURCE)
+        return rc;
+    mcdc_error_clear();
+    return 0;
+}
+
 int mcdc_source_positions_each(mcdc_source *src, mcdc_positions *q)
 {
     int rc = 0;

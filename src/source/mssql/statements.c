@@ -6,8 +6,9 @@
  * source table and on cdc.[<ci>_CT] (and membership in the instance's gating role, if it has
  * one), nothing else. No statement below needs a grant of its own, but SQL Server's CDC
  * security model shows a capture instance's metadata (the sp_cdc_* procedures, min_lsn) only
- * to a login that can SELECT the source table's captured columns. Changing a statement changes what DBAs were told: update
- * docs/reference/sqlserver-queries.md in the same commit (a unit test compares them).
+ * to a login that can SELECT the source table's captured columns. Changing a statement
+ * changes what DBAs were told: update docs/reference/sqlserver-queries.md in the same commit
+ * (a unit test compares them).
  */
 #include <stdio.h>
 #include <string.h>

@@ -10,7 +10,11 @@
  * creates one). Names compare case-insensitively, as under SQL Server's default collation.
  *
  * Permissions (sim_login_can_read): a login without grants reads every object, as a
- * db_owner does; a login with grants reads only the objects granted to it.
+ * db_owner does; a login with grants reads only the objects granted to it. A capture
+ * instance's metadata (sim_login_can_see_instance) follows SQL Server's CDC security model:
+ * only a login that can SELECT its source table sees it (the sp_cdc_* procedures,
+ * sys.fn_cdc_get_min_lsn, cdc.fn_cdc_get_all_changes_<ci>); a grant on the change table
+ * alone reads the change table and nothing more. Gating roles are not modelled.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +261,14 @@ bool sim_login_can_read(const sim_grant_list *g, const char *schema, const char 
     for (int i = 0; i < g->n; i++)
         if (!strncasecmp(g->names[i], schema, ns) && g->names[i][ns] == '.' && !strcasecmp(g->names[i] + ns + 1, name))
             return true;
+    return false;
+}
+
+bool sim_login_can_see_instance(const sim_grant_list *g, const mcdc_sim *sim, const sim_instance *ci)
+{
+    for (int i = 0; i < sim->n_tables; i++)
+        if (sim->tables[i]->id == ci->table_id)
+            return sim_login_can_read(g, sim->tables[i]->schema, sim->tables[i]->name);
     return false;
 }
 

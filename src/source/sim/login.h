@@ -21,6 +21,9 @@ int  sim_login_grants(mcdc_sim *s, const char *user, sim_grant_list *out);
 void sim_login_grants_dispose(sim_grant_list *g);
 /** True when the login may SELECT from schema.name (names compare case-insensitively). */
 bool sim_login_can_read(const sim_grant_list *g, const char *schema, const char *name);
+/** True when the login may see capture instance @p ci's metadata: SELECT on its source table
+ *  (SQL Server's CDC security model; a change-table grant alone is not enough). */
+bool sim_login_can_see_instance(const sim_grant_list *g, const mcdc_sim *sim, const sim_instance *ci);
 /** True when schema.name is an object the simulator serves (a table, a change table, a cdc view). */
 bool sim_login_object_exists(mcdc_sim *s, const char *schema, const char *name);
 

@@ -359,12 +359,7 @@ static int all_changes(C *c, tsql_tref *tr, crel *rel, const char **from_sql, co
                          : "An insufficient number of arguments were supplied for the procedure or function %s.", fn);
     char ct[300];
     snprintf(ct, sizeof ct, "%s_CT", ci->name);
-    sim_table *st = NULL;
-    for (int i = 0; i < sim->n_tables; i++)
-        if (sim->tables[i]->id == ci->table_id) st = sim->tables[i];
-    /* the query functions need SELECT on the source table's captured columns (SQL Server's
-     * CDC security model; a change table grant does not open them) */
-    if (!(st && sim_login_can_read(&c->s->grants, st->schema, st->name)))
+    if (!sim_login_can_see_instance(&c->s->grants, sim, ci))
         return tsql_fail(c->err, 229, 14, 5, tr->tok->line,
                          "The SELECT permission was denied on the object '%s', database '%s', schema 'cdc'.", ct, c->s->db_name);
     scope empty = {NULL, 0, NULL};

@@ -146,15 +146,9 @@ static sim_table *table_of(mcdc_sim *sim, const sim_instance *ci)
     return NULL;
 }
 
-/* SQL Server's CDC security model: a capture instance's metadata (these procedures,
- * sys.fn_cdc_get_min_lsn, cdc.fn_cdc_get_all_changes_<ci>) is shown only to a login that
- * can SELECT the captured columns of its source table (and is in its gating role, which the
- * simulator does not model); a grant on the change table alone reads the change table and
- * nothing more. */
 static bool can_read_instance(mcdc_sim_session *s, const sim_instance *ci)
 {
-    sim_table *t = table_of(s->sim, ci);
-    return t && sim_login_can_read(&s->grants, t->schema, t->name);
+    return sim_login_can_see_instance(&s->grants, s->sim, ci);
 }
 
 static sim_instance *find_ci(mcdc_sim_session *s, const char *proc, const sim_val *v, tsql_error *err, int *rc)

@@ -112,12 +112,9 @@ int tsql_sys_function(mcdc_sim_session *s, tsql_compile_ctx *cc, tsql_expr *e, t
         sim_instance *ci = instance_named(s, &name);
         mcdc_lsn l = mcdc_lsn_zero();
         if (ci) {
-            sim_table *t = NULL;
-            for (int i = 0; i < s->sim->n_tables; i++)
-                if (s->sim->tables[i]->id == ci->table_id) t = s->sim->tables[i];
-            /* 0x00... to a login that cannot SELECT the source table, as SQL Server answers one
-             * "not authorized to access the change data" (a change table grant is not enough) */
-            bool readable = t && sim_login_can_read(&s->grants, t->schema, t->name);
+            /* 0x00... to a login that may not see the instance, as SQL Server answers one "not
+             * authorized to access the change data" */
+            bool readable = sim_login_can_see_instance(&s->grants, s->sim, ci);
             if (readable && mcdc_lsn_cmp(&ci->start_lsn, &s->sim->st.processed) <= 0) l = ci->start_lsn;
         }
         char *p = sim_arena_alloc(&s->arena, 10);
