@@ -306,7 +306,7 @@ int main(int argc, char **argv)
     put_commit(loaded, 1, b.ptr, b.len);
     mcdc_buf_dispose(&b);
     double t0 = bench_now_ms(), tc = cpu_ms();
-    if (mcdc_delta_checkpoint(loaded, 1) < 0) {
+    if (mcdc_delta_checkpoint(loaded, 1, NULL) < 0) {
         fprintf(stderr, "checkpoint: %s\n", mcdc_error_last()->message);
         return 1;
     }
@@ -329,7 +329,7 @@ int main(int argc, char **argv)
     load_figures("10,000 JSON commits", big, now, 10001, &cold_cpu);
     t0 = bench_now_ms();
     double c0 = cpu_ms();
-    if (mcdc_delta_checkpoint(big, 10007) < 0) {
+    if (mcdc_delta_checkpoint(big, 10007, NULL) < 0) {
         fprintf(stderr, "checkpoint: %s\n", mcdc_error_last()->message);
         return 1;
     }

@@ -721,9 +721,12 @@ void mcdc_delta_datafile_remove(const char *table_path, const char *rel_path);
 void mcdc_delta_files_free(mcdc_delta_file *files, size_t n);
 
 /** Write a checkpoint of the table at @p version (-1: latest), update _last_checkpoint
- *  and clean up log files past the log retention.
- *  @return 0; MCDC_EUNSUPPORTED for V2-checkpoint tables; snapshot and I/O codes. */
-int mcdc_delta_checkpoint(const char *path, int64_t version);
+ *  and clean up log files past the log retention. A version whose checkpoint is there
+ *  already (the one the snapshot loads from) is not written again; *@p written (may be
+ *  NULL) says whether a checkpoint was written. A V2-checkpoint table gets a V2
+ *  checkpoint with its sidecar.
+ *  @return 0; snapshot and I/O codes. */
+int mcdc_delta_checkpoint(const char *path, int64_t version, bool *written);
 
 /** Wait until every checkpoint this process's commits asked for is written or given up,
  *  and every automatic compaction appends left to the background writer has run.

@@ -1,7 +1,8 @@
 /*
  * cli/cmd_table_checkpoint.c: `mssql-cdc table checkpoint NAME`: write a checkpoint of the
  * latest version now (writers also do it every delta.checkpointInterval commits) and
- * clean up log files past the log retention.
+ * clean up log files past the log retention. A version that has its checkpoint already
+ * (a writer's background one) is not written again.
  */
 #include <stdio.h>
 
@@ -20,9 +21,13 @@ static int run(const mcdc_cli_ctx *ctx, const mcdc_cli_args *args)
     if (ec)
         return ec;
     int64_t v;
-    if (mcdc_delta_latest_version(&v, path) < 0 || mcdc_delta_checkpoint(path, v) < 0)
+    bool written;
+    if (mcdc_delta_latest_version(&v, path) < 0 || mcdc_delta_checkpoint(path, v, &written) < 0)
         return mcdc_cli_fail();
-    printf("checkpoint written at version %lld\n", (long long)v);
+    if (written)
+        printf("checkpoint written at version %lld\n", (long long)v);
+    else
+        printf("checkpoint at version %lld already there\n", (long long)v);
     return fflush(stdout) == 0 ? MCDC_EXIT_OK : MCDC_EXIT_RUNTIME;
 }
 

@@ -378,15 +378,25 @@ int mcdc_delta__checkpoint_write(const mcdc_delta_snapshot *s)
     return rc;
 }
 
-int mcdc_delta_checkpoint(const char *path, int64_t version)
+int mcdc_delta_checkpoint(const char *path, int64_t version, bool *written)
 {
     mcdc_delta_snapshot *s;
+    if (written)
+        *written = false;
     int rc = mcdc_delta_snapshot_open(&s, path, version);
     if (rc < 0)
         return rc;
-    rc = mcdc_delta__checkpoint_write(s);
+    /* the version has its checkpoint already, and _last_checkpoint names it (a writer's
+     * background one, say): a V2 checkpoint is named by a UUID, so writing again would only
+     * add a second one. One that a crash left unnamed is written again, which names it. */
+    bool have = s->checkpoint_version == s->version &&
+                mcdc_delta__read_last_checkpoint(s->table_path) >= s->version;
+    rc = have ? 0 : mcdc_delta__checkpoint_write(s);
     if (rc == 0) {
-        mcdc_delta__snapshot_checkpointed(s);
+        if (!have)
+            mcdc_delta__snapshot_checkpointed(s);
+        if (written)
+            *written = !have;
         rc = mcdc_delta__cleanup_log(s);
     }
     mcdc_delta_snapshot_free(s);

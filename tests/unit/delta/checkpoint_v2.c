@@ -208,7 +208,15 @@ static void test_checkpoint_v2__opt_in_sidecars_and_cold_snapshot(void **state)
     assert_non_null(strstr(lc, "\"numOfAddFiles\":38,"));
 
     /* a checkpoint of 25 (by command) holds the compaction's tombstones in its sidecar */
-    assert_int_equal(0, mcdc_delta_checkpoint(t, 25));
+    bool written = false;
+    assert_int_equal(0, mcdc_delta_checkpoint(t, 25, &written));
+    assert_true(written);
+    assert_int_equal(1, count_files(sc, "00000000000000000025.checkpoint.", ".parquet"));
+    /* asked again (the background writer got there first, say): not a second UUID-named
+     * checkpoint of the same version */
+    assert_int_equal(0, mcdc_delta_checkpoint(t, 25, &written));
+    assert_false(written);
+    assert_int_equal(1, count_files(log, "00000000000000000025.checkpoint.", ".parquet"));
     assert_int_equal(1, count_files(sc, "00000000000000000025.checkpoint.", ".parquet"));
 
     /* the cold snapshot from the checkpoint equals the one from the JSON commits alone */
@@ -315,13 +323,16 @@ static void test_checkpoint_v2__cleanup_deletes_only_unreferenced_old_sidecars(v
     age_files(sc, ".parquet", 7200); /* two hours old, all of them */
     snprintf(cmd, sizeof cmd, "touch '%s/fresh.parquet'", sc);
     assert_int_equal(0, system(cmd));
-    /* the next cleanup (another checkpoint of 10) deletes the unnamed old ones only */
-    assert_int_equal(0, mcdc_delta_checkpoint(t, 10));
+    /* the next cleanup (a checkpoint of 10 asked again: not written twice, the log still
+     * cleaned) deletes the unnamed old ones only */
+    bool written = true;
+    assert_int_equal(0, mcdc_delta_checkpoint(t, 10, &written));
+    assert_false(written);
     assert_int_equal(0, count_files(sc, "00000000000000000005.checkpoint.", ".parquet"));
     assert_int_equal(0, count_files(sc, "orphan", ".parquet"));
     assert_int_equal(1, count_files(sc, "fresh", ".parquet"));
-    assert_int_equal(2, count_files(log, "00000000000000000010.checkpoint.", ".parquet"));
-    assert_int_equal(2, count_files(sc, "00000000000000000010.checkpoint.", ".parquet"));
+    assert_int_equal(1, count_files(log, "00000000000000000010.checkpoint.", ".parquet"));
+    assert_int_equal(1, count_files(sc, "00000000000000000010.checkpoint.", ".parquet"));
     mcdc_delta_snapshot *snap;
     assert_int_equal(0, mcdc_delta_snapshot_open(&snap, t, -1));
     assert_int_equal(10, snap->checkpoint_version);

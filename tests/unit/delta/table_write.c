@@ -211,7 +211,7 @@ static void test_delta_table_write__checkpoints_every_ten_commits(void **state)
     assert_non_null(strstr(line, "\"numOfAddFiles\":10}"));
     /* a second writer of the same checkpoint (another process, or the background writer
      * beside a command) finds the file taken: _last_checkpoint still counts its rows */
-    assert_int_equal(0, mcdc_delta_checkpoint(t, 10));
+    assert_int_equal(0, mcdc_delta_checkpoint(t, 10, NULL));
     f = fopen(p, "r");
     assert_non_null(f);
     assert_non_null(fgets(line, sizeof line, f));
