@@ -468,13 +468,20 @@ int mcdc_fs_lock_acquire(mcdc_fs_lock **out, const char *path)
         close(fd);
         return rc;
     }
-    char txt[32];
+    /* the holder's pid, for the refusal above. Written over the old one, then cut to its
+     * length, never truncated to 0 first: freeing the file's block and allocating another
+     * is a synchronous discard on a file system mounted with -o discard (ext4 without a
+     * journal), at every acquire; the same pid already there is not written at all */
+    char txt[32], had[32];
     int len = snprintf(txt, sizeof txt, "%ld\n", (long)getpid());
     int rc = 0;
-    if (ftruncate(fd, 0) != 0)
-        rc = IOERR("truncate lock file %s", path);
+    ssize_t r = pread(fd, had, sizeof had, 0);
+    if (r == len && memcmp(had, txt, (size_t)len) == 0)
+        rc = 0;
     else if (pwrite(fd, txt, (size_t)len, 0) != len)
         rc = IOERR("write lock file %s", path);
+    else if (ftruncate(fd, len) != 0)
+        rc = IOERR("truncate lock file %s", path);
     if (rc < 0) {
         close(fd);
         return rc;

@@ -191,6 +191,7 @@ int mcdc_sim_login_check(const char *path, const char *user, const char *passwor
     sqlite3_stmt *st = NULL;
     int rc = MCDC_EPERM;
     if (!user || !password) return MCDC_EPERM;
+    sim__sqlite_init();
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return mcdc_error_set(MCDC_EIO, "%s: cannot open the simulator database", path);

@@ -309,6 +309,9 @@ int  sim__begin(mcdc_sim *s);             /* BEGIN IMMEDIATE, reload state and c
 int  sim__commit(mcdc_sim *s);            /* write state, COMMIT */
 void sim__rollback(mcdc_sim *s);
 int  sim__load(mcdc_sim *s);              /* state and catalog */
+/* once per process, before its first connection: SQLite without its global memory
+ * statistics (every allocation of every connection took one process-wide mutex for them) */
+void sim__sqlite_init(void);
 /* The statement of constant text @p sql (a string literal, known by its address), kept
  * prepared on the connection between uses (the questions a run asks for each of its
  * tables, prepared once, not once each); give it back with sim__stmt_done, which resets it

@@ -9,6 +9,7 @@
  * Invariants S2 and S3 (sim_int.h) are kept here.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,8 +270,25 @@ int sim__load(mcdc_sim *s)
     return rc < 0 ? rc : load_catalog(s);
 }
 
+static void sqlite_config(void)
+{
+    /* SQLite keeps memory statistics by default (SQLITE_DEFAULT_MEMSTATUS): every
+     * sqlite3_malloc and free of every connection then takes one process-wide mutex. With
+     * the tables of `run` reading on several threads, that mutex was the most contended
+     * lock of the process (perf: futex waits in sqlite3Malloc). Nothing here reads the
+     * statistics. Fails harmlessly (SQLITE_MISUSE) when SQLite is initialized already. */
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+void sim__sqlite_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, sqlite_config);
+}
+
 static int open_db(mcdc_sim **out, const char *path, int flags)
 {
+    sim__sqlite_init();
     *out = NULL;
     mcdc_sim *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
