@@ -290,7 +290,8 @@ int64_t mcdc_sim_source_commit_syncs(const mcdc_source *src);
 
 /** Test hook: how many database pages @p src's connection has fetched so far (SQLite's page
  *  cache hits and misses), a measure of how much of the file its questions read (-1 when
- *  @p src is not a simulator source). */
+ *  @p src is not a simulator source). The first call turns the connection's memory-mapped
+ *  reads off, which SQLite does not count: call it once before the reads to measure. */
 int64_t mcdc_sim_source_pages_fetched(const mcdc_source *src);
 
 #ifdef __cplusplus

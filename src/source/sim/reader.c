@@ -781,6 +781,7 @@ int64_t mcdc_sim_source_pages_fetched(const mcdc_source *b)
     if (!b || b->ops != &sim_ops) return -1;
     int hit = 0, miss = 0, high;
     sqlite3 *db = ((const sim_source *)b)->sim->db;
+    (void)sqlite3_exec(db, "PRAGMA mmap_size=0", NULL, NULL, NULL); /* every page counted */
     sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &high, 0);
     sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &high, 0);
     return (int64_t)hit + miss;
