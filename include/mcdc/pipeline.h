@@ -510,6 +510,16 @@ typedef struct mcdc_stream_options {
                                       * table again in chunks (a partial backfill of every
                                       * key) so rows not changed since get its columns;
                                       * needs facts */
+    /* The caller's read slots (`run --workers`: how many tables read their source at
+     * once). NULL: none. The caller holds a slot when it calls mcdc_stream_run; the stream
+     * gives it back with slot_release once a batch is read (before its file, commits and
+     * verdict, which need only the disk), and asks for one with slot_acquire before it
+     * reads the source again (the next plan, a snapshot). slot_acquire returns 0 with a
+     * slot (at once when the slot is still held), or 1 when the caller is stopping: the run
+     * then ends as after mcdc_stream_stop. Both may be called any number of times. */
+    int        (*slot_acquire)(void *payload);
+    void       (*slot_release)(void *payload);
+    void        *slot_payload;
 } mcdc_stream_options;
 
 /** What a stream does on finding changes purged before it read them. */

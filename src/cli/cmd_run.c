@@ -23,7 +23,7 @@ static const mcdc_opt opts[] = {
     { "config", 0, MCDC_OPT_VALUE, "FILE", "the YAML config: sources, defaults, tables (required)" },
     { "check", 0, MCDC_OPT_SWITCH, NULL, "check every table and source and print the plan; write nothing" },
     { "status", 0, MCDC_OPT_SWITCH, NULL, "print each table's state from disk, one line per table (no server needed)" },
-    { "workers", 0, MCDC_OPT_VALUE, "N", "worker threads running the tables' batches (default: the cores)" },
+    { "workers", 0, MCDC_OPT_VALUE, "N", "tables that read their source at once (default: the cores); as many more finish their commits beside them" },
     { "metrics-listen", 0, MCDC_OPT_VALUE, "HOST:PORT", "serve /metrics, /healthz and /readyz here (default: the config's metrics.listen)" },
     { "drain-timeout", 0, MCDC_OPT_VALUE, "DURATION", "on SIGTERM/SIGINT, how long the batches in flight get (default 30s)" },
     { 0 }

@@ -449,6 +449,19 @@ static void offsets_settle(mcdc_stream *s)
     mcdc_error_restore(&saved);
 }
 
+/* The caller's read slots (mcdc_stream_options.slot_*): a batch reads its source with a
+ * slot and commits without one. slot_take returns 0, or 1 when the caller is stopping. */
+static int slot_take(mcdc_stream *s)
+{
+    return s->o.slot_acquire ? s->o.slot_acquire(s->o.slot_payload) : 0;
+}
+
+static void slot_give(mcdc_stream *s)
+{
+    if (s->o.slot_release)
+        s->o.slot_release(s->o.slot_payload);
+}
+
 static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
 {
     int64_t t0 = mcdc_time_mono_us();
@@ -504,6 +517,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                      "information is gone (log cleanup); facts row without counts", N);
         }
         free(um);
+        slot_give(s); /* nothing of the source is needed for the rest of the batch */
     } else {
         /* the data-loss guard, for ranges bronze does not hold yet */
         mcdc_lsn min, from;
@@ -597,6 +611,9 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
                      "batch %" PRId64 " while it was read: changes may be missing "
                      "(failOnDataLoss=false; recorded as data_skipped)", s->ci, N);
         }
+        /* read: the rest of the batch (its file, its commits) needs only the disk, so
+         * another table may read meanwhile (run's read slots) */
+        slot_give(s);
         if ((rc = offsets_recorded(s)) < 0)
             goto done;
         if (x.df) {
@@ -661,9 +678,13 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         p.json = js.ptr;
     emit(s, &p);
     mcdc_buf_dispose(&js);
-    if (s->switch_batch == N && (rc = mcdc_stream__snapshot_on_switch(s)) < 0)
+    /* a snapshot after a switch reads the source: with a slot (a stop first leaves it to
+     * the next run, which finishes it: W2 in switch_snapshot.c) */
+    if (s->switch_batch == N && slot_take(s) == 0 &&
+        (rc = mcdc_stream__snapshot_on_switch(s)) < 0)
         goto done;
 done:
+    slot_give(s);
     offsets_settle(s);
     free(m.detail);
     mcdc_stream__facts_rows_clear(&fr);
@@ -1101,6 +1122,9 @@ static int run_loop(mcdc_stream *s)
     }
     mcdc_error_clear();
 
+    /* the caller's slot: held at the start of a run; asked for again in a new generation */
+    if (slot_take(s))
+        return 0;
     /* bootstrap: only for a checkpoint that never planned a batch */
     if (!has_range && !has_after && s->o.bootstrap) {
         if ((rc = mcdc_stream__bootstrap(s, &after)) < 0)
@@ -1142,7 +1166,14 @@ static int run_loop(mcdc_stream *s)
 
     int64_t next_trigger = mcdc_time_mono_us();
     int64_t last_event = mcdc_time_mono_us();
+    bool reached = false; /* available-now: a batch of this run read up to its target */
     while (!s->stop) {
+        /* available-now ends once its batches have read up to the target: no question
+         * more (the first plan still asks, and checks the source against the checkpoint) */
+        if (reached)
+            return 0;
+        if (slot_take(s))
+            return 0; /* the caller is stopping */
         int64_t tstart = mcdc_time_mono_us();
         if (!has_after) {
             bool ready;
@@ -1163,6 +1194,8 @@ static int run_loop(mcdc_stream *s)
                 mcdc_failpoint("stream.after_offsets");
                 if ((rc = run_batch(s, &r0, false)) < 0)
                     return rc;
+                if (slot_take(s))
+                    return 0;
                 tstart = mcdc_time_mono_us();
             }
         }
@@ -1190,8 +1223,10 @@ static int run_loop(mcdc_stream *s)
             last_event = mcdc_time_mono_us();
             if (s->o.trigger == MCDC_TRIGGER_ONCE)
                 return 0;
-            if (s->o.trigger == MCDC_TRIGGER_AVAILABLE_NOW)
+            if (s->o.trigger == MCDC_TRIGGER_AVAILABLE_NOW) {
+                reached = mcdc_lsn_cmp(&after.lsn, &target) >= 0;
                 continue;
+            }
         } else {
             if (s->o.trigger != MCDC_TRIGGER_INTERVAL)
                 return 0;
@@ -1214,6 +1249,7 @@ static int run_loop(mcdc_stream *s)
         next_trigger += s->o.interval_us;
         if (next_trigger < mcdc_time_mono_us())
             next_trigger = mcdc_time_mono_us();
+        slot_give(s); /* no slot is held while the stream waits for its next trigger */
         wait_until(s, next_trigger);
     }
     return 0;

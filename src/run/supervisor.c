@@ -1,6 +1,8 @@
 /*
  * run/supervisor.c: the tables of a plan on a bounded pool of worker threads
- * (`mssql-cdc run --config`).
+ * (`mssql-cdc run --config`): --workers N read slots, 2N workers (ADR 0063): at most N
+ * tables read their source at once, and a table whose batch is read finishes it (file,
+ * commits, verdict, silver) on its worker while another takes the slot.
  *
  * Each table runs in rounds: a round is one run of the table's job (src/run/job.c) with the
  * available-now trigger: checkpoint, tracker seeded from it, follower, the batches up to the
@@ -85,7 +87,9 @@ struct slot {
     mcdc_job      *kept;         /* the table's job between rounds: checked, and after a
                                   * successful round of an interval table open (checkpoint
                                   * lock held), so the next round begins at planning */
-    listen_ctx     lc;           /* the kept job's progress listener */
+    listen_ctx     lc;           /* the kept job's progress listener, and its read slot's
+                                  * callbacks' payload */
+    bool           reading;      /* its round holds one of the read slots */
     bool           st_dirty;     /* st is newer than the state record on disk */
     int64_t        st_mono_us;   /* when st was last set */
     state_rec      st;           /* what the table's state record is to say */
@@ -115,6 +119,8 @@ struct sup {
     pthread_cond_t          cv;
     bool                    stopping, stopped_all;
     int                     alive;       /* workers still running */
+    int                     free_reads;  /* read slots not held (of n_reads) */
+    int                     n_reads;     /* --workers: tables that read at once */
     size_t                  n_error;
     int                     first_error_rc;
     int64_t                 started_mono_us;
@@ -254,6 +260,53 @@ static int round_of(sup *s, slot *sl, mcdc_run_event *done)
     return rc;
 }
 
+/* Read slots (ADR 0063): --workers N tables read their source at once. A worker takes a
+ * slot before it picks a table; the table's round holds it while it plans and reads a
+ * batch, and gives it back once the batch is read (mcdc_stream_options.slot_release), so
+ * that batch's file, commits, verdict and silver run beside another table's read on
+ * another of the 2N workers. A round asks for a slot again before it reads once more.
+ * Under the lock: a slot is taken only while free_reads > 0, and every release wakes the
+ * workers waiting for one, so at most N rounds read at once and none waits while one is
+ * free. */
+static void reads_give_locked(sup *s, slot *sl)
+{
+    if (!sl->reading)
+        return;
+    sl->reading = false;
+    s->free_reads++;
+    mcdc_log(MCDC_LOG_DEBUG, "run", "read slot given back (%d of %d in use)",
+             s->n_reads - s->free_reads, s->n_reads);
+    pthread_cond_broadcast(&s->cv);
+}
+
+static int read_slot_acquire(void *payload)
+{
+    listen_ctx *lc = payload;
+    sup *s = lc->s;
+    pthread_mutex_lock(&s->mu);
+    while (!lc->sl->reading && s->free_reads == 0 && !s->stopping)
+        pthread_cond_wait(&s->cv, &s->mu);
+    int rc = 0;
+    if (!lc->sl->reading && s->free_reads == 0) {
+        rc = 1; /* stopping: the round ends as stopped */
+    } else if (!lc->sl->reading) {
+        s->free_reads--;
+        lc->sl->reading = true;
+        mcdc_log(MCDC_LOG_DEBUG, "run", "read slot taken (%d of %d in use)",
+                 s->n_reads - s->free_reads, s->n_reads);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static void read_slot_release(void *payload)
+{
+    listen_ctx *lc = payload;
+    pthread_mutex_lock(&lc->s->mu);
+    reads_give_locked(lc->s, lc->sl);
+    pthread_mutex_unlock(&lc->s->mu);
+}
+
 /* A new job for table @p sl on connection @p src: the supervisor keeps the interval, each
  * round reads what is there (available-now, or once); an interval table's job is kept open
  * across its rounds. */
@@ -266,6 +319,9 @@ static int new_job(sup *s, slot *sl, mcdc_source *src, mcdc_job **out)
         return rc;
     jo.stream.trigger = sl->once ? MCDC_TRIGGER_ONCE : MCDC_TRIGGER_AVAILABLE_NOW;
     jo.stream.interval_us = 0;
+    jo.stream.slot_acquire = read_slot_acquire;
+    jo.stream.slot_release = read_slot_release;
+    jo.stream.slot_payload = &sl->lc;
     mcdc_job *j = NULL;
     sl->lc = (listen_ctx){ s, sl };
     if ((rc = mcdc_job_new(&j, &jo)) < 0)
@@ -502,6 +558,7 @@ static void advance_consistent(const mcdc_run_plan *plan, const mcdc_run_table *
 static void *worker(void *arg)
 {
     sup *s = arg;
+    bool has_read = false; /* this worker holds a read slot, not yet given to its round */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->stopping)
@@ -529,6 +586,14 @@ static void *worker(void *arg)
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
             continue;
         }
+        if (s->free_reads == 0) {
+            /* due, but N tables read already: one gives its slot back when its batch is
+             * read (or its round ends) */
+            pthread_cond_wait(&s->cv, &s->mu);
+            continue;
+        }
+        s->free_reads--;
+        has_read = true;
         sl->busy = true;
         pthread_mutex_unlock(&s->mu);
         mcdc_log_set_context(sl->t->value[MCDC_RUN_KEY_TARGET]);
@@ -544,6 +609,9 @@ static void *worker(void *arg)
         pthread_mutex_lock(&s->mu);
         if (sl->removed) {
             /* dropped by a reload while it polled */
+            has_read = false;
+            s->free_reads++;
+            pthread_cond_broadcast(&s->cv);
             sl->busy = false;
             drop_kept(sl);
             sl->done = true;
@@ -556,6 +624,9 @@ static void *worker(void *arg)
             mcdc_lsn_cmp(&polled, &sl->caught_up) <= 0) {
             /* idle: nothing new since the last round read */
             int64_t t = mcdc_time_mono_us();
+            has_read = false;
+            s->free_reads++;
+            pthread_cond_broadcast(&s->cv);
             sl->busy = false;
             sl->last_ok_mono_us = t;
             sl->due_mono_us = next_poll(s, sl, t);
@@ -564,6 +635,10 @@ static void *worker(void *arg)
         }
         sl->state = MCDC_RUN_STATE_RUNNING;
         record_locked(s, sl, MCDC_RUN_STATE_RUNNING, sl->failures, "");
+        sl->reading = true; /* the worker's slot is now the round's */
+        has_read = false;
+        mcdc_log(MCDC_LOG_DEBUG, "run", "read slot taken (%d of %d in use)",
+                 s->n_reads - s->free_reads, s->n_reads);
         pthread_mutex_unlock(&s->mu);
 
         mcdc_run_event e = { .kind = MCDC_RUN_EVENT_DONE, .table = sl->t };
@@ -586,6 +661,7 @@ static void *worker(void *arg)
         if (rc == 0 && ran)
             advance_consistent(sl->plan, sl->t);
         pthread_mutex_lock(&s->mu);
+        reads_give_locked(s, sl); /* a round that ended before it read, or failed */
         sl->busy = false;
         snprintf(sl->message, sizeof sl->message, "%s", message);
         if (rc < 0) {
@@ -639,6 +715,8 @@ static void *worker(void *arg)
         record_locked(s, sl, sl->state, sl->failures, message);
         mcdc_log_set_context(NULL);
     }
+    if (has_read)
+        s->free_reads++;
     s->alive--;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -856,7 +934,11 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
         workers = 1;
     if (!o->reload && (size_t)workers > p->n_tables)
         workers = p->n_tables ? (int)p->n_tables : 1;
-    pthread_t *th = calloc((size_t)workers, sizeof *th);
+    /* N read slots, 2N workers: N tables read while up to N more commit (ADR 0063) */
+    int threads = 2 * workers;
+    if (!o->reload && (size_t)threads > p->n_tables)
+        threads = p->n_tables ? (int)p->n_tables : 1;
+    pthread_t *th = calloc((size_t)threads, sizeof *th);
     if (!s || !th) {
         free(s);
         free(th);
@@ -884,7 +966,8 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
     if (listen && (rc = mcdc_run_http_start(&http, listen, fill, s)) < 0)
         goto out;
     pthread_mutex_lock(&s->mu);
-    for (int i = 0; i < workers; i++) {
+    s->free_reads = s->n_reads = workers;
+    for (int i = 0; i < threads; i++) {
         if (pthread_create(&th[i], NULL, worker, s) != 0)
             break;
         started++;

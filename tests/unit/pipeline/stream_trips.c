@@ -49,8 +49,39 @@ typedef struct counting {
 #define CS(b) ((counting *)(b))
 #define IN(b) (CS(b)->inner)
 
+/* run's read slots as a stream sees them (mcdc_stream_options.slot_*): one slot, held
+ * from the start of the run; each source call made without it is counted */
+typedef struct slot_track {
+    bool held;
+    int  acquires, releases, stop_at_acquire; /* > 0: that acquire answers "stopping" */
+    int  outside[C_N];                        /* source calls without the slot */
+    int  batches_with_slot;                   /* BATCH events seen while it was held */
+} slot_track;
+static slot_track *g_slots;
+
+static int slot_acquire(void *payload)
+{
+    slot_track *t = payload;
+    if (t->held)
+        return 0;
+    if (++t->acquires == t->stop_at_acquire)
+        return 1;
+    t->held = true;
+    return 0;
+}
+
+static void slot_release(void *payload)
+{
+    slot_track *t = payload;
+    if (t->held)
+        t->releases++;
+    t->held = false;
+}
+
 static void count(mcdc_source *b, int op)
 {
+    if (g_slots && !g_slots->held)
+        g_slots->outside[op]++;
     CS(b)->n[op]++;
     CS(b)->total++;
 }
@@ -223,6 +254,8 @@ static void on_progress(const mcdc_stream_progress *p, void *payload)
     memcpy(m->per_op[m->n], m->c->n, sizeof m->c->n);
     m->ts_seen[m->n] = m->c->n_ts_asked;
     m->kind[m->n] = p->kind;
+    if (g_slots && p->kind == MCDC_PROGRESS_BATCH && g_slots->held)
+        g_slots->batches_with_slot++;
     m->rows[m->n] = p->num_input_rows;
     m->n++;
     if (p->kind == MCDC_PROGRESS_IDLE && m->stop_after_idle > 0 &&
@@ -303,9 +336,10 @@ static void test_pipeline_stream_trips__batches_with_a_commit_limit(void **state
         assert_batch_trips(&m, i - 1, i);
     }
     assert_true(with_rows >= 3);
-    /* available-now's last plan finds max_lsn at its target: one question */
-    print_counts("the last plan", m.per_op[m.n - 2], m.per_op[m.n - 1]);
-    assert_int_equal(1, m.total[m.n - 1] - m.total[m.n - 2]);
+    /* available-now ends when its last batch has read up to its target: no plan more, no
+     * question after it */
+    print_counts("after the last batch", m.per_op[m.n - 2], m.per_op[m.n - 1]);
+    assert_int_equal(0, m.total[m.n - 1] - m.total[m.n - 2]);
     mcdc_source_close(&c->base);
 }
 
@@ -455,9 +489,9 @@ static void test_pipeline_stream_trips__kept_open_runs_begin_at_planning(void **
     assert_int_equal(0, c->n[C_COLS] - before[C_COLS]);
     assert_int_equal(1, c->n[C_CIS] - before[C_CIS]); /* the plan's (a switch, or gone) */
     /* max_lsn (available-now's target, which the first plan takes), capture_instances, the
-     * plan's positions, ddl_history, the read, the positions after it, the last plan's
-     * max_lsn: what a stream that was never closed asks */
-    assert_int_equal(7, c->total - total);
+     * plan's positions, ddl_history, the read, the positions after it (the batch read up to
+     * the target: no last plan): what a stream that was never closed asks */
+    assert_int_equal(6, c->total - total);
 
     /* closed: the lock is free, and the next run checks again */
     mcdc_stream_close(s);
@@ -471,6 +505,55 @@ static void test_pipeline_stream_trips__kept_open_runs_begin_at_planning(void **
     mcdc_source_close(&c->base);
 }
 
+/* With run's read slots, every question that plans or reads a batch is asked holding the
+ * slot, and the slot is given back once the batch is read: its file, commits and progress
+ * come without it (another table reads meanwhile). A batch limit makes the stream ask for
+ * the slot again before each plan; a caller that is stopping ends the run there, as a stop
+ * does, with the batches read so far committed. */
+static void test_pipeline_stream_trips__read_slots_cover_plans_and_reads(void **state)
+{
+    (void)state;
+    five_transactions();
+    counting *c = counting_open();
+    slot_track t = { .held = true }; /* the caller holds it when the run starts */
+    g_slots = &t;
+    mcdc_stream_options o = MCDC_STREAM_OPTIONS_INIT;
+    o.trigger = MCDC_TRIGGER_AVAILABLE_NOW;
+    o.max_commits_per_batch = 1;
+    o.slot_acquire = slot_acquire;
+    o.slot_release = slot_release;
+    o.slot_payload = &t;
+    marks m;
+    mcdc_stream_result res;
+    assert_int_equal(0, run(&o, c, &m, &res));
+    assert_int_equal(50, res.n_rows);
+    assert_true(res.n_batches >= 5);
+    assert_int_equal(0, t.outside[C_MAX]);
+    assert_int_equal(0, t.outside[C_READ]);
+    assert_int_equal(0, t.outside[C_POS]);
+    assert_int_equal(0, t.outside[C_MIN]);
+    assert_int_equal(0, t.outside[C_DDL]);
+    assert_int_equal(0, t.outside[C_CIS]);
+    assert_int_equal(0, t.batches_with_slot);         /* every batch committed without it */
+    assert_true(t.releases >= res.n_batches);          /* given back after each read */
+    assert_int_equal(res.n_batches - 1, t.acquires);   /* asked for again before each plan */
+    assert_false(t.held);
+
+    /* a caller that is stopping: the second plan never comes, the first batch stands */
+    mcdc_source_close(&c->base);
+    scratch_teardown(NULL);
+    assert_int_equal(0, scratch_setup("stream-trips"));
+    five_transactions();
+    c = counting_open();
+    t = (slot_track){ .held = true, .stop_at_acquire = 1 };
+    assert_int_equal(0, run(&o, c, &m, &res));
+    assert_int_equal(1, res.n_batches);
+    assert_int_equal(1, t.acquires);
+    assert_int_equal(1, c->n[C_READ]);
+    g_slots = NULL;
+    mcdc_source_close(&c->base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,6 +561,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__one_batch_then_idle_polls, setup, scratch_teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__a_new_commit_after_a_batch, setup, scratch_teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__kept_open_runs_begin_at_planning, setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream_trips__read_slots_cover_plans_and_reads, setup, scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
