@@ -6,8 +6,8 @@
  *
  * The tables of a source share a pool of connections: a round takes an idle one (or opens
  * one) and gives it back, so there are at most as many as rounds run at once (twice
- * --workers: ADR 0063), and what a connection caches (the simulator's commit-time index) serves every
- * table. A connection is wrapped in a counting source that forwards each operation to
+ * --workers: ADR 0063), and what a connection caches (the simulator's commit-time index)
+ * serves every table. A connection is wrapped in a counting source that forwards each operation to
  * the real one and counts it (and its failure) on the config source. The shared poll asks
  * max_lsn on a connection of its own, at most once per freshness window, so the idle
  * tables of one source cost one max_lsn query per poll however many they are.

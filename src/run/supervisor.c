@@ -558,7 +558,6 @@ static void advance_consistent(const mcdc_run_plan *plan, const mcdc_run_table *
 static void *worker(void *arg)
 {
     sup *s = arg;
-    bool has_read = false; /* this worker holds a read slot, not yet given to its round */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->stopping)
@@ -593,10 +592,12 @@ static void *worker(void *arg)
             continue;
         }
         s->free_reads--;
-        has_read = true;
+        sl->reading = true; /* the slot goes with the table: its round, or back if idle */
+        int in_use = s->n_reads - s->free_reads;
         sl->busy = true;
         pthread_mutex_unlock(&s->mu);
         mcdc_log_set_context(sl->t->value[MCDC_RUN_KEY_TARGET]);
+        mcdc_log(MCDC_LOG_DEBUG, "run", "read slot taken (%d of %d in use)", in_use, s->n_reads);
 
         /* the shared poll: what the source holds now, asked once for its tables */
         mcdc_lsn polled;
@@ -609,9 +610,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&s->mu);
         if (sl->removed) {
             /* dropped by a reload while it polled */
-            has_read = false;
-            s->free_reads++;
-            pthread_cond_broadcast(&s->cv);
+            reads_give_locked(s, sl);
             sl->busy = false;
             drop_kept(sl);
             sl->done = true;
@@ -624,9 +623,7 @@ static void *worker(void *arg)
             mcdc_lsn_cmp(&polled, &sl->caught_up) <= 0) {
             /* idle: nothing new since the last round read */
             int64_t t = mcdc_time_mono_us();
-            has_read = false;
-            s->free_reads++;
-            pthread_cond_broadcast(&s->cv);
+            reads_give_locked(s, sl);
             sl->busy = false;
             sl->last_ok_mono_us = t;
             sl->due_mono_us = next_poll(s, sl, t);
@@ -635,10 +632,6 @@ static void *worker(void *arg)
         }
         sl->state = MCDC_RUN_STATE_RUNNING;
         record_locked(s, sl, MCDC_RUN_STATE_RUNNING, sl->failures, "");
-        sl->reading = true; /* the worker's slot is now the round's */
-        has_read = false;
-        mcdc_log(MCDC_LOG_DEBUG, "run", "read slot taken (%d of %d in use)",
-                 s->n_reads - s->free_reads, s->n_reads);
         pthread_mutex_unlock(&s->mu);
 
         mcdc_run_event e = { .kind = MCDC_RUN_EVENT_DONE, .table = sl->t };
@@ -715,8 +708,6 @@ static void *worker(void *arg)
         record_locked(s, sl, sl->state, sl->failures, message);
         mcdc_log_set_context(NULL);
     }
-    if (has_read)
-        s->free_reads++;
     s->alive--;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
