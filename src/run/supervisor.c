@@ -14,7 +14,8 @@
  * source come due together: the first asks the source's max_lsn on the shared poll, the
  * others take that answer, and a table whose last round already read up to it is idle for
  * this poll without a round (ADR 0026). available-now and once tables end after one
- * successful round. Guarantees: every table is checked before anything is written; a
+ * successful round. Guarantees: every table is checked before anything is written (the
+ * checks on up to 2N threads; a refusal names the first refused table in plan order); a
  * failed round backs off (doubling from backoff_min_us, capped at backoff_max_us) and is
  * retried, without holding up the others (a refusal of the checks, such as a capture
  * instance disabled, shows the table in state error while it is retried); a data loss or
@@ -868,37 +869,107 @@ static void apply_reload(sup *s, const mcdc_run_plan *np)
     pthread_cond_broadcast(&s->cv);
 }
 
-/* Every table checked before anything is written (as mcdc_run_plan_check does), on a
- * connection of its source's pool; each checked job is kept for the table's first round,
- * which then does not check again. The first failure is returned, naming its table. */
-static int check_all(sup *s)
+/* The start-up checks of check_all on @p threads threads: each takes the next table in
+ * plan order; a failure stops the handing out, the checks in flight finish. */
+typedef struct check_pool {
+    sup            *s;
+    pthread_mutex_t mu;
+    size_t          next;   /* the next table to check */
+    bool            failed; /* a check failed: hand out no more */
+    int            *rc;     /* per table: 0, or the failure's code */
+    mcdc_error     *err;    /* per table: the failure, named */
+} check_pool;
+
+/* Check one table on a connection of its source's pool; a checked job is kept for its
+ * first round. */
+static int check_one(sup *s, slot *sl)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        slot *sl = s->slots[i];
-        mcdc_source *src = NULL;
-        mcdc_job *j = NULL;
-        mcdc_log_set_context(sl->t->value[MCDC_RUN_KEY_TARGET]);
-        int rc = mcdc_run__source_acquire(&src, sl->rs);
+    mcdc_source *src = NULL;
+    mcdc_job *j = NULL;
+    mcdc_log_set_context(sl->t->value[MCDC_RUN_KEY_TARGET]);
+    int rc = mcdc_run__source_acquire(&src, sl->rs);
+    if (rc < 0)
+        mcdc_error_prefix("source %s", sl->rs->name);
+    else if ((rc = new_job(s, sl, src, &j)) == 0)
+        rc = mcdc_job_check(j);
+    if (src) {
+        mcdc_error saved = *mcdc_error_last();
+        mcdc_run__source_release(sl->rs, src, rc < 0);
         if (rc < 0)
-            mcdc_error_prefix("source %s", sl->rs->name);
-        else if ((rc = new_job(s, sl, src, &j)) == 0)
-            rc = mcdc_job_check(j);
-        if (src) {
-            mcdc_error saved = *mcdc_error_last();
-            mcdc_run__source_release(sl->rs, src, rc < 0);
-            if (rc < 0) {
-                mcdc_error_restore(&saved);
-            }
-        }
-        mcdc_log_set_context(NULL);
-        if (rc < 0) {
-            mcdc_job_free(j);
-            return mcdc_error_prefix("table %s (line %d)", sl->t->value[MCDC_RUN_KEY_TARGET],
-                                     sl->t->line);
-        }
-        sl->kept = j;
+            mcdc_error_restore(&saved);
     }
+    mcdc_log_set_context(NULL);
+    if (rc < 0) {
+        mcdc_job_free(j);
+        return mcdc_error_prefix("table %s (line %d)", sl->t->value[MCDC_RUN_KEY_TARGET],
+                                 sl->t->line);
+    }
+    sl->kept = j;
     return 0;
+}
+
+static void *check_worker(void *arg)
+{
+    check_pool *cp = arg;
+    for (;;) {
+        pthread_mutex_lock(&cp->mu);
+        size_t i = cp->failed ? cp->s->n : cp->next++;
+        pthread_mutex_unlock(&cp->mu);
+        if (i >= cp->s->n)
+            return NULL;
+        int rc = check_one(cp->s, cp->s->slots[i]);
+        if (rc < 0) {
+            cp->rc[i] = rc;
+            cp->err[i] = *mcdc_error_last();
+            mcdc_error_clear();
+            pthread_mutex_lock(&cp->mu);
+            cp->failed = true;
+            pthread_mutex_unlock(&cp->mu);
+        }
+    }
+}
+
+/* Every table checked before anything is written (as mcdc_run_plan_check does), each on a
+ * connection of its source's pool and on up to @p threads threads at once (the checks ask
+ * the source and read the tables: with many tables, the start-up's longest part). Each
+ * checked job is kept for the table's first round, which then does not check again. The
+ * tables are handed out in plan order and the checks in flight finish after a failure, so
+ * the failure returned is that of the first failing table in plan order, as when they
+ * were checked one by one; it names its table. */
+static int check_all(sup *s, int threads)
+{
+    if (threads < 1 || s->n < 2)
+        threads = 1;
+    if ((size_t)threads > s->n)
+        threads = (int)s->n;
+    check_pool cp = { .s = s, .next = 0, .failed = false };
+    cp.rc = calloc(s->n ? s->n : 1, sizeof *cp.rc);
+    cp.err = calloc(s->n ? s->n : 1, sizeof *cp.err);
+    if (!cp.rc || !cp.err) {
+        free(cp.rc);
+        free(cp.err);
+        return mcdc_error_set(MCDC_ENOMEM, "out of memory");
+    }
+    pthread_mutex_init(&cp.mu, NULL);
+    pthread_t *th = calloc((size_t)threads, sizeof *th);
+    int started = 0;
+    for (int i = 1; th && i < threads; i++) /* this thread is the first checker */
+        if (pthread_create(&th[started], NULL, check_worker, &cp) == 0)
+            started++;
+    check_worker(&cp);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    pthread_mutex_destroy(&cp.mu);
+    int rc = 0;
+    for (size_t i = 0; i < s->n && rc == 0; i++)
+        if (cp.rc[i] < 0) {
+            rc = cp.rc[i];
+            mcdc_error_restore(&cp.err[i]);
+        }
+    free(cp.rc);
+    free(cp.err);
+    return rc;
 }
 
 /* A kept job holds its checkpoint's lock open between rounds: as many descriptors as the
@@ -948,8 +1019,11 @@ int mcdc_run_plan_run(const mcdc_run_plan *p, const mcdc_run_options *o, mcdc_ru
             rc = mcdc_error_set(MCDC_ENOMEM, "out of memory");
             goto out;
         }
-    if ((rc = check_all(s)) < 0)
+    int64_t t_check = mcdc_time_mono_us();
+    if ((rc = check_all(s, threads)) < 0)
         goto out;
+    mcdc_log(MCDC_LOG_DEBUG, "run", "%zu table%s checked in %lld ms", s->n, s->n == 1 ? "" : "s",
+             (long long)((mcdc_time_mono_us() - t_check) / 1000));
     more_files();
     stop_requested = 0;
     reload_requested = 0;
