@@ -12,10 +12,13 @@
 #    REPEATS times (default 3), interleaved (one stream first in odd repetitions, the run
 #    first in even ones), with the load average beside each pair. Prints changes/s, CPU
 #    seconds and minor page faults of both sides, their ratio per pair and the median
-#    ratio (the issue's target: at least 0.8). Before the timed runs it syncs and waits
-#    SETTLE seconds (default 301) for the inodes freed before them to age out: ext4 without
-#    a journal skips recently freed inodes when it allocates, which costs the run's 300 to
-#    400 new files far more than the stream's 6 (docs/benchmarks.md).
+#    ratio (the issue's target: at least 0.8), and after each pair how fast each CPU runs
+#    alone and with both busy (bench_vcpu_speed: a neighbour on a shared host slows the
+#    run, which needs both CPUs, more than the stream, which mostly needs one). Before the
+#    timed runs it syncs and waits SETTLE seconds (default 301) for the inodes freed before
+#    them to age out: ext4 without a journal skips recently freed inodes when it allocates,
+#    which costs the run's 300 to 400 new files far more than the stream's 6
+#    (docs/benchmarks.md).
 # 2. Idle: the N_TABLES tables, caught up, under `run` with trigger interval:1s for
 #    IDLE_SECONDS (default 30): the CPU it used (utime+stime from /proc, as a share of one
 #    core), the max_lsn queries the simulator answered (it logs each at debug level; the
@@ -159,7 +162,8 @@ for facts in "" facts; do
     r_many=$(echo "$n_many / $s_many" | bc)
     ratio=$(echo "scale=3; $r_many / $r_one" | bc)
     ratios+=("$ratio")
-    echo "${what:-bronze alone} $k/$repeats: one stream $n_one changes in $s_one s ($r_one changes/s, CPU $c_one s, $f_one page faults); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $workers workers, CPU $c_many s, $f_many page faults); ratio $ratio; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    vcpu=$("$build/bench/bench_vcpu_speed" 100 2>/dev/null | sed 's/^vCPU speed (M steps\/s): //' || echo "not measured")
+    echo "${what:-bronze alone} $k/$repeats: one stream $n_one changes in $s_one s ($r_one changes/s, CPU $c_one s, $f_one page faults); run of $tables tables $n_many changes in $s_many s ($r_many changes/s, $workers workers, CPU $c_many s, $f_many page faults); ratio $ratio; load average $(cut -d' ' -f1-3 /proc/loadavg); vCPU speed after the pair (M steps/s) $vcpu"
   done
   echo "${what:-bronze alone}: median ratio $(printf '%s\n' "${ratios[@]}" | median) of $repeats"
 done
