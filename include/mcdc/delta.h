@@ -170,6 +170,12 @@ void mcdc_delta_action_clear(mcdc_delta_action *a);
 
 /** Deep copy of a file action into @p out. @return 0; MCDC_ENOMEM. */
 int mcdc_delta_file_copy(mcdc_delta_file *out, const mcdc_delta_file *in);
+/** Deep copy of a protocol action into @p out (free with mcdc_delta_action_clear() of a
+ *  protocol action holding it). @return 0; MCDC_ENOMEM (then @p out is zeroed). */
+int mcdc_delta_protocol_copy(mcdc_delta_protocol *out, const mcdc_delta_protocol *in);
+/** Deep copy of a metaData action into @p out (free as a metaData action).
+ *  @return 0; MCDC_ENOMEM (then @p out is zeroed). */
+int mcdc_delta_metadata_copy(mcdc_delta_metadata *out, const mcdc_delta_metadata *in);
 /** Make @p out a remove action for live file @p f (dataChange true,
  *  deletionTimestamp now, extendedFileMetadata with partition values, size and its DV).
  *  @return 0; MCDC_ENOMEM. */
@@ -244,6 +250,9 @@ typedef struct mcdc_delta_schema {
 int mcdc_delta_schema_parse(mcdc_delta_schema **out, const char *json);
 /** Free a schema; accepts NULL. */
 void mcdc_delta_schema_free(mcdc_delta_schema *s);
+/** A deep copy of @p in into *@p out (free with mcdc_delta_schema_free()).
+ *  @return 0; MCDC_ENOMEM. */
+int mcdc_delta_schema_copy(mcdc_delta_schema **out, const mcdc_delta_schema *in);
 /** Index of the top-level field @p name (case-insensitive), or -1. */
 int mcdc_delta_schema_find(const mcdc_delta_schema *s, const char *name);
 /** Append Delta's JSON for @p t (a type string or object). */

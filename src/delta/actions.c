@@ -197,6 +197,8 @@ static int strlist_field(char ***out, size_t *n, bool *present, json_t *o, const
 
 static void strlist_free(char **l, size_t n)
 {
+    if (!l)
+        return;
     for (size_t i = 0; i < n; i++)
         free(l[i]);
     free(l);
@@ -475,6 +477,61 @@ static int map_copy(mcdc_delta_map *out, const mcdc_delta_map *in)
     for (size_t i = 0; i < in->n; i++)
         if (mcdc_delta_map_set(out, in->kv[i].key, in->kv[i].value) < 0)
             return MCDC_ENOMEM;
+    return 0;
+}
+
+static int strlist_copy(char ***out, char *const *in, size_t n)
+{
+    *out = NULL;
+    if (!in)
+        return 0;
+    char **a = calloc(n ? n : 1, sizeof *a);
+    if (!a)
+        return MCDC_ENOMEM;
+    *out = a;
+    for (size_t i = 0; i < n; i++)
+        if (!(a[i] = strdup(in[i])))
+            return MCDC_ENOMEM;
+    return 0;
+}
+
+int mcdc_delta_protocol_copy(mcdc_delta_protocol *out, const mcdc_delta_protocol *in)
+{
+    *out = *in;
+    out->reader_features = out->writer_features = NULL;
+    if (strlist_copy(&out->reader_features, in->reader_features, in->n_reader_features) < 0 ||
+        strlist_copy(&out->writer_features, in->writer_features, in->n_writer_features) < 0) {
+        mcdc_delta_action a = { .kind = MCDC_DELTA_ACTION_PROTOCOL, .u.protocol = *out };
+        mcdc_delta_action_clear(&a);
+        memset(out, 0, sizeof *out);
+        return mcdc_error_set(MCDC_ENOMEM, "protocol: out of memory");
+    }
+    return 0;
+}
+
+int mcdc_delta_metadata_copy(mcdc_delta_metadata *out, const mcdc_delta_metadata *in)
+{
+    memset(out, 0, sizeof *out);
+    out->n_partition_columns = in->n_partition_columns;
+    out->created_time = in->created_time;
+    out->id = dupstr(in->id);
+    out->name = dupstr(in->name);
+    out->description = dupstr(in->description);
+    out->format_provider = dupstr(in->format_provider);
+    out->schema_string = dupstr(in->schema_string);
+    if ((in->id && !out->id) || (in->name && !out->name) ||
+        (in->description && !out->description) ||
+        (in->format_provider && !out->format_provider) ||
+        (in->schema_string && !out->schema_string) ||
+        strlist_copy(&out->partition_columns, in->partition_columns, in->n_partition_columns) < 0 ||
+        map_copy(&out->configuration, &in->configuration) < 0) {
+        mcdc_delta_action a = { .kind = MCDC_DELTA_ACTION_METADATA, .u.metadata = *out };
+        if (!out->partition_columns)
+            a.u.metadata.n_partition_columns = 0;
+        mcdc_delta_action_clear(&a);
+        memset(out, 0, sizeof *out);
+        return mcdc_error_set(MCDC_ENOMEM, "metaData: out of memory");
+    }
     return 0;
 }
 

@@ -181,6 +181,64 @@ int mcdc_delta_schema_parse(mcdc_delta_schema **out, const char *json)
     return 0;
 }
 
+static int type_copy(mcdc_delta_type *out, const mcdc_delta_type *in);
+
+static int field_copy(mcdc_delta_field *out, const mcdc_delta_field *in)
+{
+    memset(out, 0, sizeof *out);
+    out->field_id = in->field_id;
+    out->nullable = in->nullable;
+    if ((in->name && !(out->name = strdup(in->name))) ||
+        (in->physical_name && !(out->physical_name = strdup(in->physical_name))) ||
+        (in->metadata && !(out->metadata = strdup(in->metadata))))
+        return MCDC_ENOMEM;
+    return type_copy(&out->type, &in->type);
+}
+
+/* A deep copy; on failure what was copied stays in @p out for type_clear. */
+static int type_copy(mcdc_delta_type *out, const mcdc_delta_type *in)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = in->kind;
+    out->prim = in->prim;
+    out->prim.name = NULL; /* unused in a type (mcdc/delta.h) */
+    out->contains_null = in->contains_null;
+    if (in->n_fields) {
+        if (!(out->fields = calloc(in->n_fields, sizeof *out->fields)))
+            return MCDC_ENOMEM;
+        for (size_t i = 0; i < in->n_fields; i++) {
+            out->n_fields++;
+            if (field_copy(&out->fields[i], &in->fields[i]) < 0)
+                return MCDC_ENOMEM;
+        }
+    }
+    if (in->element && (!(out->element = calloc(1, sizeof *out->element)) ||
+                        type_copy(out->element, in->element) < 0))
+        return MCDC_ENOMEM;
+    if (in->key && (!(out->key = calloc(1, sizeof *out->key)) || type_copy(out->key, in->key) < 0))
+        return MCDC_ENOMEM;
+    return 0;
+}
+
+int mcdc_delta_schema_copy(mcdc_delta_schema **out, const mcdc_delta_schema *in)
+{
+    *out = NULL;
+    mcdc_delta_schema *s = calloc(1, sizeof *s);
+    int rc = s ? 0 : MCDC_ENOMEM;
+    if (rc == 0 && in->n_fields && !(s->fields = calloc(in->n_fields, sizeof *s->fields)))
+        rc = MCDC_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < in->n_fields; i++) {
+        s->n_fields++;
+        rc = field_copy(&s->fields[i], &in->fields[i]);
+    }
+    if (rc < 0) {
+        mcdc_delta_schema_free(s);
+        return mcdc_error_set(MCDC_ENOMEM, "schema: out of memory");
+    }
+    *out = s;
+    return 0;
+}
+
 void mcdc_delta_schema_free(mcdc_delta_schema *s)
 {
     if (!s)

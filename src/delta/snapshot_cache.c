@@ -28,9 +28,11 @@
  *      cached state grows, as a checkpoint would drop them.
  * (C5) As-of opens below the cached version bypass the cache; at or above it they read
  *      forward exactly to the version asked for.
- * Locking: one mutex guards the table list, the counters and in-place changes; file reads
- * and full loads run outside it. It is held across fork(2), so a child never inherits it
- * locked.
+ * (C6) A table's first load is made once: concurrent opens of its latest version wait for
+ *      the one that loads it (a run checking its tables on several threads at once).
+ * Locking: one mutex guards the table list, the loads in progress, the counters and
+ * in-place changes; file reads and full loads run outside it. It is held across fork(2),
+ * so a child never inherits it locked (nor a load in progress).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -144,12 +146,22 @@ static void atfork_release(void)
     pthread_mutex_unlock(&g_mu);
 }
 
-/* A child forked while another thread holds the lock must not inherit it held. */
+static void forget_loads_locked(void);
+
+/* The child has none of the parent's threads: no load in progress is its (C6). */
+static void atfork_child(void)
+{
+    forget_loads_locked();
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* A child forked while another thread holds the lock must not inherit it held, nor wait
+ * for a load another thread of the parent was making. */
 static void atfork_once_locked(void)
 {
     static bool registered;
     if (!registered)
-        registered = pthread_atfork(atfork_prepare, atfork_release, atfork_release) == 0;
+        registered = pthread_atfork(atfork_prepare, atfork_release, atfork_child) == 0;
 }
 
 static int limit_locked(void)
@@ -689,19 +701,6 @@ void mcdc_delta__snapshot_cache_checkpointed(const char *path, int64_t version)
 
 /* ---- copies ------------------------------------------------------------------------- */
 
-static int copy_json_action(mcdc_delta_action *out, mcdc_delta_action_kind kind,
-                            const void *member, size_t size)
-{
-    mcdc_delta_action a = { .kind = kind };
-    memcpy(&a.u, member, size);
-    mcdc_buf b = MCDC_BUF_INIT(MCDC_DELTA_MAX_COMMIT_BYTES);
-    int rc = mcdc_delta_action_to_json(&b, &a);
-    if (rc == 0)
-        rc = mcdc_delta_action_parse(out, b.ptr, b.len);
-    mcdc_buf_dispose(&b);
-    return rc;
-}
-
 static int copy_files(mcdc_delta_file **out, const mcdc_delta_file *in, size_t n)
 {
     *out = calloc(n ? n : 1, sizeof **out);
@@ -727,18 +726,15 @@ static int snapshot_copy(mcdc_delta_snapshot **out, const mcdc_delta_snapshot *i
     s->column_mapping = in->column_mapping;
     s->timestamp_ms = in->timestamp_ms;
     s->table_path = strdup(in->table_path);
-    mcdc_delta_action pa = { 0 }, ma = { 0 };
+    /* field by field: a copy through the actions' JSON and a parse of the schema string
+     * cost ~0.5 M instructions a copy of a facts table's state, a third of a facts commit */
     int rc = s->table_path ? 0 : mcdc_error_set(MCDC_ENOMEM, "snapshot cache: out of memory");
     if (rc == 0)
-        rc = copy_json_action(&pa, MCDC_DELTA_ACTION_PROTOCOL, &in->protocol, sizeof in->protocol);
-    if (rc == 0) {
-        s->protocol = pa.u.protocol;
-        rc = copy_json_action(&ma, MCDC_DELTA_ACTION_METADATA, &in->metadata, sizeof in->metadata);
-    }
-    if (rc == 0) {
-        s->metadata = ma.u.metadata;
-        rc = mcdc_delta_schema_parse(&s->schema, s->metadata.schema_string);
-    }
+        rc = mcdc_delta_protocol_copy(&s->protocol, &in->protocol);
+    if (rc == 0)
+        rc = mcdc_delta_metadata_copy(&s->metadata, &in->metadata);
+    if (rc == 0 && in->schema)
+        rc = mcdc_delta_schema_copy(&s->schema, in->schema);
     if (rc == 0 && (rc = copy_files(&s->files, in->files, in->n_files)) == 0)
         s->n_files = in->n_files;
     if (rc == 0 && (rc = copy_files(&s->tombstones, in->tombstones, in->n_tombstones)) == 0)
@@ -854,20 +850,78 @@ static int open_full(mcdc_delta_snapshot **out, const char *path, int64_t versio
     return 0;
 }
 
+/* ---- first loads ------------------------------------------------------------------- */
+
+/* (C6) One full load at a time per table: an open of the latest version that finds the
+ * table neither cached nor being loaded loads it and installs it; one that finds it being
+ * loaded waits for that load and then opens as usual (from the cache when the load was
+ * installed, else loading itself). Without it, the tables of a run checked on several
+ * threads at once each loaded the shared facts and control tables in full. */
+static pthread_cond_t g_loaded = PTHREAD_COND_INITIALIZER;
+static char          *g_loading[MAX_TABLES]; /* paths being loaded in full */
+static int            g_n_loading;
+
+static bool loading_locked(const char *path)
+{
+    for (int i = 0; i < g_n_loading; i++)
+        if (strcmp(g_loading[i], path) == 0)
+            return true;
+    return false;
+}
+
+/* Whether this thread now loads @p path (false: too many loads at once, or no memory:
+ * it loads without the others waiting for it). */
+static bool loading_begin_locked(const char *path)
+{
+    if (g_n_loading == MAX_TABLES || !(g_loading[g_n_loading] = strdup(path)))
+        return false;
+    g_n_loading++;
+    return true;
+}
+
+static void forget_loads_locked(void)
+{
+    for (int i = 0; i < g_n_loading; i++)
+        free(g_loading[i]);
+    g_n_loading = 0;
+}
+
+static void loading_end(const char *path)
+{
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < g_n_loading; i++)
+        if (strcmp(g_loading[i], path) == 0) {
+            free(g_loading[i]);
+            g_loading[i] = g_loading[--g_n_loading];
+            break;
+        }
+    pthread_cond_broadcast(&g_loaded);
+    pthread_mutex_unlock(&g_mu);
+}
+
 int mcdc_delta_snapshot_open(mcdc_delta_snapshot **out, const char *path, int64_t version)
 {
     *out = NULL;
     pthread_mutex_lock(&g_mu);
     int limit = limit_locked();
     centry *e = limit ? find_locked(path) : NULL;
+    while (!e && limit && version < 0 && loading_locked(path)) { /* (C6) */
+        pthread_cond_wait(&g_loaded, &g_mu);
+        e = find_locked(path);
+    }
     mcdc_delta_snapshot *base = e ? e->snap : NULL;
     if (base) {
         atomic_fetch_add(&base->priv->refs, 1);
         e->used = ++g_clock;
     }
+    bool loader = !base && limit && version < 0 && loading_begin_locked(path);
     pthread_mutex_unlock(&g_mu);
-    if (!base)
-        return open_full(out, path, version, limit > 0);
+    if (!base) {
+        int rc = open_full(out, path, version, limit > 0);
+        if (loader)
+            loading_end(path);
+        return rc;
+    }
     if (version >= 0 && version < base->version) {
         /* (C5) an older version: not from the cache */
         mcdc_delta_snapshot_free(base);

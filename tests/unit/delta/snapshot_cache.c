@@ -2,8 +2,9 @@
  * (commits by another process, commits written straight into the log), the same state as
  * a full load after adds, removes, re-adds, txns and domains, errors of a corrupt newer
  * commit, a table deleted and recreated at the same path, as-of versions, a snapshot held
- * by a caller never changing under it, threads committing and opening at once, and the
- * cache turned off. */
+ * by a caller never changing under it, a copy carrying protocol, metadata and schema,
+ * threads committing and opening at once, the cache turned off, and concurrent first opens
+ * loading the table once. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -380,6 +381,120 @@ static void test_delta_snapshot_cache__held_snapshot_never_changes(void **state)
     check_against_full_load(t);
 }
 
+static void same_type(const mcdc_delta_type *a, const mcdc_delta_type *b);
+
+static void same_fields(const mcdc_delta_field *a, const mcdc_delta_field *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(a[i].name, b[i].name);
+        assert_string_equal(a[i].physical_name, b[i].physical_name);
+        assert_int_equal(a[i].field_id, b[i].field_id);
+        assert_int_equal(a[i].nullable, b[i].nullable);
+        assert_string_equal(a[i].metadata, b[i].metadata);
+        same_type(&a[i].type, &b[i].type);
+    }
+}
+
+static void same_type(const mcdc_delta_type *a, const mcdc_delta_type *b)
+{
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->prim.type, b->prim.type);
+    assert_int_equal(a->prim.precision, b->prim.precision);
+    assert_int_equal(a->prim.scale, b->prim.scale);
+    assert_int_equal(a->contains_null, b->contains_null);
+    assert_int_equal(a->n_fields, b->n_fields);
+    same_fields(a->fields, b->fields, a->n_fields);
+    assert_int_equal(a->element != NULL, b->element != NULL);
+    if (a->element)
+        same_type(a->element, b->element);
+    assert_int_equal(a->key != NULL, b->key != NULL);
+    if (a->key)
+        same_type(a->key, b->key);
+}
+
+/* A copy made while another holder has the state (C3) carries the protocol, the metaData
+ * and the parsed schema field by field: features, name, description, partition columns,
+ * configuration, and a schema with column mapping, a struct, an array and a map. */
+static void test_delta_snapshot_cache__copy_keeps_protocol_metadata_and_schema(void **state)
+{
+    const char *t = *state;
+    create_table(t);
+    put_version(t, 1,
+        "{\"commitInfo\":{\"operation\":\"SET TBLPROPERTIES\"}}\n"
+        "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
+        "\"readerFeatures\":[\"columnMapping\",\"timestampNtz\"],"
+        "\"writerFeatures\":[\"columnMapping\",\"timestampNtz\",\"appendOnly\"]}}\n"
+        "{\"metaData\":{\"id\":\"5b0c2ba1-0000-4000-8000-000000000001\",\"name\":\"t\","
+        "\"description\":\"a copy test\",\"format\":{\"provider\":\"parquet\",\"options\":{}},"
+        "\"schemaString\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":["
+        "{\\\"name\\\":\\\"id\\\",\\\"type\\\":\\\"long\\\",\\\"nullable\\\":false,\\\"metadata\\\":"
+        "{\\\"delta.columnMapping.id\\\":1,\\\"delta.columnMapping.physicalName\\\":\\\"col-a\\\"}},"
+        "{\\\"name\\\":\\\"amount\\\",\\\"type\\\":\\\"decimal(12,2)\\\",\\\"nullable\\\":true,\\\"metadata\\\":"
+        "{\\\"delta.columnMapping.id\\\":2,\\\"delta.columnMapping.physicalName\\\":\\\"col-b\\\"}},"
+        "{\\\"name\\\":\\\"addr\\\",\\\"type\\\":{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":["
+        "{\\\"name\\\":\\\"city\\\",\\\"type\\\":\\\"string\\\",\\\"nullable\\\":true,\\\"metadata\\\":"
+        "{\\\"delta.columnMapping.id\\\":4,\\\"delta.columnMapping.physicalName\\\":\\\"col-d\\\"}}]},"
+        "\\\"nullable\\\":true,\\\"metadata\\\":"
+        "{\\\"delta.columnMapping.id\\\":3,\\\"delta.columnMapping.physicalName\\\":\\\"col-c\\\"}},"
+        "{\\\"name\\\":\\\"tags\\\",\\\"type\\\":{\\\"type\\\":\\\"array\\\",\\\"elementType\\\":\\\"string\\\","
+        "\\\"containsNull\\\":false},\\\"nullable\\\":true,\\\"metadata\\\":"
+        "{\\\"delta.columnMapping.id\\\":5,\\\"delta.columnMapping.physicalName\\\":\\\"col-e\\\"}},"
+        "{\\\"name\\\":\\\"attrs\\\",\\\"type\\\":{\\\"type\\\":\\\"map\\\",\\\"keyType\\\":\\\"string\\\","
+        "\\\"valueType\\\":\\\"timestamp_ntz\\\",\\\"valueContainsNull\\\":true},\\\"nullable\\\":true,"
+        "\\\"metadata\\\":{\\\"delta.columnMapping.id\\\":6,\\\"delta.columnMapping.physicalName\\\":\\\"col-f\\\"}}"
+        "]}\",\"partitionColumns\":[\"amount\"],"
+        "\"configuration\":{\"delta.columnMapping.mode\":\"name\",\"delta.columnMapping.maxColumnId\":\"6\","
+        "\"delta.appendOnly\":\"false\"},\"createdTime\":1700000000000}}\n");
+    mcdc_delta_snapshot *held, *s, *full;
+    assert_int_equal(0, mcdc_delta_snapshot_open(&held, t, -1));
+    assert_int_equal(1, held->version);
+    mcdc_delta_cache_stats before, after;
+    mcdc_delta_snapshot_cache_stats(&before);
+    put_version(t, 2, "{\"commitInfo\":{\"operation\":\"WRITE\"}}\n"
+                      "{\"add\":{\"path\":\"amount=1.00/a.parquet\",\"partitionValues\":{\"col-b\":\"1.00\"},"
+                      "\"size\":10,\"modificationTime\":1,\"dataChange\":true}}\n");
+    assert_int_equal(0, mcdc_delta_snapshot_open(&s, t, -1));
+    mcdc_delta_snapshot_cache_stats(&after);
+    assert_int_equal(before.copies + 1, after.copies);
+    assert_int_equal(0, mcdc_delta__snapshot_load(&full, t, -1, NULL));
+    assert_int_equal(2, s->version);
+    assert_int_equal(full->column_mapping, s->column_mapping);
+    const mcdc_delta_protocol *p = &s->protocol, *q = &full->protocol;
+    assert_int_equal(q->min_reader_version, p->min_reader_version);
+    assert_int_equal(q->min_writer_version, p->min_writer_version);
+    assert_int_equal(q->has_reader_features, p->has_reader_features);
+    assert_int_equal(q->has_writer_features, p->has_writer_features);
+    assert_int_equal(q->n_reader_features, p->n_reader_features);
+    assert_int_equal(3, p->n_writer_features);
+    for (size_t i = 0; i < q->n_reader_features; i++)
+        assert_string_equal(q->reader_features[i], p->reader_features[i]);
+    for (size_t i = 0; i < q->n_writer_features; i++)
+        assert_string_equal(q->writer_features[i], p->writer_features[i]);
+    const mcdc_delta_metadata *m = &s->metadata, *n = &full->metadata;
+    assert_string_equal(n->id, m->id);
+    assert_string_equal("t", m->name);
+    assert_string_equal("a copy test", m->description);
+    assert_string_equal(n->format_provider, m->format_provider);
+    assert_string_equal(n->schema_string, m->schema_string);
+    assert_int_equal(1, m->n_partition_columns);
+    assert_string_equal("amount", m->partition_columns[0]);
+    assert_int_equal(n->configuration.n, m->configuration.n);
+    for (size_t i = 0; i < n->configuration.n; i++) {
+        assert_string_equal(n->configuration.kv[i].key, m->configuration.kv[i].key);
+        assert_string_equal(n->configuration.kv[i].value, m->configuration.kv[i].value);
+    }
+    assert_int_equal(n->created_time, m->created_time);
+    assert_int_equal(5, s->schema->n_fields);
+    same_fields(full->schema->fields, s->schema->fields, full->schema->n_fields);
+    assert_string_equal("col-d", s->schema->fields[2].type.fields[0].physical_name);
+    /* the held state is untouched, and freeing both leaves nothing shared behind */
+    assert_int_equal(1, held->version);
+    assert_int_equal(0, held->n_files);
+    mcdc_delta_snapshot_free(held);
+    mcdc_delta_snapshot_free(s);
+    mcdc_delta_snapshot_free(full);
+}
+
 typedef struct worker {
     const char *t;
     int         id;
@@ -439,6 +554,71 @@ static void test_delta_snapshot_cache__threads_commit_and_open_at_once(void **st
     check_against_full_load(t);
 }
 
+typedef struct opener {
+    const char       *t;
+    pthread_barrier_t *go;
+    int64_t           version; /* what the open saw, or -1 */
+} opener;
+
+static void *open_once(void *arg)
+{
+    opener *o = arg;
+    pthread_barrier_wait(o->go);
+    mcdc_delta_snapshot *s;
+    o->version = -1;
+    if (mcdc_delta_snapshot_open(&s, o->t, -1) == 0) {
+        o->version = s->version;
+        mcdc_delta_snapshot_free(s);
+    }
+    return NULL;
+}
+
+/* (C6) Eight threads opening a table the cache does not hold, at once: one loads it in
+ * full, the others wait for that load and take it from the cache. */
+static void test_delta_snapshot_cache__concurrent_first_opens_load_once(void **state)
+{
+    const char *t = *state;
+    create_table(t);
+    mcdc_delta_commit_options co = MCDC_DELTA_COMMIT_OPTIONS_INIT;
+    co.no_checkpoint = true; /* a log of JSON commits only: a full load takes a while */
+    for (int i = 0; i < 150; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "f%03d.parquet", i);
+        mcdc_delta_file f;
+        memset(&f, 0, sizeof f);
+        f.path = strdup(n);
+        f.size = 10;
+        f.modification_time = 1;
+        f.data_change = true;
+        f.deletion_timestamp = f.base_row_id = f.default_row_commit_version = -1;
+        f.dv.offset = -1;
+        assert_int_equal(0, mcdc_delta_append(t, &f, 1, &co, NULL));
+        mcdc_delta_file_clear(&f);
+    }
+    for (int round = 0; round < 3; round++) {
+        mcdc_delta_snapshot_cache_limit(0); /* forget the table */
+        mcdc_delta_snapshot_cache_limit(8);
+        mcdc_delta_cache_stats before, after;
+        mcdc_delta_snapshot_cache_stats(&before);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 8);
+        pthread_t th[8];
+        opener o[8];
+        for (int i = 0; i < 8; i++) {
+            o[i] = (opener){ t, &go, -2 };
+            assert_int_equal(0, pthread_create(&th[i], NULL, open_once, &o[i]));
+        }
+        for (int i = 0; i < 8; i++)
+            pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&go);
+        mcdc_delta_snapshot_cache_stats(&after);
+        for (int i = 0; i < 8; i++)
+            assert_int_equal(150, o[i].version);
+        assert_int_equal(before.full + 1, after.full);
+        assert_int_equal(before.hits + 7, after.hits);
+    }
+}
+
 static void test_delta_snapshot_cache__limit_zero_turns_it_off(void **state)
 {
     const char *t = *state;
@@ -475,8 +655,10 @@ int main(void)
         T(test_delta_snapshot_cache__recreated_table_is_loaded_afresh),
         T(test_delta_snapshot_cache__as_of_versions_are_exact),
         T(test_delta_snapshot_cache__held_snapshot_never_changes),
+        T(test_delta_snapshot_cache__copy_keeps_protocol_metadata_and_schema),
         T(test_delta_snapshot_cache__threads_commit_and_open_at_once),
         T(test_delta_snapshot_cache__limit_zero_turns_it_off),
+        T(test_delta_snapshot_cache__concurrent_first_opens_load_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
