@@ -262,6 +262,12 @@ int mcdc_sim_password_file_read(char **out, const char *path);
  *  @return 0; MCDC_EINVAL for a bad name; MCDC_ENOTFOUND for an unknown login or object. */
 int mcdc_sim_grant(mcdc_sim *sim, const char *user, const char *object);
 
+/** Take back login @p user's SELECT on @p object (REVOKE SELECT ON object FROM user); the
+ *  login's open sim serve sessions lose it at their next request. *@p had says whether the
+ *  grant existed (a login left with no grant reads everything again, as one never granted).
+ *  @return 0; MCDC_EINVAL for a bad name; MCDC_ENOTFOUND for an unknown login. */
+int mcdc_sim_revoke(mcdc_sim *sim, const char *user, const char *object, bool *had);
+
 /** Open the simulator at @p path as a source (what mcdc_source_open("sim:PATH") does).
  *  @return 0; MCDC_ENOTFOUND for a missing database. */
 int mcdc_sim_source_open(mcdc_source **out, const char *path);

@@ -14,7 +14,8 @@
  *   read       (after, upto] streamed into one bronze data file, facts counted from
  *              the same rows (invariant 5)               -> mid_read (per row)
  *              then one positions round trip: min_lsn checked again (a purge between
- *              pages) with its commit time, max_lsn with its, the source's clock
+ *              pages; 0x00 after a non-zero one, a login no longer authorized, is refused)
+ *              with its commit time, max_lsn with its, the source's clock
  *              (commit times already known are not asked again): 5 round trips a batch
  *              with rows and one ddl_history, tests/unit/pipeline/stream_trips.c
  *   file       footer, fsync, publish                    -> after_data_file
@@ -272,6 +273,28 @@ static int progress_json(mcdc_buf *b, mcdc_stream *s, const mcdc_stream_progress
 
 /* ---- tables ------------------------------------------------------------------------------- */
 
+/* min_lsn answered 0x00 after a read for an instance whose min_lsn was @p before it:
+ * SQL Server answers 0x00 to a caller no longer authorized to the change data (SELECT on the
+ * source table revoked, or the gating role), or for an instance dropped and created again.
+ * Either way the data-loss guard has nothing to compare with: refused, nothing of the
+ * batch committed (a revoke during a read would otherwise hide a purge of the same
+ * minutes). Between batches the plan's capture_instances, asked every time, no longer
+ * lists an instance the login cannot read, and the check's error names the grant. */
+static int min_lsn_lost_error(mcdc_stream *s, const mcdc_lsn *before, int64_t batch_id)
+{
+    char b[MCDC_LSN_STRLEN];
+    mcdc_error_set(MCDC_ESOURCE, "%s: sys.fn_cdc_get_min_lsn answered 0x00000000000000000000 after "
+                   "%s: the login can no longer read the instance's change data (SELECT on %s "
+                   "revoked, or its gating role), or the instance was dropped and created again; "
+                   "without min_lsn the data-loss guard cannot work, so nothing of batch %" PRId64
+                   " is committed", s->ci, mcdc_stream__lsn_text(b, before),
+                   s->source_table[0] ? s->source_table : "the source table", batch_id);
+    return mcdc_error_hint("GRANT SELECT ON %s TO the stream's login (and the gating role, if the "
+                           "instance has one), then run again: the batch is read again from its "
+                           "start (mssql-cdc source check names what is missing)",
+                           s->source_table[0] ? s->source_table : "the source table");
+}
+
 /* The txn version of @p app_id in the table at @p path (-1 when none or no table). */
 static int data_loss_error(mcdc_stream *s, const mcdc_offset *after_off, const mcdc_lsn *min,
                            bool during_read)
@@ -526,6 +549,7 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         else if ((rc = src_min_lsn(s, &min)) < 0)
             goto done;
         s->has_plan_min = false;
+        const mcdc_lsn guard_min = min; /* min_lsn before the read, for the check after it */
         if (replay) { /* planned by an earlier run: its end must still be where it was */
             mcdc_lsn mx;
             if ((rc = mcdc_stream__max_lsn(s, &mx)) < 0)
@@ -576,6 +600,10 @@ static int run_batch(mcdc_stream *s, const mcdc_batch_range *r, bool replay)
         if ((rc = mcdc_source_positions(s->o.source, &q)) < 0)
             goto done;
         min = q.min_lsn;
+        if (mcdc_lsn_is_zero(&min) && !mcdc_lsn_is_zero(&guard_min)) {
+            rc = min_lsn_lost_error(s, &guard_min, N);
+            goto done;
+        }
         if (!mcdc_lsn_is_zero(&min) && mcdc_lsn_cmp(&from, &min) < 0) {
             if (s->o.fail_on_data_loss) {
                 rc = data_loss_error(s, &r->start, &min, true);

@@ -1,6 +1,8 @@
 /*
  * source/sim/login.c: SQL logins and SELECT grants of a simulator database (sim login add,
- * sim grant, and the check sim serve makes at LOGIN7).
+ * sim grant and its --revoke, and the check sim serve makes at LOGIN7; a session reads its
+ * login's grants again at its next request when the file changed, so a revoke takes effect
+ * there, as on SQL Server).
  *
  * Storage, created by the first login or grant (older files have neither table):
  *   sim_logins(name COLLATE NOCASE PRIMARY KEY, salt BLOB, hash BLOB, iterations)
@@ -164,6 +166,51 @@ int mcdc_sim_grant(mcdc_sim *s, const char *user, const char *object)
         rc = sim__sqlite_error(s, r, "adding a grant");
         goto fail;
     }
+    return sim__commit(s);
+fail:
+    sim__rollback(s);
+    return rc;
+}
+
+int mcdc_sim_revoke(mcdc_sim *s, const char *user, const char *object, bool *had)
+{
+    char schema[129], name[129];
+    *had = false;
+    int rc = valid_name(user);
+    if (rc < 0) return rc;
+    if (!object || sim_parse_table_name(object, schema, name) < 0)
+        return mcdc_error_set(MCDC_EINVAL, "object '%s' is not a name such as dbo.orders or cdc.dbo_orders_CT",
+                              object ? object : ""),
+               mcdc_error_hint("give --on schema.object (brackets allowed)");
+    if ((rc = sim__begin(s)) < 0) return rc;
+    if ((rc = sim__exec_sql(s, login_schema)) < 0) goto fail;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sim_logins WHERE name = ?", -1, &st, NULL) != SQLITE_OK) {
+        rc = sim__sqlite_error(s, SQLITE_ERROR, "reading logins");
+        goto fail;
+    }
+    sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    bool exists = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!exists) {
+        rc = mcdc_error_set(MCDC_ENOTFOUND, "login '%s' does not exist in %s", user, s->path);
+        goto fail;
+    }
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM sim_grants WHERE login = ? AND schema_name = ? AND object_name = ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = sim__sqlite_error(s, SQLITE_ERROR, "removing a grant");
+        goto fail;
+    }
+    sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, schema, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE) {
+        rc = sim__sqlite_error(s, r, "removing a grant");
+        goto fail;
+    }
+    *had = sqlite3_changes(s->db) > 0;
     return sim__commit(s);
 fail:
     sim__rollback(s);

@@ -39,6 +39,35 @@ int tsql_fail(tsql_error *e, int number, int cls, int state, int line, const cha
     return TSQL_ESQL;
 }
 
+/* PRAGMA data_version of the session's connection: it changes when another connection
+ * commits to the file (a grant or a revoke among them), -1 when it cannot be read. */
+static int64_t data_version(mcdc_sim_session *s)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(s->sim->db, "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* A grant or revoke takes effect at the login's next batch or RPC, as on SQL Server (a
+ * session's permissions are checked as each statement runs): the grants are read again
+ * when the file changed since they were read. */
+static int grants_refresh(mcdc_sim_session *s)
+{
+    if (!s->has_login) return 0;
+    int64_t v = data_version(s);
+    if (v >= 0 && v == s->grants_version) return 0;
+    sim_grant_list g;
+    int rc = sim_login_grants(s->sim, s->user, &g);
+    if (rc < 0) return rc;
+    sim_login_grants_dispose(&s->grants);
+    s->grants = g;
+    s->grants_version = v;
+    return 0;
+}
+
 int mcdc_sim_session_open(mcdc_sim_session **out, const char *path, const mcdc_sim_login_info *login,
                           const mcdc_sim_server_options *opts)
 {
@@ -68,7 +97,11 @@ int mcdc_sim_session_open(mcdc_sim_session **out, const char *path, const mcdc_s
         goto fail;
     }
     if ((rc = tsql_register_functions(s)) < 0) goto fail;
-    if (login && login->user && (rc = sim_login_grants(s->sim, login->user, &s->grants)) < 0) goto fail;
+    if (login && login->user) {
+        s->has_login = true;
+        s->grants_version = data_version(s);
+        if ((rc = sim_login_grants(s->sim, login->user, &s->grants)) < 0) goto fail;
+    }
     *out = s;
     return 0;
 fail:
@@ -172,7 +205,8 @@ int mcdc_sim_session_batch(mcdc_sim_session *s, const char *sql, const mcdc_sim_
     sim_arena_reset(&s->arena);
     s->vars = NULL;
     s->n_vars = s->cap_vars = 0;
-    int rc = sess_run_text(s, sql, strlen(sql), NULL, 0);
+    int rc = grants_refresh(s);
+    if (rc == 0) rc = sess_run_text(s, sql, strlen(sql), NULL, 0);
     return finish(s, rc);
 }
 
@@ -188,7 +222,8 @@ int mcdc_sim_session_rpc(mcdc_sim_session *s, const char *proc, int proc_id, con
     sim_arena_reset(&s->arena);
     s->vars = NULL;
     s->n_vars = s->cap_vars = 0;
-    int rc = sess_rpc(s, proc, proc_id, params, nparams);
+    int rc = grants_refresh(s);
+    if (rc == 0) rc = sess_rpc(s, proc, proc_id, params, nparams);
     return finish(s, rc);
 }
 

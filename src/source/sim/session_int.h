@@ -45,6 +45,8 @@ struct mcdc_sim_session {
     int            utc_offset_min;
     int            spid;
     sim_grant_list grants;         /* what the login may read */
+    bool           has_login;      /* grants are the login's, read again when the file changed */
+    int64_t        grants_version; /* PRAGMA data_version when the grants were read */
     sim_arena      arena;          /* per call (batch or RPC): tokens, trees, values */
     /* SET options */
     bool           nocount;

@@ -516,6 +516,27 @@ static void test_pipeline_stream__purge_during_a_read_is_caught(void **state)
     assert_int_equal(-1, table_rows(bronze, NULL)); /* nothing committed */
 }
 
+/* min_lsn answered 0x00 after a read, having been 9 before it (SQL Server's answer to a
+ * login whose SELECT on the source table was revoked meanwhile): the data-loss guard has
+ * nothing to compare, so the batch is refused (exit 3) and nothing is committed. */
+static void test_pipeline_stream__min_lsn_lost_during_a_read_is_refused(void **state)
+{
+    (void)state;
+    history();
+    mcdc_stream_options o = options();
+    o.starting = MCDC_START_LSN;
+    o.starting_given = true;
+    o.starting_lsn = fake_lsn(9);
+    src.min_lsn = 9;
+    src.purge_after_rows = 1;
+    src.purge_to = 0;
+    mcdc_stream_result res;
+    assert_int_equal(MCDC_ESOURCE, run(&o, &res, NULL));
+    assert_non_null(strstr(mcdc_error_last()->message, "answered 0x00000000000000000000 after"));
+    assert_non_null(strstr(mcdc_error_last()->hint, "GRANT SELECT ON"));
+    assert_int_equal(-1, table_rows(bronze, NULL)); /* nothing committed */
+}
+
 static void test_pipeline_stream__fail_on_data_loss_false_records_the_gap(void **state)
 {
     (void)state;
@@ -614,6 +635,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline_stream__a_batch_asks_few_questions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purged_changes_stop_the_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__purge_during_a_read_is_caught, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_stream__min_lsn_lost_during_a_read_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__fail_on_data_loss_false_records_the_gap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__deleted_checkpoint_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_stream__bootstrap_snapshots_once, setup, teardown),
