@@ -123,9 +123,12 @@ fail:
     return rc;
 }
 
-int mcdc_sim_grant(mcdc_sim *s, const char *user, const char *object)
+/* Give (@p revoke false) or take back login @p user's SELECT on @p object, in one
+ * transaction; *@p changed says whether a grant was added or removed. */
+static int set_grant(mcdc_sim *s, const char *user, const char *object, bool revoke, bool *changed)
 {
     char schema[129], name[129];
+    *changed = false;
     int rc = valid_name(user);
     if (rc < 0) return rc;
     if (!object || sim_parse_table_name(object, schema, name) < 0)
@@ -147,14 +150,17 @@ int mcdc_sim_grant(mcdc_sim *s, const char *user, const char *object)
         mcdc_error_hint("create it first with 'mssql-cdc sim login add %s --user %s --password-file F'", s->path, user);
         goto fail;
     }
-    if (!sim_login_object_exists(s, schema, name)) {
+    if (!revoke && !sim_login_object_exists(s, schema, name)) {
         rc = mcdc_error_set(MCDC_ENOTFOUND, "object %s.%s does not exist in %s", schema, name, s->path);
         mcdc_error_hint("grant on a source table (dbo.t), a change table (cdc.<ci>_CT) or cdc.lsn_time_mapping");
         goto fail;
     }
-    if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO sim_grants(login, schema_name, object_name) VALUES(?, ?, ?)",
+    const char *what = revoke ? "removing a grant" : "adding a grant";
+    if (sqlite3_prepare_v2(s->db,
+                           revoke ? "DELETE FROM sim_grants WHERE login = ? AND schema_name = ? AND object_name = ?"
+                                  : "INSERT OR IGNORE INTO sim_grants(login, schema_name, object_name) VALUES(?, ?, ?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = sim__sqlite_error(s, SQLITE_ERROR, "adding a grant");
+        rc = sim__sqlite_error(s, SQLITE_ERROR, what);
         goto fail;
     }
     sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
@@ -163,58 +169,25 @@ int mcdc_sim_grant(mcdc_sim *s, const char *user, const char *object)
     int r = sqlite3_step(st);
     sqlite3_finalize(st);
     if (r != SQLITE_DONE) {
-        rc = sim__sqlite_error(s, r, "adding a grant");
+        rc = sim__sqlite_error(s, r, what);
         goto fail;
     }
+    *changed = sqlite3_changes(s->db) > 0;
     return sim__commit(s);
 fail:
     sim__rollback(s);
     return rc;
 }
 
+int mcdc_sim_grant(mcdc_sim *s, const char *user, const char *object)
+{
+    bool added;
+    return set_grant(s, user, object, false, &added);
+}
+
 int mcdc_sim_revoke(mcdc_sim *s, const char *user, const char *object, bool *had)
 {
-    char schema[129], name[129];
-    *had = false;
-    int rc = valid_name(user);
-    if (rc < 0) return rc;
-    if (!object || sim_parse_table_name(object, schema, name) < 0)
-        return mcdc_error_set(MCDC_EINVAL, "object '%s' is not a name such as dbo.orders or cdc.dbo_orders_CT",
-                              object ? object : ""),
-               mcdc_error_hint("give --on schema.object (brackets allowed)");
-    if ((rc = sim__begin(s)) < 0) return rc;
-    if ((rc = sim__exec_sql(s, login_schema)) < 0) goto fail;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sim_logins WHERE name = ?", -1, &st, NULL) != SQLITE_OK) {
-        rc = sim__sqlite_error(s, SQLITE_ERROR, "reading logins");
-        goto fail;
-    }
-    sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
-    bool exists = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    if (!exists) {
-        rc = mcdc_error_set(MCDC_ENOTFOUND, "login '%s' does not exist in %s", user, s->path);
-        goto fail;
-    }
-    if (sqlite3_prepare_v2(s->db, "DELETE FROM sim_grants WHERE login = ? AND schema_name = ? AND object_name = ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = sim__sqlite_error(s, SQLITE_ERROR, "removing a grant");
-        goto fail;
-    }
-    sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, schema, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE) {
-        rc = sim__sqlite_error(s, r, "removing a grant");
-        goto fail;
-    }
-    *had = sqlite3_changes(s->db) > 0;
-    return sim__commit(s);
-fail:
-    sim__rollback(s);
-    return rc;
+    return set_grant(s, user, object, true, had);
 }
 
 bool sim_login_object_exists(mcdc_sim *s, const char *schema, const char *name)

@@ -50,7 +50,7 @@ static void create_table(const char *t)
     mcdc_schema_free(s);
 }
 
-static void append_named(const char *t, const char *name)
+static void append_with(const char *t, const char *name, const mcdc_delta_commit_options *co)
 {
     mcdc_delta_file f;
     memset(&f, 0, sizeof f);
@@ -60,8 +60,13 @@ static void append_named(const char *t, const char *name)
     f.data_change = true;
     f.deletion_timestamp = f.base_row_id = f.default_row_commit_version = -1;
     f.dv.offset = -1;
-    assert_int_equal(0, mcdc_delta_append(t, &f, 1, NULL, NULL));
+    assert_int_equal(0, mcdc_delta_append(t, &f, 1, co, NULL));
     mcdc_delta_file_clear(&f);
+}
+
+static void append_named(const char *t, const char *name)
+{
+    append_with(t, name, NULL);
 }
 
 static void put_version(const char *t, int64_t v, const char *lines)
@@ -584,16 +589,7 @@ static void test_delta_snapshot_cache__concurrent_first_opens_load_once(void **s
     for (int i = 0; i < 150; i++) {
         char n[32];
         snprintf(n, sizeof n, "f%03d.parquet", i);
-        mcdc_delta_file f;
-        memset(&f, 0, sizeof f);
-        f.path = strdup(n);
-        f.size = 10;
-        f.modification_time = 1;
-        f.data_change = true;
-        f.deletion_timestamp = f.base_row_id = f.default_row_commit_version = -1;
-        f.dv.offset = -1;
-        assert_int_equal(0, mcdc_delta_append(t, &f, 1, &co, NULL));
-        mcdc_delta_file_clear(&f);
+        append_with(t, n, &co);
     }
     for (int round = 0; round < 3; round++) {
         mcdc_delta_snapshot_cache_limit(0); /* forget the table */
